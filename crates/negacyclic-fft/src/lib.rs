@@ -1,0 +1,57 @@
+//! Exact negacyclic polynomial products over `f64`, for TFHE.
+//!
+//! A product in `Z[X]/(X^N + 1)` of a torus polynomial (wrapping `u32` coefficients) and a small-integer
+//! polynomial (a binary or ternary secret key) is computed with the *folded* negacyclic FFT: the `N`
+//! real coefficients are folded into `N/2` complex numbers, twisted by the `2N`-th roots of unity
+//! (the discrete weighted transform of the TFHE-SBC paper, §2.3), and transformed by an `N/2`-point complex
+//! FFT. tfhe-rs and TFHEpp compute the same transform.
+//!
+//! * **Plan once**: a [`Plan`] is a `Copy` handle on twiddle and twisting tables that `build.rs` computes with
+//!   `libm` into `static`s, so they are bit-identical on every target and cost no RAM on a microcontroller.
+//! * **No heap, caller scratch**: a spectrum is a caller-owned `[f64]` of length `N` (the real parts of the
+//!   `N/2` frequencies, then their imaginary parts); every transform runs in place in it.
+//! * **Exact**: the inverse rounds to the nearest integer. For a 32-bit torus polynomial times a binary or
+//!   ternary polynomial, the result equals the naive product bit for bit (the tests check this against the
+//!   schoolbook product, and measure the distance to the nearest integer before rounding).
+//!
+//! Frequencies come out in bit-reversed order, which is all that pointwise products need.
+//!
+//! A 64-bit torus can later be served by splitting each coefficient into limbs that [`Coefficient`] converts
+//! exactly, and recombining the [`Plan::inverse_raw`] outputs with shifts.
+//!
+//! # Example
+//! ```
+//! use negacyclic_fft::Plan;
+//!
+//! let plan = Plan::new(1024).expect("supported size");
+//! let a: Vec<u32> = (0..1024u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+//! let key: Vec<u32> = (0..1024u32).map(|i| (i * 7 + 3) % 5 % 2).collect();
+//!
+//! // The key's spectrum is computed once and reused for every product.
+//! let mut key_spectrum = [0.0f64; 1024];
+//! plan.forward(&key, &mut key_spectrum);
+//!
+//! let mut spectrum = [0.0f64; 1024];
+//! plan.forward(&a, &mut spectrum);
+//! plan.mul_assign(&mut spectrum, &key_spectrum);
+//! let mut product = [0u32; 1024];
+//! plan.inverse_wrapping(&mut spectrum, &mut product);
+//!
+//! let mut expected = [0u32; 1024];
+//! negacyclic_fft::naive::negacyclic_product_wrapping_into(&a, &key, &mut expected);
+//! assert_eq!(product, expected);
+//! ```
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod coefficient;
+mod kernels;
+pub mod naive;
+mod plan;
+
+pub use coefficient::{Coefficient, RoundedCoefficient};
+pub use plan::{FftError, MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, Plan};
+
+mod tables {
+    include!(concat!(env!("OUT_DIR"), "/tables.rs"));
+}
