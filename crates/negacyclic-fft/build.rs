@@ -4,6 +4,8 @@
 //! the tables are bit-identical whatever the host: x86_64, aarch64, or a cross-build for Cortex-M. They
 //! are emitted as `f64::from_bits` literals, so nothing is re-rounded by a decimal round trip.
 
+#![allow(clippy::unwrap_used)] // A build script should fail loudly.
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 

@@ -45,6 +45,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod coefficient;
+mod dispatch;
 mod kernels;
 pub mod naive;
 mod plan;

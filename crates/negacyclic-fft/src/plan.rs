@@ -1,7 +1,10 @@
 //! The negacyclic transform plan: fold, twist, FFT, pointwise products, inverse, untwist, round.
 
-use crate::coefficient::{Coefficient, RoundedCoefficient, round_to_i64};
-use crate::kernels::{forward_dif, inverse_dit};
+use crate::coefficient::{Coefficient, RoundedCoefficient};
+use crate::dispatch::dispatch;
+use crate::kernels::{
+    forward_impl, inverse_impl, inverse_raw_impl, mul_add_assign_impl, mul_assign_impl,
+};
 
 /// The smallest supported polynomial size `N`.
 pub const MIN_POLYNOMIAL_SIZE: usize = 64;
@@ -71,67 +74,32 @@ impl Plan {
     ///
     /// `u32` input is read as a centered torus value; see [`Coefficient`].
     pub fn forward<T: Coefficient>(&self, input: &[T], spectrum: &mut [f64]) {
-        let m = self.n / 2;
         assert_eq!(input.len(), self.n, "input length must be N");
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        let (re, im) = spectrum.split_at_mut(m);
-        let (lo, hi) = input.split_at(m);
-        let (t_re, t_im) = self.twist.split_at(m);
-        // Fold a_j + i*a_{j+N/2} and twist by exp(i*pi*j/N).
-        for j in 0..m {
-            let (a, b) = (lo[j].to_f64(), hi[j].to_f64());
-            re[j] = a * t_re[j] - b * t_im[j];
-            im[j] = a * t_im[j] + b * t_re[j];
-        }
-        forward_dif(re, im, self.twiddles);
+        dispatch!(forward_impl(self.twist, self.twiddles, input, spectrum))
     }
 
     /// Pointwise product `acc *= rhs` of two spectra.
     pub fn mul_assign(&self, acc: &mut [f64], rhs: &[f64]) {
-        let m = self.n / 2;
         assert_eq!(acc.len(), self.n, "spectrum length must be N");
         assert_eq!(rhs.len(), self.n, "spectrum length must be N");
-        let (a_re, a_im) = acc.split_at_mut(m);
-        let (b_re, b_im) = rhs.split_at(m);
-        for j in 0..m {
-            let (ar, ai, br, bi) = (a_re[j], a_im[j], b_re[j], b_im[j]);
-            a_re[j] = ar * br - ai * bi;
-            a_im[j] = ar * bi + ai * br;
-        }
+        dispatch!(mul_assign_impl(acc, rhs))
     }
 
     /// Pointwise multiply-accumulate `acc += lhs * rhs` of spectra.
     pub fn mul_add_assign(&self, acc: &mut [f64], lhs: &[f64], rhs: &[f64]) {
-        let m = self.n / 2;
         assert_eq!(acc.len(), self.n, "spectrum length must be N");
         assert_eq!(lhs.len(), self.n, "spectrum length must be N");
         assert_eq!(rhs.len(), self.n, "spectrum length must be N");
-        let (c_re, c_im) = acc.split_at_mut(m);
-        let (a_re, a_im) = lhs.split_at(m);
-        let (b_re, b_im) = rhs.split_at(m);
-        for j in 0..m {
-            let (ar, ai, br, bi) = (a_re[j], a_im[j], b_re[j], b_im[j]);
-            c_re[j] += ar * br - ai * bi;
-            c_im[j] += ar * bi + ai * br;
-        }
+        dispatch!(mul_add_assign_impl(acc, lhs, rhs))
     }
 
     /// Inverse transform in place, leaving the `N` real coefficients of the product, in natural order and
     /// *before rounding*, in `spectrum`. For callers that need the raw values (error analysis, limb
     /// recombination); [`Plan::inverse_wrapping`] is the usual entry point.
     pub fn inverse_raw(&self, spectrum: &mut [f64]) {
-        let m = self.n / 2;
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        let (re, im) = spectrum.split_at_mut(m);
-        inverse_dit(re, im, self.twiddles);
-        // Untwist by exp(-i*pi*j/N) and normalize by 1/M: re holds c_j, im holds c_{j+N/2}.
-        let scale = 1.0 / m as f64;
-        let (t_re, t_im) = self.twist.split_at(m);
-        for j in 0..m {
-            let (zr, zi) = (re[j] * scale, im[j] * scale);
-            re[j] = zr * t_re[j] + zi * t_im[j];
-            im[j] = zi * t_re[j] - zr * t_im[j];
-        }
+        dispatch!(inverse_raw_impl(self.twist, self.twiddles, spectrum))
     }
 
     /// Inverse transform of `spectrum` (destroyed: it is the scratch), rounded into `out`.
@@ -141,19 +109,25 @@ impl Plan {
     /// binary/ternary polynomials up to `N = 4096`).
     pub fn inverse_wrapping<T: RoundedCoefficient>(&self, spectrum: &mut [f64], out: &mut [T]) {
         assert_eq!(out.len(), self.n, "output length must be N");
-        self.inverse_raw(spectrum);
-        for (o, &x) in out.iter_mut().zip(spectrum.iter()) {
-            *o = T::from_rounded_i64(round_to_i64(x));
-        }
+        assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
+        dispatch!(inverse_impl::<T, false>(
+            self.twist,
+            self.twiddles,
+            spectrum,
+            out
+        ))
     }
 
     /// Like [`Plan::inverse_wrapping`], but adds the rounded product to `out` (wrapping).
     pub fn inverse_add_wrapping<T: RoundedCoefficient>(&self, spectrum: &mut [f64], out: &mut [T]) {
         assert_eq!(out.len(), self.n, "output length must be N");
-        self.inverse_raw(spectrum);
-        for (o, &x) in out.iter_mut().zip(spectrum.iter()) {
-            *o = o.wrapping_add(T::from_rounded_i64(round_to_i64(x)));
-        }
+        assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
+        dispatch!(inverse_impl::<T, true>(
+            self.twist,
+            self.twiddles,
+            spectrum,
+            out
+        ))
     }
 }
 

@@ -1,0 +1,66 @@
+//! Shared benchmark helpers: read criterion's medians back and print them as a ratio table.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+fn criterion_dir() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
+        PathBuf::from,
+    );
+    target.join("criterion")
+}
+
+/// The median time in nanoseconds of `group/id` from criterion's `estimates.json` of this run.
+pub fn median_ns(group: &str, id: &str) -> Option<f64> {
+    let path = criterion_dir()
+        .join(group)
+        .join(id)
+        .join("new")
+        .join("estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    let median = &text[text.find("\"median\"")?..];
+    let point = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
+    let end = point.find([',', '}'])?;
+    point[..end].trim().parse().ok()
+}
+
+fn human(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} us", ns / 1e3)
+    } else {
+        format!("{ns:.1} ns")
+    }
+}
+
+/// Prints `ids` of `group` with their medians and their ratio to `reference` (time / reference time).
+pub fn print_ratio_table(title: &str, group: &str, ids: &[&str], reference: &str) {
+    let Some(reference_ns) = median_ns(group, reference) else {
+        println!("(no criterion estimate for {group}/{reference}; was it filtered out?)");
+        return;
+    };
+    println!("\n{title}");
+    println!(
+        "| {:<44} | {:>12} | {:>12} |",
+        "benchmark",
+        "median",
+        format!("x {reference}")
+    );
+    println!("|{:-<46}|{:->14}|{:->14}|", "", "", "");
+    for id in ids {
+        match median_ns(group, id) {
+            Some(ns) => println!(
+                "| {:<44} | {:>12} | {:>12.2} |",
+                id,
+                human(ns),
+                ns / reference_ns
+            ),
+            None => println!("| {:<44} | {:>12} | {:>12} |", id, "-", "-"),
+        }
+    }
+}

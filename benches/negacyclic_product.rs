@@ -1,0 +1,219 @@
+//! One negacyclic product at N = 1024 with a precomputed key transform: ours vs tfhe-fft (Zama's, used by
+//! tfhe-rs) vs a rustfft-based product vs the schoolbook O(N^2) product. Every FFT variant does the same work:
+//! fold + twist, forward FFT, pointwise product with the key spectrum, inverse FFT, untwist, round.
+//!
+//! The peers' glue code is compiled for AVX2 like ours, and the bare transforms are timed too, so the table
+//! shows where the time goes.
+//!
+//! Run: `cargo bench --bench negacyclic_product` (prints a ratio table at the end).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use criterion::{Criterion, criterion_group};
+use dyn_stack::{PodBuffer, PodStack};
+use negacyclic_fft::Plan;
+use rand::{RngExt, SeedableRng, rngs::StdRng};
+use rustfft::{FftPlanner, num_complex::Complex64};
+use std::hint::black_box;
+
+const N: usize = 1024;
+const M: usize = N / 2;
+const GROUP: &str = "negacyclic_product_1024";
+
+fn inputs() -> (Vec<u32>, Vec<u32>) {
+    let mut rng = StdRng::seed_from_u64(7);
+    let a = (0..N).map(|_| rng.random()).collect();
+    let key = (0..N).map(|_| rng.random_range(0..2)).collect();
+    (a, key)
+}
+
+/// The folding, twisting and untwisting shared by the two peer FFTs (interleaved complex layout), written
+/// as tightly as ours (split twist tables, branch-free rounding) so that the peers are not handicapped.
+struct Twist {
+    re: Vec<f64>,
+    im: Vec<f64>,
+}
+
+/// 2^52 + 2^51: rounds an f64 below 2^51 in magnitude to the nearest integer.
+const MAGIC: f64 = 6_755_399_441_055_744.0;
+
+impl Twist {
+    fn new() -> Self {
+        let angle = |j: usize| std::f64::consts::PI * j as f64 / N as f64;
+        Self {
+            re: (0..M).map(|j| angle(j).cos()).collect(),
+            im: (0..M).map(|j| angle(j).sin()).collect(),
+        }
+    }
+
+    #[inline(always)]
+    fn fold(&self, a: &[u32], out: &mut [Complex64]) {
+        let (lo, hi) = a.split_at(M);
+        for j in 0..M {
+            let (x, y) = (f64::from(lo[j] as i32), f64::from(hi[j] as i32));
+            out[j] = Complex64::new(
+                x * self.re[j] - y * self.im[j],
+                x * self.im[j] + y * self.re[j],
+            );
+        }
+    }
+
+    #[inline(always)]
+    fn unfold(&self, z: &[Complex64], out: &mut [u32]) {
+        let scale = 1.0 / M as f64;
+        let (lo, hi) = out.split_at_mut(M);
+        for j in 0..M {
+            let (zr, zi) = (z[j].re * scale, z[j].im * scale);
+            let (cr, ci) = (
+                zr * self.re[j] + zi * self.im[j],
+                zi * self.re[j] - zr * self.im[j],
+            );
+            lo[j] = ((cr + MAGIC).to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as u32;
+            hi[j] = ((ci + MAGIC).to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as u32;
+        }
+    }
+}
+
+/// Runs the peers' glue code (fold, pointwise product, unfold) compiled for AVX2 when the CPU has it, as
+/// ours is, so that the comparison is about the transforms. tfhe-rs does the same with `pulp`.
+#[inline(always)]
+fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    #[target_feature(enable = "avx2")]
+    fn avx2<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above), the only feature `avx2` enables.
+        #[allow(unsafe_code)]
+        unsafe {
+            avx2(f)
+        }
+    } else {
+        f()
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let (a, key) = inputs();
+    let mut expected = vec![0u32; N];
+    negacyclic_fft::naive::negacyclic_product_wrapping_into(&a, &key, &mut expected);
+    let mut group = c.benchmark_group(GROUP);
+
+    // Ours.
+    let plan = Plan::new(N).unwrap();
+    let mut key_spectrum = vec![0.0; N];
+    plan.forward(&key, &mut key_spectrum);
+    let mut spectrum = vec![0.0; N];
+    let mut out = vec![0u32; N];
+    group.bench_function("negacyclic-fft", |b| {
+        b.iter(|| {
+            plan.forward(black_box(&a), &mut spectrum);
+            plan.mul_assign(&mut spectrum, &key_spectrum);
+            plan.inverse_wrapping(&mut spectrum, &mut out);
+        })
+    });
+    assert_eq!(out, expected, "negacyclic-fft");
+
+    // tfhe-fft (unordered plan, as tfhe-rs uses it), with runtime-measured algorithm choice.
+    let twist = Twist::new();
+    let tplan = tfhe_fft::unordered::Plan::new(
+        M,
+        tfhe_fft::unordered::Method::Measure(std::time::Duration::from_millis(20)),
+    );
+    let mut mem = PodBuffer::try_new(tplan.fft_scratch()).unwrap();
+    let stack = PodStack::new(&mut mem);
+    let mut tkey = vec![Complex64::default(); M];
+    twist.fold(&key, &mut tkey);
+    tplan.fwd(&mut tkey, stack);
+    let mut buf = vec![Complex64::default(); M];
+    out.fill(0);
+    group.bench_function("tfhe-fft", |b| {
+        b.iter(|| {
+            with_avx2(|| twist.fold(black_box(&a), &mut buf));
+            tplan.fwd(&mut buf, stack);
+            with_avx2(|| {
+                for (x, k) in buf.iter_mut().zip(&tkey) {
+                    *x *= k;
+                }
+            });
+            tplan.inv(&mut buf, stack);
+            with_avx2(|| twist.unfold(&buf, &mut out));
+        })
+    });
+    assert_eq!(out, expected, "tfhe-fft");
+
+    // The bare transforms, without folding, twisting, products or rounding.
+    group.bench_function("negacyclic-fft forward+inverse only", |b| {
+        b.iter(|| {
+            plan.forward(black_box(&a), &mut spectrum);
+            plan.inverse_raw(&mut spectrum);
+        })
+    });
+    group.bench_function("tfhe-fft forward+inverse only", |b| {
+        b.iter(|| {
+            tplan.fwd(black_box(&mut buf), stack);
+            tplan.inv(&mut buf, stack);
+        })
+    });
+
+    // rustfft (ordered, separate forward and inverse plans, caller scratch).
+    let mut planner = FftPlanner::<f64>::new();
+    let rfwd = planner.plan_fft_forward(M);
+    let rinv = planner.plan_fft_inverse(M);
+    let mut scratch = vec![
+        Complex64::default();
+        rfwd.get_inplace_scratch_len()
+            .max(rinv.get_inplace_scratch_len())
+    ];
+    let mut rkey = vec![Complex64::default(); M];
+    twist.fold(&key, &mut rkey);
+    rfwd.process_with_scratch(&mut rkey, &mut scratch);
+    out.fill(0);
+    group.bench_function("rustfft", |b| {
+        b.iter(|| {
+            with_avx2(|| twist.fold(black_box(&a), &mut buf));
+            rfwd.process_with_scratch(&mut buf, &mut scratch);
+            with_avx2(|| {
+                for (x, k) in buf.iter_mut().zip(&rkey) {
+                    *x *= k;
+                }
+            });
+            rinv.process_with_scratch(&mut buf, &mut scratch);
+            with_avx2(|| twist.unfold(&buf, &mut out));
+        })
+    });
+    assert_eq!(out, expected, "rustfft");
+
+    group.bench_function("naive", |b| {
+        b.iter(|| {
+            negacyclic_fft::naive::negacyclic_product_wrapping_into(black_box(&a), &key, &mut out)
+        })
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(60).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
+    targets = bench
+}
+
+fn main() {
+    benches();
+    Criterion::default().final_summary();
+    common::print_ratio_table(
+        "Negacyclic product, N = 1024, key spectrum precomputed (ratio = time / tfhe-fft time)",
+        GROUP,
+        &[
+            "negacyclic-fft",
+            "tfhe-fft",
+            "rustfft",
+            "naive",
+            "negacyclic-fft forward+inverse only",
+            "tfhe-fft forward+inverse only",
+        ],
+        "tfhe-fft",
+    );
+}
