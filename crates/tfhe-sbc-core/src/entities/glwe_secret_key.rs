@@ -1,0 +1,131 @@
+//! A binary GLWE secret key: `k` polynomials of `N` coefficients in `{0, 1}`, one byte each.
+
+use crate::dimensions::{GlweDimension, LweDimension, PolynomialSize};
+use crate::error::{Error, Result};
+use rand_core::CryptoRng;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+/// A binary GLWE secret key stored in `C` (`[u8; N]` on a device, `Vec<u8>` behind `alloc`), one byte
+/// (0 or 1) per coefficient, polynomial after polynomial.
+///
+/// Read as a flat vector, it is also the LWE key (dimension `k * N`) of sample-extracted ciphertexts.
+///
+/// The key zeroizes its storage on drop (so a key built over a `&mut [u8]` wipes that buffer) and its
+/// `Debug` output never shows the coefficients.
+pub struct GlweSecretKey<C: AsRef<[u8]> + AsMut<[u8]>> {
+    data: C,
+    polynomial_size: PolynomialSize,
+}
+
+/// A key that owns a `Vec`.
+#[cfg(feature = "alloc")]
+pub type GlweSecretKeyOwned = GlweSecretKey<alloc::vec::Vec<u8>>;
+
+impl<C: AsRef<[u8]> + AsMut<[u8]>> GlweSecretKey<C> {
+    /// Wraps existing key bytes: the length must be a non-zero multiple of `N` and every byte 0 or 1.
+    ///
+    /// On error the input is zeroized before it is dropped.
+    pub fn from_container(mut data: C, polynomial_size: PolynomialSize) -> Result<Self> {
+        let len = data.as_ref().len();
+        let n = polynomial_size.0;
+        if n == 0 || len == 0 || len % n != 0 {
+            data.as_mut().zeroize();
+            return Err(Error::WrongLength {
+                expected: n,
+                found: len,
+            });
+        }
+        // Constant-time in the key bits: OR all bytes' high bits together.
+        let not_binary = data.as_ref().iter().fold(0u8, |acc, &b| acc | (b & 0xfe));
+        if not_binary != 0 {
+            data.as_mut().zeroize();
+            return Err(Error::NonBinaryKey);
+        }
+        Ok(Self {
+            data,
+            polynomial_size,
+        })
+    }
+
+    /// Fills `data` (length a non-zero multiple of `N`) with a fresh uniform binary key from `rng`.
+    pub fn generate_binary<R: CryptoRng + ?Sized>(
+        mut data: C,
+        polynomial_size: PolynomialSize,
+        rng: &mut R,
+    ) -> Result<Self> {
+        let n = polynomial_size.0;
+        let bytes = data.as_mut();
+        if n == 0 || bytes.is_empty() || bytes.len() % n != 0 {
+            return Err(Error::WrongLength {
+                expected: n,
+                found: bytes.len(),
+            });
+        }
+        for chunk in bytes.chunks_mut(32) {
+            let mut word = rng.next_u32();
+            for b in chunk.iter_mut() {
+                *b = (word & 1) as u8;
+                word >>= 1;
+            }
+            word.zeroize();
+        }
+        Ok(Self {
+            data,
+            polynomial_size,
+        })
+    }
+
+    /// `N`.
+    pub fn polynomial_size(&self) -> PolynomialSize {
+        self.polynomial_size
+    }
+
+    /// `k`.
+    pub fn glwe_dimension(&self) -> GlweDimension {
+        GlweDimension(self.data.as_ref().len() / self.polynomial_size.0)
+    }
+
+    /// The dimension `k * N` of the key read as an LWE key.
+    pub fn lwe_dimension(&self) -> LweDimension {
+        LweDimension(self.data.as_ref().len())
+    }
+
+    /// The coefficients (0 or 1), polynomial after polynomial. Handle with care: this is the secret.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
+    /// The coefficients of polynomial `i`.
+    pub fn polynomial(&self, i: usize) -> &[u8] {
+        let n = self.polynomial_size.0;
+        &self.data.as_ref()[i * n..(i + 1) * n]
+    }
+}
+
+impl<C: AsRef<[u8]> + AsMut<[u8]>> Drop for GlweSecretKey<C> {
+    fn drop(&mut self) {
+        self.data.as_mut().zeroize();
+    }
+}
+
+impl<C: AsRef<[u8]> + AsMut<[u8]>> ZeroizeOnDrop for GlweSecretKey<C> {}
+
+impl<C: AsRef<[u8]> + AsMut<[u8]>> core::fmt::Debug for GlweSecretKey<C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("GlweSecretKey")
+            .field("glwe_dimension", &self.glwe_dimension().0)
+            .field("polynomial_size", &self.polynomial_size.0)
+            .field("coefficients", &"<redacted>")
+            .finish()
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl Clone for GlweSecretKey<alloc::vec::Vec<u8>> {
+    fn clone(&self) -> Self {
+        Self {
+            data: self.data.clone(),
+            polynomial_size: self.polynomial_size,
+        }
+    }
+}

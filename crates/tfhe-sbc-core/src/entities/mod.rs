@@ -1,0 +1,17 @@
+//! Ciphertext and key entities, generic over their storage: a fixed array or a borrowed slice on the device,
+//! a `Vec` behind the `alloc` feature. Algorithms take and return these; they never allocate.
+
+mod glwe_ciphertext;
+mod glwe_secret_key;
+mod lwe_ciphertext;
+
+pub use glwe_ciphertext::GlweCiphertext;
+pub use glwe_secret_key::GlweSecretKey;
+pub use lwe_ciphertext::LweCiphertext;
+
+#[cfg(feature = "alloc")]
+pub use glwe_ciphertext::GlweCiphertextOwned;
+#[cfg(feature = "alloc")]
+pub use glwe_secret_key::GlweSecretKeyOwned;
+#[cfg(feature = "alloc")]
+pub use lwe_ciphertext::LweCiphertextOwned;
