@@ -53,10 +53,7 @@ impl Twist {
         let (lo, hi) = a.split_at(M);
         for j in 0..M {
             let (x, y) = (f64::from(lo[j] as i32), f64::from(hi[j] as i32));
-            out[j] = Complex64::new(
-                x * self.re[j] - y * self.im[j],
-                x * self.im[j] + y * self.re[j],
-            );
+            out[j] = Complex64::new(x * self.re[j] - y * self.im[j], x * self.im[j] + y * self.re[j]);
         }
     }
 
@@ -66,10 +63,7 @@ impl Twist {
         let (lo, hi) = out.split_at_mut(M);
         for j in 0..M {
             let (zr, zi) = (z[j].re * scale, z[j].im * scale);
-            let (cr, ci) = (
-                zr * self.re[j] + zi * self.im[j],
-                zi * self.re[j] - zr * self.im[j],
-            );
+            let (cr, ci) = (zr * self.re[j] + zi * self.im[j], zi * self.re[j] - zr * self.im[j]);
             lo[j] = ((cr + MAGIC).to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as u32;
             hi[j] = ((ci + MAGIC).to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as u32;
         }
@@ -162,11 +156,7 @@ fn bench(c: &mut Criterion) {
     let mut planner = FftPlanner::<f64>::new();
     let rfwd = planner.plan_fft_forward(M);
     let rinv = planner.plan_fft_inverse(M);
-    let mut scratch = vec![
-        Complex64::default();
-        rfwd.get_inplace_scratch_len()
-            .max(rinv.get_inplace_scratch_len())
-    ];
+    let mut scratch = vec![Complex64::default(); rfwd.get_inplace_scratch_len().max(rinv.get_inplace_scratch_len())];
     let mut rkey = vec![Complex64::default(); M];
     twist.fold(&key, &mut rkey);
     rfwd.process_with_scratch(&mut rkey, &mut scratch);
@@ -187,9 +177,7 @@ fn bench(c: &mut Criterion) {
     assert_eq!(out, expected, "rustfft");
 
     group.bench_function("naive", |b| {
-        b.iter(|| {
-            negacyclic_fft::naive::negacyclic_product_wrapping_into(black_box(&a), &key, &mut out)
-        })
+        b.iter(|| negacyclic_fft::naive::negacyclic_product_wrapping_into(black_box(&a), &key, &mut out))
     });
     group.finish();
 }

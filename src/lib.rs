@@ -3,3 +3,4 @@
 #![no_std]
 
 pub use negacyclic_fft;
+pub use tfhe_sbc_core;

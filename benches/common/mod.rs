@@ -16,11 +16,7 @@ fn criterion_dir() -> PathBuf {
 
 /// The median time in nanoseconds of `group/id` from criterion's `estimates.json` of this run.
 pub fn median_ns(group: &str, id: &str) -> Option<f64> {
-    let path = criterion_dir()
-        .join(group)
-        .join(id)
-        .join("new")
-        .join("estimates.json");
+    let path = criterion_dir().join(group).join(id).join("new").join("estimates.json");
     let text = std::fs::read_to_string(path).ok()?;
     let median = &text[text.find("\"median\"")?..];
     let point = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
@@ -54,12 +50,7 @@ pub fn print_ratio_table(title: &str, group: &str, ids: &[&str], reference: &str
     println!("|{:-<46}|{:->14}|{:->14}|", "", "", "");
     for id in ids {
         match median_ns(group, id) {
-            Some(ns) => println!(
-                "| {:<44} | {:>12} | {:>12.2} |",
-                id,
-                human(ns),
-                ns / reference_ns
-            ),
+            Some(ns) => println!("| {:<44} | {:>12} | {:>12.2} |", id, human(ns), ns / reference_ns),
             None => println!("| {:<44} | {:>12} | {:>12} |", id, "-", "-"),
         }
     }

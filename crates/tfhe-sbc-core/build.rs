@@ -48,11 +48,7 @@ fn main() {
         }
         out.push_str("];\n");
     };
-    writeln!(
-        out,
-        "pub(crate) static ZIGGURAT_K: [u32; {LAYERS}] = {k:?};"
-    )
-    .unwrap();
+    writeln!(out, "pub(crate) static ZIGGURAT_K: [u32; {LAYERS}] = {k:?};").unwrap();
     emit_f64(&mut out, "ZIGGURAT_W", &w);
     emit_f64(&mut out, "ZIGGURAT_F", &fx);
     writeln!(
@@ -61,8 +57,7 @@ fn main() {
         R.to_bits()
     )
     .unwrap();
-    let dest =
-        std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("ziggurat_tables.rs");
+    let dest = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("ziggurat_tables.rs");
     std::fs::write(dest, out).unwrap();
     println!("cargo:rerun-if-changed=build.rs");
 }

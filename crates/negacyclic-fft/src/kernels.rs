@@ -32,22 +32,9 @@ fn dif2(re: &mut [f64], im: &mut [f64], w_re: &[f64], w_im: &[f64], h: usize) {
 
 /// One radix-2 DIF block; separate slices let LLVM vectorize without overlap checks.
 #[inline(always)]
-fn dif2_block(
-    re0: &mut [f64],
-    re1: &mut [f64],
-    im0: &mut [f64],
-    im1: &mut [f64],
-    w_re: &[f64],
-    w_im: &[f64],
-) {
+fn dif2_block(re0: &mut [f64], re1: &mut [f64], im0: &mut [f64], im1: &mut [f64], w_re: &[f64], w_im: &[f64]) {
     let h = re0.len();
-    let (re1, im0, im1, w_re, w_im) = (
-        &mut re1[..h],
-        &mut im0[..h],
-        &mut im1[..h],
-        &w_re[..h],
-        &w_im[..h],
-    );
+    let (re1, im0, im1, w_re, w_im) = (&mut re1[..h], &mut im0[..h], &mut im1[..h], &w_re[..h], &w_im[..h]);
     {
         for j in 0..h {
             let (ur, ui, vr, vi) = (re0[j], im0[j], re1[j], im1[j]);
@@ -72,22 +59,9 @@ fn dit2(re: &mut [f64], im: &mut [f64], w_re: &[f64], w_im: &[f64], h: usize) {
 
 /// One radix-2 DIT block; separate slices let LLVM vectorize without overlap checks.
 #[inline(always)]
-fn dit2_block(
-    re0: &mut [f64],
-    re1: &mut [f64],
-    im0: &mut [f64],
-    im1: &mut [f64],
-    w_re: &[f64],
-    w_im: &[f64],
-) {
+fn dit2_block(re0: &mut [f64], re1: &mut [f64], im0: &mut [f64], im1: &mut [f64], w_re: &[f64], w_im: &[f64]) {
     let h = re0.len();
-    let (re1, im0, im1, w_re, w_im) = (
-        &mut re1[..h],
-        &mut im0[..h],
-        &mut im1[..h],
-        &w_re[..h],
-        &w_im[..h],
-    );
+    let (re1, im0, im1, w_re, w_im) = (&mut re1[..h], &mut im0[..h], &mut im1[..h], &w_re[..h], &w_im[..h]);
     {
         for j in 0..h {
             let (xr, xi) = (re1[j], im1[j]);
@@ -333,12 +307,7 @@ fn inverse_dit(re: &mut [f64], im: &mut [f64], twiddles: &[f64]) {
 
 /// Fold `a_j + i*a_{j+N/2}`, twist by `exp(i*pi*j/N)`, and transform.
 #[inline(always)]
-pub(crate) fn forward_impl<T: Coefficient>(
-    twist: &[f64],
-    twiddles: &[f64],
-    input: &[T],
-    spectrum: &mut [f64],
-) {
+pub(crate) fn forward_impl<T: Coefficient>(twist: &[f64], twiddles: &[f64], input: &[T], spectrum: &mut [f64]) {
     let m = input.len() / 2;
     let (re, im) = spectrum.split_at_mut(m);
     let (lo, hi) = input.split_at(m);
@@ -348,14 +317,7 @@ pub(crate) fn forward_impl<T: Coefficient>(
 }
 
 #[inline(always)]
-fn fold_twist<T: Coefficient>(
-    lo: &[T],
-    hi: &[T],
-    t_re: &[f64],
-    t_im: &[f64],
-    re: &mut [f64],
-    im: &mut [f64],
-) {
+fn fold_twist<T: Coefficient>(lo: &[T], hi: &[T], t_re: &[f64], t_im: &[f64], re: &mut [f64], im: &mut [f64]) {
     let m = re.len();
     let (lo, hi, t_re, t_im, im) = (&lo[..m], &hi[..m], &t_re[..m], &t_im[..m], &mut im[..m]);
     for j in 0..m {
@@ -396,22 +358,9 @@ pub(crate) fn mul_add_assign_impl(acc: &mut [f64], lhs: &[f64], rhs: &[f64]) {
 }
 
 #[inline(always)]
-fn mul_add_block(
-    c_re: &mut [f64],
-    c_im: &mut [f64],
-    a_re: &[f64],
-    a_im: &[f64],
-    b_re: &[f64],
-    b_im: &[f64],
-) {
+fn mul_add_block(c_re: &mut [f64], c_im: &mut [f64], a_re: &[f64], a_im: &[f64], b_re: &[f64], b_im: &[f64]) {
     let m = c_re.len();
-    let (c_im, a_re, a_im, b_re, b_im) = (
-        &mut c_im[..m],
-        &a_re[..m],
-        &a_im[..m],
-        &b_re[..m],
-        &b_im[..m],
-    );
+    let (c_im, a_re, a_im, b_re, b_im) = (&mut c_im[..m], &a_re[..m], &a_im[..m], &b_re[..m], &b_im[..m]);
     for j in 0..m {
         let (ar, ai, br, bi) = (a_re[j], a_im[j], b_re[j], b_im[j]);
         c_re[j] += ar * br - ai * bi;

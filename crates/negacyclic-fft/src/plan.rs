@@ -2,9 +2,7 @@
 
 use crate::coefficient::{Coefficient, RoundedCoefficient};
 use crate::dispatch::dispatch;
-use crate::kernels::{
-    forward_impl, inverse_impl, inverse_raw_impl, mul_add_assign_impl, mul_assign_impl,
-};
+use crate::kernels::{forward_impl, inverse_impl, inverse_raw_impl, mul_add_assign_impl, mul_assign_impl};
 
 /// The smallest supported polynomial size `N`.
 pub const MIN_POLYNOMIAL_SIZE: usize = 64;
@@ -49,9 +47,7 @@ pub struct Plan {
 
 impl core::fmt::Debug for Plan {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Plan")
-            .field("polynomial_size", &self.n)
-            .finish()
+        f.debug_struct("Plan").field("polynomial_size", &self.n).finish()
     }
 }
 
@@ -110,24 +106,14 @@ impl Plan {
     pub fn inverse_wrapping<T: RoundedCoefficient>(&self, spectrum: &mut [f64], out: &mut [T]) {
         assert_eq!(out.len(), self.n, "output length must be N");
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        dispatch!(inverse_impl::<T, false>(
-            self.twist,
-            self.twiddles,
-            spectrum,
-            out
-        ))
+        dispatch!(inverse_impl::<T, false>(self.twist, self.twiddles, spectrum, out))
     }
 
     /// Like [`Plan::inverse_wrapping`], but adds the rounded product to `out` (wrapping).
     pub fn inverse_add_wrapping<T: RoundedCoefficient>(&self, spectrum: &mut [f64], out: &mut [T]) {
         assert_eq!(out.len(), self.n, "output length must be N");
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        dispatch!(inverse_impl::<T, true>(
-            self.twist,
-            self.twiddles,
-            spectrum,
-            out
-        ))
+        dispatch!(inverse_impl::<T, true>(self.twist, self.twiddles, spectrum, out))
     }
 }
 

@@ -32,16 +32,10 @@ fn key_strategy(n: usize, ternary: bool) -> impl Strategy<Value = Vec<u32>> {
     prop::collection::vec(coefficient, n)
 }
 
-fn case(
-    log_n: std::ops::RangeInclusive<u32>,
-    ternary: bool,
-) -> impl Strategy<Value = (Vec<u32>, Vec<u32>)> {
+fn case(log_n: std::ops::RangeInclusive<u32>, ternary: bool) -> impl Strategy<Value = (Vec<u32>, Vec<u32>)> {
     log_n.prop_flat_map(move |log_n| {
         let n = 1usize << log_n;
-        (
-            prop::collection::vec(any::<u32>(), n),
-            key_strategy(n, ternary),
-        )
+        (prop::collection::vec(any::<u32>(), n), key_strategy(n, ternary))
     })
 }
 
@@ -69,14 +63,8 @@ fn every_supported_size_is_exact() {
         let plan = Plan::new(n).unwrap();
         for _ in 0..3 {
             let a: Vec<u32> = (0..n).map(|_| rng.random()).collect();
-            let key: Vec<u32> = (0..n)
-                .map(|_| [0, 1, u32::MAX][rng.random_range(0..3)])
-                .collect();
-            assert_eq!(
-                fft_product(&plan, &a, &key),
-                naive_product(&a, &key),
-                "N = {n}"
-            );
+            let key: Vec<u32> = (0..n).map(|_| [0, 1, u32::MAX][rng.random_range(0..3)]).collect();
+            assert_eq!(fft_product(&plan, &a, &key), naive_product(&a, &key), "N = {n}");
         }
     }
 }
@@ -88,18 +76,10 @@ fn extreme_magnitudes_are_exact() {
     for log_n in 6..=12 {
         let n = 1 << log_n;
         let plan = Plan::new(n).unwrap();
-        for (fill, key_fill) in [
-            (0x8000_0000u32, 1u32),
-            (0x7fff_ffff, 1),
-            (0x8000_0000, u32::MAX),
-        ] {
+        for (fill, key_fill) in [(0x8000_0000u32, 1u32), (0x7fff_ffff, 1), (0x8000_0000, u32::MAX)] {
             let a = vec![fill; n];
             let key = vec![key_fill; n];
-            assert_eq!(
-                fft_product(&plan, &a, &key),
-                naive_product(&a, &key),
-                "N = {n}"
-            );
+            assert_eq!(fft_product(&plan, &a, &key), naive_product(&a, &key), "N = {n}");
         }
     }
 }
@@ -196,11 +176,7 @@ fn unsupported_sizes_are_rejected() {
         assert_eq!(Plan::new(n).unwrap_err(), FftError::UnsupportedSize(n));
     }
     assert!(Plan::new(64).is_ok() && Plan::new(4096).is_ok());
-    assert!(
-        FftError::UnsupportedSize(3)
-            .to_string()
-            .contains("power of two")
-    );
+    assert!(FftError::UnsupportedSize(3).to_string().contains("power of two"));
 }
 
 #[test]

@@ -17,10 +17,7 @@ pub struct LweDimension(pub usize);
 
 impl GlweDimension {
     /// The LWE dimension `k * N` of the ciphertexts sample-extracted from a GLWE of this shape.
-    pub const fn to_equivalent_lwe_dimension(
-        self,
-        polynomial_size: PolynomialSize,
-    ) -> LweDimension {
+    pub const fn to_equivalent_lwe_dimension(self, polynomial_size: PolynomialSize) -> LweDimension {
         LweDimension(self.0 * polynomial_size.0)
     }
 }

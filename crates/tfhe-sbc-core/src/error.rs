@@ -50,10 +50,7 @@ impl core::fmt::Display for Error {
             }
             Self::ZeroGlweDimension => f.write_str("GLWE dimension must be at least 1"),
             Self::InvalidNoiseStdDev(s) => {
-                write!(
-                    f,
-                    "noise standard deviation {s} must be finite, positive and below 1/2"
-                )
+                write!(f, "noise standard deviation {s} must be finite, positive and below 1/2")
             }
             Self::TorusBitsMismatch { expected, found } => {
                 write!(

@@ -187,10 +187,7 @@ mod tests {
     fn custom_sets_are_validated() {
         let ok = |n, k, s| GlweParameters::new(32, PolynomialSize(n), GlweDimension(k), s);
         assert!(ok(2048, 1, 1e-9).is_ok());
-        assert_eq!(
-            ok(1000, 1, 1e-9),
-            Err(Error::PolynomialSizeNotPowerOfTwo(1000))
-        );
+        assert_eq!(ok(1000, 1, 1e-9), Err(Error::PolynomialSizeNotPowerOfTwo(1000)));
         assert!(matches!(
             ok(32, 1, 1e-9),
             Err(Error::PolynomialSizeOutOfRange { size: 32, .. })
@@ -202,14 +199,8 @@ mod tests {
         assert_eq!(ok(1024, 0, 1e-9), Err(Error::ZeroGlweDimension));
         assert_eq!(ok(1024, 1, 0.0), Err(Error::InvalidNoiseStdDev(0.0)));
         assert_eq!(ok(1024, 1, -1.0), Err(Error::InvalidNoiseStdDev(-1.0)));
-        assert!(matches!(
-            ok(1024, 1, f64::NAN),
-            Err(Error::InvalidNoiseStdDev(_))
-        ));
+        assert!(matches!(ok(1024, 1, f64::NAN), Err(Error::InvalidNoiseStdDev(_))));
         assert!(GlweParameters::new(16, PolynomialSize(1024), GlweDimension(1), 1e-9).is_err());
-        assert_eq!(
-            ok(2048, 1, 1e-9).map(|p| p.id()),
-            Ok(ParameterSetId::CUSTOM)
-        );
+        assert_eq!(ok(2048, 1, 1e-9).map(|p| p.id()), Ok(ParameterSetId::CUSTOM));
     }
 }

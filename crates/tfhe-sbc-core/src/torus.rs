@@ -10,16 +10,7 @@ mod sealed {
 ///
 /// All arithmetic wraps modulo `2^BITS`.
 pub trait UnsignedTorus:
-    Copy
-    + Default
-    + Eq
-    + Ord
-    + core::fmt::Debug
-    + core::hash::Hash
-    + Send
-    + Sync
-    + 'static
-    + sealed::Sealed
+    Copy + Default + Eq + Ord + core::fmt::Debug + core::hash::Hash + Send + Sync + 'static + sealed::Sealed
 {
     /// `log2 q`.
     const BITS: u32;

@@ -41,10 +41,7 @@ impl<C: AsRef<[u8]> + AsMut<[u8]>> GlweSecretKey<C> {
             data.as_mut().zeroize();
             return Err(Error::NonBinaryKey);
         }
-        Ok(Self {
-            data,
-            polynomial_size,
-        })
+        Ok(Self { data, polynomial_size })
     }
 
     /// Fills `data` (length a non-zero multiple of `N`) with a fresh uniform binary key from `rng`.
@@ -69,10 +66,7 @@ impl<C: AsRef<[u8]> + AsMut<[u8]>> GlweSecretKey<C> {
             }
             word.zeroize();
         }
-        Ok(Self {
-            data,
-            polynomial_size,
-        })
+        Ok(Self { data, polynomial_size })
     }
 
     /// `N`.

@@ -30,21 +30,12 @@ pub trait NormalSampler {
     ///
     /// `std_dev_scaled` is the standard deviation in units of `1/q` (128 for `sigma = 2^-25`, `q = 2^32`).
     #[inline]
-    fn sample_torus<T: UnsignedTorus, R: Rng + ?Sized>(
-        &mut self,
-        rng: &mut R,
-        std_dev_scaled: f64,
-    ) -> T {
+    fn sample_torus<T: UnsignedTorus, R: Rng + ?Sized>(&mut self, rng: &mut R, std_dev_scaled: f64) -> T {
         T::from_i64_wrapping(round_to_i64(self.sample(rng) * std_dev_scaled))
     }
 
     /// Adds rounded Gaussian noise of standard deviation `std_dev_scaled` (units of `1/q`) to every element.
-    fn add_noise_torus<T: UnsignedTorus, R: Rng + ?Sized>(
-        &mut self,
-        rng: &mut R,
-        std_dev_scaled: f64,
-        out: &mut [T],
-    ) {
+    fn add_noise_torus<T: UnsignedTorus, R: Rng + ?Sized>(&mut self, rng: &mut R, std_dev_scaled: f64, out: &mut [T]) {
         for x in out {
             *x = x.wrapping_add(self.sample_torus(rng, std_dev_scaled));
         }

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Every test of the workspace, with the set-up a fresh Debian machine needs. README's second command; CI
+# runs exactly this (.ci/run).
+#
+#   1. set-up: rustup targets (aarch64 Linux, Cortex-M4F), Debian's aarch64 cross gcc and qemu-user
+#   2. format and lints (cargo fmt --check, clippy -D warnings, rustdoc -D warnings)
+#   3. host tests of the whole workspace, plus every benchmark run once in test mode
+#   4. aarch64 tests under qemu-user (the FFT tables and the samplers must behave identically there)
+#   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf, which has no std at all, so any
+#      dependency that pulls std in makes this step fail
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "set-up: rustup targets"
+rustup target add aarch64-unknown-linux-gnu thumbv7em-none-eabihf
+rustup component add rustfmt clippy
+
+if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null \
+    || [ ! -d /usr/aarch64-linux-gnu/lib ]; then
+  step "set-up: Debian packages (aarch64 cross gcc, libc, qemu-user)"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+fi
+
+NO_STD_CRATES=(-p negacyclic-fft -p tfhe-sbc-core)
+
+step "format"
+cargo fmt --all -- --check
+
+step "clippy (all targets, -D warnings)"
+cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy "${NO_STD_CRATES[@]}" --lib --no-default-features --target thumbv7em-none-eabihf -- -D warnings
+
+step "rustdoc (-D warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
+
+step "host tests (x86_64 or whatever this machine is)"
+cargo test --workspace --all-features
+
+step "benchmarks, each run once as a test"
+cargo test --benches --quiet
+
+step "aarch64 tests under qemu-user"
+cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
+
+step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
+cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
+cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
+
+step "all tests passed"
