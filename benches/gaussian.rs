@@ -7,7 +7,7 @@
 
 mod common;
 
-use criterion::{Criterion, criterion_group};
+use criterion::Criterion;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -58,15 +58,8 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(60).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
-    targets = bench
-}
-
 fn main() {
-    benches();
-    Criterion::default().final_summary();
+    common::run(bench);
     common::print_ratio_table(
         "1024 Gaussian samples at sigma*q = 128, ChaCha20 RNG (ratio = time / ziggurat time)",
         GROUP,

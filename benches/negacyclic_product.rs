@@ -11,7 +11,7 @@
 
 mod common;
 
-use criterion::{Criterion, criterion_group};
+use criterion::Criterion;
 use dyn_stack::{PodBuffer, PodStack};
 use negacyclic_fft::Plan;
 use rand::{RngExt, SeedableRng, rngs::StdRng};
@@ -182,15 +182,8 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(60).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
-    targets = bench
-}
-
 fn main() {
-    benches();
-    Criterion::default().final_summary();
+    common::run(bench);
     common::print_ratio_table(
         "Negacyclic product, N = 1024, key spectrum precomputed (ratio = time / tfhe-fft time)",
         GROUP,

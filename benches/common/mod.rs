@@ -1,7 +1,20 @@
 //! Shared benchmark helpers: read criterion's medians back and print them as a ratio table.
 #![allow(dead_code)]
 
+use criterion::Criterion;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// Runs `bench` under the workspace's criterion settings (honouring command-line filters), then summarizes.
+pub fn run(bench: fn(&mut Criterion)) {
+    let mut criterion = Criterion::default()
+        .sample_size(60)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    bench(&mut criterion);
+    criterion.final_summary();
+}
 
 fn criterion_dir() -> PathBuf {
     if let Some(home) = std::env::var_os("CRITERION_HOME") {

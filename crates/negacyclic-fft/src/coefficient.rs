@@ -26,30 +26,17 @@ impl Coefficient for u32 {
         f64::from(self as i32)
     }
 }
-impl Coefficient for i32 {
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
+macro_rules! impl_lossless_coefficient {
+    ($($t:ty),*) => {$(
+        impl Coefficient for $t {
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+        }
+    )*};
 }
-impl Coefficient for i16 {
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
-impl Coefficient for i8 {
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
-impl Coefficient for u8 {
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
+impl_lossless_coefficient!(i32, i16, i8, u8);
 
 /// An integer type the inverse transform rounds into.
 ///
