@@ -26,7 +26,7 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 fi
 
-NO_STD_CRATES=(-p negacyclic-fft -p tfhe-sbc-core)
+NO_STD_CRATES=(-p negacyclic-fft -p tfhe-sbc-core -p tfhe-sbc-device)
 
 step "format"
 cargo fmt --all -- --check
