@@ -316,6 +316,27 @@ pub(crate) fn forward_impl<T: Coefficient>(twist: &[f64], twiddles: &[f64], inpu
     forward_dif(re, im, twiddles);
 }
 
+/// Twist in place coefficients already folded into `re` (first half) and `im` (second half), and transform.
+#[inline(always)]
+pub(crate) fn forward_in_place_impl(twist: &[f64], twiddles: &[f64], spectrum: &mut [f64]) {
+    let m = spectrum.len() / 2;
+    let (re, im) = spectrum.split_at_mut(m);
+    let (t_re, t_im) = twist.split_at(m);
+    twist_in_place(re, im, t_re, t_im);
+    forward_dif(re, im, twiddles);
+}
+
+#[inline(always)]
+fn twist_in_place(re: &mut [f64], im: &mut [f64], t_re: &[f64], t_im: &[f64]) {
+    let m = re.len();
+    let (im, t_re, t_im) = (&mut im[..m], &t_re[..m], &t_im[..m]);
+    for j in 0..m {
+        let (a, b) = (re[j], im[j]);
+        re[j] = a * t_re[j] - b * t_im[j];
+        im[j] = a * t_im[j] + b * t_re[j];
+    }
+}
+
 #[inline(always)]
 fn fold_twist<T: Coefficient>(lo: &[T], hi: &[T], t_re: &[f64], t_im: &[f64], re: &mut [f64], im: &mut [f64]) {
     let m = re.len();

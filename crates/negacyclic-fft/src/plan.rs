@@ -2,7 +2,9 @@
 
 use crate::coefficient::{Coefficient, RoundedCoefficient};
 use crate::dispatch::dispatch;
-use crate::kernels::{forward_impl, inverse_impl, inverse_raw_impl, mul_add_assign_impl, mul_assign_impl};
+use crate::kernels::{
+    forward_impl, forward_in_place_impl, inverse_impl, inverse_raw_impl, mul_add_assign_impl, mul_assign_impl,
+};
 
 /// The smallest supported polynomial size `N`.
 pub const MIN_POLYNOMIAL_SIZE: usize = 64;
@@ -73,6 +75,16 @@ impl Plan {
         assert_eq!(input.len(), self.n, "input length must be N");
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
         dispatch!(forward_impl(self.twist, self.twiddles, input, spectrum))
+    }
+
+    /// Transforms in place a polynomial whose `N` coefficients the caller has already written into
+    /// `spectrum` as `f64` (natural order, exact integers, e.g. `f64::from(a as i32)` for a torus element).
+    ///
+    /// This lets a caller generate a polynomial straight into the transform buffer, with no integer copy
+    /// (the device expands a seeded mask this way).
+    pub fn forward_in_place(&self, spectrum: &mut [f64]) {
+        assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
+        dispatch!(forward_in_place_impl(self.twist, self.twiddles, spectrum))
     }
 
     /// Pointwise product `acc *= rhs` of two spectra.

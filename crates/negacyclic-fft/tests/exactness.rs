@@ -185,3 +185,16 @@ fn wrong_length_panics() {
     let plan = Plan::new(64).unwrap();
     plan.forward(&[0u32; 32], &mut [0.0; 64]);
 }
+
+#[test]
+fn forward_in_place_equals_forward() {
+    let n = 1024;
+    let plan = Plan::new(n).unwrap();
+    let mut rng = StdRng::seed_from_u64(11);
+    let a: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+    let mut expected = vec![0.0; n];
+    plan.forward(&a, &mut expected);
+    let mut spectrum: Vec<f64> = a.iter().map(|&x| f64::from(x as i32)).collect();
+    plan.forward_in_place(&mut spectrum);
+    assert_eq!(spectrum, expected);
+}

@@ -4,10 +4,12 @@
 mod glwe_ciphertext;
 mod glwe_secret_key;
 mod lwe_ciphertext;
+mod seeded_glwe_ciphertext;
 
 pub use glwe_ciphertext::GlweCiphertext;
 pub use glwe_secret_key::GlweSecretKey;
 pub use lwe_ciphertext::LweCiphertext;
+pub use seeded_glwe_ciphertext::{MASK_SEED_BYTES, SeededGlweCiphertext};
 
 #[cfg(feature = "alloc")]
 pub use glwe_ciphertext::GlweCiphertextOwned;

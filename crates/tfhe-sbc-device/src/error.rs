@@ -1,0 +1,74 @@
+//! The device crate's error type.
+
+/// What went wrong on the device: a caller error, never a data-dependent secret condition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A parameter-set or entity check from the core crate failed.
+    Core(tfhe_sbc_core::Error),
+    /// The encryptor was instantiated for `N = expected` but the parameter set or key says `found`.
+    PolynomialSizeMismatch {
+        /// The encryptor's `N`.
+        expected: usize,
+        /// The parameter set's or key's `N`.
+        found: usize,
+    },
+    /// Only `k = 1` (TRLWE) is supported by the encryptor.
+    UnsupportedGlweDimension(usize),
+    /// A message of `found` bytes does not fit the `capacity` bytes of one ciphertext.
+    MessageTooLong {
+        /// The message bytes one ciphertext holds (`N / 8`).
+        capacity: usize,
+        /// The bytes given.
+        found: usize,
+    },
+    /// An output buffer has the wrong length.
+    WrongLength {
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        found: usize,
+    },
+    /// The output slice is too small for the encoded frame.
+    BufferTooSmall,
+    /// The message is longer than the wire format can describe (2^32 - 1 bytes).
+    MessageTooLarge,
+    /// The operating system's random source failed.
+    Entropy,
+}
+
+impl From<tfhe_sbc_core::Error> for Error {
+    fn from(e: tfhe_sbc_core::Error) -> Self {
+        Self::Core(e)
+    }
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Self::Core(e) => e.fmt(f),
+            Self::PolynomialSizeMismatch { expected, found } => {
+                write!(
+                    f,
+                    "encryptor is for N = {expected}, parameter set or key has N = {found}"
+                )
+            }
+            Self::UnsupportedGlweDimension(k) => write!(f, "GLWE dimension {k} is not supported (only k = 1)"),
+            Self::MessageTooLong { capacity, found } => {
+                write!(
+                    f,
+                    "message of {found} bytes exceeds the {capacity} bytes of one ciphertext"
+                )
+            }
+            Self::WrongLength { expected, found } => write!(f, "buffer has length {found}, expected {expected}"),
+            Self::BufferTooSmall => f.write_str("output buffer too small for the frame"),
+            Self::MessageTooLarge => f.write_str("message longer than 2^32 - 1 bytes"),
+            Self::Entropy => f.write_str("the operating system's random source failed"),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = core::result::Result<T, Error>;

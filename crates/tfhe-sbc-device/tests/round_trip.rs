@@ -1,0 +1,160 @@
+//! Encrypt then decrypt: random messages, seeded and full forms, N = 1024 and a small N; frames and sizes.
+#![allow(clippy::unwrap_used)]
+
+use proptest::prelude::*;
+use rand_core::SeedableRng;
+use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, SeededGlweCiphertext};
+use tfhe_sbc_core::parameters::{GlweParameters, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_device::Error;
+use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::wire::{
+    FORMAT_VERSION, FrameHeader, FrameKind, MAGIC, MAX_SEEDED_FRAME_BYTES_1024, encode_full_frame,
+    max_seeded_frame_bytes,
+};
+use tfhe_sbc_device::xof::Blake2bXof;
+
+fn key<const N: usize>(seed: u8) -> GlweSecretKey<[u8; N]> {
+    GlweSecretKey::generate_binary([0u8; N], PolynomialSize(N), &mut Blake2bXof::from_seed([seed; 32])).unwrap()
+}
+
+fn small_params() -> GlweParameters {
+    GlweParameters::new(32, PolynomialSize(64), GlweDimension(1), libm::ldexp(1.0, -25)).unwrap()
+}
+
+fn round_trip<const N: usize>(params: &GlweParameters, message: &[u8], seeds: (u8, u8)) -> (Vec<u8>, Vec<u8>) {
+    let key = key::<N>(seeds.0);
+    let mut encryptor = GlweEncryptor::<N>::new(params, &key, Blake2bXof::from_seed([seeds.1; 32])).unwrap();
+    let mut decryptor = GlweDecryptor::<N>::new(&key).unwrap();
+    let mut padded = message.to_vec();
+    padded.resize(N / 8, 0);
+
+    let mut body = [0u32; N];
+    let seed = encryptor.encrypt_seeded_glwe_ciphertext(message, &mut body).unwrap();
+    let seeded = SeededGlweCiphertext::from_parts(seed, &body[..], PolynomialSize(N)).unwrap();
+    let mut phase = [0u32; N];
+    decryptor.decrypt_seeded_phase(&seeded, &mut phase).unwrap();
+    let mut from_seeded = vec![0u8; N / 8];
+    decode_bits(&phase, &mut from_seeded).unwrap();
+
+    let mut full = GlweCiphertext::from_container(vec![0u32; 2 * N], PolynomialSize(N)).unwrap();
+    encryptor.encrypt_glwe_ciphertext(message, &mut full).unwrap();
+    decryptor.decrypt_phase(full.mask(), full.body(), &mut phase).unwrap();
+    let mut from_full = vec![0u8; N / 8];
+    decode_bits(&phase, &mut from_full).unwrap();
+    assert_eq!(from_seeded, padded);
+    (from_seeded, from_full)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn round_trip_1024(message in prop::collection::vec(any::<u8>(), 0..=128), k in any::<u8>(), r in any::<u8>()) {
+        let (seeded, full) = round_trip::<1024>(&TFHE_LIB_GLWE_1024, &message, (k, r));
+        prop_assert_eq!(&seeded[..message.len()], &message[..]);
+        prop_assert_eq!(seeded, full);
+    }
+
+    #[test]
+    fn round_trip_64(message in prop::collection::vec(any::<u8>(), 0..=8), k in any::<u8>(), r in any::<u8>()) {
+        let (seeded, full) = round_trip::<64>(&small_params(), &message, (k, r));
+        prop_assert_eq!(&seeded[..message.len()], &message[..]);
+        prop_assert_eq!(seeded, full);
+    }
+}
+
+#[test]
+fn mismatches_are_typed_errors() {
+    let key64 = key::<64>(1);
+    let rng = || Blake2bXof::from_seed([0; 32]);
+    assert!(matches!(
+        GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &key64, rng()),
+        Err(Error::PolynomialSizeMismatch {
+            expected: 1024,
+            found: 64
+        })
+    ));
+    assert!(matches!(
+        GlweEncryptor::<1024>::new(&small_params(), &key::<1024>(1), rng()),
+        Err(Error::PolynomialSizeMismatch {
+            expected: 1024,
+            found: 64
+        })
+    ));
+    let p64 = GlweParameters::new(64, PolynomialSize(64), GlweDimension(1), 1e-12).unwrap();
+    assert!(matches!(
+        GlweEncryptor::<64>::new(&p64, &key64, rng()),
+        Err(Error::Core(_))
+    ));
+    let k2 = GlweParameters::new(32, PolynomialSize(64), GlweDimension(2), 1e-9).unwrap();
+    assert!(matches!(
+        GlweEncryptor::<64>::new(&k2, &key64, rng()),
+        Err(Error::UnsupportedGlweDimension(2))
+    ));
+    let mut enc = GlweEncryptor::<64>::new(&small_params(), &key64, rng()).unwrap();
+    let mut body = [0u32; 64];
+    assert_eq!(
+        enc.encrypt_seeded_glwe_ciphertext(&[0; 9], &mut body),
+        Err(Error::MessageTooLong { capacity: 8, found: 9 })
+    );
+    assert_eq!(
+        enc.encrypt_seeded_glwe_ciphertext(&[0; 8], &mut body[..63]),
+        Err(Error::WrongLength {
+            expected: 64,
+            found: 63
+        })
+    );
+    assert!(format!("{enc:?}").contains("GlweEncryptor") && !format!("{enc:?}").contains("scratch"));
+}
+
+/// The exact encoded size: postcard would varint-encode u32 words (about 25% larger for uniform values);
+/// the body must travel as 4 raw bytes per coefficient.
+#[test]
+fn seeded_frame_has_the_exact_size() {
+    let key = key::<1024>(3);
+    let mut enc = GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &key, Blake2bXof::from_seed([4; 32])).unwrap();
+    let message = [7u8; 300];
+    let mut body = [0u32; 1024];
+    let mut out = [0u8; MAX_SEEDED_FRAME_BYTES_1024];
+    for chunk in chunks(&message, 128) {
+        let len = enc
+            .encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut out)
+            .unwrap();
+        // Header: magic 4 + version 1 + parameter set 1 + kind 1 + XOF id 1 + index 1 + count 1 + length 2.
+        assert_eq!(len, 12 + 32 + 4 * 1024, "chunk {}", chunk.index);
+        assert!(len <= max_seeded_frame_bytes(1024));
+        let (header, rest): (FrameHeader, &[u8]) = postcard::take_from_bytes(&out[..len]).unwrap();
+        assert_eq!(header.magic, MAGIC);
+        assert_eq!(header.version, FORMAT_VERSION);
+        assert_eq!(header.kind, FrameKind::Seeded);
+        assert_eq!(
+            (header.chunk_index, header.chunk_count, header.message_length),
+            (chunk.index, 3, 300)
+        );
+        // The body's little-endian bytes are the frame's last 4096 bytes.
+        let tail: Vec<u32> = rest[32..]
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(tail, body);
+    }
+    // Too small a buffer is an error, not a panic.
+    let chunk = chunks(&message, 128).next().unwrap();
+    assert_eq!(
+        enc.encrypt_seeded_frame(&chunk, 300, &mut body, &mut out[..100]),
+        Err(Error::BufferTooSmall)
+    );
+}
+
+#[test]
+fn full_frame_has_the_exact_size() {
+    let chunk = chunks(&[1, 2, 3], 128).next().unwrap();
+    let header = FrameHeader::new(TFHE_LIB_GLWE_1024.id(), FrameKind::Full, &chunk, 3).unwrap();
+    let words = [0xFFFF_FFFFu32; 1024];
+    let mut out = vec![0u8; 9000];
+    let frame = encode_full_frame(&header, &words, &words, &mut out).unwrap();
+    assert_eq!(frame.len(), 11 + 8 * 1024);
+}
