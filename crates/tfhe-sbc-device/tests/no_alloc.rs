@@ -1,0 +1,85 @@
+//! A counting global allocator proves that encrypting allocates 0 bytes (seeded, full, and into a frame).
+//! This file holds a single test, so that no other test thread allocates while it counts.
+#![allow(clippy::unwrap_used)]
+
+use rand_core::SeedableRng;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
+use tfhe_sbc_device::xof::Blake2bXof;
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call forwards to the system allocator unchanged; the counters are atomics.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::SeqCst) {
+            ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+            BYTES.fetch_add(layout.size(), Ordering::SeqCst);
+        }
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's pointer and layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn encrypting_allocates_nothing() {
+    let params = TFHE_LIB_GLWE_1024;
+    let key = GlweSecretKey::generate_binary(
+        [0u8; 1024],
+        params.polynomial_size(),
+        &mut Blake2bXof::from_seed([1; 32]),
+    )
+    .unwrap();
+    // Boxed only so the test thread's stack stays small; the encryptor itself never allocates.
+    let mut encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
+    let mut body = Box::new([0u32; 1024]);
+    let mut full_storage = vec![0u32; 2048];
+    let mut full = GlweCiphertext::from_container(&mut full_storage[..], params.polynomial_size()).unwrap();
+    let mut frame = Box::new([0u8; MAX_SEEDED_FRAME_BYTES_1024]);
+    let message = [0x5Au8; 300];
+
+    COUNTING.store(true, Ordering::SeqCst);
+    for _ in 0..10 {
+        encryptor
+            .encrypt_seeded_glwe_ciphertext(&message[..128], &mut body[..])
+            .unwrap();
+        encryptor.encrypt_glwe_ciphertext(&message[..128], &mut full).unwrap();
+        for chunk in chunks(&message, 128) {
+            encryptor
+                .encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut frame[..])
+                .unwrap();
+        }
+    }
+    COUNTING.store(false, Ordering::SeqCst);
+
+    let (count, bytes) = (ALLOCATIONS.load(Ordering::SeqCst), BYTES.load(Ordering::SeqCst));
+    println!("allocations while encrypting: {count} ({bytes} bytes)");
+    assert_eq!((count, bytes), (0, 0));
+
+    // Control: the counter does see an allocation made while counting.
+    COUNTING.store(true, Ordering::SeqCst);
+    let probe = std::hint::black_box(vec![1u8; 10]);
+    COUNTING.store(false, Ordering::SeqCst);
+    drop(probe);
+    assert!(
+        ALLOCATIONS.load(Ordering::SeqCst) >= 1,
+        "the counting allocator counts nothing"
+    );
+}
