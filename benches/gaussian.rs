@@ -65,7 +65,7 @@ fn main() {
         GROUP,
         &[
             "ziggurat (ours)",
-            "polar (ours, tfhe-rs_TFHEpp method)",
+            "polar (ours, tfhe-rs/TFHEpp method)",
             "rand_distr StandardNormal",
             "uniform u32 only (the RNG's share)",
         ],

@@ -4,3 +4,4 @@
 
 pub use negacyclic_fft;
 pub use tfhe_sbc_core;
+pub use tfhe_sbc_device;

@@ -29,7 +29,13 @@ fn criterion_dir() -> PathBuf {
 
 /// The median time in nanoseconds of `group/id` from criterion's `estimates.json` of this run.
 pub fn median_ns(group: &str, id: &str) -> Option<f64> {
-    let path = criterion_dir().join(group).join(id).join("new").join("estimates.json");
+    // Criterion replaces characters that are not allowed in file names.
+    let clean = |s: &str| s.replace(['/', '\\', ':', '*', '?', '"', '<', '>', '|'], "_");
+    let path = criterion_dir()
+        .join(clean(group))
+        .join(clean(id))
+        .join("new")
+        .join("estimates.json");
     let text = std::fs::read_to_string(path).ok()?;
     let median = &text[text.find("\"median\"")?..];
     let point = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
@@ -49,22 +55,26 @@ fn human(ns: f64) -> String {
 
 /// Prints `ids` of `group` with their medians and their ratio to `reference` (time / reference time).
 pub fn print_ratio_table(title: &str, group: &str, ids: &[&str], reference: &str) {
-    let Some(reference_ns) = median_ns(group, reference) else {
-        println!("(no criterion estimate for {group}/{reference}; was it filtered out?)");
+    let rows: Vec<(&str, &str)> = ids.iter().map(|id| (group, *id)).collect();
+    print_ratio_table_across(title, &rows, (group, reference));
+}
+
+/// Like [`print_ratio_table`], for rows taken from several criterion groups.
+pub fn print_ratio_table_across(title: &str, rows: &[(&str, &str)], reference: (&str, &str)) {
+    let Some(reference_ns) = median_ns(reference.0, reference.1) else {
+        println!(
+            "(no criterion estimate for {}/{}; was it filtered out?)",
+            reference.0, reference.1
+        );
         return;
     };
     println!("\n{title}");
-    println!(
-        "| {:<44} | {:>12} | {:>12} |",
-        "benchmark",
-        "median",
-        format!("x {reference}")
-    );
-    println!("|{:-<46}|{:->14}|{:->14}|", "", "", "");
-    for id in ids {
+    println!("| {:<52} | {:>12} | {:>12} |", "benchmark", "median", "ratio");
+    println!("|{:-<54}|{:->14}|{:->14}|", "", "", "");
+    for (group, id) in rows {
         match median_ns(group, id) {
-            Some(ns) => println!("| {:<44} | {:>12} | {:>12.2} |", id, human(ns), ns / reference_ns),
-            None => println!("| {:<44} | {:>12} | {:>12} |", id, "-", "-"),
+            Some(ns) => println!("| {:<52} | {:>12} | {:>12.2} |", id, human(ns), ns / reference_ns),
+            None => println!("| {:<52} | {:>12} | {:>12} |", id, "-", "-"),
         }
     }
 }

@@ -49,6 +49,7 @@
 #[cfg(feature = "getrandom")]
 extern crate std;
 
+mod blake2b_lanes;
 pub mod decryption;
 pub mod encryption;
 mod error;
