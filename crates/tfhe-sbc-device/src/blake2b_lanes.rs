@@ -163,10 +163,11 @@ unsafe fn blocks_avx2(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8; 
 fn blocks_portable(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8; 64 * LANES]) {
     // words[i][lane]: lane-contiguous, so the vectorized loop stores whole vectors.
     let mut words = [[0u64; LANES]; 8];
+    #[allow(clippy::needless_range_loop)] // The index loop is the shape LLVM's loop vectorizer widens.
     for lane in 0..LANES {
         let w = compress(h, seed, first.wrapping_add(lane as u64));
-        for i in 0..8 {
-            words[i][lane] = w[i];
+        for (i, word) in w.into_iter().enumerate() {
+            words[i][lane] = word;
         }
     }
     for (lane, block) in out.chunks_exact_mut(64).enumerate() {

@@ -124,14 +124,12 @@ impl<const N: usize> GlweEncryptor<N> {
         self.encrypt_seeded_glwe_ciphertext(message, body)
     }
 
-    /// `body += encode(m) + e`, coefficient by coefficient.
+    /// `body += encode(m) + e`: the encoding, then a batch of Ziggurat noise.
     fn add_message_and_noise(&mut self, message: &[u8], body: &mut [u32]) {
         for (i, b) in body.iter_mut().enumerate() {
-            let noise: u32 = Ziggurat.sample_torus(&mut self.rng, self.noise_std_dev_scaled);
-            *b = b
-                .wrapping_add(encode_bool::<u32>(message_bit(message, i)))
-                .wrapping_add(noise);
+            *b = b.wrapping_add(encode_bool::<u32>(message_bit(message, i)));
         }
+        Ziggurat.add_noise_torus(&mut self.rng, self.noise_std_dev_scaled, body);
     }
 }
 

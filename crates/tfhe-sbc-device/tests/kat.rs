@@ -38,6 +38,6 @@ fn fixed_seeds_give_a_fixed_ciphertext() {
     println!("ciphertext digest: {digest}");
     assert_eq!(
         digest,
-        "c8ea071f2fee4e344bc22b5106e29dea1e1262a179778b771fbd0837492fa671"
+        "28cf88d5938b9c8442674ab6f0cbfccbeefe8811933df7bb57cde50e63c6ba03"
     );
 }

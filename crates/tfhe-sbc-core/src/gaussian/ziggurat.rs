@@ -9,8 +9,10 @@
 //!
 //! The tables come from `build.rs` (computed with `libm` at build time, never on the device).
 
-use super::{NormalSampler, uniform_open_closed};
+use super::{NormalSampler, round_to_i64, uniform_open_closed};
+use crate::torus::UnsignedTorus;
 use rand_core::Rng;
+use zeroize::Zeroize;
 
 mod tables {
     include!(concat!(env!("OUT_DIR"), "/ziggurat_tables.rs"));
@@ -26,18 +28,14 @@ impl Ziggurat {
     #[inline]
     pub fn sample_standard<R: Rng + ?Sized>(rng: &mut R) -> f64 {
         loop {
-            let bits = rng.next_u32();
-            let layer = (bits & 0xff) as usize;
-            // Bit 8 moved to the f64 sign bit (bit 63): a sign flip without a branch.
-            let sign = u64::from(bits & 0x100) << 55;
-            let magnitude = bits >> 9;
-            let x = f64::from(magnitude) * W[layer];
-            if magnitude < K[layer] {
+            match Self::fast_path(rng.next_u32()) {
                 // Inside the layer's rectangle: accept (the fast path, 98.5%).
-                return f64::from_bits(x.to_bits() | sign);
-            }
-            if let Some(x) = Self::slow_path(rng, layer, x) {
-                return f64::from_bits(x.to_bits() | sign);
+                (Ok(x), _, _) => return x,
+                (Err(x), sign, layer) => {
+                    if let Some(x) = Self::slow_path(rng, layer, x) {
+                        return f64::from_bits(x.to_bits() | sign);
+                    }
+                }
             }
         }
     }
@@ -61,10 +59,54 @@ impl Ziggurat {
     }
 }
 
+/// Words drawn per batch in [`Ziggurat::add_noise_torus`]: 256 bytes of stack.
+const BATCH: usize = 64;
+
+impl Ziggurat {
+    /// The sample of one 32-bit draw: `Ok(x)` on the fast path, `Err(x)` (the candidate) when the draw
+    /// fell outside its layer's rectangle.
+    #[inline(always)]
+    fn fast_path(bits: u32) -> (Result<f64, f64>, u64, usize) {
+        let layer = (bits & 0xff) as usize;
+        // Bit 8 moved to the f64 sign bit (bit 63): a sign flip without a branch.
+        let sign = u64::from(bits & 0x100) << 55;
+        let magnitude = bits >> 9;
+        let x = f64::from(magnitude) * W[layer];
+        let signed = f64::from_bits(x.to_bits() | sign);
+        if magnitude < K[layer] {
+            (Ok(signed), sign, layer)
+        } else {
+            (Err(x), sign, layer)
+        }
+    }
+}
+
 impl NormalSampler for Ziggurat {
     #[inline]
     fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R) -> f64 {
         Self::sample_standard(rng)
+    }
+
+    /// Batched: draws 64 words at a time with one `fill_bytes` (little-endian `u32`s), runs the fast path
+    /// over them, and finishes the rare rejected draws from `rng` directly.
+    fn add_noise_torus<T: UnsignedTorus, R: Rng + ?Sized>(&mut self, rng: &mut R, std_dev_scaled: f64, out: &mut [T]) {
+        let mut bytes = [0u8; 4 * BATCH];
+        for chunk in out.chunks_mut(BATCH) {
+            let bytes = &mut bytes[..4 * chunk.len()];
+            rng.fill_bytes(bytes);
+            for (x, word) in chunk.iter_mut().zip(bytes.chunks_exact(4)) {
+                let bits = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+                let z = match Self::fast_path(bits) {
+                    (Ok(z), _, _) => z,
+                    (Err(candidate), sign, layer) => match Self::slow_path(rng, layer, candidate) {
+                        Some(z) => f64::from_bits(z.to_bits() | sign),
+                        None => Self::sample_standard(rng),
+                    },
+                };
+                *x = x.wrapping_add(T::from_i64_wrapping(round_to_i64(z * std_dev_scaled)));
+            }
+        }
+        bytes.zeroize();
     }
 }
 
