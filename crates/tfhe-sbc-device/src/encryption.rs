@@ -7,7 +7,6 @@
 use crate::error::{Error, Result};
 use crate::key_spectrum::KeySpectrum;
 use crate::mask::{expand_mask_into_fft_input, expand_mask_u32};
-use crate::message::message_bit;
 use crate::xof::Blake2bXof;
 use rand_core::Rng;
 use tfhe_sbc_core::encoding::encode_bool;
@@ -126,10 +125,24 @@ impl<const N: usize> GlweEncryptor<N> {
 
     /// `body += encode(m) + e`: the encoding, then a batch of Ziggurat noise.
     fn add_message_and_noise(&mut self, message: &[u8], body: &mut [u32]) {
-        for (i, b) in body.iter_mut().enumerate() {
-            *b = b.wrapping_add(encode_bool::<u32>(message_bit(message, i)));
-        }
+        add_encoded_bits(message, body);
         Ziggurat.add_noise_torus(&mut self.rng, self.noise_std_dev_scaled, body);
+    }
+}
+
+/// `body[i] += encode_bool(bit i of message)`, eight coefficients per message byte (missing bytes are 0),
+/// branch-free: `+1/8 = 1 << 29` plus `6/8 = 6 << 29` when the bit is 0, giving `-1/8 = 7 << 29`.
+fn add_encoded_bits(message: &[u8], body: &mut [u32]) {
+    const TRUE: u32 = 1 << 29;
+    const FALSE_MINUS_TRUE: u32 = 6 << 29;
+    debug_assert_eq!(encode_bool::<u32>(true), TRUE);
+    debug_assert_eq!(encode_bool::<u32>(false), TRUE.wrapping_add(FALSE_MINUS_TRUE));
+    for (k, coefficients) in body.chunks_exact_mut(8).enumerate() {
+        let byte = u32::from(message.get(k).copied().unwrap_or(0));
+        for (j, b) in coefficients.iter_mut().enumerate() {
+            let zero = ((byte >> j) & 1) ^ 1;
+            *b = b.wrapping_add(TRUE).wrapping_add(zero.wrapping_mul(FALSE_MINUS_TRUE));
+        }
     }
 }
 

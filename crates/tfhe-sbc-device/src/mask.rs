@@ -24,8 +24,8 @@ pub fn expand_mask_u32(seed: &[u8; MASK_SEED_BYTES], out: &mut [u32]) {
 /// of the mask is ever made.
 pub fn expand_mask_into_fft_input(seed: &[u8; MASK_SEED_BYTES], out: &mut [f64]) {
     let mut xof = Blake2bXof::from_seed(*seed);
-    let mut block = [0u8; BLOCK_BYTES];
-    let mut chunks = out.chunks_exact_mut(BLOCK_BYTES / 4);
+    let mut block = [0u8; 4 * BLOCK_BYTES];
+    let mut chunks = out.chunks_exact_mut(BLOCK_BYTES);
     for chunk in &mut chunks {
         xof.fill_bytes(&mut block);
         for (x, bytes) in chunk.iter_mut().zip(block.chunks_exact(4)) {

@@ -40,10 +40,10 @@ pub const SEED_BYTES: usize = 32;
 
 /// The BLAKE2b XOF CSPRNG: construction version 1 (see the module documentation).
 ///
-/// The stream is computed four blocks at a time by a multi-lane BLAKE2b (`blake2b_lanes`), which is
+/// The stream is computed eight blocks at a time by a multi-lane BLAKE2b (`blake2b_lanes`), which is
 /// proven bit-identical to the RustCrypto `blake2` crate ([`Blake2bXof::block`]) by the tests.
 ///
-/// Holds the seed (32 bytes), a counter and four blocks of buffered output (about 300 bytes in all); all
+/// Holds the seed (32 bytes), a counter and eight blocks of buffered output (about 560 bytes in all); all
 /// of it is zeroized on drop and none of it is shown by `Debug`.
 #[derive(Clone)]
 pub struct Blake2bXof {
