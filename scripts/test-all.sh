@@ -4,7 +4,7 @@
 #
 #   1. set-up: rustup targets (aarch64 Linux, Cortex-M4F), Debian's aarch64 cross gcc and qemu-user
 #   2. format and lints (cargo fmt --check, clippy -D warnings, rustdoc -D warnings)
-#   3. host tests of the whole workspace, plus every benchmark run once in test mode
+#   3. host tests of the whole workspace, plus every benchmark (tfhe-rs peer included) run once in test mode
 #   4. aarch64 tests under qemu-user (the FFT tables and the samplers must behave identically there)
 #   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf, which has no std at all, so any
 #      dependency that pulls std in makes this step fail
@@ -32,7 +32,7 @@ step "format"
 cargo fmt --all -- --check
 
 step "clippy (all targets, -D warnings)"
-cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --workspace --all-targets --features tfhe-peer -- -D warnings
 cargo clippy "${NO_STD_CRATES[@]}" --lib --no-default-features --target thumbv7em-none-eabihf -- -D warnings
 
 step "rustdoc (-D warnings)"
@@ -41,8 +41,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quie
 step "host tests (x86_64 or whatever this machine is)"
 cargo test --workspace --all-features
 
-step "benchmarks, each run once as a test"
-cargo test --benches --quiet
+step "benchmarks (with the tfhe-rs peer), each run once as a test"
+cargo test --benches --features tfhe-peer --quiet
 
 step "aarch64 tests under qemu-user"
 cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"

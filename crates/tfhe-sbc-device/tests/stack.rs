@@ -1,0 +1,46 @@
+//! Stack budget: the whole encryption path (seeded encryption plus frame encoding) runs on a thread whose
+//! stack is 16 KiB, the smallest glibc allows. A stack overflow would hit the guard page and kill the test.
+//! The encryptor's own state (about 16.6 KiB, `size_of`) lives wherever the caller puts it: a `static` on a
+//! microcontroller, a `Box` here.
+#![allow(clippy::unwrap_used)]
+
+use rand_core::SeedableRng;
+use tfhe_sbc_core::entities::GlweSecretKey;
+use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
+use tfhe_sbc_device::xof::Blake2bXof;
+
+const STACK_BYTES: usize = 16 * 1024;
+
+#[test]
+fn encryption_runs_in_a_16_kib_stack() {
+    let params = TFHE_LIB_GLWE_1024;
+    let key = GlweSecretKey::generate_binary(
+        [0u8; 1024],
+        params.polynomial_size(),
+        &mut Blake2bXof::from_seed([1; 32]),
+    )
+    .unwrap();
+    let mut encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
+    let size = size_of::<GlweEncryptor<1024>>();
+    println!("GlweEncryptor<1024>: {size} bytes of state");
+    assert!(size <= 17 * 1024, "encryptor state grew to {size} bytes");
+    let handle = std::thread::Builder::new()
+        .stack_size(STACK_BYTES)
+        .spawn(move || {
+            let mut body = Box::new([0u32; 1024]);
+            let mut frame = Box::new([0u8; MAX_SEEDED_FRAME_BYTES_1024]);
+            let message = [0x3Cu8; 300];
+            let mut total = 0;
+            for chunk in chunks(&message, 128) {
+                total += encryptor
+                    .encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut frame[..])
+                    .unwrap();
+            }
+            total
+        })
+        .unwrap();
+    assert_eq!(handle.join().unwrap(), 3 * 4140);
+}
