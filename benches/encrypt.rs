@@ -9,7 +9,7 @@
 //!   and one inverse FFT;
 //! * the CSPRNGs' throughput: our XOF vs ChaCha20 vs reading /dev/urandom in 4 KiB chunks.
 //!
-//! Run: `cargo bench --features tfhe-peer --bench encrypt`
+//! Run: `cargo bench --bench encrypt`
 #![allow(clippy::unwrap_used)]
 
 mod common;

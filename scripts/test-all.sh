@@ -32,7 +32,7 @@ step "format"
 cargo fmt --all -- --check
 
 step "clippy (all targets, -D warnings)"
-cargo clippy --workspace --all-targets --features tfhe-peer -- -D warnings
+cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo clippy "${NO_STD_CRATES[@]}" --lib --no-default-features --target thumbv7em-none-eabihf -- -D warnings
 
 step "rustdoc (-D warnings)"
@@ -42,7 +42,7 @@ step "host tests (x86_64 or whatever this machine is)"
 cargo test --workspace --all-features
 
 step "benchmarks (with the tfhe-rs peer), each run once as a test"
-cargo test --benches --features tfhe-peer --quiet
+cargo test --benches --quiet
 
 step "aarch64 tests under qemu-user"
 cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"

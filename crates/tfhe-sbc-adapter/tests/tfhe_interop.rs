@@ -1,0 +1,158 @@
+//! Device ciphertexts computed on by tfhe-rs: 256 random bit pairs encrypted on the device, extracted and
+//! key-switched by the adapter, NAND/AND/XOR/MUX evaluated with the tfhe-rs `ServerKey`, and every result
+//! decrypted by the tfhe-rs `ClientKey`. Plus an 8-bit "reading > threshold" comparison built from gates,
+//! and key export/import.
+#![cfg(feature = "tfhe")]
+#![allow(clippy::unwrap_used)]
+
+use rand_core::{Rng, SeedableRng};
+use std::sync::OnceLock;
+use tfhe::boolean::ciphertext::Ciphertext;
+use tfhe::boolean::client_key::ClientKey;
+use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
+use tfhe_sbc_adapter::intake::decode_frame;
+use tfhe_sbc_adapter::interop::{
+    BooleanBridge, client_key_from_device_key, device_key_from_client_key, generate_boolean_keys, tfhe_glwe_key,
+};
+use tfhe_sbc_adapter::keyfile::{decode_key_file, encode_key_file};
+use tfhe_sbc_core::entities::GlweCiphertextOwned;
+use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
+use tfhe_sbc_device::xof::Blake2bXof;
+
+/// One key set for the whole file: server-key generation takes seconds.
+fn keys() -> &'static (ClientKey, ServerKey, BooleanBridge) {
+    static KEYS: OnceLock<(ClientKey, ServerKey, BooleanBridge)> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let (client_key, server_key) = generate_boolean_keys();
+        let bridge = BooleanBridge::new(&server_key).unwrap();
+        (client_key, server_key, bridge)
+    })
+}
+
+/// Device side: encrypts 1024 bits (128 bytes) as one seeded frame; server side: decodes it.
+fn device_encrypt(client_key: &ClientKey, bits: &[u8; 128], seed: u8) -> GlweCiphertextOwned<u32> {
+    let device_key = device_key_from_client_key(client_key).unwrap();
+    let mut encryptor = Box::new(
+        GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &device_key, Blake2bXof::from_seed([seed; 32])).unwrap(),
+    );
+    let chunk = chunks(bits, 128).next().unwrap();
+    let mut body = [0u32; 1024];
+    let mut frame = vec![0u8; MAX_SEEDED_FRAME_BYTES_1024];
+    let len = encryptor
+        .encrypt_seeded_frame(&chunk, bits.len(), &mut body, &mut frame)
+        .unwrap();
+    decode_frame(&frame[..len]).unwrap().ciphertext
+}
+
+fn bit(bytes: &[u8], i: usize) -> bool {
+    (bytes[i / 8] >> (i % 8)) & 1 == 1
+}
+
+#[test]
+fn gates_on_256_device_encrypted_bit_pairs() {
+    const PAIRS: usize = 256;
+    let (client_key, server_key, bridge) = keys();
+    let mut rng = Blake2bXof::from_seed([7; 32]);
+    let mut a_bits = [0u8; 128];
+    let mut b_bits = [0u8; 128];
+    let mut c_bits = [0u8; 128];
+    rng.fill_bytes(&mut a_bits);
+    rng.fill_bytes(&mut b_bits);
+    rng.fill_bytes(&mut c_bits);
+    let (a_glwe, b_glwe, c_glwe) = (
+        device_encrypt(client_key, &a_bits, 1),
+        device_encrypt(client_key, &b_bits, 2),
+        device_encrypt(client_key, &c_bits, 3),
+    );
+    let mut checked = 0;
+    for i in 0..PAIRS {
+        let (a, b, c) = (bit(&a_bits, i), bit(&b_bits, i), bit(&c_bits, i));
+        let ca = bridge.to_boolean(&a_glwe, i);
+        let cb = bridge.to_boolean(&b_glwe, i);
+        let cc = bridge.to_boolean(&c_glwe, i);
+        assert_eq!(client_key.decrypt(&ca), a, "pair {i}: a after key switch");
+        assert_eq!(
+            client_key.decrypt(&server_key.nand(&ca, &cb)),
+            !(a && b),
+            "pair {i}: NAND"
+        );
+        assert_eq!(client_key.decrypt(&server_key.and(&ca, &cb)), a && b, "pair {i}: AND");
+        assert_eq!(client_key.decrypt(&server_key.xor(&ca, &cb)), a ^ b, "pair {i}: XOR");
+        assert_eq!(
+            client_key.decrypt(&server_key.mux(&cc, &ca, &cb)),
+            if c { a } else { b },
+            "pair {i}: MUX"
+        );
+        checked += 4;
+    }
+    println!("{checked} gate results on {PAIRS} device-encrypted bit pairs: all correct");
+    assert_eq!(checked, 4 * PAIRS);
+}
+
+/// `x > y` on 8-bit little-endian encrypted values: from the low bit up, where the bits differ `x`'s bit
+/// decides, otherwise the lower bits' answer stands.
+fn greater_than(server_key: &ServerKey, x: &[Ciphertext], y: &[Ciphertext]) -> Ciphertext {
+    let mut gt = server_key.trivial_encrypt(false);
+    for (xi, yi) in x.iter().zip(y) {
+        let differ = server_key.xor(xi, yi);
+        gt = server_key.mux(&differ, xi, &gt);
+    }
+    gt
+}
+
+#[test]
+fn eight_bit_reading_above_threshold() {
+    let (client_key, server_key, bridge) = keys();
+    // Eight readings and eight thresholds, one byte each, in two device frames.
+    let readings = [0u8, 17, 99, 100, 101, 200, 255, 128];
+    let thresholds = [0u8, 18, 100, 100, 100, 199, 254, 127];
+    let mut r_bytes = [0u8; 128];
+    let mut t_bytes = [0u8; 128];
+    r_bytes[..8].copy_from_slice(&readings);
+    t_bytes[..8].copy_from_slice(&thresholds);
+    let (r_glwe, t_glwe) = (
+        device_encrypt(client_key, &r_bytes, 4),
+        device_encrypt(client_key, &t_bytes, 5),
+    );
+    for k in 0..readings.len() {
+        let x: Vec<Ciphertext> = (0..8).map(|j| bridge.to_boolean(&r_glwe, 8 * k + j)).collect();
+        let y: Vec<Ciphertext> = (0..8).map(|j| bridge.to_boolean(&t_glwe, 8 * k + j)).collect();
+        let above = client_key.decrypt(&greater_than(server_key, &x, &y));
+        assert_eq!(
+            above,
+            readings[k] > thresholds[k],
+            "{} > {}",
+            readings[k],
+            thresholds[k]
+        );
+    }
+}
+
+#[test]
+fn keys_export_import_and_files() {
+    let (client_key, _, _) = keys();
+    let device_key = device_key_from_client_key(client_key).unwrap();
+    // The exported key is the client key's GLWE key.
+    let (_, glwe, _) = client_key.clone().into_raw_parts();
+    assert_eq!(tfhe_glwe_key(&device_key).as_ref(), glwe.as_ref());
+    // Import: a client key built around the device key decrypts what the device encrypts.
+    let imported = client_key_from_device_key(&device_key).unwrap();
+    let (_, imported_glwe, _) = imported.clone().into_raw_parts();
+    assert_eq!(imported_glwe.as_ref(), glwe.as_ref());
+    // Key files round-trip and reject tampering.
+    let file = encode_key_file(&device_key, &TFHE_LIB_GLWE_1024);
+    let (back, params) = decode_key_file(&file).unwrap();
+    assert_eq!(back.as_bytes(), device_key.as_bytes());
+    assert_eq!(params, TFHE_LIB_GLWE_1024);
+    let mut tampered = file.to_vec();
+    tampered[0] = b'X';
+    assert!(decode_key_file(&tampered).is_err());
+    assert!(decode_key_file(&file[..file.len() - 1]).is_err());
+    let last = file.len() - 1;
+    let mut non_binary = file.to_vec();
+    non_binary[last] = 2;
+    assert!(decode_key_file(&non_binary).is_err());
+}
