@@ -51,4 +51,19 @@ step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
 
+step "fuzzing: 60 s on the intake decoder, when cargo-fuzz is installed (a crash fails the run)"
+if cargo fuzz --version >/dev/null 2>&1; then
+  # New inputs go to target/fuzz-corpus; the checked-in seed corpus is only read.
+  mkdir -p target/fuzz-corpus
+  if ! (cd fuzz && cargo +stable fuzz run intake -s none ../target/fuzz-corpus corpus/intake \
+        -- -max_total_time=60 -rss_limit_mb=2048 > ../target/fuzz.log 2>&1); then
+    tail -n 40 target/fuzz.log
+    echo "fuzzing found a crash: see fuzz/artifacts/intake (replayed by crates/tfhe-sbc-adapter/tests/fuzz_corpus.rs)"
+    exit 1
+  fi
+  grep -E "^Done [0-9]+ runs" target/fuzz.log || tail -n 3 target/fuzz.log
+else
+  echo "cargo-fuzz not installed: skipped (cargo install cargo-fuzz)"
+fi
+
 step "all tests passed"

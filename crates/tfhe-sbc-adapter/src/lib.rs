@@ -45,6 +45,8 @@
 
 mod error;
 pub mod extraction;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod intake;
 #[cfg(feature = "tfhe")]
 pub mod interop;
