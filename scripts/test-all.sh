@@ -13,6 +13,11 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Keep a copy of everything for the final count of tests.
+mkdir -p target
+LOG=target/test-all.log
+exec > >(tee "$LOG") 2>&1
+
 step "set-up: rustup targets"
 rustup target add aarch64-unknown-linux-gnu thumbv7em-none-eabihf
 rustup component add rustfmt clippy
@@ -67,3 +72,5 @@ else
 fi
 
 step "all tests passed"
+# One closing line over every cargo test run above (host, benches, aarch64): "N passed, N failed".
+awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG"
