@@ -74,18 +74,21 @@ impl Blake2bXof {
     #[inline]
     fn next_blocks_into(&mut self, out: &mut [u8; BUFFER_BYTES]) {
         lanes::blocks(&H0, &self.seed, self.counter, out);
+        self.advance_counter();
+    }
+
+    /// Computes the next block group straight into the buffer.
+    fn refill(&mut self) {
+        lanes::blocks(&H0, &self.seed, self.counter, &mut self.buffer);
+        self.advance_counter();
+        self.used = 0;
+    }
+
+    fn advance_counter(&mut self) {
         self.counter = self
             .counter
             .checked_add(lanes::LANES as u64)
             .expect("BLAKE2b XOF stream exhausted (2^64 blocks)");
-    }
-
-    fn refill(&mut self) {
-        let mut block = [0u8; BUFFER_BYTES];
-        self.next_blocks_into(&mut block);
-        self.buffer = block;
-        block.zeroize();
-        self.used = 0;
     }
 
     /// Fills `dst` with the next bytes of the stream.

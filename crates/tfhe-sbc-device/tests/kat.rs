@@ -3,12 +3,11 @@
 //! both (the FFT product is exact, the Ziggurat tables are built identically, the XOF is portable).
 #![allow(clippy::unwrap_used)]
 
-use rand_core::SeedableRng;
+mod common;
+
 use sha2::{Digest, Sha256};
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::xof::Blake2bXof;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -17,13 +16,7 @@ fn hex(bytes: &[u8]) -> String {
 #[test]
 fn fixed_seeds_give_a_fixed_ciphertext() {
     let params = TFHE_LIB_GLWE_1024;
-    let key = GlweSecretKey::generate_binary(
-        [0u8; 1024],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed([0x11; 32]),
-    )
-    .unwrap();
-    let mut encryptor = GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([0x22; 32])).unwrap();
+    let (_key, mut encryptor) = common::key_and_encryptor(0x11, 0x22);
     let message: Vec<u8> = (0..128u8).collect();
 
     let mut hasher = Sha256::new();

@@ -2,15 +2,14 @@
 //! This file holds a single test, so that no other test thread allocates while it counts.
 #![allow(clippy::unwrap_used)]
 
-use rand_core::SeedableRng;
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::message::chunks;
 use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
-use tfhe_sbc_device::xof::Blake2bXof;
 
 struct Counting;
 
@@ -41,14 +40,8 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn encrypting_allocates_nothing() {
     let params = TFHE_LIB_GLWE_1024;
-    let key = GlweSecretKey::generate_binary(
-        [0u8; 1024],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed([1; 32]),
-    )
-    .unwrap();
     // Boxed only so the test thread's stack stays small; the encryptor itself never allocates.
-    let mut encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
+    let (_key, mut encryptor) = common::key_and_encryptor(1, 2);
     let mut body = Box::new([0u32; 1024]);
     let mut full_storage = vec![0u32; 2048];
     let mut full = GlweCiphertext::from_container(&mut full_storage[..], params.polynomial_size()).unwrap();

@@ -4,26 +4,17 @@
 //! microcontroller, a `Box` here.
 #![allow(clippy::unwrap_used)]
 
-use rand_core::SeedableRng;
-use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+mod common;
+
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::message::chunks;
 use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
-use tfhe_sbc_device::xof::Blake2bXof;
 
 const STACK_BYTES: usize = 16 * 1024;
 
 #[test]
 fn encryption_runs_in_a_16_kib_stack() {
-    let params = TFHE_LIB_GLWE_1024;
-    let key = GlweSecretKey::generate_binary(
-        [0u8; 1024],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed([1; 32]),
-    )
-    .unwrap();
-    let mut encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
+    let (_key, mut encryptor) = common::key_and_encryptor(1, 2);
     let size = size_of::<GlweEncryptor<1024>>();
     println!("GlweEncryptor<1024>: {size} bytes of state");
     assert!(size <= 17 * 1024, "encryptor state grew to {size} bytes");

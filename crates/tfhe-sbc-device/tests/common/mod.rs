@@ -1,0 +1,22 @@
+//! Shared test fixtures.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use rand_core::SeedableRng;
+use tfhe_sbc_core::entities::GlweSecretKey;
+use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::xof::Blake2bXof;
+
+/// A `TFHE_LIB_GLWE_1024` key generated from `key_seed` and an encryptor whose XOF is seeded with
+/// `rng_seed` (boxed, so that the test thread's stack stays small).
+pub fn key_and_encryptor(key_seed: u8, rng_seed: u8) -> (GlweSecretKey<[u8; 1024]>, Box<GlweEncryptor<1024>>) {
+    let params = TFHE_LIB_GLWE_1024;
+    let key = GlweSecretKey::generate_binary(
+        [0u8; 1024],
+        params.polynomial_size(),
+        &mut Blake2bXof::from_seed([key_seed; 32]),
+    )
+    .unwrap();
+    let encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([rng_seed; 32])).unwrap());
+    (key, encryptor)
+}
