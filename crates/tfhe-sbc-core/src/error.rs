@@ -30,6 +30,8 @@ pub enum Error {
     InvalidMessageModulus(u64),
     /// A binary key coefficient is neither 0 nor 1.
     NonBinaryKey,
+    /// A TUniform bound `b` outside `1..=62` (or too wide for the torus: `b + 2` bits must fit it).
+    InvalidTUniformBound(u32),
     /// A container does not have the length the shape requires.
     WrongLength {
         /// The length the shape requires.
@@ -65,6 +67,9 @@ impl core::fmt::Display for Error {
                 )
             }
             Self::NonBinaryKey => f.write_str("binary key coefficients must be 0 or 1"),
+            Self::InvalidTUniformBound(b) => {
+                write!(f, "TUniform bound 2^{b} is invalid: b must be at least 1 and b + 2 must fit the torus")
+            }
             Self::WrongLength { expected, found } => {
                 write!(f, "container has length {found}, expected {expected}")
             }

@@ -36,5 +36,6 @@ mod error;
 pub mod gaussian;
 pub mod parameters;
 pub mod torus;
+pub mod tuniform;
 
 pub use error::{Error, Result};
