@@ -8,7 +8,7 @@
 use crate::error::IntakeError;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
-use tfhe_sbc_device::mask::{XOF_ID_BLAKE2B_V1, expand_mask_u32};
+use tfhe_sbc_device::mask::{MASK_XOF_ID, expand_mask_u32};
 use tfhe_sbc_device::wire::{FORMAT_VERSION, FrameHeader, FrameKind, MAGIC};
 
 /// A validated frame: its header, its parameter set, and the full ciphertext (a seeded mask expanded).
@@ -52,7 +52,7 @@ pub fn decode_header(bytes: &[u8]) -> Result<(FrameHeader, GlweParameters, &[u8]
     if parameters.torus_bits() != 32 || parameters.glwe_dimension().0 != 1 {
         return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
     }
-    if header.xof_id != XOF_ID_BLAKE2B_V1 {
+    if header.xof_id != MASK_XOF_ID {
         return Err(IntakeError::UnsupportedXof(header.xof_id));
     }
     if header.chunk_count == 0 {

@@ -2,14 +2,14 @@
 //!
 //! For a 32-byte mask seed `s`, mask coefficient `j` (`0 <= j < N`) of a 32-bit-torus TRLWE ciphertext is
 //! the little-endian `u32` at bytes `[4j, 4j + 4)` of the [`Blake2bXof`] stream of `s` (construction v1,
-//! XOF id [`XOF_ID_BLAKE2B_V1`]). In other words: `Blake2bXof::from_seed(s)`, then `next_u32()` `N` times.
+//! XOF id [`MASK_XOF_ID`]). In other words: `Blake2bXof::from_seed(s)`, then `next_u32()` `N` times.
 
 use crate::xof::{BLOCK_BYTES, Blake2bXof};
 use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 
 /// The wire id of the BLAKE2b XOF construction v1 used to expand masks.
-pub const XOF_ID_BLAKE2B_V1: u8 = 1;
+pub const MASK_XOF_ID: u8 = 1;
 
 /// Expands the mask of `seed` into `out` (one `u32` per coefficient).
 pub fn expand_mask_u32(seed: &[u8; MASK_SEED_BYTES], out: &mut [u32]) {

@@ -9,7 +9,7 @@
 
 use crate::encryption::GlweEncryptor;
 use crate::error::{Error, Result};
-use crate::mask::XOF_ID_BLAKE2B_V1;
+use crate::mask::MASK_XOF_ID;
 use crate::message::Chunk;
 use serde::ser::SerializeTuple;
 use serde::{Deserialize, Serialize, Serializer};
@@ -60,7 +60,7 @@ pub struct FrameHeader {
     pub parameter_set: u16,
     /// Seeded or full.
     pub kind: FrameKind,
-    /// The XOF that expands the seed ([`XOF_ID_BLAKE2B_V1`]).
+    /// The XOF that expands the seed ([`MASK_XOF_ID`]).
     pub xof_id: u8,
     /// This frame's chunk index, from 0.
     pub chunk_index: u32,
@@ -83,7 +83,7 @@ impl FrameHeader {
             version: FORMAT_VERSION,
             parameter_set: parameter_set.0,
             kind,
-            xof_id: XOF_ID_BLAKE2B_V1,
+            xof_id: MASK_XOF_ID,
             chunk_index: chunk.index,
             chunk_count: chunk.count,
             message_length: u32::try_from(message_length).map_err(|_| Error::MessageTooLarge)?,
