@@ -1,13 +1,16 @@
-//! A multi-lane BLAKE2b compression specialized to the XOF's single-block messages.
+//! A multi-lane keyed BLAKE2b compression specialized to the XOF's messages.
 //!
-//! Every XOF block is BLAKE2b-512 of the 40-byte message `seed || LE64(i)` under a fixed parameter block
-//! (digest length 64, no key, personalization): one compression of a final block whose message words 5–15
-//! are zero. This module computes [`LANES`] consecutive counters at once: the compression is written as
+//! Every XOF block is keyed BLAKE2b-512 of the 8-byte message `LE64(i)` under a fixed parameter block
+//! (digest length 64, key length 32, personalization). The key block's compression depends on the key only
+//! ([`keyed_state`], once per key); each output block is then one compression of a final block whose
+//! message words 1–15 are zero ([`block`]). This module computes [`LANES`] consecutive counters at once: the compression is written as
 //! plain scalar code inside a loop over the lanes, with no dependency between iterations, which LLVM's loop
 //! vectorizer widens into SIMD registers (SSE2/AVX2 on x86_64, NEON on aarch64) in portable code.
 //!
 //! It is the BLAKE2b specification (RFC 7693) and nothing more; `tests/xof.rs` checks it bit for bit
 //! against the RustCrypto `blake2` crate.
+
+use zeroize::Zeroize;
 
 /// Counters computed per call.
 pub(crate) const LANES: usize = 8;
@@ -38,11 +41,11 @@ const SIGMA: [[usize; 16]; 12] = [
     [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
 ];
 
-/// The chaining value after the parameter block: digest length 64, key length 0, fanout 1, depth 1, no salt,
-/// the given personalization.
-pub(crate) const fn initial_state(personalization: &[u8; 16]) -> [u64; 8] {
+/// The chaining value after the parameter block: digest length 64, key length `key_bytes`, fanout 1,
+/// depth 1, no salt, the given personalization.
+pub(crate) const fn initial_state(personalization: &[u8; 16], key_bytes: u8) -> [u64; 8] {
     let mut h = IV;
-    h[0] ^= 0x0101_0040;
+    h[0] ^= 0x0101_0040 ^ ((key_bytes as u64) << 8);
     let mut p0 = [0u8; 8];
     let mut p1 = [0u8; 8];
     let mut i = 0;
@@ -83,12 +86,9 @@ fn round<const R: usize>(v: &mut [u64; 16], m: &[u64; 16]) {
     g(v, 3, 4, 9, 14, m[s[14]], m[s[15]]);
 }
 
-/// One compression of the final 40-byte block `seed || LE64(counter)`; returns the 8 output words.
+/// One BLAKE2b compression of message block `m` with byte counter `t` (`last`: the final block).
 #[inline(always)]
-fn compress(h: &[u64; 8], seed: &[u64; 4], counter: u64) -> [u64; 8] {
-    let m = [
-        seed[0], seed[1], seed[2], seed[3], counter, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    ];
+fn compress(h: &[u64; 8], m: &[u64; 16], t: u64, last: bool) -> [u64; 8] {
     let mut v = [
         h[0],
         h[1],
@@ -102,28 +102,42 @@ fn compress(h: &[u64; 8], seed: &[u64; 4], counter: u64) -> [u64; 8] {
         IV[1],
         IV[2],
         IV[3],
-        IV[4] ^ 40,
+        IV[4] ^ t,
         IV[5],
-        !IV[6],
+        if last { !IV[6] } else { IV[6] },
         IV[7],
     ];
-    round::<0>(&mut v, &m);
-    round::<1>(&mut v, &m);
-    round::<2>(&mut v, &m);
-    round::<3>(&mut v, &m);
-    round::<4>(&mut v, &m);
-    round::<5>(&mut v, &m);
-    round::<6>(&mut v, &m);
-    round::<7>(&mut v, &m);
-    round::<8>(&mut v, &m);
-    round::<9>(&mut v, &m);
-    round::<10>(&mut v, &m);
-    round::<11>(&mut v, &m);
+    round::<0>(&mut v, m);
+    round::<1>(&mut v, m);
+    round::<2>(&mut v, m);
+    round::<3>(&mut v, m);
+    round::<4>(&mut v, m);
+    round::<5>(&mut v, m);
+    round::<6>(&mut v, m);
+    round::<7>(&mut v, m);
+    round::<8>(&mut v, m);
+    round::<9>(&mut v, m);
+    round::<10>(&mut v, m);
+    round::<11>(&mut v, m);
     core::array::from_fn(|i| h[i] ^ v[i] ^ v[i + 8])
 }
 
-/// Computes the blocks of counters `first .. first + LANES` for the seed words `seed` (the seed as four
-/// little-endian `u64`s), writing `64 * LANES` bytes to `out`, with the widest SIMD the CPU offers.
+/// The chaining value after the key block: `h0` (from [`initial_state`] with `key_bytes = 32`) compressed
+/// with the 32-byte key zero-padded to 128 bytes. It depends on the key only, so it is computed once per key
+/// and every output block then costs one compression.
+pub(crate) fn keyed_state(h0: &[u64; 8], key: &[u64; 4]) -> [u64; 8] {
+    let m = [key[0], key[1], key[2], key[3], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    compress(h0, &m, 128, false)
+}
+
+/// One output block: the final 8-byte message block `LE64(counter)` after the key block (byte counter 136).
+#[inline(always)]
+pub(crate) fn block(h: &[u64; 8], counter: u64) -> [u64; 8] {
+    let m = [counter, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    compress(h, &m, 128 + 8, true)
+}
+
+/// Computes the blocks of counters `first .. first + LANES` from the keyed chaining value `h`, writing `64 * LANES` bytes to `out`, with the widest SIMD the CPU offers.
 ///
 /// On x86_64 the same portable code is compiled twice more, with AVX-512F (8 lanes in one register, and a
 /// native 64-bit rotate) and with AVX2 (8 lanes in two registers), and the widest the CPU has is chosen at
@@ -131,14 +145,14 @@ fn compress(h: &[u64; 8], seed: &[u64; 4], counter: u64) -> [u64; 8] {
 /// (group `csprng_64KiB`): about 0.5 GB/s portable (SSE2), 1.0 GB/s AVX2, 1.8 GB/s AVX-512. Other targets
 /// use the portable build (NEON is baseline on aarch64).
 #[inline]
-pub(crate) fn blocks(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8; 64 * LANES]) {
+pub(crate) fn blocks(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
     #[cfg(target_arch = "x86_64")]
     {
         if avx512_detect::get() {
             // SAFETY: `blocks_avx512` only enables `avx512f`, which the CPU has (checked just above).
             #[allow(unsafe_code)]
             unsafe {
-                blocks_avx512(h, seed, first, out)
+                blocks_avx512(h, first, out)
             };
             return;
         }
@@ -146,12 +160,12 @@ pub(crate) fn blocks(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8; 6
             // SAFETY: `blocks_avx2` only enables `avx2`, which the CPU has (checked just above).
             #[allow(unsafe_code)]
             unsafe {
-                blocks_avx2(h, seed, first, out)
+                blocks_avx2(h, first, out)
             };
             return;
         }
     }
-    blocks_portable(h, seed, first, out);
+    blocks_portable(h, first, out);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -166,8 +180,8 @@ cpufeatures::new!(avx2_detect, "avx2");
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx512f")]
-unsafe fn blocks_avx512(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8; 64 * LANES]) {
-    blocks_portable(h, seed, first, out);
+unsafe fn blocks_avx512(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
+    blocks_portable(h, first, out);
 }
 
 /// [`blocks_portable`] compiled with AVX2.
@@ -177,17 +191,17 @@ unsafe fn blocks_avx512(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx2")]
-unsafe fn blocks_avx2(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8; 64 * LANES]) {
-    blocks_portable(h, seed, first, out);
+unsafe fn blocks_avx2(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
+    blocks_portable(h, first, out);
 }
 
 #[inline(always)]
-fn blocks_portable(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8; 64 * LANES]) {
+fn blocks_portable(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
     // words[i][lane]: lane-contiguous, so the vectorized loop stores whole vectors.
     let mut words = [[0u64; LANES]; 8];
     #[allow(clippy::needless_range_loop)] // The index loop is the shape LLVM's loop vectorizer widens.
     for lane in 0..LANES {
-        let w = compress(h, seed, first.wrapping_add(lane as u64));
+        let w = block(h, first.wrapping_add(lane as u64));
         for (i, word) in w.into_iter().enumerate() {
             words[i][lane] = word;
         }
@@ -197,4 +211,6 @@ fn blocks_portable(h: &[u64; 8], seed: &[u64; 4], first: u64, out: &mut [u8; 64 
             bytes.copy_from_slice(&words[i][lane].to_le_bytes());
         }
     }
+    // The words are secret stream output: leave none of them behind on the stack.
+    words.zeroize();
 }

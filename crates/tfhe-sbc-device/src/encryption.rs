@@ -1,31 +1,50 @@
 //! TRLWE (GLWE, `k = 1`) encryption of `N` bits with no heap: the device's hot path.
 //!
 //! `b = a * s + Delta * m + e`, with `a` uniform (expanded from a fresh 32-byte seed), `s` the binary key
-//! (its FFT computed once), `Delta * m` the boolean encoding (+-1/8) and `e` rounded Gaussian noise from the
-//! Ziggurat at the parameter set's sigma.
+//! (its FFT computed once), `Delta * m` the boolean encoding (+-1/8) and `e` the device's noise
+//! ([`crate::noise`]: constant-time TUniform by default).
+//!
+//! Each encryption draws, from the encryptor's CSPRNG and in this order, the 32-byte mask seed and then the
+//! noise; afterwards the CSPRNG erases its key ([`Blake2bXof::ratchet`]) and the FFT scratch (which held
+//! `a * s`, `N` linear equations in `s`) is wiped.
+//!
+//! With the `hazmat` feature, [`GlweEncryptor::encrypt_seeded_glwe_ciphertext_with_randomness`] takes the
+//! mask seed and the noise explicitly: the deterministic inner encryption that known-answer tests pin,
+//! independent of how a sampler consumes its stream.
 
 use crate::error::{Error, Result};
 use crate::key_spectrum::KeySpectrum;
 use crate::mask::{expand_mask_into_fft_input, expand_mask_u32};
+use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::xof::Blake2bXof;
 use rand_core::Rng;
 use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, MASK_SEED_BYTES};
-use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 use zeroize::Zeroize;
 
-/// A TRLWE encryptor for polynomial size `N`: it holds the key's spectrum, one FFT scratch buffer and its
-/// CSPRNG, and nothing else. Encrypting never allocates and reuses the same buffers on every call.
+/// A TRLWE encryptor for polynomial size `N`: it holds the key's spectrum, one FFT scratch buffer, its noise
+/// sampler and its CSPRNG, and nothing else. Encrypting never allocates and reuses the same buffers on every
+/// call.
 ///
-/// At `N = 1024` it holds 16 KiB of spectra plus about 150 bytes (see `size_of` in the memory test); the
-/// FFT tables are `static` (flash on a microcontroller).
+/// `size_of::<GlweEncryptor<1024>>()` is about 17 KB: 16 KiB of spectra plus the CSPRNG's state and buffer
+/// (`tests/no_alloc.rs` prints it); the FFT tables are `static` (flash on a microcontroller).
 ///
 /// Secret: the key spectrum, the scratch buffer and the RNG state are zeroized on drop; `Debug` is redacted.
+/// `ZeroizeOnDrop` covers the object's final location only: a copy left behind by a move (returning it by
+/// value, boxing it) is not wiped. Construct it where it will live (issue [F] brings in-place construction).
+///
+/// # Timing
+/// With the default [`NoiseSampling::ConstantTime`], an encryption's branches and memory addresses do not
+/// depend on the key, the message, the CSPRNG output or the noise on hosts with a hardware FPU (x86_64,
+/// aarch64): checked under valgrind by `scripts/ctgrind.sh`. On Cortex-M without a double-precision FPU the
+/// `f64` FFT runs in software, and compiler-builtins' soft-float multiply takes an early exit on zero
+/// operands, so its time depends on the key's zero coefficients (measured under qemu); issue [F] brings an
+/// integer product for those targets. [`NoiseSampling::Ziggurat`] is not constant-time.
 pub struct GlweEncryptor<const N: usize> {
     key: KeySpectrum<N>,
     scratch: [f64; N],
-    noise_std_dev_scaled: f64,
+    noise: DeviceNoise,
     parameter_set: ParameterSetId,
     rng: Blake2bXof,
 }
@@ -34,12 +53,24 @@ impl<const N: usize> GlweEncryptor<N> {
     /// The message bytes one ciphertext holds: `N / 8`.
     pub const MESSAGE_BYTES: usize = N / 8;
 
-    /// Prepares an encryptor: checks that `params` is a 32-bit, `k = 1` set of size `N` matching `key`, and
-    /// computes the key's FFT once. `rng` provides the mask seeds and the noise.
+    /// Prepares an encryptor with the constant-time noise sampler: checks that `params` is a 32-bit,
+    /// `k = 1` set of size `N` matching `key`, resolves and validates its noise, and computes the key's FFT
+    /// once. `rng` provides the mask seeds and the noise.
     pub fn new<C: AsRef<[u8]> + AsMut<[u8]>>(
         params: &GlweParameters,
         key: &GlweSecretKey<C>,
         rng: Blake2bXof,
+    ) -> Result<Self> {
+        Self::with_noise_sampling(params, key, rng, NoiseSampling::ConstantTime)
+    }
+
+    /// [`Self::new`] with an explicit noise sampler choice ([`NoiseSampling::Ziggurat`] is the paper's
+    /// method and is not constant-time).
+    pub fn with_noise_sampling<C: AsRef<[u8]> + AsMut<[u8]>>(
+        params: &GlweParameters,
+        key: &GlweSecretKey<C>,
+        rng: Blake2bXof,
+        sampling: NoiseSampling,
     ) -> Result<Self> {
         params.check_torus::<u32>()?;
         if params.polynomial_size().0 != N {
@@ -54,7 +85,7 @@ impl<const N: usize> GlweEncryptor<N> {
         Ok(Self {
             key: KeySpectrum::new(key)?,
             scratch: [0.0; N],
-            noise_std_dev_scaled: params.noise_std_dev_scaled(),
+            noise: DeviceNoise::for_parameters(params, sampling)?,
             parameter_set: params.id(),
             rng,
         })
@@ -63,6 +94,16 @@ impl<const N: usize> GlweEncryptor<N> {
     /// The parameter set this encryptor was built for.
     pub fn parameter_set(&self) -> ParameterSetId {
         self.parameter_set
+    }
+
+    /// The noise sampler in use.
+    pub fn noise(&self) -> DeviceNoise {
+        self.noise
+    }
+
+    /// Mixes `entropy` (from a hardware TRNG or the OS) into the CSPRNG ([`Blake2bXof::reseed`]).
+    pub fn reseed(&mut self, entropy: &[u8]) {
+        self.rng.reseed(entropy);
     }
 
     /// Encrypts up to `N / 8` message bytes (`N` bits, least-significant bit first, zero-padded) as a
@@ -75,12 +116,38 @@ impl<const N: usize> GlweEncryptor<N> {
         body: &mut [u32],
     ) -> Result<[u8; MASK_SEED_BYTES]> {
         check_lengths::<N>(message, body)?;
+        self.rng.reseed_if_forked()?;
         let mut seed = [0u8; MASK_SEED_BYTES];
         self.rng.fill_bytes(&mut seed);
+        self.sample_noise_into(body);
         expand_mask_into_fft_input(&seed, &mut self.scratch);
-        self.key.mul_fft_input(&mut self.scratch, body);
-        self.add_message_and_noise(message, body);
+        self.add_mask_product_and_message(message, body);
+        self.rng.ratchet();
         Ok(seed)
+    }
+
+    /// The deterministic inner encryption: [`Self::encrypt_seeded_glwe_ciphertext`] with the mask seed and
+    /// the noise (`N` torus values) given instead of drawn. For known-answer tests only: reusing a seed or a
+    /// noise vector breaks the encryption, and this entry point does neither draw nor ratchet.
+    #[cfg(feature = "hazmat")]
+    pub fn encrypt_seeded_glwe_ciphertext_with_randomness(
+        &mut self,
+        message: &[u8],
+        mask_seed: &[u8; MASK_SEED_BYTES],
+        noise: &[u32],
+        body: &mut [u32],
+    ) -> Result<()> {
+        check_lengths::<N>(message, body)?;
+        if noise.len() != N {
+            return Err(Error::WrongLength {
+                expected: N,
+                found: noise.len(),
+            });
+        }
+        body.copy_from_slice(noise);
+        expand_mask_into_fft_input(mask_seed, &mut self.scratch);
+        self.add_mask_product_and_message(message, body);
+        Ok(())
     }
 
     /// Encrypts up to `N / 8` message bytes into the full `(a, b)` form the paper sends (`2N` words).
@@ -99,15 +166,17 @@ impl<const N: usize> GlweEncryptor<N> {
         }
         let (mask, body) = out.mask_and_body_mut();
         check_lengths::<N>(message, body)?;
+        self.rng.reseed_if_forked()?;
         let mut seed = [0u8; MASK_SEED_BYTES];
         self.rng.fill_bytes(&mut seed);
+        self.sample_noise_into(body);
         expand_mask_u32(&seed, mask);
         seed.zeroize();
         for (x, &a) in self.scratch.iter_mut().zip(mask.iter()) {
             *x = f64::from(a as i32);
         }
-        self.key.mul_fft_input(&mut self.scratch, body);
-        self.add_message_and_noise(message, body);
+        self.add_mask_product_and_message(message, body);
+        self.rng.ratchet();
         Ok(())
     }
 
@@ -123,10 +192,17 @@ impl<const N: usize> GlweEncryptor<N> {
         self.encrypt_seeded_glwe_ciphertext(message, body)
     }
 
-    /// `body += encode(m) + e`: the encoding, then a batch of Ziggurat noise.
-    fn add_message_and_noise(&mut self, message: &[u8], body: &mut [u32]) {
+    /// `body = e`: fresh noise from the CSPRNG.
+    fn sample_noise_into(&mut self, body: &mut [u32]) {
+        body.fill(0);
+        self.noise.add_noise(&mut self.rng, body);
+    }
+
+    /// `body += a * s + encode(m)`, with `a` already in the scratch as FFT input; then wipes the scratch.
+    fn add_mask_product_and_message(&mut self, message: &[u8], body: &mut [u32]) {
+        self.key.mul_add_fft_input(&mut self.scratch, body);
         add_encoded_bits(message, body);
-        Ziggurat.add_noise_torus(&mut self.rng, self.noise_std_dev_scaled, body);
+        self.scratch.zeroize();
     }
 }
 

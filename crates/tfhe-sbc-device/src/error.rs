@@ -35,6 +35,21 @@ pub enum Error {
     MessageTooLarge,
     /// The operating system's random source failed.
     Entropy,
+    /// [`crate::noise::NoiseSampling::Ziggurat`] was asked for a set whose noise is not Gaussian.
+    ZigguratNeedsGaussianSet,
+    /// The noise is too small to hide the key or too large to decrypt (see
+    /// [`crate::noise::DeviceNoise::for_parameters`]).
+    NoiseOutOfRange,
+    /// The frame counter reached its limit: persist a new high-water mark and extend it, or reboot with a new
+    /// boot count.
+    SequenceExhausted,
+    /// The chunk is not one of the message's chunks (index, count or length disagree).
+    ChunkNotInMessage {
+        /// The chunk's index.
+        index: u32,
+        /// The chunk's count.
+        count: u32,
+    },
 }
 
 impl From<tfhe_sbc_core::Error> for Error {
@@ -64,6 +79,16 @@ impl core::fmt::Display for Error {
             Self::BufferTooSmall => f.write_str("output buffer too small for the frame"),
             Self::MessageTooLarge => f.write_str("message longer than 2^32 - 1 bytes"),
             Self::Entropy => f.write_str("the operating system's random source failed"),
+            Self::SequenceExhausted => f.write_str("the frame counter has no sequence numbers left"),
+            Self::ChunkNotInMessage { index, count } => {
+                write!(f, "chunk {index} of {count} is not a chunk of this message")
+            }
+            Self::ZigguratNeedsGaussianSet => {
+                f.write_str("the Ziggurat sampler needs a parameter set with Gaussian noise")
+            }
+            Self::NoiseOutOfRange => f.write_str(
+                "noise out of range: at least 1/q of standard deviation, and 8 sigma (or the bound) below q/8",
+            ),
         }
     }
 }

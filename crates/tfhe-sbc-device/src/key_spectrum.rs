@@ -51,6 +51,14 @@ impl<const N: usize> KeySpectrum<N> {
         self.plan.mul_assign(scratch, &self.spectrum);
         self.plan.inverse_wrapping(scratch, out);
     }
+
+    /// Adds `a * s` (wrapping) to `out`, given `a` already placed in `scratch` as FFT input. `scratch` is
+    /// consumed.
+    pub(crate) fn mul_add_fft_input(&self, scratch: &mut [f64; N], out: &mut [u32]) {
+        self.plan.forward_in_place(scratch);
+        self.plan.mul_assign(scratch, &self.spectrum);
+        self.plan.inverse_add_wrapping(scratch, out);
+    }
 }
 
 /// The FFT plan for `N`, as a device error if `N` is unsupported.

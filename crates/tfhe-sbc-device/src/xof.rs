@@ -1,19 +1,35 @@
-//! A BLAKE2b extendable-output function used as a seeded CSPRNG.
+//! Keyed BLAKE2b in counter mode: the device's CSPRNG ([`Blake2bXof`]) and the public mask expansion
+//! ([`crate::mask`]) are two domains of one construction.
 //!
-//! # Construction (version 1, XOF id 1 on the wire)
-//! For a 32-byte seed `s`, the output stream is the concatenation of the 64-byte blocks
+//! # Construction (version 2)
+//! For a 32-byte key `K` and a 16-byte personalization `P`, the stream is the concatenation of the 64-byte
+//! blocks
 //!
 //! ```text
-//! block_i = BLAKE2b-512(message = s || LE64(i), key = none, salt = none, personalization = "TFHE-SBC XOF v1.")
+//! block_i = BLAKE2b-512(key = K, message = LE64(i), salt = none, personalization = P)    i = 0, 1, 2, ...
 //! ```
 //!
-//! for `i = 0, 1, 2, …`. The 40-byte message fits one 128-byte BLAKE2b block, so each 64 output bytes cost
-//! exactly one compression. The personalization string separates this use of BLAKE2b from every other.
-//! Keyed BLAKE2b (`key = s`, `message = LE64(i)`) would cost two compressions per block (the key block
-//! and the message block) for no security gain here, since the seed is secret either way.
+//! This is BLAKE2b's keyed mode (RFC 7693 §2.5), a PRF: the stream is indistinguishable from random for
+//! anyone without `K`. Keyed BLAKE2b compresses the zero-padded key block first; that compression depends
+//! on `K` only, so it is done once per key and each 64 output bytes then cost one compression, as the
+//! unkeyed construction v1 did (v1 hashed `seed || LE64(i)` with no key; it is gone with wire format v1).
+//!
+//! The domains:
+//! * [`RNG_PERSONALIZATION`] `"TFHE-SBC rng v2."`: the secret stream (mask seeds and noise). It never
+//!   crosses the wire.
+//! * [`crate::mask::MASK_PERSONALIZATION`] `"TFHE-SBC mask v2"`: the expansion of a public mask seed (wire XOF
+//!   id [`crate::mask::MASK_XOF_ID`]).
 //!
 //! Integers are read from the stream little-endian: `next_u32` takes the next 4 bytes, `next_u64` the next
 //! 8, so the stream is the same however it is consumed (`tests/xof.rs` checks this).
+//!
+//! # Key erasure and reseeding
+//! [`Blake2bXof`] keeps only the chaining value after the key block, never the key. [`Blake2bXof::ratchet`]
+//! (fast key erasure; the encryptor calls it after every encryption) replaces the key with the first 32
+//! bytes of block `2^64 - 1`, a block the stream itself never reaches, and wipes the buffered output: a
+//! later compromise of the state does not regenerate any earlier output. [`Blake2bXof::reseed`] mixes new
+//! entropy in. With the `getrandom` feature the generator remembers the process id it was seeded in and
+//! [`Blake2bXof::reseed_if_forked`] reseeds from the OS in a forked child.
 //!
 //! # Why BLAKE2b and not BLAKE2s
 //! BLAKE2b works on 64-bit words and yields 64 bytes per compression; BLAKE2s works on 32-bit words and
@@ -22,7 +38,11 @@
 //! carries an XOF id so that a BLAKE2s variant can be added without ambiguity.
 //!
 //! # Limits
-//! A seed yields `2^64` blocks (`2^70` bytes); the generator panics rather than wrap its counter.
+//! A key yields `2^64 - 1` blocks; the generator panics rather than wrap its counter.
+//!
+//! # Timing
+//! Constant-time: BLAKE2b is additions, rotations and XORs with data-independent indices; which SIMD build
+//! runs depends on the CPU only. Checked by `scripts/ctgrind.sh`.
 
 use crate::blake2b_lanes as lanes;
 use blake2::Blake2bMac512;
@@ -31,23 +51,43 @@ use core::convert::Infallible;
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-/// The BLAKE2b personalization string of construction version 1.
-pub const PERSONALIZATION: &[u8; 16] = b"TFHE-SBC XOF v1.";
+/// The BLAKE2b personalization of the device's secret stream.
+pub const RNG_PERSONALIZATION: &[u8; 16] = b"TFHE-SBC rng v2.";
+/// The BLAKE2b personalization of [`Blake2bXof::reseed`]'s key derivation.
+pub const RESEED_PERSONALIZATION: &[u8; 16] = b"TFHE-SBC reseed.";
 /// The bytes of one output block.
 pub const BLOCK_BYTES: usize = 64;
-/// The bytes of a seed.
+/// The bytes of a seed (the BLAKE2b key).
 pub const SEED_BYTES: usize = 32;
 
-/// The BLAKE2b XOF CSPRNG: construction version 1 (see the module documentation).
-///
-/// The stream is computed eight blocks at a time by a multi-lane BLAKE2b (`blake2b_lanes`), which is
-/// proven bit-identical to the RustCrypto `blake2` crate ([`Blake2bXof::block`]) by the tests.
-///
-/// Holds the seed (32 bytes), a counter and eight blocks of buffered output (about 560 bytes in all); all
-/// of it is zeroized on drop and none of it is shown by `Debug`.
-#[derive(Clone)]
-pub struct Blake2bXof {
-    seed: [u64; 4],
+const BUFFER_BYTES: usize = BLOCK_BYTES * lanes::LANES;
+/// The counter of the block whose first 32 bytes become the next key in [`Blake2bXof::ratchet`]; the
+/// stream stops before reaching it.
+const RATCHET_COUNTER: u64 = u64::MAX;
+
+/// Block `index` of the keyed stream of `key` under `personalization`, computed with the RustCrypto `blake2`
+/// crate: the reference the fast multi-lane path is tested against.
+pub fn reference_block(personalization: &[u8; 16], key: &[u8; SEED_BYTES], index: u64, out: &mut [u8; BLOCK_BYTES]) {
+    let mut mac = Blake2bMac512::new_with_salt_and_personal(Some(key), &[], personalization)
+        .unwrap_or_else(|_| unreachable!("a 32-byte key and a 16-byte personalization are valid"));
+    mac.update(&index.to_le_bytes());
+    mac.finalize_into(out.into());
+}
+
+/// The little-endian words of a 32-byte key.
+fn key_words(key: &[u8; SEED_BYTES]) -> [u64; 4] {
+    core::array::from_fn(|i| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&key[8 * i..8 * i + 8]);
+        u64::from_le_bytes(w)
+    })
+}
+
+/// A keyed BLAKE2b stream in one domain: the chaining value after the key block, a block counter and eight
+/// blocks of buffered output. Zeroized on drop.
+pub(crate) struct KeyedStream {
+    /// The chaining value after the key block (a function of the key: as secret as the key).
+    state: [u64; 8],
     /// The index of the next block to compute.
     counter: u64,
     buffer: [u8; BUFFER_BYTES],
@@ -55,44 +95,58 @@ pub struct Blake2bXof {
     used: usize,
 }
 
-/// The chaining value after the parameter block, computed at compile time.
-const H0: [u64; 8] = lanes::initial_state(PERSONALIZATION);
-const BUFFER_BYTES: usize = BLOCK_BYTES * lanes::LANES;
-
-impl Blake2bXof {
-    /// Block `index` of the stream of `seed`, computed with the RustCrypto `blake2` crate: the reference the
-    /// fast multi-lane path is tested against.
-    pub fn block(seed: &[u8; SEED_BYTES], index: u64, out: &mut [u8; BLOCK_BYTES]) {
-        let mut hasher = Blake2bMac512::new_with_salt_and_personal(None, &[], PERSONALIZATION)
-            .unwrap_or_else(|_| unreachable!("a 16-byte personalization is valid"));
-        hasher.update(seed);
-        hasher.update(&index.to_le_bytes());
-        hasher.finalize_into(out.into());
+impl KeyedStream {
+    /// The stream of `key` in the domain whose parameter-block chaining value is `h0`.
+    pub(crate) fn new(h0: &[u64; 8], key: &[u8; SEED_BYTES]) -> Self {
+        let mut words = key_words(key);
+        let state = lanes::keyed_state(h0, &words);
+        words.zeroize();
+        Self {
+            state,
+            counter: 0,
+            buffer: [0; BUFFER_BYTES],
+            used: BUFFER_BYTES,
+        }
     }
 
-    /// Computes the next `LANES` blocks into `out` and advances the counter.
-    #[inline]
-    fn next_blocks_into(&mut self, out: &mut [u8; BUFFER_BYTES]) {
-        lanes::blocks(&H0, &self.seed, self.counter, out);
-        self.advance_counter();
+    /// Restarts the stream under a new key (same domain), wiping the buffered output.
+    fn rekey(&mut self, h0: &[u64; 8], key: &[u8; SEED_BYTES]) {
+        let mut words = key_words(key);
+        self.state = lanes::keyed_state(h0, &words);
+        words.zeroize();
+        self.counter = 0;
+        self.buffer.zeroize();
+        self.used = BUFFER_BYTES;
     }
 
-    /// Computes the next block group straight into the buffer.
-    fn refill(&mut self) {
-        lanes::blocks(&H0, &self.seed, self.counter, &mut self.buffer);
-        self.advance_counter();
-        self.used = 0;
+    /// The first 32 bytes of the reserved block [`RATCHET_COUNTER`].
+    fn ratchet_key(&self) -> [u8; SEED_BYTES] {
+        let mut block = lanes::block(&self.state, RATCHET_COUNTER);
+        let mut key = [0u8; SEED_BYTES];
+        for (bytes, word) in key.chunks_exact_mut(8).zip(&block) {
+            bytes.copy_from_slice(&word.to_le_bytes());
+        }
+        block.zeroize();
+        key
     }
 
     fn advance_counter(&mut self) {
         self.counter = self
             .counter
             .checked_add(lanes::LANES as u64)
-            .expect("BLAKE2b XOF stream exhausted (2^64 blocks)");
+            .filter(|&c| c <= RATCHET_COUNTER - lanes::LANES as u64)
+            .expect("BLAKE2b XOF stream exhausted (2^64 - 1 blocks)");
+    }
+
+    /// Computes the next block group straight into the buffer.
+    fn refill(&mut self) {
+        lanes::blocks(&self.state, self.counter, &mut self.buffer);
+        self.advance_counter();
+        self.used = 0;
     }
 
     /// Fills `dst` with the next bytes of the stream.
-    fn fill(&mut self, mut dst: &mut [u8]) {
+    pub(crate) fn fill(&mut self, mut dst: &mut [u8]) {
         // Drain what is buffered.
         let available = BUFFER_BYTES - self.used;
         let take = available.min(dst.len());
@@ -103,7 +157,8 @@ impl Blake2bXof {
         let mut groups = dst.chunks_exact_mut(BUFFER_BYTES);
         for group in &mut groups {
             let group: &mut [u8; BUFFER_BYTES] = group.try_into().unwrap_or_else(|_| unreachable!());
-            self.next_blocks_into(group);
+            lanes::blocks(&self.state, self.counter, group);
+            self.advance_counter();
         }
         let rest = groups.into_remainder();
         if !rest.is_empty() {
@@ -112,13 +167,10 @@ impl Blake2bXof {
             self.used = rest.len();
         }
     }
-}
 
-impl TryRng for Blake2bXof {
-    type Error = Infallible;
-
+    /// The next little-endian `u32` of the stream.
     #[inline]
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+    pub(crate) fn next_u32(&mut self) -> u32 {
         if self.used + 4 <= BUFFER_BYTES {
             let bytes = [
                 self.buffer[self.used],
@@ -127,23 +179,119 @@ impl TryRng for Blake2bXof {
                 self.buffer[self.used + 3],
             ];
             self.used += 4;
-            return Ok(u32::from_le_bytes(bytes));
+            return u32::from_le_bytes(bytes);
         }
         let mut bytes = [0u8; 4];
         self.fill(&mut bytes);
-        Ok(u32::from_le_bytes(bytes))
+        u32::from_le_bytes(bytes)
+    }
+}
+
+impl Drop for KeyedStream {
+    fn drop(&mut self) {
+        self.state.zeroize();
+        self.buffer.zeroize();
+        self.counter.zeroize();
+        self.used.zeroize();
+    }
+}
+
+/// The parameter-block chaining value of the secret stream, computed at compile time.
+const RNG_H0: [u64; 8] = lanes::initial_state(RNG_PERSONALIZATION, SEED_BYTES as u8);
+
+/// The device's CSPRNG: keyed BLAKE2b in counter mode under [`RNG_PERSONALIZATION`] (see the module
+/// documentation), with key erasure and reseeding.
+///
+/// Deliberately not `Clone`: two copies would emit the same mask seeds and the same noise, and the
+/// difference of two such ciphertexts reveals the difference of their messages without the key. Tests that
+/// need the same stream twice seed two generators.
+///
+/// Holds the keyed chaining value, a counter and eight blocks of buffered output (about 590 bytes in all);
+/// all of it is zeroized on drop and none of it is shown by `Debug`.
+pub struct Blake2bXof {
+    stream: KeyedStream,
+    /// The process the generator was last seeded in, to detect `fork()`.
+    #[cfg(feature = "getrandom")]
+    pid: u32,
+}
+
+impl Blake2bXof {
+    /// Block `index` of the stream of `seed`, computed with the RustCrypto `blake2` crate: the reference the
+    /// multi-lane path is tested against.
+    pub fn block(seed: &[u8; SEED_BYTES], index: u64, out: &mut [u8; BLOCK_BYTES]) {
+        reference_block(RNG_PERSONALIZATION, seed, index, out);
+    }
+
+    /// Fast key erasure: the key becomes the first 32 bytes of the reserved block `2^64 - 1` of the
+    /// current key, the counter restarts and the buffered output is wiped. Nothing produced before the call
+    /// can be recomputed from the state after it. Costs two compressions.
+    pub fn ratchet(&mut self) {
+        let mut key = self.stream.ratchet_key();
+        self.stream.rekey(&RNG_H0, &key);
+        key.zeroize();
+    }
+
+    /// Mixes `entropy` (e.g. bytes from a hardware TRNG or the OS) into the key:
+    /// `key' = BLAKE2b-256(key = ratchet key, message = entropy, personalization = "TFHE-SBC reseed.")`.
+    /// The new stream is unpredictable if either the old state or `entropy` is.
+    pub fn reseed(&mut self, entropy: &[u8]) {
+        let mut ratchet = self.stream.ratchet_key();
+        let mut mac = blake2::Blake2bMac::<blake2::digest::consts::U32>::new_with_salt_and_personal(
+            Some(&ratchet),
+            &[],
+            RESEED_PERSONALIZATION,
+        )
+        .unwrap_or_else(|_| unreachable!("a 32-byte key and a 16-byte personalization are valid"));
+        mac.update(entropy);
+        let mut key = [0u8; SEED_BYTES];
+        mac.finalize_into((&mut key).into());
+        self.stream.rekey(&RNG_H0, &key);
+        key.zeroize();
+        ratchet.zeroize();
+    }
+
+    /// In a process other than the one the generator was seeded in (a `fork()` child, which inherited a
+    /// copy of the state), reseeds from the OS and returns `Ok(true)`; otherwise `Ok(false)`. One
+    /// `getpid()` per call: the encryptor calls it once per encryption.
+    #[cfg(feature = "getrandom")]
+    pub fn reseed_if_forked(&mut self) -> crate::Result<bool> {
+        let pid = std::process::id();
+        if pid == self.pid {
+            return Ok(false);
+        }
+        let mut entropy = [0u8; SEED_BYTES];
+        getrandom::fill(&mut entropy).map_err(|_| crate::Error::Entropy)?;
+        self.reseed(&entropy);
+        entropy.zeroize();
+        self.pid = pid;
+        Ok(true)
+    }
+
+    /// Without the `getrandom` feature there is no process to compare: always `Ok(false)`.
+    #[cfg(not(feature = "getrandom"))]
+    pub fn reseed_if_forked(&mut self) -> crate::Result<bool> {
+        Ok(false)
+    }
+}
+
+impl TryRng for Blake2bXof {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok(self.stream.next_u32())
     }
 
     #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Infallible> {
         let mut bytes = [0u8; 8];
-        self.fill(&mut bytes);
+        self.stream.fill(&mut bytes);
         Ok(u64::from_le_bytes(bytes))
     }
 
     #[inline]
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        self.fill(dst);
+        self.stream.fill(dst);
         Ok(())
     }
 }
@@ -154,27 +302,13 @@ impl SeedableRng for Blake2bXof {
     type Seed = [u8; SEED_BYTES];
 
     fn from_seed(mut seed: Self::Seed) -> Self {
-        let words = core::array::from_fn(|i| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&seed[8 * i..8 * i + 8]);
-            u64::from_le_bytes(w)
-        });
+        let stream = KeyedStream::new(&RNG_H0, &seed);
         seed.zeroize();
         Self {
-            seed: words,
-            counter: 0,
-            buffer: [0; BUFFER_BYTES],
-            used: BUFFER_BYTES,
+            stream,
+            #[cfg(feature = "getrandom")]
+            pid: std::process::id(),
         }
-    }
-}
-
-impl Drop for Blake2bXof {
-    fn drop(&mut self) {
-        self.seed.zeroize();
-        self.buffer.zeroize();
-        self.counter.zeroize();
-        self.used.zeroize();
     }
 }
 

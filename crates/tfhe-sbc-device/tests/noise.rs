@@ -1,5 +1,6 @@
 //! The noise of fresh ciphertexts: over 2^20 coefficients (1024 encryptions at N = 1024), the standard
-//! deviation of `b - a*s - Delta*m` is within 2% of sigma*q = 128 and the mean is about 0.
+//! deviation of `b - a*s - Delta*m` is within 2% of the sampler's (147.8 for the default TUniform(8), 128 =
+//! sigma*q for the opt-in Ziggurat), the mean is within 5 standard errors of 0, and TUniform's bound holds.
 #![allow(clippy::unwrap_used)]
 
 use rand_core::{Rng, SeedableRng};
@@ -9,15 +10,31 @@ use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::decryption::GlweDecryptor;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::message::message_bit;
+use tfhe_sbc_device::noise::NoiseSampling;
 use tfhe_sbc_device::xof::Blake2bXof;
 
 #[test]
-fn fresh_noise_has_the_parameter_sets_sigma() {
+fn default_noise_is_tuniform_8() {
+    let max_abs = measure(NoiseSampling::ConstantTime, 147.8);
+    assert!(max_abs <= 256, "TUniform(8) is bounded by 2^8: {max_abs}");
+}
+
+#[test]
+fn ziggurat_noise_has_the_parameter_sets_sigma() {
+    let max_abs = measure(NoiseSampling::Ziggurat, TFHE_LIB_GLWE_1024.noise_std_dev_scaled());
+    // Far below the decision distance 2^29 (an 8-sigma event otherwise).
+    assert!(max_abs < 128 * 8);
+}
+
+/// Encrypts 1024 random messages and checks the noise's moments; returns the largest |e|.
+fn measure(sampling: NoiseSampling, expected: f64) -> i64 {
     const CIPHERTEXTS: usize = 1024;
     let params = TFHE_LIB_GLWE_1024;
     let mut rng = Blake2bXof::from_seed([42; 32]);
     let key = GlweSecretKey::generate_binary([0u8; 1024], params.polynomial_size(), &mut rng).unwrap();
-    let mut encryptor = GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([43; 32])).unwrap();
+    let mut encryptor =
+        GlweEncryptor::<1024>::with_noise_sampling(&params, &key, Blake2bXof::from_seed([43; 32]), sampling).unwrap();
+    assert!((encryptor.noise().std_dev_scaled() - expected).abs() < 0.05);
     let mut decryptor = GlweDecryptor::<1024>::new(&key).unwrap();
     let (mut sum, mut sum_sq, mut count, mut max_abs) = (0.0f64, 0.0f64, 0usize, 0i64);
     let mut message = [0u8; 128];
@@ -38,12 +55,12 @@ fn fresh_noise_has_the_parameter_sets_sigma() {
     let n = count as f64;
     let mean = sum / n;
     let std = (sum_sq / n - mean * mean).sqrt();
-    let expected = params.noise_std_dev_scaled();
-    println!("{count} coefficients: noise mean {mean:+.3}, std {std:.3} (sigma*q = {expected}), max |e| {max_abs}");
+    println!(
+        "{sampling:?}: {count} coefficients: noise mean {mean:+.3}, std {std:.3} (expected {expected:.1}), max |e| {max_abs}"
+    );
     assert!(count >= 1 << 20);
     assert!((std / expected - 1.0).abs() < 0.02, "std {std}");
     // 5 standard errors of the mean.
     assert!(mean.abs() < 5.0 * expected / n.sqrt(), "mean {mean}");
-    // Far below the decision distance 2^29 (a 2^22-sigma event otherwise).
-    assert!(max_abs < 128 * 8);
+    max_abs
 }

@@ -3,6 +3,7 @@
 
 use rand_core::{Rng, SeedableRng};
 use std::collections::HashSet;
+use tfhe_sbc_device::mask::{expand_mask_into_fft_input, expand_mask_u32, mask_block};
 use tfhe_sbc_device::xof::{BLOCK_BYTES, Blake2bXof};
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -20,39 +21,118 @@ fn read(xof: &mut Blake2bXof, offset: usize, length: usize) -> Vec<u8> {
     out
 }
 
-/// Vectors from Python's hashlib (the BLAKE2 reference C code); see tests/kat/README.md.
+/// Vectors from Python's hashlib (the BLAKE2 reference C code); see tests/kat/README.md. Three domains:
+/// the secret stream, the mask expansion and the secret stream after one key erasure.
 #[test]
 fn known_answers_from_hashlib() {
-    let vectors = include_str!("kat/blake2b_xof_v1.txt");
-    let mut count = 0;
+    let vectors = include_str!("kat/blake2b_xof_v2.txt");
+    let mut count = [0; 3];
     for line in vectors.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let seed: [u8; 32] = unhex(fields[0]).try_into().unwrap();
-        let (offset, length): (usize, usize) = (fields[1].parse().unwrap(), fields[2].parse().unwrap());
-        let expected = unhex(fields[3]);
-        assert_eq!(
-            read(&mut Blake2bXof::from_seed(seed), offset, length),
-            expected,
-            "{line}"
-        );
-        count += 1;
+        let seed: [u8; 32] = unhex(fields[1]).try_into().unwrap();
+        let (offset, length): (usize, usize) = (fields[2].parse().unwrap(), fields[3].parse().unwrap());
+        let expected = unhex(fields[4]);
+        let got = match fields[0] {
+            "rng" => {
+                count[0] += 1;
+                read(&mut Blake2bXof::from_seed(seed), offset, length)
+            }
+            "mask" => {
+                count[1] += 1;
+                let mut words = vec![0u32; (offset + length).div_ceil(4)];
+                expand_mask_u32(&seed, &mut words);
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                bytes[offset..offset + length].to_vec()
+            }
+            "ratchet" => {
+                count[2] += 1;
+                let mut xof = Blake2bXof::from_seed(seed);
+                xof.ratchet();
+                read(&mut xof, offset, length)
+            }
+            other => panic!("unknown domain {other}"),
+        };
+        assert_eq!(got, expected, "{line}");
     }
-    assert_eq!(count, 20);
+    assert_eq!(count, [20, 20, 4]);
 }
 
-/// The stream comes from the multi-lane BLAKE2b; `Blake2bXof::block` from the RustCrypto `blake2` crate.
-/// They must agree bit for bit, block after block.
+/// The stream comes from the multi-lane BLAKE2b; `Blake2bXof::block` and `mask_block` from the RustCrypto
+/// `blake2` crate. They must agree bit for bit, block after block, in both domains.
 #[test]
 fn multi_lane_blake2b_matches_the_blake2_crate() {
     for seed in [[3u8; 32], [0u8; 32], core::array::from_fn(|i| (i * 37 + 11) as u8)] {
         let mut xof = Blake2bXof::from_seed(seed);
         let stream = read(&mut xof, 0, 1024 * BLOCK_BYTES);
-        for (i, got) in stream.chunks_exact(BLOCK_BYTES).enumerate() {
+        let mut mask = vec![0u32; 1024 * BLOCK_BYTES / 4];
+        expand_mask_u32(&seed, &mut mask);
+        let mask: Vec<u8> = mask.iter().flat_map(|w| w.to_le_bytes()).collect();
+        for (i, (got, got_mask)) in stream
+            .chunks_exact(BLOCK_BYTES)
+            .zip(mask.chunks_exact(BLOCK_BYTES))
+            .enumerate()
+        {
             let mut expected = [0u8; BLOCK_BYTES];
             Blake2bXof::block(&seed, i as u64, &mut expected);
             assert_eq!(got, expected, "block {i}");
+            mask_block(&seed, i as u64, &mut expected);
+            assert_eq!(got_mask, expected, "mask block {i}");
         }
+        assert_ne!(stream, mask, "the two domains must differ");
     }
+}
+
+/// The FFT-input expansion is the integer expansion, centered.
+#[test]
+fn mask_expansions_agree() {
+    let seed = [5u8; 32];
+    let mut words = vec![0u32; 1000];
+    let mut floats = vec![0f64; 1000];
+    expand_mask_u32(&seed, &mut words);
+    expand_mask_into_fft_input(&seed, &mut floats);
+    for (w, f) in words.iter().zip(&floats) {
+        assert_eq!(f64::from(*w as i32), *f);
+    }
+}
+
+/// Key erasure: after `ratchet`, the output is the documented new stream (KAT above), differs from the
+/// continuation of the old one, and buffered bytes of the old stream are never handed out.
+#[test]
+fn ratchet_moves_to_a_new_stream() {
+    let seed = [7u8; 32];
+    let old = read(&mut Blake2bXof::from_seed(seed), 0, 1024);
+    let mut xof = Blake2bXof::from_seed(seed);
+    let first = read(&mut xof, 0, 10); // leaves 502 buffered bytes
+    assert_eq!(first, old[..10]);
+    xof.ratchet();
+    let after = read(&mut xof, 0, 1014);
+    for window in old.windows(16) {
+        assert!(!after.windows(16).any(|w| w == window), "old stream bytes reappeared");
+    }
+    let mut again = Blake2bXof::from_seed(seed);
+    again.ratchet();
+    assert_eq!(read(&mut again, 0, 1014), after, "ratchet is deterministic in the state");
+}
+
+/// Reseeding mixes the entropy in: different entropy, different stream; the same state and entropy give
+/// the same stream; and the result differs from a plain ratchet.
+#[test]
+fn reseed_mixes_entropy() {
+    let seed = [8u8; 32];
+    let stream_after = |entropy: Option<&[u8]>| {
+        let mut xof = Blake2bXof::from_seed(seed);
+        match entropy {
+            Some(e) => xof.reseed(e),
+            None => xof.ratchet(),
+        }
+        read(&mut xof, 0, 64)
+    };
+    let a = stream_after(Some(b"trng bytes A"));
+    assert_eq!(a, stream_after(Some(b"trng bytes A")));
+    assert_ne!(a, stream_after(Some(b"trng bytes B")));
+    assert_ne!(a, stream_after(Some(b"")));
+    assert_ne!(a, stream_after(None));
+    assert_ne!(a, read(&mut Blake2bXof::from_seed(seed), 0, 64));
 }
 
 /// Reading in chunks of 1, 7, 64 and 4096 bytes, or as u32/u64 words, gives the same byte stream.

@@ -10,8 +10,9 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 ///
 /// Read as a flat vector, it is also the LWE key (dimension `k * N`) of sample-extracted ciphertexts.
 ///
-/// The key zeroizes its storage on drop (so a key built over a `&mut [u8]` wipes that buffer) and its
-/// `Debug` output never shows the coefficients.
+/// The key zeroizes its storage on drop (so a key built over a `&mut [u8]` wipes that buffer), its
+/// `Debug` output never shows the coefficients, and it is not `Clone`: a copy is made on purpose, with
+/// [`GlweSecretKey::from_container`] over a buffer whose fate the caller controls.
 pub struct GlweSecretKey<C: AsRef<[u8]> + AsMut<[u8]>> {
     data: C,
     polynomial_size: PolynomialSize,
@@ -111,15 +112,5 @@ impl<C: AsRef<[u8]> + AsMut<[u8]>> core::fmt::Debug for GlweSecretKey<C> {
             .field("polynomial_size", &self.polynomial_size.0)
             .field("coefficients", &"<redacted>")
             .finish()
-    }
-}
-
-#[cfg(feature = "alloc")]
-impl Clone for GlweSecretKey<alloc::vec::Vec<u8>> {
-    fn clone(&self) -> Self {
-        Self {
-            data: self.data.clone(),
-            polynomial_size: self.polynomial_size,
-        }
     }
 }
