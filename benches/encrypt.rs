@@ -1,10 +1,11 @@
 //! Encrypting 1024 bits on the device, against tfhe-rs in the same run (the paper's Tables 1, 4, 6, 7).
 //!
-//! * ours: seeded and full TRLWE encryption (BLAKE2b XOF, Ziggurat, key FFT reused), and the on-the-fly
-//!   variant that recomputes the key FFT;
+//! * ours: seeded and full TRLWE encryption (keyed BLAKE2b XOF, constant-time TUniform(8) noise, key FFT
+//!   reused), the same with the paper's Ziggurat (opt-in, not constant-time), and the on-the-fly variant
+//!   that recomputes the key FFT;
 //! * tfhe-rs 1.8.2: `encrypt_glwe_ciphertext` (u32, k = 1, N = 1024, Gaussian 2^-25, its default AES-CTR
 //!   CSPRNG), and `encrypt_lwe_ciphertext` once per bit, 1024 times (the per-bit TLWE baseline);
-//! * the breakdown: uniform sampling, Gaussian sampling (Ziggurat vs polar, same XOF), the polynomial
+//! * the breakdown: uniform sampling, noise sampling (TUniform vs Ziggurat vs polar, same XOF), the polynomial
 //!   product (reuse vs on the fly), and the floor: the randomness one encryption consumes plus one forward
 //!   and one inverse FFT;
 //! * the CSPRNGs' throughput: our XOF vs ChaCha20 vs reading /dev/urandom in 4 KiB chunks.
@@ -25,7 +26,9 @@ use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
 use tfhe_sbc_core::gaussian::{NormalSampler, Polar, Ziggurat};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_core::tuniform::TUniform;
 use tfhe_sbc_device::mask::expand_mask_into_fft_input;
+use tfhe_sbc_device::noise::NoiseSampling;
 use tfhe_sbc_device::xof::Blake2bXof;
 
 const N: usize = 1024;
@@ -39,6 +42,15 @@ fn ours(c: &mut Criterion) {
     let key = GlweSecretKey::generate_binary([0u8; N], params.polynomial_size(), &mut Blake2bXof::from_seed([1; 32]))
         .unwrap();
     let mut encryptor = Box::new(GlweEncryptor::<N>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
+    let mut ziggurat = Box::new(
+        GlweEncryptor::<N>::with_noise_sampling(
+            &params,
+            &key,
+            Blake2bXof::from_seed([5; 32]),
+            NoiseSampling::Ziggurat,
+        )
+        .unwrap(),
+    );
     let message = [0xA5u8; N / 8];
     let mut body = [0u32; N];
     let mut full = GlweCiphertext::from_container(vec![0u32; 2 * N], params.polynomial_size()).unwrap();
@@ -46,6 +58,13 @@ fn ours(c: &mut Criterion) {
     group.bench_function("tfhe-sbc seeded (seed + 4 KiB)", |b| {
         b.iter(|| {
             encryptor
+                .encrypt_seeded_glwe_ciphertext(black_box(&message), &mut body)
+                .unwrap()
+        })
+    });
+    group.bench_function("tfhe-sbc seeded, Ziggurat (opt-in, not constant-time)", |b| {
+        b.iter(|| {
+            ziggurat
                 .encrypt_seeded_glwe_ciphertext(black_box(&message), &mut body)
                 .unwrap()
         })
@@ -130,6 +149,10 @@ fn breakdown(c: &mut Criterion) {
     group.bench_function("uniform: 1024 mask words from a seed", |b| {
         b.iter(|| expand_mask_into_fft_input(black_box(&[7; 32]), &mut scratch))
     });
+    let tuniform = TUniform::new(8).unwrap();
+    group.bench_function("tuniform: 1024 TUniform(8) samples", |b| {
+        b.iter(|| tuniform.add_noise_torus(&mut xof, black_box(&mut out)))
+    });
     group.bench_function("gaussian: 1024 Ziggurat samples", |b| {
         b.iter(|| Ziggurat.add_noise_torus(&mut xof, sigma_q, black_box(&mut out)))
     });
@@ -154,9 +177,9 @@ fn breakdown(c: &mut Criterion) {
             plan.inverse_wrapping(&mut scratch, &mut out);
         })
     });
-    // The floor: the bytes one encryption draws (32-byte seed, 4 KiB mask, ~4.1 KiB of noise at 4 bytes per
-    // accepted sample and a 1.5% rejection rate) plus one forward and one inverse FFT.
-    let mut bytes = vec![0u8; 32 + 4 * N + 4 * N * 1015 / 1000];
+    // The floor: the bytes one encryption draws (32-byte seed, 4 KiB mask, 2 KiB of TUniform(8) noise at 2
+    // bytes per sample) plus one forward and one inverse FFT.
+    let mut bytes = vec![0u8; 32 + 4 * N + 2 * N];
     group.bench_function("floor: randomness + forward + inverse FFT", |b| {
         b.iter(|| {
             xof.fill_bytes(&mut bytes);
@@ -198,9 +221,10 @@ fn main() {
     });
     let seeded = (ENCRYPT, "tfhe-sbc seeded (seed + 4 KiB)");
     common::print_ratio_table_across(
-        "Encrypting 1024 bits, N = 1024, sigma = 2^-25 (ratio = time / tfhe-sbc seeded)",
+        "Encrypting 1024 bits, N = 1024, TFHE_LIB_GLWE_1024 (ratio = time / tfhe-sbc seeded, constant-time TUniform(8))",
         &[
             seeded,
+            (ENCRYPT, "tfhe-sbc seeded, Ziggurat (opt-in, not constant-time)"),
             (ENCRYPT, "tfhe-sbc full (8 KiB)"),
             (ENCRYPT, "tfhe-sbc seeded, key FFT on the fly"),
             (ENCRYPT, "tfhe-rs encrypt_glwe_ciphertext"),
@@ -214,6 +238,7 @@ fn main() {
         BREAKDOWN,
         &[
             "uniform: 1024 mask words from a seed",
+            "tuniform: 1024 TUniform(8) samples",
             "gaussian: 1024 Ziggurat samples",
             "gaussian: 1024 polar samples",
             "polymul: reuse (forward + product + inverse)",

@@ -32,14 +32,14 @@ use zeroize::Zeroize;
 ///
 /// Secret: the key spectrum, the scratch buffer and the RNG state are zeroized on drop; `Debug` is redacted.
 /// `ZeroizeOnDrop` covers the object's final location only: a copy left behind by a move (returning it by
-/// value, boxing it) is not wiped. Construct it where it will live (issue [F] brings in-place construction).
+/// value, boxing it) is not wiped. Construct it where it will live (issue \[F\] brings in-place construction).
 ///
 /// # Timing
 /// With the default [`NoiseSampling::ConstantTime`], an encryption's branches and memory addresses do not
 /// depend on the key, the message, the CSPRNG output or the noise on hosts with a hardware FPU (x86_64,
 /// aarch64): checked under valgrind by `scripts/ctgrind.sh`. On Cortex-M without a double-precision FPU the
 /// `f64` FFT runs in software, and compiler-builtins' soft-float multiply takes an early exit on zero
-/// operands, so its time depends on the key's zero coefficients (measured under qemu); issue [F] brings an
+/// operands, so its time depends on the key's zero coefficients (measured under qemu); issue \[F\] brings an
 /// integer product for those targets. [`NoiseSampling::Ziggurat`] is not constant-time.
 pub struct GlweEncryptor<const N: usize> {
     key: KeySpectrum<N>,

@@ -3,21 +3,36 @@
 //! `no_std` and heap-free: no `alloc` anywhere (a test counts the allocations of an encryption: 0).
 //!
 //! The encryption path, by name:
-//! 1. [`xof::Blake2bXof`]: the CSPRNG (BLAKE2b in counter mode, one compression per 64 bytes), seeded from
-//!    the OS ([`seeding`], feature `getrandom`) or from any caller `CryptoRng` (a hardware RNG).
+//! 1. [`xof::Blake2bXof`]: the CSPRNG (keyed BLAKE2b in counter mode, one compression per 64 bytes, key
+//!    erasure after every encryption), seeded from the OS ([`seeding`], feature `getrandom`) or from any
+//!    caller `CryptoRng` (a hardware RNG).
 //! 2. [`encryption::GlweEncryptor`]: takes the binary key once and keeps only its FFT
 //!    ([`key_spectrum::KeySpectrum`]); each call draws a 32-byte seed, expands the mask from it straight into
-//!    the FFT scratch ([`mask`]), multiplies by the key spectrum, and adds the boolean encoding and Ziggurat
-//!    noise.
+//!    the FFT scratch ([`mask`]), multiplies by the key spectrum, and adds the boolean encoding and noise
+//!    ([`noise`]: constant-time TUniform by default, the paper's Ziggurat only as an opt-in).
 //! 3. [`wire`]: the seeded `(seed, body)` frame, postcard into a caller slice.
 //!
 //! [`decryption`] is for the trusted party and for tests.
 //!
 //! # Timing
-//! Mask expansion, the FFT product and the encoding run in time independent of the key and the message
-//! (the encoding is branch-free). The Ziggurat's rejection path is not constant-time: the total time of an
-//! encryption varies slightly with how many of its `N` noise samples fell in a wedge or the tail, which
-//! says something about the noise magnitudes, not about the key or the message bits.
+//! The noise is as secret as the key (see [`noise`]), so the default path is constant-time in the key,
+//! the message, the CSPRNG output and the noise:
+//! * x86_64 and aarch64 (hardware FPU): the XOF, mask expansion, TUniform noise, the FFT product, the
+//!   encoding and the frame MAC have no branch and no memory address that depends on a secret. This is
+//!   checked mechanically: `scripts/ctgrind.sh` runs key-spectrum construction and encryptions under
+//!   valgrind memcheck with the key, the CSPRNG's seed and output and the message marked undefined, and CI
+//!   fails on any report. The same check flags the Ziggurat, so it can fail. It checks x86_64 code
+//!   generation; aarch64 runs the same portable code but is not checked under valgrind here.
+//! * Cortex-M without a double-precision FPU (thumbv6m, thumbv7m, thumbv7em with a single-precision FPU):
+//!   the `f64` FFT runs in software, and compiler-builtins' soft-float multiply exits early on zero
+//!   operands, so an encryption's time depends on the key's zero coefficients (measured under qemu). Do not
+//!   rely on constant time there yet; issue \[F\] brings an integer product for those targets.
+//! * [`noise::NoiseSampling::Ziggurat`] (opt-in) is not constant-time on any target: its rejection path and
+//!   its table loads depend on the samples.
+//! * Not covered by any check: the time of `reseed_if_forked` (a `getpid` system call), and what the
+//!   compiler may do on targets we do not build here.
+//!
+//! Threat model: `docs/security.md`.
 //!
 //! # Example
 //! ```
