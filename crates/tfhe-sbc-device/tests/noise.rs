@@ -64,3 +64,49 @@ fn measure(sampling: NoiseSampling, expected: f64) -> i64 {
     assert!(mean.abs() < 5.0 * expected / n.sqrt(), "mean {mean}");
     max_abs
 }
+
+/// The encryptor checks the noise itself, whatever the parameter set let through: a Ziggurat below one unit
+/// of `1/q` (rounding would leave most samples 0) and a TUniform bound past `q / 8` (no decryption) are
+/// refused, the Ziggurat is refused on a TUniform set, and a TUniform set's own bound is used as it is.
+#[test]
+fn encryptor_validates_the_noise() {
+    use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
+    use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution};
+    use tfhe_sbc_device::Error;
+    use tfhe_sbc_device::noise::DeviceNoise;
+
+    let set = |noise| GlweParameters::new_allow_insecure(32, PolynomialSize(64), GlweDimension(1), noise).unwrap();
+    let key =
+        GlweSecretKey::generate_binary([0u8; 64], PolynomialSize(64), &mut Blake2bXof::from_seed([1; 32])).unwrap();
+    let make = |params: &GlweParameters, sampling| {
+        GlweEncryptor::<64>::with_noise_sampling(params, &key, Blake2bXof::from_seed([2; 32]), sampling)
+            .map(|e| e.noise())
+    };
+    let tiny = set(NoiseDistribution::Gaussian {
+        std_dev: 2f64.powi(-40),
+    });
+    assert_eq!(make(&tiny, NoiseSampling::Ziggurat).err(), Some(Error::NoiseOutOfRange));
+    let huge = set(NoiseDistribution::TUniform { bound_log2: 29 });
+    assert_eq!(
+        make(&huge, NoiseSampling::ConstantTime).err(),
+        Some(Error::NoiseOutOfRange)
+    );
+    let wide = set(NoiseDistribution::Gaussian { std_dev: 2f64.powi(-5) });
+    assert_eq!(make(&wide, NoiseSampling::Ziggurat).err(), Some(Error::NoiseOutOfRange));
+    let tuniform = set(NoiseDistribution::TUniform { bound_log2: 10 });
+    assert_eq!(
+        make(&tuniform, NoiseSampling::Ziggurat).err(),
+        Some(Error::ZigguratNeedsGaussianSet)
+    );
+    assert!(matches!(
+        make(&tuniform, NoiseSampling::ConstantTime),
+        Ok(DeviceNoise::TUniform(t)) if t.bound_log2() == 10
+    ));
+    let sigma = set(NoiseDistribution::Gaussian {
+        std_dev: 2f64.powi(-25),
+    });
+    let ok = make(&sigma, NoiseSampling::Ziggurat);
+    assert!(matches!(ok, Ok(DeviceNoise::Ziggurat { std_dev_scaled }) if std_dev_scaled == 128.0));
+    let substituted = make(&sigma, NoiseSampling::ConstantTime);
+    assert!(matches!(substituted, Ok(DeviceNoise::TUniform(t)) if t.bound_log2() == 8));
+}
