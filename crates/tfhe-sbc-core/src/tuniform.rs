@@ -73,7 +73,9 @@ impl TUniform {
     #[inline(always)]
     pub const fn from_bits(&self, r: u64) -> i64 {
         let r = r & ((1u64 << (self.bound_log2 + 2)) - 1);
-        ((r >> 1) + (r & 1)) as i64 - (1i64 << self.bound_log2)
+        // Wrapping (it never wraps): a checked `+`/`-` would branch on the secret in builds with overflow
+        // checks, the test profile among them (`scripts/ctgrind.sh` flags it there).
+        ((r >> 1).wrapping_add(r & 1) as i64).wrapping_sub(1i64 << self.bound_log2)
     }
 
     /// The sample of one stream word of [`Self::bytes_per_sample`] little-endian bytes: its top `b + 2`
