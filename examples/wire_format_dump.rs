@@ -6,14 +6,18 @@
 use rand_core::SeedableRng;
 use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
 use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_core::parameters::GlweParameters;
+use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution};
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::message::chunks;
 use tfhe_sbc_device::wire::max_seeded_frame_bytes;
 use tfhe_sbc_device::xof::Blake2bXof;
 
 fn main() {
-    let params = GlweParameters::new(32, PolynomialSize(64), GlweDimension(1), 2f64.powi(-25)).unwrap();
+    // N = 64 keeps the dump short; it is a toy size, far below the security floor, hence the opt-in.
+    let noise = NoiseDistribution::Gaussian {
+        std_dev: 2f64.powi(-25),
+    };
+    let params = GlweParameters::new_allow_insecure(32, PolynomialSize(64), GlweDimension(1), noise).unwrap();
     let key =
         GlweSecretKey::generate_binary([0u8; 64], PolynomialSize(64), &mut Blake2bXof::from_seed([1; 32])).unwrap();
     let mut encryptor = GlweEncryptor::<64>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap();

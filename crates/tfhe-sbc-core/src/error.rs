@@ -17,8 +17,38 @@ pub enum Error {
     },
     /// The GLWE dimension `k` is 0.
     ZeroGlweDimension,
+    /// `k * N` exceeds [`MAX_LWE_DIMENSION`](crate::parameters::MAX_LWE_DIMENSION).
+    GlweDimensionTooLarge {
+        /// The GLWE dimension `k` given.
+        glwe_dimension: usize,
+        /// The polynomial size `N` given.
+        polynomial_size: usize,
+        /// The largest `k * N` supported.
+        max_lwe_dimension: usize,
+    },
+    /// A parameter set's torus width is neither 32 nor 64.
+    UnsupportedTorusBits(u32),
     /// The noise standard deviation is not a finite positive number below 1/2.
     InvalidNoiseStdDev(f64),
+    /// A custom set's Gaussian noise is below the 132-bit security floor (tfhe-rs's
+    /// `minimal_lwe_variance_for_132_bits_security_gaussian` for `k * N` and `q`). Both in torus units
+    /// squared.
+    NoiseBelowSecurityFloor {
+        /// The set's noise variance.
+        variance: f64,
+        /// The smallest variance that meets the floor.
+        minimum: f64,
+    },
+    /// A custom set's TUniform bound is below the 132-bit security floor
+    /// ([`tuniform_bound_floor`](crate::parameters::secure_noise::tuniform_bound_floor) for `k * N` and `q`).
+    TUniformBoundBelowSecurityFloor {
+        /// The set's bound `log2`.
+        bound_log2: u32,
+        /// The smallest bound `log2` that meets the floor.
+        minimum: u32,
+    },
+    /// No named parameter set has this id.
+    UnknownParameterSet(u16),
     /// The torus width does not match the scalar type in use.
     TorusBitsMismatch {
         /// What the parameter set says.
@@ -51,9 +81,36 @@ impl core::fmt::Display for Error {
                 write!(f, "polynomial size {size} is outside {min}..={max}")
             }
             Self::ZeroGlweDimension => f.write_str("GLWE dimension must be at least 1"),
+            Self::GlweDimensionTooLarge {
+                glwe_dimension,
+                polynomial_size,
+                max_lwe_dimension,
+            } => write!(
+                f,
+                "GLWE dimension {glwe_dimension} with polynomial size {polynomial_size} exceeds the largest \
+                 k*N, {max_lwe_dimension}"
+            ),
+            Self::UnsupportedTorusBits(bits) => {
+                write!(f, "torus width {bits} is not supported: use 32 or 64 bits")
+            }
             Self::InvalidNoiseStdDev(s) => {
                 write!(f, "noise standard deviation {s} must be finite, positive and below 1/2")
             }
+            Self::NoiseBelowSecurityFloor { variance, minimum } => write!(
+                f,
+                "noise variance {variance:e} (std dev 2^{:.2}) is below the 132-bit security floor {minimum:e} \
+                 (std dev 2^{:.2}) for this k*N and q: raise the standard deviation or N, or use \
+                 GlweParameters::new_allow_insecure for tests and toy sizes only",
+                libm::log2(variance) / 2.0,
+                libm::log2(minimum) / 2.0
+            ),
+            Self::TUniformBoundBelowSecurityFloor { bound_log2, minimum } => write!(
+                f,
+                "TUniform bound 2^{bound_log2} is below the 132-bit security floor 2^{minimum} for this k*N and q: \
+                 use bound_log2 >= {minimum} or a larger N, or GlweParameters::new_allow_insecure for tests and \
+                 toy sizes only"
+            ),
+            Self::UnknownParameterSet(id) => write!(f, "no named parameter set has id {id}"),
             Self::TorusBitsMismatch { expected, found } => {
                 write!(
                     f,
@@ -68,7 +125,10 @@ impl core::fmt::Display for Error {
             }
             Self::NonBinaryKey => f.write_str("binary key coefficients must be 0 or 1"),
             Self::InvalidTUniformBound(b) => {
-                write!(f, "TUniform bound 2^{b} is invalid: b must be at least 1 and b + 2 must fit the torus")
+                write!(
+                    f,
+                    "TUniform bound 2^{b} is invalid: b must be at least 1 and b + 2 must fit the torus"
+                )
             }
             Self::WrongLength { expected, found } => {
                 write!(f, "container has length {found}, expected {expected}")

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use rand_core::SeedableRng;
 use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, SeededGlweCiphertext};
-use tfhe_sbc_core::parameters::{GlweParameters, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
 use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encryption::GlweEncryptor;
@@ -20,8 +20,12 @@ fn key<const N: usize>(seed: u8) -> GlweSecretKey<[u8; N]> {
     GlweSecretKey::generate_binary([0u8; N], PolynomialSize(N), &mut Blake2bXof::from_seed([seed; 32])).unwrap()
 }
 
+/// A toy size (N = 64 is far below the security floor), for tests only.
 fn small_params() -> GlweParameters {
-    GlweParameters::new(32, PolynomialSize(64), GlweDimension(1), libm::ldexp(1.0, -25)).unwrap()
+    let noise = NoiseDistribution::Gaussian {
+        std_dev: libm::ldexp(1.0, -25),
+    };
+    GlweParameters::new_allow_insecure(32, PolynomialSize(64), GlweDimension(1), noise).unwrap()
 }
 
 fn round_trip<const N: usize>(params: &GlweParameters, message: &[u8], seeds: (u8, u8)) -> (Vec<u8>, Vec<u8>) {
@@ -84,12 +88,24 @@ fn mismatches_are_typed_errors() {
             found: 64
         })
     ));
-    let p64 = GlweParameters::new(64, PolynomialSize(64), GlweDimension(1), 1e-12).unwrap();
+    let p64 = GlweParameters::new_allow_insecure(
+        64,
+        PolynomialSize(64),
+        GlweDimension(1),
+        NoiseDistribution::Gaussian { std_dev: 1e-12 },
+    )
+    .unwrap();
     assert!(matches!(
         GlweEncryptor::<64>::new(&p64, &key64, rng()),
         Err(Error::Core(_))
     ));
-    let k2 = GlweParameters::new(32, PolynomialSize(64), GlweDimension(2), 1e-9).unwrap();
+    let k2 = GlweParameters::new_allow_insecure(
+        32,
+        PolynomialSize(64),
+        GlweDimension(2),
+        NoiseDistribution::Gaussian { std_dev: 1e-9 },
+    )
+    .unwrap();
     assert!(matches!(
         GlweEncryptor::<64>::new(&k2, &key64, rng()),
         Err(Error::UnsupportedGlweDimension(2))

@@ -7,13 +7,44 @@ use core::marker::PhantomData;
 
 /// A GLWE ciphertext over the torus `T`, stored in `C` (`[T; 2N]`, `&[T]`, `&mut [T]`, `Vec<T>`, …) as
 /// tfhe-rs lays it out: the `k` mask polynomials one after another, then the body polynomial.
+///
+/// With the `serde` feature it serializes as its fields (`data`, `polynomial_size`) and deserializes through
+/// [`GlweCiphertext::from_container`], so a length that is not `(k + 1) * N` with `k >= 1`, or `N = 0`, is an
+/// error.
 #[derive(Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(
+        try_from = "GlweCiphertextRepr<C>",
+        bound(
+            serialize = "C: serde::Serialize",
+            deserialize = "T: UnsignedTorus, C: AsRef<[T]> + serde::Deserialize<'de>"
+        )
+    )
+)]
 pub struct GlweCiphertext<T, C> {
     data: C,
     polynomial_size: PolynomialSize,
     #[cfg_attr(feature = "serde", serde(skip))]
     _torus: PhantomData<T>,
+}
+
+/// The serialized fields of a [`GlweCiphertext`], before validation.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+struct GlweCiphertextRepr<C> {
+    data: C,
+    polynomial_size: PolynomialSize,
+}
+
+#[cfg(feature = "serde")]
+impl<T: UnsignedTorus, C: AsRef<[T]>> TryFrom<GlweCiphertextRepr<C>> for GlweCiphertext<T, C> {
+    type Error = Error;
+
+    fn try_from(repr: GlweCiphertextRepr<C>) -> Result<Self> {
+        Self::from_container(repr.data, repr.polynomial_size)
+    }
 }
 
 /// A GLWE ciphertext that owns a `Vec`.

@@ -7,12 +7,41 @@ use core::marker::PhantomData;
 
 /// An LWE ciphertext over the torus `T`, stored in `C` as tfhe-rs lays it out: `n` mask elements, then the
 /// body.
+///
+/// With the `serde` feature it serializes as its `data` and deserializes through
+/// [`LweCiphertext::from_container`], so fewer than 2 elements is an error.
 #[derive(Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(
+        try_from = "LweCiphertextRepr<C>",
+        bound(
+            serialize = "C: serde::Serialize",
+            deserialize = "T: UnsignedTorus, C: AsRef<[T]> + serde::Deserialize<'de>"
+        )
+    )
+)]
 pub struct LweCiphertext<T, C> {
     data: C,
     #[cfg_attr(feature = "serde", serde(skip))]
     _torus: PhantomData<T>,
+}
+
+/// The serialized fields of an [`LweCiphertext`], before validation.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+struct LweCiphertextRepr<C> {
+    data: C,
+}
+
+#[cfg(feature = "serde")]
+impl<T: UnsignedTorus, C: AsRef<[T]>> TryFrom<LweCiphertextRepr<C>> for LweCiphertext<T, C> {
+    type Error = Error;
+
+    fn try_from(repr: LweCiphertextRepr<C>) -> Result<Self> {
+        Self::from_container(repr.data)
+    }
 }
 
 /// An LWE ciphertext that owns a `Vec`.

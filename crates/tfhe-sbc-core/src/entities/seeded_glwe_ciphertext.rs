@@ -11,8 +11,18 @@ pub const MASK_SEED_BYTES: usize = 32;
 /// A GLWE ciphertext with `k = 1` whose mask polynomial is the expansion of `seed` (see the device crate's
 /// `mask` module for the exact expansion), so it travels as `32 + N * BYTES` bytes instead of
 /// `2 * N * BYTES`.
+///
+/// With the `serde` feature it serializes as `seed`, `polynomial_size` and `body`, and deserializes through
+/// [`SeededGlweCiphertext::from_parts`], so a body whose length is not `N`, or `N = 0`, is an error.
 #[derive(Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Deserialize),
+    serde(
+        try_from = "SeededGlweCiphertextRepr<C>",
+        bound(deserialize = "T: UnsignedTorus, C: AsRef<[T]> + serde::Deserialize<'de>")
+    )
+)]
 pub struct SeededGlweCiphertext<T, C> {
     seed: [u8; MASK_SEED_BYTES],
     body: C,
@@ -55,6 +65,47 @@ impl<T: UnsignedTorus, C: AsRef<[T]>> SeededGlweCiphertext<T, C> {
     /// The seed and the body storage.
     pub fn into_parts(self) -> ([u8; MASK_SEED_BYTES], C) {
         (self.seed, self.body)
+    }
+}
+
+/// The serialized fields of a [`SeededGlweCiphertext`], borrowed for serialization.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize)]
+#[serde(rename = "SeededGlweCiphertext")]
+struct SeededGlweCiphertextRef<'a, C> {
+    seed: &'a [u8; MASK_SEED_BYTES],
+    polynomial_size: PolynomialSize,
+    body: &'a C,
+}
+
+/// The serialized fields of a [`SeededGlweCiphertext`], before validation.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+#[serde(rename = "SeededGlweCiphertext")]
+struct SeededGlweCiphertextRepr<C> {
+    seed: [u8; MASK_SEED_BYTES],
+    polynomial_size: PolynomialSize,
+    body: C,
+}
+
+#[cfg(feature = "serde")]
+impl<T: UnsignedTorus, C: AsRef<[T]> + serde::Serialize> serde::Serialize for SeededGlweCiphertext<T, C> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> core::result::Result<S::Ok, S::Error> {
+        SeededGlweCiphertextRef {
+            seed: &self.seed,
+            polynomial_size: self.polynomial_size(),
+            body: &self.body,
+        }
+        .serialize(serializer)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<T: UnsignedTorus, C: AsRef<[T]>> TryFrom<SeededGlweCiphertextRepr<C>> for SeededGlweCiphertext<T, C> {
+    type Error = Error;
+
+    fn try_from(repr: SeededGlweCiphertextRepr<C>) -> Result<Self> {
+        Self::from_parts(repr.seed, repr.body, repr.polynomial_size)
     }
 }
 
