@@ -8,6 +8,8 @@
 #   4. aarch64 tests under qemu-user (the FFT tables and the samplers must behave identically there)
 #   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf, which has no std at all, so any
 #      dependency that pulls std in makes this step fail
+#   6. the constant-time check: scripts/ctgrind.sh runs the device code under valgrind memcheck with its secrets
+#      marked undefined; any secret-dependent branch or address in the default path fails the run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +25,13 @@ rustup target add aarch64-unknown-linux-gnu thumbv7em-none-eabihf
 rustup component add rustfmt clippy
 
 if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null \
-    || [ ! -d /usr/aarch64-linux-gnu/lib ]; then
-  step "set-up: Debian packages (aarch64 cross gcc, libc, qemu-user)"
+    || [ ! -d /usr/aarch64-linux-gnu/lib ] || ! command -v valgrind >/dev/null; then
+  step "set-up: Debian packages (aarch64 cross gcc, libc, qemu-user, valgrind)"
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
+    valgrind
 fi
 
 NO_STD_CRATES=(-p negacyclic-fft -p tfhe-sbc-core -p tfhe-sbc-device)
@@ -55,6 +58,9 @@ cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
 step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
+
+step "constant-time check: ctgrind (valgrind memcheck; default path clean, Ziggurat and self-test flagged)"
+bash scripts/ctgrind.sh
 
 step "fuzzing: 60 s on the intake decoder, when cargo-fuzz is installed (a crash fails the run)"
 if cargo fuzz --version >/dev/null 2>&1; then

@@ -1,0 +1,535 @@
+//! The checks of each [`Mode`](crate::Mode): one device path each, with its secrets classified.
+//!
+//! Conventions: a secret generator is a [`Blake2bXof`] seeded from a classified seed (so its whole output
+//! stream is secret, as on the device); [`ClassifiedRng`] instead marks each output of a public generator,
+//! to check a sampler apart from the XOF. A binary key has only bit 0 of each byte classified: that each
+//! coefficient is 0 or 1 is public (the key check `from_container` makes), which one is secret.
+
+use crate::valgrind::{classify, classify_bits, declassify, is_tainted};
+use crate::{Check, ClassifiedRng, Digest, Outcome};
+use rand_core::{Rng, SeedableRng};
+use tfhe_sbc_core::dimensions::PolynomialSize;
+use tfhe_sbc_core::encoding::{PaddedIntegerEncoding, encode_bool};
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
+use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_core::tuniform::TUniform;
+use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
+use tfhe_sbc_device::key_spectrum::KeySpectrum;
+use tfhe_sbc_device::message::{chunks, message_bit};
+use tfhe_sbc_device::noise::NoiseSampling;
+use tfhe_sbc_device::wire::{FULL_FRAME_BYTES_1024, FrameCounter, SEEDED_FRAME_BYTES_1024};
+use tfhe_sbc_device::xof::Blake2bXof;
+
+/// The polynomial size of every device check (`TFHE_LIB_GLWE_1024`).
+const N: usize = 1024;
+/// Encryptions per encryption check.
+const ENCRYPTIONS: usize = 3;
+/// Noise samples per sampler check.
+const SAMPLES: usize = 4096;
+
+/// Everything the device does by default: must be clean.
+pub static DEFAULT: &[Check] = &[
+    Check {
+        name: "tuniform",
+        what: "TUniform(b).add_noise_torus (b = 8 on u32; b = 20, 40 on u64) and sample_torus, secret RNG output",
+        run: tuniform,
+    },
+    Check {
+        name: "xof",
+        what: "Blake2bXof from a secret seed: fill_bytes, next_u32/next_u64, reseed(secret entropy), ratchet",
+        run: xof,
+    },
+    Check {
+        name: "keygen",
+        what: "GlweSecretKey::generate_binary from a secret XOF",
+        run: keygen,
+    },
+    Check {
+        name: "key-spectrum",
+        what: "GlweSecretKey::from_container + KeySpectrum::new (FFT of the key), secret key bits",
+        run: key_spectrum,
+    },
+    Check {
+        name: "encoding",
+        what: "encode_bool, PaddedIntegerEncoding::encode, message_bit on secret messages",
+        run: encoding,
+    },
+    Check {
+        name: "encrypt-seeded",
+        what: "GlweEncryptor::<1024>::new (secret key, secret XOF seed) + seeded encryptions of secret messages, reseed",
+        run: encrypt_seeded,
+    },
+    Check {
+        name: "frame-mac",
+        what: "MacKey::tag of a public frame under a secret MAC key",
+        run: frame_mac,
+    },
+    Check {
+        name: "seeded-frame",
+        what: "encrypt_seeded_frame (wire v2): encryption, framing and MAC of secret chunks under a secret MAC key",
+        run: seeded_frame,
+    },
+    Check {
+        name: "full-frame",
+        what: "encrypt_full_frame (wire v2, the paper's full mask): same, with the mask expanded in full",
+        run: full_frame,
+    },
+];
+
+/// The Ziggurat (the paper's sampler, an opt-in): must be flagged.
+pub static ZIGGURAT: &[Check] = &[
+    Check {
+        name: "ziggurat-u32",
+        what: "Ziggurat.add_noise_torus::<u32> at sigma*q = 128, secret RNG output",
+        run: ziggurat_u32,
+    },
+    Check {
+        name: "ziggurat-u64",
+        what: "Ziggurat.add_noise_torus::<u64> at sigma*q = 2^20, secret RNG output",
+        run: ziggurat_u64,
+    },
+    Check {
+        name: "encrypt-ziggurat",
+        what: "GlweEncryptor::with_noise_sampling(.., NoiseSampling::Ziggurat): the device's opt-in",
+        run: encrypt_ziggurat,
+    },
+];
+
+/// Deliberate leaks: must be flagged, once as a branch and once as an address.
+pub static SELF_TEST: &[Check] = &[
+    Check {
+        name: "secret-branch",
+        what: "`if secret_byte == 0` around a call: a conditional jump on a secret",
+        run: secret_branch,
+    },
+    Check {
+        name: "secret-index",
+        what: "TABLE[secret_byte]: a load from a secret address",
+        run: secret_index,
+    },
+];
+
+/// `Some(true)` when every output was tainted, `None` when not under valgrind.
+fn all_tainted(outputs: &[Option<bool>]) -> Option<bool> {
+    outputs.iter().try_fold(true, |acc, t| t.map(|t| acc && t))
+}
+
+/// A public generator: the harness's own inputs (message bytes, key bits) before they are classified.
+fn public_xof(label: u8) -> Blake2bXof {
+    Blake2bXof::from_seed([label; 32])
+}
+
+/// A generator seeded from a classified seed: its whole stream is secret.
+fn secret_xof(label: u8) -> Blake2bXof {
+    let mut seed = [label; 32];
+    classify(&mut seed);
+    Blake2bXof::from_seed(seed)
+}
+
+/// A binary key with bit 0 of each coefficient classified.
+fn secret_key(label: u8) -> GlweSecretKey<[u8; N]> {
+    let mut bytes = [0u8; N];
+    public_xof(label).fill_bytes(&mut bytes);
+    for b in &mut bytes {
+        *b &= 1;
+    }
+    classify_bits(&mut bytes, 0x01);
+    GlweSecretKey::from_container(bytes, PolynomialSize(N)).expect("a binary key of N coefficients")
+}
+
+/// A classified message of `N / 8` bytes.
+fn secret_message(label: u8) -> [u8; N / 8] {
+    let mut message = [0u8; N / 8];
+    public_xof(label).fill_bytes(&mut message);
+    classify(&mut message);
+    message
+}
+
+fn tuniform() -> Outcome {
+    let mut digest = Digest::default();
+    let mut taint = [None; 4];
+    let mut noise = [0u32; SAMPLES];
+    let t8 = TUniform::new(8).expect("b = 8");
+    t8.add_noise_torus(&mut ClassifiedRng(public_xof(40)), &mut noise);
+    taint[0] = is_tainted(&noise);
+    declassify(&mut noise);
+    digest.update_u32s(&noise);
+    for (i, b) in [20, 40].into_iter().enumerate() {
+        let mut noise = [0u64; SAMPLES / 4];
+        TUniform::new(b)
+            .expect("b <= 62")
+            .add_noise_torus(&mut ClassifiedRng(public_xof(41 + i as u8)), &mut noise);
+        taint[1 + i] = is_tainted(&noise);
+        declassify(&mut noise);
+        for x in noise {
+            digest.update(&x.to_le_bytes());
+        }
+    }
+    let mut single = [0u32; 16];
+    let mut rng = ClassifiedRng(public_xof(43));
+    for x in &mut single {
+        *x = t8.sample_torus(&mut rng);
+    }
+    taint[3] = is_tainted(&single);
+    declassify(&mut single);
+    digest.update_u32s(&single);
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+fn xof() -> Outcome {
+    let mut rng = secret_xof(1);
+    let mut bytes = [0u8; 3000];
+    rng.fill_bytes(&mut bytes[..1000]);
+    let mut entropy = [0x5au8; 32];
+    classify(&mut entropy);
+    rng.reseed(&entropy);
+    rng.fill_bytes(&mut bytes[1000..2000]);
+    rng.ratchet();
+    rng.fill_bytes(&mut bytes[2000..]);
+    let mut words = [0u64; 96];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = if i % 2 == 0 {
+            u64::from(rng.next_u32())
+        } else {
+            rng.next_u64()
+        };
+    }
+    let tainted = all_tainted(&[is_tainted(&bytes), is_tainted(&words)]);
+    declassify(&mut bytes);
+    declassify(&mut words);
+    let mut digest = Digest::default();
+    digest.update(&bytes);
+    for w in words {
+        digest.update(&w.to_le_bytes());
+    }
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+fn keygen() -> Outcome {
+    let key = GlweSecretKey::generate_binary([0u8; N], PolynomialSize(N), &mut secret_xof(2))
+        .expect("a key buffer of N bytes");
+    let tainted = is_tainted(key.as_bytes());
+    let mut copy = [0u8; N];
+    copy.copy_from_slice(key.as_bytes());
+    declassify(&mut copy);
+    let mut digest = Digest::default();
+    digest.update(&copy);
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+fn key_spectrum() -> Outcome {
+    let key = secret_key(3);
+    let spectrum = KeySpectrum::<N>::new(&key).expect("k = 1, N = 1024");
+    // The spectrum is private to the type: its taint is read over the whole object.
+    Outcome {
+        tainted: is_tainted(&spectrum),
+        digest: 0,
+    }
+}
+
+fn encoding() -> Outcome {
+    let mut bits = [0u8; 64];
+    public_xof(4).fill_bytes(&mut bits);
+    for b in &mut bits {
+        *b &= 1;
+    }
+    classify_bits(&mut bits, 0x01);
+    let mut booleans = [0u32; 64];
+    let mut booleans64 = [0u64; 64];
+    for ((e, e64), b) in booleans.iter_mut().zip(&mut booleans64).zip(bits) {
+        *e = encode_bool::<u32>(b == 1);
+        *e64 = encode_bool::<u64>(b == 1);
+    }
+    let encoding = PaddedIntegerEncoding::new(16, 64).expect("p = 16 on a 64-bit torus");
+    let mut messages = [0u64; 64];
+    let mut source = public_xof(5);
+    for m in &mut messages {
+        *m = source.next_u64();
+    }
+    classify(&mut messages);
+    let mut integers = [0u64; 64];
+    for (e, &m) in integers.iter_mut().zip(&messages) {
+        *e = encoding.encode::<u64>(m);
+    }
+    let packed = secret_message(6);
+    let mut unpacked = [false; 3 * 64];
+    for (i, bit) in unpacked.iter_mut().enumerate() {
+        // Bits 0..64, then past the end of a 16-byte message (public indices, secret bytes).
+        *bit = message_bit(&packed[..16], if i < 64 { i } else { 128 + i });
+    }
+    let tainted = all_tainted(&[
+        is_tainted(&booleans),
+        is_tainted(&booleans64),
+        is_tainted(&integers),
+        is_tainted(&unpacked[..64]),
+    ]);
+    declassify(&mut booleans);
+    declassify(&mut booleans64);
+    declassify(&mut integers);
+    declassify(&mut unpacked);
+    let mut digest = Digest::default();
+    digest.update_u32s(&booleans);
+    for x in booleans64.iter().chain(&integers) {
+        digest.update(&x.to_le_bytes());
+    }
+    digest.update(&unpacked.map(u8::from));
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+fn encrypt_seeded() -> Outcome {
+    let params = TFHE_LIB_GLWE_1024;
+    let key = secret_key(7);
+    let mut encryptor = GlweEncryptor::<N>::new(&params, &key, secret_xof(8)).expect("TFHE_LIB_GLWE_1024");
+    let mut digest = Digest::default();
+    let mut taint = [None; 2 * ENCRYPTIONS];
+    for (i, taint) in taint.chunks_exact_mut(2).enumerate() {
+        let message = secret_message(9 + i as u8);
+        let mut body = [0u32; N];
+        let mut seed = encryptor
+            .encrypt_seeded_glwe_ciphertext(&message, &mut body)
+            .expect("N/8 message bytes, N body words");
+        taint[0] = is_tainted(&body);
+        taint[1] = is_tainted(&seed);
+        // The ciphertext is public: the device sends it.
+        declassify(&mut body);
+        declassify(&mut seed);
+        digest.update(&seed);
+        digest.update_u32s(&body);
+        // A TRNG's entropy mixed in between encryptions.
+        let mut entropy = [i as u8; 32];
+        classify(&mut entropy);
+        encryptor.reseed(&entropy);
+    }
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+/// A MAC key with every bit classified.
+fn secret_mac_key(label: u8) -> MacKey {
+    let mut bytes = [label; MAC_KEY_BYTES];
+    classify(&mut bytes);
+    MacKey::from_bytes(bytes)
+}
+
+fn frame_mac() -> Outcome {
+    let key = secret_mac_key(50);
+    let mut frame = [0u8; 600];
+    public_xof(51).fill_bytes(&mut frame);
+    let mut tag = key.tag(&frame);
+    let tainted = is_tainted(&tag);
+    declassify(&mut tag);
+    let mut digest = Digest::default();
+    digest.update(&tag);
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+fn seeded_frame() -> Outcome {
+    let params = TFHE_LIB_GLWE_1024;
+    let key = secret_key(15);
+    let mut encryptor = GlweEncryptor::<N>::new(&params, &key, secret_xof(16)).expect("TFHE_LIB_GLWE_1024");
+    let credentials = DeviceCredentials::new(7, 1, secret_mac_key(17));
+    let mut counter = FrameCounter::new(1000);
+    // Two chunks: a full one and a short last one.
+    let message = [secret_message(18), secret_message(19)];
+    let bytes = &message.as_flattened()[..N / 8 + 40];
+    let outgoing = encryptor
+        .begin_message(&mut counter, bytes.len())
+        .expect("sequence numbers left");
+    let mut digest = Digest::default();
+    let mut taint = [None; 2];
+    for (chunk, taint) in chunks(bytes, N / 8).zip(&mut taint) {
+        let mut body = [0u32; N];
+        let mut frame = [0u8; SEEDED_FRAME_BYTES_1024];
+        let len = encryptor
+            .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame)
+            .expect("a chunk of this message, a large enough buffer");
+        *taint = is_tainted(&frame[..len]);
+        declassify(&mut frame);
+        declassify(&mut body);
+        digest.update(&frame[..len]);
+    }
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+fn full_frame() -> Outcome {
+    let params = TFHE_LIB_GLWE_1024;
+    let key = secret_key(12);
+    let mut encryptor = GlweEncryptor::<N>::new(&params, &key, secret_xof(13)).expect("TFHE_LIB_GLWE_1024");
+    let credentials = DeviceCredentials::new(8, 1, secret_mac_key(14));
+    let mut counter = FrameCounter::new(0);
+    let message = secret_message(14);
+    let outgoing = encryptor
+        .begin_message(&mut counter, message.len())
+        .expect("sequence numbers left");
+    let chunk = chunks(&message, N / 8).next().expect("one chunk");
+    let mut ciphertext =
+        GlweCiphertext::<u32, _>::from_container([0u32; 2 * N], PolynomialSize(N)).expect("k = 1, N = 1024");
+    let mut frame = [0u8; FULL_FRAME_BYTES_1024];
+    let len = encryptor
+        .encrypt_full_frame(&credentials, &outgoing, &chunk, &mut ciphertext, &mut frame)
+        .expect("a chunk of this message, a large enough buffer");
+    let (mask, body) = ciphertext.mask_and_body_mut();
+    let tainted = all_tainted(&[is_tainted(mask), is_tainted(body), is_tainted(&frame[..len])]);
+    declassify(mask);
+    declassify(body);
+    declassify(&mut frame);
+    let mut digest = Digest::default();
+    digest.update(&frame[..len]);
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+fn encrypt_ziggurat() -> Outcome {
+    let params = TFHE_LIB_GLWE_1024;
+    let key = secret_key(22);
+    let mut encryptor = GlweEncryptor::<N>::with_noise_sampling(&params, &key, secret_xof(23), NoiseSampling::Ziggurat)
+        .expect("TFHE_LIB_GLWE_1024 is a Gaussian set");
+    let message = secret_message(24);
+    let mut body = [0u32; N];
+    let mut seed = encryptor
+        .encrypt_seeded_glwe_ciphertext(&message, &mut body)
+        .expect("N/8 message bytes, N body words");
+    let tainted = all_tainted(&[is_tainted(&body), is_tainted(&seed)]);
+    declassify(&mut body);
+    declassify(&mut seed);
+    let mut digest = Digest::default();
+    digest.update(&seed);
+    digest.update_u32s(&body);
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+fn ziggurat_u32() -> Outcome {
+    let mut noise = [0u32; SAMPLES];
+    Ziggurat.add_noise_torus(&mut ClassifiedRng(public_xof(20)), 128.0, &mut noise);
+    let tainted = is_tainted(&noise);
+    declassify(&mut noise);
+    let mut digest = Digest::default();
+    digest.update_u32s(&noise);
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+fn ziggurat_u64() -> Outcome {
+    let mut noise = [0u64; SAMPLES / 4];
+    Ziggurat.add_noise_torus(&mut ClassifiedRng(public_xof(21)), 1_048_576.0, &mut noise);
+    let tainted = is_tainted(&noise);
+    declassify(&mut noise);
+    let mut digest = Digest::default();
+    for x in noise {
+        digest.update(&x.to_le_bytes());
+    }
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+/// 64 secret bytes, a few of them zero.
+fn secret_bytes() -> [u8; 64] {
+    let mut bytes = [0u8; 64];
+    public_xof(30).fill_bytes(&mut bytes);
+    for b in bytes.iter_mut().step_by(5) {
+        *b = 0;
+    }
+    classify(&mut bytes);
+    bytes
+}
+
+#[inline(never)]
+fn count(counter: &mut u32) {
+    *counter += 1;
+}
+
+fn secret_branch() -> Outcome {
+    let secrets = secret_bytes();
+    let mut zeros = 0u32;
+    for &s in &secrets {
+        // A call cannot become a conditional move: this stays a jump on the secret.
+        if s == 0 {
+            count(&mut zeros);
+        }
+    }
+    Outcome {
+        tainted: is_tainted(&secrets),
+        digest: u64::from(zeros),
+    }
+}
+
+/// A table indexed by a secret byte, as an S-box or the Ziggurat's layer tables are.
+static TABLE: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u32).wrapping_mul(0x9e37_79b9);
+        i += 1;
+    }
+    t
+};
+
+fn secret_index() -> Outcome {
+    let secrets = secret_bytes();
+    let table = core::hint::black_box(&TABLE);
+    let mut sum = 0u32;
+    for &s in &secrets {
+        sum = sum.wrapping_add(table[usize::from(s)]);
+    }
+    Outcome {
+        tainted: is_tainted(&secrets),
+        digest: u64::from(sum),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Natively (no valgrind) every check runs to the end, is deterministic, and reports no taint.
+    #[test]
+    fn every_check_runs_natively_and_deterministically() {
+        if crate::valgrind::running_on_valgrind() {
+            return;
+        }
+        for check in DEFAULT.iter().chain(ZIGGURAT).chain(SELF_TEST) {
+            let first = (check.run)();
+            let second = (check.run)();
+            assert_eq!(first, second, "{}", check.name);
+            assert_eq!(first.tainted, None, "{}", check.name);
+        }
+    }
+
+    #[test]
+    fn self_test_finds_the_planted_zeros() {
+        let zeros = secret_bytes().iter().filter(|&&b| b == 0).count();
+        assert!(zeros >= 13, "every fifth byte is zero");
+        assert_eq!(secret_branch().digest, zeros as u64);
+    }
+}
