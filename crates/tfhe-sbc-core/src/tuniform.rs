@@ -81,7 +81,7 @@ impl TUniform {
     /// The sample of one stream word of [`Self::bytes_per_sample`] little-endian bytes: its top `b + 2`
     /// bits, as tfhe-rs does.
     #[inline(always)]
-    fn from_word(&self, word: &[u8]) -> i64 {
+    fn sample_from_word(&self, word: &[u8]) -> i64 {
         let mut le = [0u8; 8];
         le[..word.len()].copy_from_slice(word);
         let bits = 8 * word.len() as u32;
@@ -93,7 +93,7 @@ impl TUniform {
         let mut word = [0u8; 8];
         let word = &mut word[..self.bytes_per_sample()];
         rng.fill_bytes(word);
-        let sample = T::from_i64_wrapping(self.from_word(word));
+        let sample = T::from_i64_wrapping(self.sample_from_word(word));
         word.zeroize();
         sample
     }
@@ -107,7 +107,7 @@ impl TUniform {
             let bytes = &mut bytes[..width * chunk.len()];
             rng.fill_bytes(bytes);
             for (x, word) in chunk.iter_mut().zip(bytes.chunks_exact(width)) {
-                *x = x.wrapping_add(T::from_i64_wrapping(self.from_word(word)));
+                *x = x.wrapping_add(T::from_i64_wrapping(self.sample_from_word(word)));
             }
         }
         bytes.zeroize();
@@ -137,8 +137,8 @@ mod tests {
     fn top_bits_are_used() {
         let t = TUniform::new(8).unwrap_or_else(|_| unreachable!());
         // 16-bit word 0xffc0: top 10 bits all ones -> r = 1023 -> 511 + 1 - 256 = 256.
-        assert_eq!(t.from_word(&0xffc0u16.to_le_bytes()), 256);
+        assert_eq!(t.sample_from_word(&0xffc0u16.to_le_bytes()), 256);
         // Low 6 bits are ignored.
-        assert_eq!(t.from_word(&0x003fu16.to_le_bytes()), -256);
+        assert_eq!(t.sample_from_word(&0x003fu16.to_le_bytes()), -256);
     }
 }
