@@ -25,8 +25,8 @@ use tfhe::core_crypto::prelude as tfhe_core;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
 use tfhe_sbc_core::gaussian::{NormalSampler, Polar, Ziggurat};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_core::tuniform::TUniform;
+use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::mask::expand_mask_into_fft_input;
 use tfhe_sbc_device::noise::NoiseSampling;
 use tfhe_sbc_device::xof::Blake2bXof;
@@ -43,13 +43,8 @@ fn ours(c: &mut Criterion) {
         .unwrap();
     let mut encryptor = Box::new(GlweEncryptor::<N>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
     let mut ziggurat = Box::new(
-        GlweEncryptor::<N>::with_noise_sampling(
-            &params,
-            &key,
-            Blake2bXof::from_seed([5; 32]),
-            NoiseSampling::Ziggurat,
-        )
-        .unwrap(),
+        GlweEncryptor::<N>::with_noise_sampling(&params, &key, Blake2bXof::from_seed([5; 32]), NoiseSampling::Ziggurat)
+            .unwrap(),
     );
     let message = [0xA5u8; N / 8];
     let mut body = [0u32; N];

@@ -70,7 +70,10 @@ fn batched_moments_for_each_word_width() {
             var.sqrt()
         );
         assert!(mean.abs() < 5.0 * (expected / N as f64).sqrt(), "b = {b}: mean {mean}");
-        assert!((var / expected - 1.0).abs() < 0.01, "b = {b}: variance {var} vs {expected}");
+        assert!(
+            (var / expected - 1.0).abs() < 0.01,
+            "b = {b}: variance {var} vs {expected}"
+        );
         let bound = 1i64 << b;
         assert!(xs.iter().all(|x| (-bound..=bound).contains(x)), "b = {b}: out of range");
     }
