@@ -8,8 +8,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
+use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 struct Counting;
 
@@ -45,7 +46,9 @@ fn encrypting_allocates_nothing() {
     let mut body = Box::new([0u32; 1024]);
     let mut full_storage = vec![0u32; 2048];
     let mut full = GlweCiphertext::from_container(&mut full_storage[..], params.polynomial_size()).unwrap();
-    let mut frame = Box::new([0u8; MAX_SEEDED_FRAME_BYTES_1024]);
+    let mut frame = Box::new([0u8; SEEDED_FRAME_BYTES_1024]);
+    let credentials = DeviceCredentials::new(1, 1, MacKey::from_bytes([7; 32]));
+    let mut counter = FrameCounter::new(0);
     let message = [0x5Au8; 300];
 
     COUNTING.store(true, Ordering::SeqCst);
@@ -54,9 +57,10 @@ fn encrypting_allocates_nothing() {
             .encrypt_seeded_glwe_ciphertext(&message[..128], &mut body[..])
             .unwrap();
         encryptor.encrypt_glwe_ciphertext(&message[..128], &mut full).unwrap();
+        let outgoing = encryptor.begin_message(&mut counter, message.len()).unwrap();
         for chunk in chunks(&message, 128) {
             encryptor
-                .encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut frame[..])
+                .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame[..])
                 .unwrap();
         }
     }

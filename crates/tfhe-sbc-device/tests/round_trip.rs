@@ -1,4 +1,4 @@
-//! Encrypt then decrypt: random messages, seeded and full forms, N = 1024 and a small N; frames and sizes.
+//! Encrypt then decrypt: random messages, seeded and full forms, N = 1024 and a small N. Frames: tests/frame.rs.
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
@@ -9,11 +9,6 @@ use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution, TFHE_LIB_GLWE
 use tfhe_sbc_device::Error;
 use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{
-    FORMAT_VERSION, FrameHeader, FrameKind, MAGIC, MAX_SEEDED_FRAME_BYTES_1024, encode_full_frame,
-    max_seeded_frame_bytes,
-};
 use tfhe_sbc_device::xof::Blake2bXof;
 
 fn key<const N: usize>(seed: u8) -> GlweSecretKey<[u8; N]> {
@@ -124,53 +119,4 @@ fn mismatches_are_typed_errors() {
         })
     );
     assert!(format!("{enc:?}").contains("GlweEncryptor") && !format!("{enc:?}").contains("scratch"));
-}
-
-/// The exact encoded size: postcard would varint-encode u32 words (about 25% larger for uniform values);
-/// the body must travel as 4 raw bytes per coefficient.
-#[test]
-fn seeded_frame_has_the_exact_size() {
-    let key = key::<1024>(3);
-    let mut enc = GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &key, Blake2bXof::from_seed([4; 32])).unwrap();
-    let message = [7u8; 300];
-    let mut body = [0u32; 1024];
-    let mut out = [0u8; MAX_SEEDED_FRAME_BYTES_1024];
-    for chunk in chunks(&message, 128) {
-        let len = enc
-            .encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut out)
-            .unwrap();
-        // Header: magic 4 + version 1 + parameter set 1 + kind 1 + XOF id 1 + index 1 + count 1 + length 2.
-        assert_eq!(len, 12 + 32 + 4 * 1024, "chunk {}", chunk.index);
-        assert!(len <= max_seeded_frame_bytes(1024));
-        let (header, rest): (FrameHeader, &[u8]) = postcard::take_from_bytes(&out[..len]).unwrap();
-        assert_eq!(header.magic, MAGIC);
-        assert_eq!(header.version, FORMAT_VERSION);
-        assert_eq!(header.kind, FrameKind::Seeded);
-        assert_eq!(
-            (header.chunk_index, header.chunk_count, header.message_length),
-            (chunk.index, 3, 300)
-        );
-        // The body's little-endian bytes are the frame's last 4096 bytes.
-        let tail: Vec<u32> = rest[32..]
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        assert_eq!(tail, body);
-    }
-    // Too small a buffer is an error, not a panic.
-    let chunk = chunks(&message, 128).next().unwrap();
-    assert_eq!(
-        enc.encrypt_seeded_frame(&chunk, 300, &mut body, &mut out[..100]),
-        Err(Error::BufferTooSmall)
-    );
-}
-
-#[test]
-fn full_frame_has_the_exact_size() {
-    let chunk = chunks(&[1, 2, 3], 128).next().unwrap();
-    let header = FrameHeader::new(TFHE_LIB_GLWE_1024.id(), FrameKind::Full, &chunk, 3).unwrap();
-    let words = [0xFFFF_FFFFu32; 1024];
-    let mut out = vec![0u8; 9000];
-    let frame = encode_full_frame(&header, &words, &words, &mut out).unwrap();
-    assert_eq!(frame.len(), 11 + 8 * 1024);
 }

@@ -7,8 +7,9 @@
 mod common;
 
 use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
+use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 const STACK_BYTES: usize = 16 * 1024;
 
@@ -22,16 +23,19 @@ fn encryption_runs_in_a_16_kib_stack() {
         .stack_size(STACK_BYTES)
         .spawn(move || {
             let mut body = Box::new([0u32; 1024]);
-            let mut frame = Box::new([0u8; MAX_SEEDED_FRAME_BYTES_1024]);
+            let mut frame = Box::new([0u8; SEEDED_FRAME_BYTES_1024]);
+            let credentials = DeviceCredentials::new(1, 1, MacKey::from_bytes([7; 32]));
+            let mut counter = FrameCounter::new(0);
             let message = [0x3Cu8; 300];
+            let outgoing = encryptor.begin_message(&mut counter, message.len()).unwrap();
             let mut total = 0;
             for chunk in chunks(&message, 128) {
                 total += encryptor
-                    .encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut frame[..])
+                    .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame[..])
                     .unwrap();
             }
             total
         })
         .unwrap();
-    assert_eq!(handle.join().unwrap(), 3 * 4140);
+    assert_eq!(handle.join().unwrap(), 3 * SEEDED_FRAME_BYTES_1024);
 }
