@@ -56,6 +56,8 @@ impl<const N: usize> GlweDecryptor<N> {
         check::<N>(body.len())?;
         check::<N>(phase.len())?;
         self.key.mul_fft_input(&mut self.scratch, phase);
+        // The scratch held the spectrum of `a * s`: `N` linear equations in the key.
+        self.scratch.zeroize();
         for (p, &b) in phase.iter_mut().zip(body) {
             *p = b.wrapping_sub(*p);
         }
