@@ -1,5 +1,6 @@
-//! End to end: a device encrypts 8-bit sensor readings as seeded TRLWE frames and sends them over TCP to an
-//! adapter service, which decodes them, extracts the bits, key-switches them into tfhe-rs boolean
+//! End to end: a device encrypts 8-bit sensor readings as authenticated seeded TRLWE frames (wire format v2:
+//! device id, key id, sequence numbers, MAC) and sends them over TCP to an adapter service, which
+//! authenticates and reassembles them (`Intake`), extracts the bits, key-switches them into tfhe-rs boolean
 //! ciphertexts and computes an encrypted alarm bit "some reading exceeded the threshold". The trusted party
 //! decrypts the alarm and prints it next to the plaintext answer.
 //!
@@ -12,14 +13,16 @@ use std::net::{TcpListener, TcpStream};
 use std::time::Instant;
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
-use tfhe_sbc_adapter::intake::decode_frame;
+use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, Received};
 use tfhe_sbc_adapter::interop::{BooleanBridge, device_key_from_client_key, generate_boolean_keys};
 use tfhe_sbc_adapter::keyfile::{decode_key_file, encode_key_file};
+use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
+use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 use tfhe_sbc_device::xof::Blake2bXof;
 
 const HELP: &str = "sensor_to_cloud: device -> TCP -> adapter -> tfhe-rs, end to end
@@ -99,6 +102,18 @@ fn main() {
         t.elapsed(),
         key_file.len()
     );
+    // Provisioning: the device's id, its key id, and a random MAC key shared with the adapter's registry.
+    const DEVICE_ID: u64 = 0x5E50_0001;
+    const KEY_ID: u32 = 1;
+    let device_mac_key = MacKey::generate(&mut tfhe_sbc_device::seeding::from_os_entropy().unwrap());
+    let mut registry = DeviceRegistry::new();
+    registry
+        .register(DeviceCredentials::new(
+            DEVICE_ID,
+            KEY_ID,
+            MacKey::from_bytes(*device_mac_key.as_bytes()),
+        ))
+        .unwrap();
 
     // Adapter service: a TCP listener on loopback, in its own thread.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -109,19 +124,35 @@ fn main() {
         let (socket, _) = listener.accept().unwrap();
         let bridge = BooleanBridge::new(&server_key).unwrap();
         let mut reader = FrameReader::new(socket);
-        let (mut received_bytes, mut bits) = (0usize, Vec::new());
+        // Authenticated intake: MAC per device, replay window, reassembly of the multi-chunk message.
+        let mut intake = Intake::new(IntakeConfig::default(), registry);
+        let (mut received_bytes, mut frames, mut bits) = (0usize, 0usize, Vec::new());
         let t = Instant::now();
-        while let Some(frame) = reader.next_frame().unwrap() {
-            received_bytes += frame.len() + 4;
-            let frame = decode_frame(frame).unwrap();
-            let n_bits = 8 * frame.chunk_message_bytes();
-            bits.extend((0..n_bits).map(|i| BooleanBridge::extract(&frame.ciphertext, i)));
+        while let Some(bytes) = reader.next_frame().unwrap() {
+            received_bytes += bytes.len() + 4;
+            frames += 1;
+            let now = Instant::now();
+            match intake.receive(bytes, now) {
+                Ok(Received::Complete(message)) => {
+                    for frame in &message.frames {
+                        let n_bits = 8 * frame.chunk_message_bytes();
+                        bits.extend((0..n_bits).map(|i| BooleanBridge::extract(&frame.ciphertext, i)));
+                    }
+                }
+                Ok(Received::Pending { .. }) => {}
+                Err(e) => eprintln!("[adapter] frame rejected: {e}"),
+            }
+            for dropped in intake.evict_expired(now) {
+                eprintln!("[adapter] {dropped}");
+            }
         }
         println!(
-            "[adapter] received {received_bytes} bytes, decoded and extracted {} TLWE in {:.2?}",
+            "[adapter] received {received_bytes} bytes in {frames} frames, authenticated, reassembled and extracted \
+             {} TLWE in {:.2?}",
             bits.len(),
             t.elapsed()
         );
+        assert_eq!(bits.len(), 8 * readings_count, "every reading arrived");
         let t = Instant::now();
         let switched: Vec<Ciphertext> = bits.iter().map(|lwe| bridge.key_switch(lwe)).collect();
         println!(
@@ -165,13 +196,18 @@ fn main() {
         )
         .unwrap(),
     );
+    let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, device_mac_key);
+    // Sequence numbers never repeat: firmware restores the counter from a persisted high-water mark or a
+    // boot counter; this run is boot 0.
+    let mut counter = FrameCounter::from_boot_counter(0);
     let mut body = [0u32; 1024];
-    let mut frame = [0u8; MAX_SEEDED_FRAME_BYTES_1024];
+    let mut frame = [0u8; SEEDED_FRAME_BYTES_1024];
     let mut socket = TcpStream::connect(address).unwrap();
     let mut sent = 0;
+    let message = encryptor.begin_message(&mut counter, readings.len()).unwrap();
     for chunk in chunks(&readings, 128) {
         let len = encryptor
-            .encrypt_seeded_frame(&chunk, readings.len(), &mut body, &mut frame)
+            .encrypt_seeded_frame(&credentials, &message, &chunk, &mut body, &mut frame)
             .unwrap();
         write_frame(&mut socket, &frame[..len]).unwrap();
         sent += len + 4;

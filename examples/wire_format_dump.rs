@@ -1,36 +1,28 @@
-//! Prints a hex dump of one small seeded frame (N = 64, fixed seeds), as shown in docs/wire-format.md.
+//! Prints the annotated hex dump of one seeded v2 frame (`TFHE_LIB_GLWE_1024`, fixed seeds), as shown in
+//! docs/wire-format.md; `--update-doc` rewrites the dump in the doc. `tests/fuzz_corpus.rs` in the adapter
+//! crate fails if the doc's dump is stale.
 //!
-//! Run: `cargo run --example wire_format_dump`
-#![allow(clippy::unwrap_used)]
+//! Run: `cargo run --example wire_format_dump [-- --update-doc]`
 
-use rand_core::SeedableRng;
-use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
-use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution};
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::max_seeded_frame_bytes;
-use tfhe_sbc_device::xof::Blake2bXof;
+use std::path::Path;
 
-fn main() {
-    // N = 64 keeps the dump short; it is a toy size, far below the security floor, hence the opt-in.
-    let noise = NoiseDistribution::Gaussian {
-        std_dev: 2f64.powi(-25),
-    };
-    let params = GlweParameters::new_allow_insecure(32, PolynomialSize(64), GlweDimension(1), noise).unwrap();
-    let key =
-        GlweSecretKey::generate_binary([0u8; 64], PolynomialSize(64), &mut Blake2bXof::from_seed([1; 32])).unwrap();
-    let mut encryptor = GlweEncryptor::<64>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap();
-    let message = b"hi";
-    let chunk = chunks(message, 8).next().unwrap();
-    let mut body = [0u32; 64];
-    let mut out = [0u8; max_seeded_frame_bytes(64)];
-    let len = encryptor
-        .encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut out)
-        .unwrap();
-    println!("seeded frame, N = 64, message \"hi\": {len} bytes");
-    for (row, line) in out[..len].chunks(16).enumerate() {
-        let hex: Vec<String> = line.iter().map(|b| format!("{b:02x}")).collect();
-        println!("{:04x}  {}", row * 16, hex.join(" "));
+const BEGIN: &str = "<!-- wire_format_dump: begin -->\n```text\n";
+const END: &str = "```\n<!-- wire_format_dump: end -->";
+
+fn main() -> std::io::Result<()> {
+    let dump = tfhe_sbc_adapter::fuzzing::wire_format_dump();
+    print!("{dump}");
+    if std::env::args().any(|a| a == "--update-doc") {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/wire-format.md");
+        let doc = std::fs::read_to_string(&path)?;
+        let (Some(start), Some(end)) = (doc.find(BEGIN), doc.find(END)) else {
+            return Err(std::io::Error::other(
+                "docs/wire-format.md has no wire_format_dump markers",
+            ));
+        };
+        let updated = format!("{}{BEGIN}{dump}{}", &doc[..start], &doc[end..]);
+        std::fs::write(&path, updated)?;
+        println!("updated {}", path.display());
     }
+    Ok(())
 }

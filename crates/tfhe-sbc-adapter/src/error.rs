@@ -1,23 +1,71 @@
 //! What can be wrong with bytes received from a device.
 
 use core::fmt;
+use tfhe_sbc_device::wire::FrameKind;
 
-/// Why a frame was rejected. Every malformed input maps to one of these; intake never panics.
+/// A field on which a chunk disagrees with the other chunks of its message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageField {
+    /// `chunk_count`.
+    ChunkCount,
+    /// `message_length`.
+    MessageLength,
+    /// `parameter_set`.
+    ParameterSet,
+    /// `sequence - chunk_index`: chunk `i` of a message has sequence number `first + i`.
+    FirstSequence,
+}
+
+impl fmt::Display for MessageField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ChunkCount => "chunk count",
+            Self::MessageLength => "message length",
+            Self::ParameterSet => "parameter set",
+            Self::FirstSequence => "first sequence number (sequence - chunk index)",
+        })
+    }
+}
+
+/// Why a frame (or an incomplete message) was rejected. Every malformed input maps to one of these; intake
+/// never panics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum IntakeError {
-    /// The header could not be decoded (truncated, or a malformed varint); the postcard error says which.
+    /// The frame ends before its fixed-size prefix or header does.
+    Truncated {
+        /// The bytes needed to read the next field.
+        needed: usize,
+        /// The bytes present.
+        found: usize,
+    },
+    /// The header could not be decoded; the postcard error says why.
     MalformedHeader(postcard::Error),
     /// The first four bytes are not `"TSBC"`.
     BadMagic([u8; 4]),
-    /// The format version is not one this adapter reads.
+    /// The format version is not one this adapter reads (only 2 is; 1 is refused: it is unauthenticated).
     UnsupportedVersion(u8),
+    /// The reserved flags byte is not 0.
+    ReservedFlags(u8),
+    /// The frame kind is not a known value.
+    UnknownFrameKind(u8),
+    /// The frame kind is defined but not accepted by this adapter (public-key frames, issue \[E\]).
+    UnsupportedFrameKind(FrameKind),
+    /// A full-mask secret-key frame, and `IntakeConfig::allow_full_frames` is off.
+    FullFrameRejected,
     /// The parameter-set id names no set this adapter knows.
     UnknownParameterSet(u16),
     /// The parameter set is known but not one this adapter converts (e.g. not a 32-bit, k = 1 set).
     UnsupportedParameterSet(u16),
-    /// The seed-expansion XOF id is unknown.
+    /// The mask-expansion XOF id is not the one this kind needs.
     UnsupportedXof(u8),
+    /// `body_bits` is not the torus width (compact bodies are reserved for issue \[G\]).
+    UnsupportedBodyBits {
+        /// The header's value.
+        found: u8,
+        /// The only value accepted for this parameter set.
+        supported: u8,
+    },
     /// `chunk_count` is 0.
     ZeroChunkCount,
     /// `chunk_index >= chunk_count`.
@@ -26,6 +74,13 @@ pub enum IntakeError {
         index: u32,
         /// The frame's chunk count.
         count: u32,
+    },
+    /// `chunk_count` is above the configured limit.
+    TooManyChunks {
+        /// The frame's chunk count.
+        count: u32,
+        /// `IntakeConfig::max_chunks_per_message`.
+        limit: u32,
     },
     /// `message_length` cannot be split into `chunk_count` chunks of `chunk_bytes`.
     InconsistentMessageLength {
@@ -36,12 +91,95 @@ pub enum IntakeError {
         /// The bytes one chunk carries (`N / 8`).
         chunk_bytes: u32,
     },
-    /// The payload after the header does not have the exact length the parameter set requires.
-    WrongPayloadLength {
+    /// The message's sequence numbers would leave the `u64` range: `sequence < chunk_index`, or the last
+    /// chunk's number overflows.
+    SequenceOutOfRange {
+        /// The frame's sequence number.
+        sequence: u64,
+        /// The frame's chunk index.
+        chunk_index: u32,
+    },
+    /// The frame does not have the exact length its header implies (header + payload + tag).
+    WrongFrameLength {
         /// The bytes required.
         expected: usize,
         /// The bytes present.
         found: usize,
+    },
+    /// No device with this id is registered.
+    UnknownDevice(u64),
+    /// The frame's key id is not the registered device's.
+    WrongKeyId {
+        /// The device.
+        device_id: u64,
+        /// The registered key id.
+        expected: u32,
+        /// The frame's key id.
+        found: u32,
+    },
+    /// The tag is not the MAC of the frame under the named device's key: forged, corrupted, or sent under
+    /// another device's id.
+    BadMac {
+        /// The device the frame claims to come from.
+        device_id: u64,
+    },
+    /// This sequence number was already accepted from this device.
+    Replayed {
+        /// The device.
+        device_id: u64,
+        /// The repeated sequence number.
+        sequence: u64,
+    },
+    /// The sequence number is below the device's replay window (or its registered floor).
+    TooOld {
+        /// The device.
+        device_id: u64,
+        /// The frame's sequence number.
+        sequence: u64,
+        /// The lowest number the device's window still accepts.
+        lowest_acceptable: u64,
+    },
+    /// A chunk disagrees with the open message of the same id. The chunk is rejected and the open message
+    /// dropped: the two are never merged.
+    MessageMismatch {
+        /// The device.
+        device_id: u64,
+        /// The message id.
+        message_id: u32,
+        /// The first field found to differ.
+        field: MessageField,
+    },
+    /// This chunk of the open message has already arrived (under another sequence number).
+    DuplicateChunk {
+        /// The device.
+        device_id: u64,
+        /// The message id.
+        message_id: u32,
+        /// The repeated chunk index.
+        chunk_index: u32,
+    },
+    /// Opening this message would exceed `IntakeConfig::max_open_messages_per_device`.
+    TooManyOpenMessagesForDevice {
+        /// The device.
+        device_id: u64,
+        /// The limit.
+        limit: usize,
+    },
+    /// Opening this message would exceed `IntakeConfig::max_open_messages`.
+    TooManyOpenMessages {
+        /// The limit.
+        limit: usize,
+    },
+    /// An incomplete message outlived `IntakeConfig::max_message_age` and was dropped, with its chunks.
+    MessageExpired {
+        /// The device.
+        device_id: u64,
+        /// The message id.
+        message_id: u32,
+        /// The chunks that had arrived.
+        received: u32,
+        /// The chunks the message has.
+        chunk_count: u32,
     },
     /// A length-delimited frame declares more bytes than the reader accepts.
     FrameTooLarge {
@@ -59,16 +197,37 @@ pub enum IntakeError {
 impl fmt::Display for IntakeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Truncated { needed, found } => {
+                write!(f, "frame truncated: {found} bytes, at least {needed} needed")
+            }
             Self::MalformedHeader(e) => write!(f, "malformed frame header: {e}"),
             Self::BadMagic(m) => write!(f, "bad magic {m:02x?}, expected \"TSBC\""),
-            Self::UnsupportedVersion(v) => write!(f, "unsupported wire format version {v}"),
+            Self::UnsupportedVersion(1) => f.write_str(
+                "wire format version 1 is no longer accepted: it is unauthenticated (no device identity, no MAC, \
+                 no replay protection); update the device to version 2",
+            ),
+            Self::UnsupportedVersion(v) => write!(f, "unsupported wire format version {v} (this adapter reads 2)"),
+            Self::ReservedFlags(b) => write!(f, "reserved flags byte is {b:#04x}, must be 0"),
+            Self::UnknownFrameKind(k) => write!(f, "unknown frame kind {k}"),
+            Self::UnsupportedFrameKind(k) => write!(f, "frame kind {k:?} is not supported by this adapter"),
+            Self::FullFrameRejected => f.write_str(
+                "full-mask secret-key frame rejected (a chosen mask probes the key); enable allow_full_frames only \
+                 for trusted comparisons",
+            ),
             Self::UnknownParameterSet(id) => write!(f, "unknown parameter set {id}"),
             Self::UnsupportedParameterSet(id) => write!(f, "parameter set {id} is not supported by this adapter"),
-            Self::UnsupportedXof(id) => write!(f, "unsupported XOF id {id}"),
+            Self::UnsupportedXof(id) => write!(f, "unsupported XOF id {id} for this frame kind"),
+            Self::UnsupportedBodyBits { found, supported } => {
+                write!(
+                    f,
+                    "body bits {found} not supported (only {supported}, the full torus width)"
+                )
+            }
             Self::ZeroChunkCount => f.write_str("chunk count is 0"),
             Self::ChunkIndexOutOfRange { index, count } => {
                 write!(f, "chunk index {index} is not below chunk count {count}")
             }
+            Self::TooManyChunks { count, limit } => write!(f, "message of {count} chunks, the limit is {limit}"),
             Self::InconsistentMessageLength {
                 message_length,
                 chunk_count,
@@ -77,9 +236,63 @@ impl fmt::Display for IntakeError {
                 f,
                 "message length {message_length} does not fill {chunk_count} chunks of {chunk_bytes} bytes"
             ),
-            Self::WrongPayloadLength { expected, found } => {
-                write!(f, "payload has {found} bytes, the parameter set requires {expected}")
+            Self::SequenceOutOfRange { sequence, chunk_index } => {
+                write!(
+                    f,
+                    "sequence {sequence} with chunk index {chunk_index} leaves the sequence range"
+                )
             }
+            Self::WrongFrameLength { expected, found } => {
+                write!(f, "frame has {found} bytes, its header requires exactly {expected}")
+            }
+            Self::UnknownDevice(id) => write!(f, "unknown device {id}"),
+            Self::WrongKeyId {
+                device_id,
+                expected,
+                found,
+            } => write!(f, "device {device_id}: key id {found}, registered key id is {expected}"),
+            Self::BadMac { device_id } => write!(f, "device {device_id}: bad frame MAC"),
+            Self::Replayed { device_id, sequence } => {
+                write!(f, "device {device_id}: sequence {sequence} replayed")
+            }
+            Self::TooOld {
+                device_id,
+                sequence,
+                lowest_acceptable,
+            } => write!(
+                f,
+                "device {device_id}: sequence {sequence} is too old (lowest acceptable {lowest_acceptable})"
+            ),
+            Self::MessageMismatch {
+                device_id,
+                message_id,
+                field,
+            } => write!(
+                f,
+                "device {device_id}, message {message_id}: chunk disagrees on the {field}; chunk rejected and \
+                 incomplete message dropped"
+            ),
+            Self::DuplicateChunk {
+                device_id,
+                message_id,
+                chunk_index,
+            } => write!(
+                f,
+                "device {device_id}, message {message_id}: duplicate chunk {chunk_index}"
+            ),
+            Self::TooManyOpenMessagesForDevice { device_id, limit } => {
+                write!(f, "device {device_id} has {limit} incomplete messages open, the limit")
+            }
+            Self::TooManyOpenMessages { limit } => write!(f, "{limit} incomplete messages open, the limit"),
+            Self::MessageExpired {
+                device_id,
+                message_id,
+                received,
+                chunk_count,
+            } => write!(
+                f,
+                "device {device_id}, message {message_id}: expired with {received} of {chunk_count} chunks; dropped"
+            ),
             Self::FrameTooLarge { declared, limit } => write!(f, "frame declares {declared} bytes, limit is {limit}"),
             Self::TruncatedStream => f.write_str("stream ended inside a frame"),
             Self::Io(kind) => write!(f, "I/O error: {kind}"),

@@ -1,21 +1,263 @@
-//! Validated intake of device frames (`docs/wire-format.md`): bytes from the network in, a checked GLWE
-//! ciphertext out, or a typed [`IntakeError`].
+//! Authenticated intake of device frames (wire format v2, `docs/wire-format.md`): bytes from the network in,
+//! checked GLWE ciphertexts grouped into whole messages out, or a typed [`IntakeError`].
 //!
-//! Intake never panics on any input and allocates only after the header has been validated, exactly the
-//! `2N` words a ciphertext of the declared (known) parameter set needs: no length field of the input is
-//! ever used to size an allocation.
+//! [`Intake::receive`] runs, in this order:
+//! 1. [`parse_frame`] (stateless): magic and version first, then the fixed header, every field validated,
+//!    and the exact frame length the parameter set implies;
+//! 2. device lookup, key id, and the MAC, compared in constant time, **before** any mask expansion or
+//!    allocation: 0 bytes are allocated for a frame rejected up to here;
+//! 3. the device's replay window ([`crate::replay`]), updated only for an authentic frame;
+//! 4. the reassembly admission (mismatch, limits, expiry; [`crate::reassembly`]);
+//! 5. only then the mask expansion into exactly the `2N` words a ciphertext of the (known) parameter set
+//!    needs, and the reassembly itself.
+//!
+//! No length field of the input ever sizes an allocation: sizes come from the parameter set and the
+//! configured limits ([`IntakeConfig::max_buffered_bytes`]).
 
 use crate::error::IntakeError;
+use crate::reassembly::Reassembler;
+use crate::registry::{DeviceRegistry, DuplicateDevice, Registered};
+use crate::replay::{ReplayError, ReplayWindow};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::mask::{MASK_XOF_ID, expand_mask_u32};
-use tfhe_sbc_device::wire::{FORMAT_VERSION, FrameHeader, FrameKind, MAGIC};
+use tfhe_sbc_device::wire::{
+    FORMAT_VERSION, FrameHeader, FrameKind, HEADER_BYTES, MAGIC, PREFIX_BYTES, TAG_BYTES, payload_bytes,
+};
 
-/// A validated frame: its header, its parameter set, and the full ciphertext (a seeded mask expanded).
+/// What the intake accepts, and how much it may buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IntakeConfig {
+    /// Accept full-mask secret-key frames (the TFHE-SBC paper's form). Off by default: a sender who chooses
+    /// the mask can turn any observable decrypted result into a key-bit oracle. Turn on only for trusted
+    /// comparisons.
+    pub allow_full_frames: bool,
+    /// The most chunks a message may have.
+    pub max_chunks_per_message: u32,
+    /// The most incomplete messages one device may have open.
+    pub max_open_messages_per_device: usize,
+    /// The most incomplete messages open in total.
+    pub max_open_messages: usize,
+    /// How long after its first chunk a message must be complete; then it is dropped.
+    pub max_message_age: Duration,
+}
+
+impl Default for IntakeConfig {
+    /// Full frames off, 16 chunks per message (2 KiB at `N = 1024`), 4 open messages per device, 256 in
+    /// total, 60 s.
+    fn default() -> Self {
+        Self {
+            allow_full_frames: false,
+            max_chunks_per_message: 16,
+            max_open_messages_per_device: 4,
+            max_open_messages: 256,
+            max_message_age: Duration::from_secs(60),
+        }
+    }
+}
+
+impl IntakeConfig {
+    /// The most ciphertext bytes the reassembly can hold at polynomial size `n` (32-bit torus, `k = 1`):
+    /// every open message one chunk short of complete. 31.5 MiB for the default at `N = 1024`.
+    pub const fn max_buffered_bytes(&self, n: usize) -> usize {
+        self.max_open_messages * (self.max_chunks_per_message.saturating_sub(1) as usize) * 2 * n * 4
+    }
+}
+
+/// A frame whose prefix, header and length are valid, not yet authenticated ([`parse_frame`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ParsedFrame<'a> {
+    /// The header.
+    pub header: FrameHeader,
+    /// The header's kind.
+    pub kind: FrameKind,
+    /// The parameter set the header names.
+    pub parameters: GlweParameters,
+    authenticated: &'a [u8],
+    tag: &'a [u8],
+}
+
+impl ParsedFrame<'_> {
+    /// The payload (between the header and the tag).
+    pub fn payload(&self) -> &[u8] {
+        &self.authenticated[HEADER_BYTES..]
+    }
+
+    /// The tag.
+    pub fn tag(&self) -> &[u8] {
+        self.tag
+    }
+
+    /// Whether the tag is the MAC of the frame under `key` (constant-time comparison).
+    pub fn verify_mac(&self, key: &MacKey) -> bool {
+        key.verify(self.authenticated, self.tag)
+    }
+
+    /// The sequence number of chunk 0 of this frame's message.
+    pub fn first_sequence(&self) -> u64 {
+        // parse_frame checked sequence >= chunk_index.
+        self.header.sequence - u64::from(self.header.chunk_index)
+    }
+
+    /// Expands the mask (seeded) or reads it (full) into a fresh ciphertext of exactly `2N` words. Intake
+    /// calls it only after the MAC verified.
+    pub(crate) fn to_frame(self) -> Frame {
+        let n = self.parameters.polynomial_size().0;
+        let mut data = vec![0u32; 2 * n];
+        let (mask, body) = data.split_at_mut(n);
+        let payload = self.payload();
+        let body_bytes = match self.kind {
+            FrameKind::Seeded => {
+                let (seed, rest) = payload.split_at(MASK_SEED_BYTES);
+                let mut seed_array = [0u8; MASK_SEED_BYTES];
+                seed_array.copy_from_slice(seed);
+                expand_mask_u32(&seed_array, mask);
+                rest
+            }
+            FrameKind::Full | FrameKind::PublicKey => {
+                let (mask_bytes, rest) = payload.split_at(4 * n);
+                read_words(mask_bytes, mask);
+                rest
+            }
+        };
+        read_words(body_bytes, body);
+        let ciphertext = GlweCiphertext::from_container(data, self.parameters.polynomial_size())
+            .unwrap_or_else(|_| unreachable!("2N words for a k = 1 set of size N"));
+        Frame {
+            header: self.header,
+            kind: self.kind,
+            parameters: self.parameters,
+            ciphertext,
+        }
+    }
+}
+
+fn read_words(bytes: &[u8], out: &mut [u32]) {
+    for (w, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+}
+
+/// Validates everything about a frame that needs no key and no state: prefix, header fields, length. Never
+/// allocates. The tag is not checked: use [`Intake`] for that.
+pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedFrame<'a>, IntakeError> {
+    // Magic and version first: they are the only bytes every version shares.
+    if let Some(magic) = bytes.first_chunk::<4>()
+        && *magic != MAGIC
+    {
+        return Err(IntakeError::BadMagic(*magic));
+    }
+    let Some(&version) = bytes.get(4) else {
+        return Err(IntakeError::Truncated {
+            needed: PREFIX_BYTES,
+            found: bytes.len(),
+        });
+    };
+    if version != FORMAT_VERSION {
+        return Err(IntakeError::UnsupportedVersion(version));
+    }
+    let Some(fields) = bytes.get(PREFIX_BYTES..HEADER_BYTES) else {
+        return Err(IntakeError::Truncated {
+            needed: HEADER_BYTES,
+            found: bytes.len(),
+        });
+    };
+    let header: FrameHeader = postcard::from_bytes(fields).map_err(IntakeError::MalformedHeader)?;
+    if header.flags != 0 {
+        return Err(IntakeError::ReservedFlags(header.flags));
+    }
+    let kind = header.frame_kind().ok_or(IntakeError::UnknownFrameKind(header.kind))?;
+    match kind {
+        FrameKind::Seeded => {}
+        FrameKind::Full if config.allow_full_frames => {}
+        FrameKind::Full => return Err(IntakeError::FullFrameRejected),
+        FrameKind::PublicKey => return Err(IntakeError::UnsupportedFrameKind(kind)),
+    }
+    let parameters = GlweParameters::from_id(ParameterSetId(header.parameter_set))
+        .ok_or(IntakeError::UnknownParameterSet(header.parameter_set))?;
+    let (torus_bits, k, n) = (
+        parameters.torus_bits(),
+        parameters.glwe_dimension().0,
+        parameters.polynomial_size().0,
+    );
+    if torus_bits != 32 || k != 1 {
+        return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
+    }
+    let expected_xof = if kind == FrameKind::Seeded { MASK_XOF_ID } else { 0 };
+    if header.xof_id != expected_xof {
+        return Err(IntakeError::UnsupportedXof(header.xof_id));
+    }
+    if u32::from(header.body_bits) != torus_bits {
+        return Err(IntakeError::UnsupportedBodyBits {
+            found: header.body_bits,
+            supported: torus_bits as u8,
+        });
+    }
+    check_chunking(&header, n, config)?;
+    let expected = HEADER_BYTES + payload_bytes(kind, k, n, torus_bits, torus_bits) + TAG_BYTES;
+    if bytes.len() != expected {
+        return Err(IntakeError::WrongFrameLength {
+            expected,
+            found: bytes.len(),
+        });
+    }
+    let (authenticated, tag) = bytes.split_at(expected - TAG_BYTES);
+    Ok(ParsedFrame {
+        header,
+        kind,
+        parameters,
+        authenticated,
+        tag,
+    })
+}
+
+fn check_chunking(header: &FrameHeader, n: usize, config: &IntakeConfig) -> Result<(), IntakeError> {
+    let (index, count) = (header.chunk_index, header.chunk_count);
+    if count == 0 {
+        return Err(IntakeError::ZeroChunkCount);
+    }
+    if index >= count {
+        return Err(IntakeError::ChunkIndexOutOfRange { index, count });
+    }
+    if count > config.max_chunks_per_message {
+        return Err(IntakeError::TooManyChunks {
+            count,
+            limit: config.max_chunks_per_message,
+        });
+    }
+    let chunk_bytes = (n / 8) as u64;
+    let (length, count64) = (u64::from(header.message_length), u64::from(count));
+    // The message fills count - 1 chunks and part of the last; an empty message travels as one chunk.
+    let consistent =
+        length <= count64 * chunk_bytes && (length > (count64 - 1) * chunk_bytes || (length == 0 && count == 1));
+    if !consistent {
+        return Err(IntakeError::InconsistentMessageLength {
+            message_length: header.message_length,
+            chunk_count: count,
+            chunk_bytes: chunk_bytes as u32,
+        });
+    }
+    // Chunk i has sequence first + i: first must be >= 0 and the last chunk's number must exist.
+    let first = header.sequence.checked_sub(u64::from(index));
+    if first.and_then(|f| f.checked_add(count64 - 1)).is_none() {
+        return Err(IntakeError::SequenceOutOfRange {
+            sequence: header.sequence,
+            chunk_index: index,
+        });
+    }
+    Ok(())
+}
+
+/// An authenticated frame: its header, its parameter set, and the full ciphertext (a seeded mask expanded).
 #[derive(Clone, Debug)]
 pub struct Frame {
     /// The validated header.
     pub header: FrameHeader,
+    /// The header's kind.
+    pub kind: FrameKind,
     /// The parameter set the header names.
     pub parameters: GlweParameters,
     /// The ciphertext, mask regenerated bit for bit for seeded frames.
@@ -33,104 +275,168 @@ impl Frame {
     }
 }
 
-/// Decodes and validates the header only, without touching the payload.
-pub fn decode_header(bytes: &[u8]) -> Result<(FrameHeader, GlweParameters, &[u8]), IntakeError> {
-    // Check the magic first, so that garbage gets the most useful error.
-    if bytes.len() >= 4 && bytes[..4] != MAGIC {
-        return Err(IntakeError::BadMagic([bytes[0], bytes[1], bytes[2], bytes[3]]));
-    }
-    let (header, payload): (FrameHeader, &[u8]) =
-        postcard::take_from_bytes(bytes).map_err(IntakeError::MalformedHeader)?;
-    if header.magic != MAGIC {
-        return Err(IntakeError::BadMagic(header.magic));
-    }
-    if header.version != FORMAT_VERSION {
-        return Err(IntakeError::UnsupportedVersion(header.version));
-    }
-    let parameters = GlweParameters::from_id(ParameterSetId(header.parameter_set))
-        .ok_or(IntakeError::UnknownParameterSet(header.parameter_set))?;
-    if parameters.torus_bits() != 32 || parameters.glwe_dimension().0 != 1 {
-        return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
-    }
-    if header.xof_id != MASK_XOF_ID {
-        return Err(IntakeError::UnsupportedXof(header.xof_id));
-    }
-    if header.chunk_count == 0 {
-        return Err(IntakeError::ZeroChunkCount);
-    }
-    if header.chunk_index >= header.chunk_count {
-        return Err(IntakeError::ChunkIndexOutOfRange {
-            index: header.chunk_index,
-            count: header.chunk_count,
-        });
-    }
-    let chunk_bytes = (parameters.polynomial_size().0 / 8) as u64;
-    let (length, count) = (u64::from(header.message_length), u64::from(header.chunk_count));
-    // The message fills count - 1 chunks and part of the last; an empty message travels as one chunk.
-    let consistent =
-        length <= count * chunk_bytes && (length > (count - 1) * chunk_bytes || (length == 0 && count == 1));
-    if !consistent {
-        return Err(IntakeError::InconsistentMessageLength {
-            message_length: header.message_length,
-            chunk_count: header.chunk_count,
-            chunk_bytes: chunk_bytes as u32,
-        });
-    }
-    Ok((header, parameters, payload))
+/// A complete message: its authenticated frames in chunk order.
+#[derive(Clone, Debug)]
+pub struct Message {
+    /// The sending device.
+    pub device_id: u64,
+    /// The key its ciphertexts are under.
+    pub key_id: u32,
+    /// The message id.
+    pub message_id: u32,
+    /// The sequence number of chunk 0.
+    pub first_sequence: u64,
+    /// The message length in bytes.
+    pub message_length: u32,
+    /// Chunk `i` is `frames[i]`.
+    pub frames: Vec<Frame>,
 }
 
-/// The exact payload length of a frame of `kind` for polynomial size `n`.
-pub fn payload_len(kind: FrameKind, n: usize) -> usize {
-    match kind {
-        FrameKind::Seeded => MASK_SEED_BYTES + 4 * n,
-        FrameKind::Full => 8 * n,
+/// What [`Intake::receive`] did with an accepted frame.
+#[derive(Clone, Debug)]
+pub enum Received {
+    /// The frame is a chunk of a message that is not complete yet.
+    Pending {
+        /// The device.
+        device_id: u64,
+        /// The message id.
+        message_id: u32,
+        /// The frame's chunk index.
+        chunk_index: u32,
+        /// The frame's sequence number.
+        sequence: u64,
+        /// How many of the message's chunks have arrived.
+        received: u32,
+        /// How many it has.
+        chunk_count: u32,
+    },
+    /// The frame completed its message (a one-chunk message completes at once).
+    Complete(Message),
+}
+
+impl Received {
+    /// The message, if this frame completed one.
+    pub fn into_message(self) -> Option<Message> {
+        match self {
+            Self::Complete(message) => Some(message),
+            Self::Pending { .. } => None,
+        }
     }
 }
 
-/// Decodes and validates a whole frame, and expands a seeded mask.
-pub fn decode_frame(bytes: &[u8]) -> Result<Frame, IntakeError> {
-    let (header, parameters, payload) = decode_header(bytes)?;
-    let n = parameters.polynomial_size().0;
-    let expected = payload_len(header.kind, n);
-    if payload.len() != expected {
-        return Err(IntakeError::WrongPayloadLength {
-            expected,
-            found: payload.len(),
-        });
-    }
-    // Sized by the known parameter set, never by the input.
-    let mut data = vec![0u32; 2 * n];
-    let (mask, body) = data.split_at_mut(n);
-    let body_bytes = match header.kind {
-        FrameKind::Seeded => {
-            let (seed, rest) = payload.split_at(MASK_SEED_BYTES);
-            let mut seed_array = [0u8; MASK_SEED_BYTES];
-            seed_array.copy_from_slice(seed);
-            expand_mask_u32(&seed_array, mask);
-            rest
-        }
-        FrameKind::Full => {
-            let (mask_bytes, rest) = payload.split_at(4 * n);
-            read_words(mask_bytes, mask);
-            rest
-        }
-    };
-    read_words(body_bytes, body);
-    let ciphertext = GlweCiphertext::from_container(data, parameters.polynomial_size()).map_err(|_| {
-        IntakeError::WrongPayloadLength {
-            expected,
-            found: payload.len(),
-        }
-    })?;
-    Ok(Frame {
-        header,
-        parameters,
-        ciphertext,
-    })
+#[derive(Debug)]
+struct DeviceState {
+    credentials: DeviceCredentials,
+    window: ReplayWindow,
 }
 
-fn read_words(bytes: &[u8], out: &mut [u32]) {
-    for (w, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+/// The stateful, authenticated intake: registered devices, their replay windows, and the reassembly of
+/// multi-chunk messages.
+#[derive(Debug)]
+pub struct Intake {
+    config: IntakeConfig,
+    devices: HashMap<u64, DeviceState>,
+    reassembler: Reassembler,
+}
+
+impl Intake {
+    /// An intake for the devices of `registry`.
+    pub fn new(config: IntakeConfig, registry: DeviceRegistry) -> Self {
+        let devices = registry
+            .devices
+            .into_iter()
+            .map(|(id, Registered { credentials, floor })| {
+                (
+                    id,
+                    DeviceState {
+                        credentials,
+                        window: ReplayWindow::new(floor),
+                    },
+                )
+            })
+            .collect();
+        Self {
+            reassembler: Reassembler::new(&config),
+            config,
+            devices,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &IntakeConfig {
+        &self.config
+    }
+
+    /// Registers one more device, whose frames must have sequence numbers of at least `floor`.
+    pub fn register(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), DuplicateDevice> {
+        let id = credentials.device_id();
+        if self.devices.contains_key(&id) {
+            return Err(DuplicateDevice(id));
+        }
+        self.devices.insert(
+            id,
+            DeviceState {
+                credentials,
+                window: ReplayWindow::new(floor),
+            },
+        );
+        Ok(())
+    }
+
+    /// The highest sequence number accepted from `device_id`, if any. Persist it (plus one, as the floor
+    /// for [`DeviceRegistry::register_with_floor`]) before a restart, or old frames can be replayed.
+    pub fn highest_sequence(&self, device_id: u64) -> Option<u64> {
+        self.devices.get(&device_id)?.window.highest()
+    }
+
+    /// The number of incomplete messages held.
+    pub fn open_messages(&self) -> usize {
+        self.reassembler.open_messages()
+    }
+
+    /// Validates, authenticates and de-duplicates one frame, then adds it to its message. `now` is the
+    /// arrival time (for message expiry). A chunk of an open message that has expired gets
+    /// [`IntakeError::MessageExpired`] and the message is dropped; other expired messages are dropped by
+    /// [`Intake::evict_expired`], which the caller runs regularly.
+    pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
+        let parsed = parse_frame(bytes, &self.config)?;
+        let header = parsed.header;
+        let device = self
+            .devices
+            .get_mut(&header.device_id)
+            .ok_or(IntakeError::UnknownDevice(header.device_id))?;
+        if header.key_id != device.credentials.key_id() {
+            return Err(IntakeError::WrongKeyId {
+                device_id: header.device_id,
+                expected: device.credentials.key_id(),
+                found: header.key_id,
+            });
+        }
+        if !parsed.verify_mac(device.credentials.mac_key()) {
+            return Err(IntakeError::BadMac {
+                device_id: header.device_id,
+            });
+        }
+        device.window.check(header.sequence).map_err(|e| match e {
+            ReplayError::Replayed => IntakeError::Replayed {
+                device_id: header.device_id,
+                sequence: header.sequence,
+            },
+            ReplayError::TooOld { lowest_acceptable } => IntakeError::TooOld {
+                device_id: header.device_id,
+                sequence: header.sequence,
+                lowest_acceptable,
+            },
+        })?;
+        // A frame refused by the reassembly (limits, mismatch, expiry) does not consume its sequence number.
+        self.reassembler.admit(&header, now)?;
+        device.window.accept(header.sequence);
+        self.reassembler.insert(parsed.to_frame(), now)
+    }
+
+    /// Drops every incomplete message older than `max_message_age` at `now`; one
+    /// [`IntakeError::MessageExpired`] per message dropped, ordered by device and message id.
+    pub fn evict_expired(&mut self, now: Instant) -> Vec<IntakeError> {
+        self.reassembler.evict_expired(now)
     }
 }

@@ -3,8 +3,11 @@
 //!
 //! The path, by name:
 //! 1. [`stream::FrameReader`]: length-delimited frames off a socket, with a size limit.
-//! 2. [`intake::decode_frame`]: full validation (magic, version, parameter set, XOF, chunking, exact
-//!    lengths), typed [`IntakeError`]s, and the seeded mask regenerated bit for bit.
+//! 2. [`intake::Intake`]: authenticated intake of wire-format v2 frames (`docs/wire-format.md`). Magic and
+//!    version, the fixed header with every field validated ([`intake::parse_frame`]), the device's MAC key
+//!    from the [`registry::DeviceRegistry`], the MAC checked before anything is expanded or allocated, a
+//!    per-device replay window ([`replay`]), and the [`reassembly`] of multi-chunk messages, with limits.
+//!    Typed [`IntakeError`]s throughout; seeded masks are regenerated bit for bit.
 //! 3. [`extraction`]: sample extraction of one, all, or lazily chosen coefficients (and a rayon batch).
 //! 4. `interop` (feature `tfhe`): tfhe-rs keys for the trusted party and [`interop::BooleanBridge`], which
 //!    key-switches extracted ciphertexts into `tfhe::boolean` ciphertexts.
@@ -12,31 +15,45 @@
 //! # Example
 //! ```
 //! use rand_core::SeedableRng;
+//! use std::time::Instant;
 //! use tfhe_sbc_adapter::extraction::extract_lwe_sample;
-//! use tfhe_sbc_adapter::intake::decode_frame;
+//! use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
+//! use tfhe_sbc_adapter::registry::DeviceRegistry;
 //! use tfhe_sbc_core::entities::{GlweSecretKey, LweCiphertext};
 //! use tfhe_sbc_core::encoding::decode_bool;
 //! use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 //! use tfhe_sbc_device::decryption::decrypt_lwe_phase;
 //! use tfhe_sbc_device::encryption::GlweEncryptor;
+//! use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 //! use tfhe_sbc_device::message::chunks;
-//! use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
+//! use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 //! use tfhe_sbc_device::xof::Blake2bXof;
+//!
+//! // Provisioning: a device id, a key id and a random MAC key, known to the device and the server.
+//! let mac_key = [0x42; 32]; // `MacKey::generate(&mut rng)` in practice
+//! let credentials = DeviceCredentials::new(17, 1, MacKey::from_bytes(mac_key));
+//! let mut registry = DeviceRegistry::new();
+//! registry.register(DeviceCredentials::new(17, 1, MacKey::from_bytes(mac_key))).unwrap();
 //!
 //! // Device side.
 //! let params = TFHE_LIB_GLWE_1024;
 //! let key = GlweSecretKey::generate_binary(vec![0u8; 1024], params.polynomial_size(), &mut Blake2bXof::from_seed([1; 32])).unwrap();
 //! let mut encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
+//! let mut counter = FrameCounter::new(0); // restored from flash in practice
 //! let message = [0b1010_0101u8];
+//! let outgoing = encryptor.begin_message(&mut counter, message.len()).unwrap();
 //! let chunk = chunks(&message, 128).next().unwrap();
 //! let mut body = [0u32; 1024];
-//! let mut frame = vec![0u8; MAX_SEEDED_FRAME_BYTES_1024];
-//! let len = encryptor.encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut frame).unwrap();
+//! let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
+//! let len = encryptor.encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame).unwrap();
 //!
-//! // Server side: validate, regenerate the mask, extract bit 2 as an LWE ciphertext.
-//! let received = decode_frame(&frame[..len]).unwrap();
+//! // Server side: authenticate, de-duplicate, regenerate the mask, extract bit 2 as an LWE ciphertext.
+//! let mut intake = Intake::new(IntakeConfig::default(), registry);
+//! let received = intake.receive(&frame[..len], Instant::now()).unwrap().into_message().unwrap();
 //! let mut lwe = vec![0u32; 1025];
-//! extract_lwe_sample(&received.ciphertext, 2, &mut lwe);
+//! extract_lwe_sample(&received.frames[0].ciphertext, 2, &mut lwe);
+//! // The same bytes again are a replay.
+//! assert!(intake.receive(&frame[..len], Instant::now()).is_err());
 //!
 //! // Trusted party: bit 2 of 0b1010_0101 is 1.
 //! let phase = decrypt_lwe_phase(&key, &LweCiphertext::from_container(&lwe[..]).unwrap()).unwrap();
@@ -51,6 +68,9 @@ pub mod intake;
 #[cfg(feature = "tfhe")]
 pub mod interop;
 pub mod keyfile;
+pub mod reassembly;
+pub mod registry;
+pub mod replay;
 pub mod stream;
 
-pub use error::IntakeError;
+pub use error::{IntakeError, MessageField};

@@ -5,11 +5,11 @@
 
 use crate::error::IntakeError;
 use std::io::{self, Read, Write};
-use tfhe_sbc_device::wire::max_full_frame_bytes;
+use tfhe_sbc_device::wire::full_frame_bytes;
 
-/// The default frame-size limit: the largest frame of any supported parameter set (a full frame at
-/// `N = 4096`).
-pub const DEFAULT_MAX_FRAME_BYTES: usize = max_full_frame_bytes(4096);
+/// The default frame-size limit: a full frame at `N = 4096` (32-bit torus), larger than any frame of a
+/// supported parameter set.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = full_frame_bytes(4096);
 
 /// Writes one length-delimited frame.
 pub fn write_frame<W: Write>(writer: &mut W, frame: &[u8]) -> io::Result<()> {

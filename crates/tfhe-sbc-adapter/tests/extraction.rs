@@ -4,8 +4,9 @@
 
 mod common;
 
+use std::time::Instant;
 use tfhe_sbc_adapter::extraction::{LazyExtractor, extract_all_lwe_samples, extract_lwe_sample};
-use tfhe_sbc_adapter::intake::decode_frame;
+use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_core::encoding::{decode_bool, encode_bool};
 use tfhe_sbc_core::entities::LweCiphertext;
 use tfhe_sbc_device::decryption::{GlweDecryptor, decrypt_lwe_phase};
@@ -13,20 +14,24 @@ use tfhe_sbc_device::message::message_bit;
 
 #[test]
 fn all_extracted_samples_decrypt_with_unchanged_noise() {
-    let (key, mut encryptor) = common::device(5);
+    let mut device = common::Device::new(5, 1);
     let message: Vec<u8> = (0..128u32).map(|i| (i * 31 + 7) as u8).collect();
-    let frame = decode_frame(&common::seeded_frames(&mut encryptor, &message)[0]).unwrap();
-    let glwe = &frame.ciphertext;
+    let frames = device.seeded_frames(&message);
+    // Authenticated intake, as a server would run it.
+    let mut intake = common::intake(IntakeConfig::default(), &[&device]);
+    let received = common::receive_message(&mut intake, &frames, Instant::now());
+    let glwe = &received.frames[0].ciphertext;
+    let key = &device.key;
 
     // The GLWE phases, for comparing noise.
-    let mut decryptor = Box::new(GlweDecryptor::<1024>::new(&key).unwrap());
+    let mut decryptor = Box::new(GlweDecryptor::<1024>::new(key).unwrap());
     let mut phase = [0u32; 1024];
     decryptor.decrypt_phase(glwe.mask(), glwe.body(), &mut phase).unwrap();
 
     let mut all = vec![0u32; 1024 * 1025];
     extract_all_lwe_samples(glwe, &mut all);
     for (i, lwe) in all.chunks_exact(1025).enumerate() {
-        let lwe_phase = decrypt_lwe_phase(&key, &LweCiphertext::from_container(lwe).unwrap()).unwrap();
+        let lwe_phase = decrypt_lwe_phase(key, &LweCiphertext::from_container(lwe).unwrap()).unwrap();
         // Extraction adds no noise: the LWE phase equals the GLWE phase exactly.
         assert_eq!(lwe_phase, phase[i], "coefficient {i}");
         assert_eq!(decode_bool(lwe_phase), message_bit(&message, i), "coefficient {i}");
@@ -52,11 +57,15 @@ fn all_extracted_samples_decrypt_with_unchanged_noise() {
 #[cfg(feature = "rayon")]
 #[test]
 fn parallel_batch_matches() {
-    let (_, mut encryptor) = common::device(6);
-    let frames: Vec<_> = common::seeded_frames(&mut encryptor, &[9u8; 512])
-        .iter()
-        .map(|f| decode_frame(f).unwrap().ciphertext)
+    let mut device = common::Device::new(6, 2);
+    let frames = device.seeded_frames(&[9u8; 512]);
+    let mut intake = common::intake(IntakeConfig::default(), &[&device]);
+    let frames: Vec<_> = common::receive_message(&mut intake, &frames, Instant::now())
+        .frames
+        .into_iter()
+        .map(|f| f.ciphertext)
         .collect();
+    assert_eq!(frames.len(), 4);
     let mut outputs = vec![vec![0u32; 1024 * 1025]; frames.len()];
     tfhe_sbc_adapter::extraction::extract_all_lwe_samples_par(&frames, &mut outputs);
     for (glwe, out) in frames.iter().zip(&outputs) {

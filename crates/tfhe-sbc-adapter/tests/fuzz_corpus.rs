@@ -1,39 +1,125 @@
-//! Replays the fuzzing corpus and every crash the fuzzer ever found (fuzz/corpus/intake, fuzz/artifacts/intake)
-//! as ordinary tests, on stable, with the fuzz target's own checks.
+//! Replays the fuzzing corpus and every crash the fuzzer ever found (fuzz/corpus/intake_v2, the legacy v1
+//! frames in fuzz/corpus/intake_v1, fuzz/artifacts/intake) as ordinary tests, on stable, with the fuzz
+//! target's own checks. Also checks that the checked-in seed corpus and the doc's hex dump are what the
+//! generators produce today.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
-use tfhe_sbc_adapter::intake::decode_frame;
+use std::time::Instant;
+use tfhe_sbc_adapter::IntakeError;
+use tfhe_sbc_adapter::fuzzing::{FUZZ_DEVICE_ID_2, fix_up_mac, fuzz_intake, seed_corpus};
+use tfhe_sbc_adapter::intake::{IntakeConfig, Received, parse_frame};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
 
 fn files(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz").join(dir);
-    match std::fs::read_dir(&dir) {
+    let dir = root().join("fuzz").join(dir);
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
         Ok(entries) => entries.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect(),
         Err(_) => Vec::new(),
-    }
+    };
+    files.sort();
+    files
+}
+
+fn read(dir: &str, name: &str) -> Vec<u8> {
+    std::fs::read(root().join("fuzz").join(dir).join(name)).unwrap()
 }
 
 #[test]
 fn corpus_and_crashes_replay() {
-    let corpus = files("corpus/intake");
-    assert!(corpus.len() >= 7, "the checked-in seed corpus is missing");
+    let corpus = files("corpus/intake_v2");
+    let legacy = files("corpus/intake_v1");
     let crashes = files("artifacts/intake");
-    for path in corpus.iter().chain(&crashes) {
+    assert!(corpus.len() >= 14, "the checked-in v2 seed corpus is missing");
+    assert!(legacy.len() >= 7, "the legacy v1 seeds are missing");
+    for path in corpus.iter().chain(&legacy).chain(&crashes) {
         tfhe_sbc_adapter::fuzzing::intake(&std::fs::read(path).unwrap());
     }
-    // The seed frames made by a real device decode.
-    for name in ["seeded-chunk0", "seeded-chunk1", "seeded-empty-message", "full"] {
-        let bytes = std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../fuzz/corpus/intake")
-                .join(name),
-        )
-        .unwrap();
-        assert!(decode_frame(&bytes).is_ok(), "{name}");
-    }
     println!(
-        "replayed {} corpus inputs and {} crash artifacts",
+        "replayed {} v2 corpus inputs, {} legacy v1 inputs and {} crash artifacts",
         corpus.len(),
+        legacy.len(),
         crashes.len()
     );
+}
+
+#[test]
+fn checked_in_corpus_is_current() {
+    let expected = seed_corpus();
+    let names: Vec<String> = files("corpus/intake_v2")
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let mut expected_names: Vec<String> = expected.iter().map(|(n, _)| n.to_string()).collect();
+    expected_names.sort();
+    assert_eq!(names, expected_names, "run `cargo run --example make_fuzz_corpus`");
+    for (name, bytes) in &expected {
+        assert!(
+            read("corpus/intake_v2", name) == *bytes,
+            "fuzz/corpus/intake_v2/{name} is stale: run `cargo run --example make_fuzz_corpus`"
+        );
+    }
+}
+
+#[test]
+fn docs_hex_dump_is_current() {
+    let doc = std::fs::read_to_string(root().join("docs/wire-format.md")).unwrap();
+    let dump = tfhe_sbc_adapter::fuzzing::wire_format_dump();
+    assert!(
+        doc.contains(&format!("<!-- wire_format_dump: begin -->\n```text\n{dump}```\n")),
+        "docs/wire-format.md's hex dump is stale: run `cargo run --example wire_format_dump -- --update-doc`"
+    );
+}
+
+/// What each seed is for: the single frames decode as intended, the legacy v1 frames are refused as such.
+#[test]
+fn seeds_do_what_their_names_say() {
+    let now = Instant::now();
+    for name in ["seeded-single", "seeded-empty-message", "device2-seeded"] {
+        let bytes = read("corpus/intake_v2", name);
+        assert!(
+            matches!(fuzz_intake(false).receive(&bytes, now), Ok(Received::Complete(_))),
+            "{name}"
+        );
+    }
+    let mut intake = fuzz_intake(false);
+    assert!(matches!(
+        intake.receive(&read("corpus/intake_v2", "seeded-chunk0"), now),
+        Ok(Received::Pending { .. })
+    ));
+    assert!(matches!(
+        intake.receive(&read("corpus/intake_v2", "seeded-chunk1"), now),
+        Ok(Received::Complete(_))
+    ));
+    let full = read("corpus/intake_v2", "full-single");
+    assert_eq!(
+        fuzz_intake(false).receive(&full, now).unwrap_err(),
+        IntakeError::FullFrameRejected
+    );
+    assert!(fuzz_intake(true).receive(&full, now).is_ok());
+    // MAC'd by device 1, naming device 2: refused; the fix-up path re-tags it under device 2's key.
+    let mut relabelled = read("corpus/intake_v2", "maced-as-a-named-b");
+    assert_eq!(
+        fuzz_intake(false).receive(&relabelled, now).unwrap_err(),
+        IntakeError::BadMac {
+            device_id: FUZZ_DEVICE_ID_2
+        }
+    );
+    fix_up_mac(&mut relabelled);
+    assert!(fuzz_intake(false).receive(&relabelled, now).is_ok());
+    assert_eq!(
+        parse_frame(&read("corpus/intake_v2", "version-1"), &IntakeConfig::default()).unwrap_err(),
+        IntakeError::UnsupportedVersion(1)
+    );
+    // The frames the v1 firmware made.
+    for name in ["seeded-chunk0", "seeded-chunk1", "seeded-empty-message", "full"] {
+        assert_eq!(
+            parse_frame(&read("corpus/intake_v1", name), &IntakeConfig::default()).unwrap_err(),
+            IntakeError::UnsupportedVersion(1),
+            "{name}"
+        );
+    }
 }

@@ -1,15 +1,18 @@
-//! Intake allocates nothing for a rejected frame, and exactly one ciphertext (2N words) for a valid one,
-//! whatever lengths the input declares. A counting global allocator proves it; this file holds one test,
-//! so no other test thread allocates while it counts.
+//! Intake allocates nothing for a frame rejected before or at the MAC (or by the replay window), and exactly
+//! one ciphertext (2N words) plus the one-element frame list for a valid one-chunk message, whatever
+//! lengths the input declares. A counting global allocator proves it; this file holds one test, so no other
+//! test thread allocates while it counts.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
+use common::{Device, reframe};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use tfhe_sbc_adapter::intake::decode_frame;
+use std::time::Instant;
+use tfhe_sbc_adapter::intake::{Frame, IntakeConfig};
 use tfhe_sbc_adapter::stream::FrameReader;
-use tfhe_sbc_device::wire::FrameHeader;
+use tfhe_sbc_device::frame_mac::MacKey;
 
 struct Counting;
 
@@ -48,35 +51,63 @@ fn counted<R>(f: impl FnOnce() -> R) -> (R, usize, usize) {
 
 #[test]
 fn intake_allocates_only_what_a_valid_ciphertext_needs() {
-    let (_, mut encryptor) = common::device(9);
-    let valid = common::seeded_frames(&mut encryptor, b"sensor").remove(0);
-    let forge = |edit: fn(&mut FrameHeader)| {
-        let (mut header, payload): (FrameHeader, &[u8]) = postcard::take_from_bytes(&valid).unwrap();
-        edit(&mut header);
-        let mut out = postcard::to_allocvec(&header).unwrap();
-        out.extend_from_slice(payload);
-        out
-    };
-    let forged = [
-        forge(|h| h.message_length = u32::MAX),
-        forge(|h| h.chunk_count = u32::MAX),
-        forge(|h| h.chunk_index = u32::MAX),
-        forge(|h| h.parameter_set = u16::MAX),
+    let mut device = Device::new(9, 33);
+    let key = device.mac_key();
+    let valid = device.seeded_frames(b"sensor").remove(0);
+    let full = device.full_frames(b"full").remove(0);
+    let two_chunks = device.seeded_frames(&[7u8; 200]);
+    let mut intake = common::intake(IntakeConfig::default(), &[&device]);
+    let now = Instant::now();
+
+    let mut bad_mac = valid.clone();
+    bad_mac[60] ^= 1;
+    let rejected = [
+        // Header fields that would size something if they were trusted.
+        reframe(&valid, &key, |h| h.message_length = u32::MAX),
+        reframe(&valid, &key, |h| h.chunk_count = u32::MAX),
+        reframe(&valid, &key, |h| h.chunk_index = u32::MAX),
+        reframe(&valid, &key, |h| h.parameter_set = u16::MAX),
         valid[..valid.len() - 1].to_vec(),
+        full,
+        // At the MAC.
+        reframe(&valid, &key, |h| h.device_id = 34),
+        reframe(&valid, &key, |h| h.key_id = 99),
+        reframe(&valid, &MacKey::from_bytes([1; 32]), |_| {}),
+        bad_mac,
     ];
-    for bytes in &forged {
-        let (result, bytes_allocated, _) = counted(|| decode_frame(bytes));
+    for bytes in &rejected {
+        let (result, bytes_allocated, _) = counted(|| intake.receive(bytes, now));
         assert!(result.is_err());
-        assert_eq!(bytes_allocated, 0, "a rejected frame allocated {bytes_allocated} bytes");
+        assert_eq!(
+            bytes_allocated,
+            0,
+            "{:?} allocated {bytes_allocated} bytes",
+            result.unwrap_err()
+        );
     }
-    let (result, bytes_allocated, largest) = counted(|| decode_frame(&valid));
-    assert!(result.is_ok());
-    println!("valid frame: {bytes_allocated} bytes allocated, largest block {largest}");
+
+    let (result, bytes_allocated, largest) = counted(|| intake.receive(&valid, now).map(|r| r.into_message()));
+    let message = result.unwrap().unwrap();
+    println!("valid one-chunk frame: {bytes_allocated} bytes allocated, largest block {largest}");
+    assert_eq!(largest, 2 * 1024 * 4, "the ciphertext: 2N words");
     assert_eq!(
         bytes_allocated,
-        2 * 1024 * 4,
-        "one ciphertext of 2N words, nothing else"
+        2 * 1024 * 4 + size_of::<Frame>(),
+        "one ciphertext and the one-frame list, nothing else"
     );
+    drop(message);
+
+    // A replay is refused by the window: nothing allocated.
+    let (result, bytes_allocated, _) = counted(|| intake.receive(&valid, now));
+    assert!(result.is_err());
+    assert_eq!(bytes_allocated, 0);
+
+    // A multi-chunk message: bounded by the chunk count the parameter set and the limits allow.
+    let (result, bytes_allocated, largest) = counted(|| intake.receive(&two_chunks[0], now));
+    assert!(result.is_ok());
+    println!("first chunk of two: {bytes_allocated} bytes allocated, largest block {largest}");
+    assert_eq!(largest, 2 * 1024 * 4);
+    assert!(bytes_allocated < 2 * 1024 * 4 + 2048, "{bytes_allocated}");
 
     // A stream declaring a 4 GiB frame is refused before any buffer grows.
     let (result, bytes_allocated, _) = counted(|| {

@@ -7,19 +7,22 @@
 
 use rand_core::{Rng, SeedableRng};
 use std::sync::OnceLock;
+use std::time::Instant;
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
-use tfhe_sbc_adapter::intake::decode_frame;
+use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::{
     BooleanBridge, client_key_from_device_key, device_key_from_client_key, generate_boolean_keys, tfhe_glwe_key,
 };
 use tfhe_sbc_adapter::keyfile::{decode_key_file, encode_key_file};
+use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::GlweCiphertextOwned;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::MAX_SEEDED_FRAME_BYTES_1024;
+use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 use tfhe_sbc_device::xof::Blake2bXof;
 
 /// One key set for the whole file: server-key generation takes seconds.
@@ -32,19 +35,36 @@ fn keys() -> &'static (ClientKey, ServerKey, BooleanBridge) {
     })
 }
 
-/// Device side: encrypts 1024 bits (128 bytes) as one seeded frame; server side: decodes it.
+/// Device side: encrypts 1024 bits (128 bytes) as one authenticated seeded frame; server side: receives it
+/// through the authenticated intake.
 fn device_encrypt(client_key: &ClientKey, bits: &[u8; 128], seed: u8) -> GlweCiphertextOwned<u32> {
     let device_key = device_key_from_client_key(client_key).unwrap();
     let mut encryptor = Box::new(
         GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &device_key, Blake2bXof::from_seed([seed; 32])).unwrap(),
     );
+    let credentials = DeviceCredentials::new(u64::from(seed), 1, MacKey::from_bytes([seed; 32]));
+    let outgoing = encryptor.begin_message(&mut FrameCounter::new(0), bits.len()).unwrap();
     let chunk = chunks(bits, 128).next().unwrap();
     let mut body = [0u32; 1024];
-    let mut frame = vec![0u8; MAX_SEEDED_FRAME_BYTES_1024];
+    let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
     let len = encryptor
-        .encrypt_seeded_frame(&chunk, bits.len(), &mut body, &mut frame)
+        .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame)
         .unwrap();
-    decode_frame(&frame[..len]).unwrap().ciphertext
+    let mut registry = DeviceRegistry::new();
+    registry
+        .register(DeviceCredentials::new(
+            u64::from(seed),
+            1,
+            MacKey::from_bytes([seed; 32]),
+        ))
+        .unwrap();
+    let mut intake = Intake::new(IntakeConfig::default(), registry);
+    let message = intake
+        .receive(&frame[..len], Instant::now())
+        .unwrap()
+        .into_message()
+        .unwrap();
+    message.frames.into_iter().next().unwrap().ciphertext
 }
 
 fn bit(bytes: &[u8], i: usize) -> bool {

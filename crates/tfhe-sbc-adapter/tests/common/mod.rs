@@ -1,52 +1,161 @@
-//! Shared test fixtures: a device that produces real frames.
+//! Shared test fixtures: devices that produce real v2 frames, and an intake that knows them.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use rand_core::SeedableRng;
+use std::time::Instant;
+use tfhe_sbc_adapter::intake::{Frame, Intake, IntakeConfig, Message};
+use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encryption::GlweEncryptor;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameHeader, FrameKind, MAX_SEEDED_FRAME_BYTES_1024, encode_full_frame};
+use tfhe_sbc_device::wire::{
+    FULL_FRAME_BYTES_1024, FrameCounter, FrameHeader, HEADER_BYTES, PREFIX_BYTES, SEEDED_FRAME_BYTES_1024, TAG_BYTES,
+};
 use tfhe_sbc_device::xof::Blake2bXof;
 
-/// A device key and encryptor with fixed seeds.
-pub fn device(seed: u8) -> (GlweSecretKeyOwned, Box<GlweEncryptor<1024>>) {
-    let params = TFHE_LIB_GLWE_1024;
-    let key = GlweSecretKey::generate_binary(
-        vec![0u8; 1024],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed([seed; 32]),
-    )
-    .unwrap();
-    let encryptor =
-        Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([seed.wrapping_add(1); 32])).unwrap());
-    (key, encryptor)
+/// The key id every test device uses.
+pub const KEY_ID: u32 = 3;
+
+/// A simulated device: its GLWE key, encryptor, credentials and frame counter, all from fixed seeds.
+pub struct Device {
+    pub key: GlweSecretKeyOwned,
+    pub encryptor: Box<GlweEncryptor<1024>>,
+    pub credentials: DeviceCredentials,
+    pub counter: FrameCounter,
+    mac_key: [u8; 32],
 }
 
-/// The seeded frames of `message`.
-pub fn seeded_frames(encryptor: &mut GlweEncryptor<1024>, message: &[u8]) -> Vec<Vec<u8>> {
-    let mut body = [0u32; 1024];
-    let mut out = vec![0u8; MAX_SEEDED_FRAME_BYTES_1024];
-    chunks(message, 128)
-        .map(|chunk| {
-            let len = encryptor
-                .encrypt_seeded_frame(&chunk, message.len(), &mut body, &mut out)
-                .unwrap();
-            out[..len].to_vec()
-        })
-        .collect()
+impl Device {
+    /// Device `device_id` with keys and randomness derived from `seed`.
+    pub fn new(seed: u8, device_id: u64) -> Self {
+        let params = TFHE_LIB_GLWE_1024;
+        let key = GlweSecretKey::generate_binary(
+            vec![0u8; 1024],
+            params.polynomial_size(),
+            &mut Blake2bXof::from_seed([seed; 32]),
+        )
+        .unwrap();
+        let encryptor = Box::new(
+            GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([seed.wrapping_add(1); 32])).unwrap(),
+        );
+        let mac_key = [seed ^ 0x33; 32];
+        Self {
+            key,
+            encryptor,
+            credentials: DeviceCredentials::new(device_id, KEY_ID, MacKey::from_bytes(mac_key)),
+            counter: FrameCounter::new(0),
+            mac_key,
+        }
+    }
+
+    /// The device id.
+    pub fn id(&self) -> u64 {
+        self.credentials.device_id()
+    }
+
+    /// A second copy of the credentials, for the server's registry.
+    pub fn server_credentials(&self) -> DeviceCredentials {
+        DeviceCredentials::new(self.id(), KEY_ID, MacKey::from_bytes(self.mac_key))
+    }
+
+    /// The device's MAC key.
+    pub fn mac_key(&self) -> MacKey {
+        MacKey::from_bytes(self.mac_key)
+    }
+
+    /// The seeded frames of `message`: one message, consecutive sequence numbers.
+    pub fn seeded_frames(&mut self, message: &[u8]) -> Vec<Vec<u8>> {
+        let outgoing = self.encryptor.begin_message(&mut self.counter, message.len()).unwrap();
+        let mut body = [0u32; 1024];
+        let mut out = vec![0u8; SEEDED_FRAME_BYTES_1024];
+        chunks(message, 128)
+            .map(|chunk| {
+                let len = self
+                    .encryptor
+                    .encrypt_seeded_frame(&self.credentials, &outgoing, &chunk, &mut body, &mut out)
+                    .unwrap();
+                assert_eq!(len, SEEDED_FRAME_BYTES_1024);
+                out.clone()
+            })
+            .collect()
+    }
+
+    /// The full-mask frames of `message`.
+    pub fn full_frames(&mut self, message: &[u8]) -> Vec<Vec<u8>> {
+        let outgoing = self.encryptor.begin_message(&mut self.counter, message.len()).unwrap();
+        let mut ct = GlweCiphertext::from_container(vec![0u32; 2048], TFHE_LIB_GLWE_1024.polynomial_size()).unwrap();
+        let mut out = vec![0u8; FULL_FRAME_BYTES_1024];
+        chunks(message, 128)
+            .map(|chunk| {
+                let len = self
+                    .encryptor
+                    .encrypt_full_frame(&self.credentials, &outgoing, &chunk, &mut ct, &mut out)
+                    .unwrap();
+                assert_eq!(len, FULL_FRAME_BYTES_1024);
+                out.clone()
+            })
+            .collect()
+    }
+
+    /// The message bytes of `frame`'s chunk, decrypted with this device's key.
+    pub fn decrypt(&self, frame: &Frame) -> Vec<u8> {
+        let mut decryptor = Box::new(GlweDecryptor::<1024>::new(&self.key).unwrap());
+        let mut phase = [0u32; 1024];
+        decryptor
+            .decrypt_phase(frame.ciphertext.mask(), frame.ciphertext.body(), &mut phase)
+            .unwrap();
+        let mut bytes = vec![0u8; 128];
+        decode_bits(&phase, &mut bytes).unwrap();
+        bytes.truncate(frame.chunk_message_bytes());
+        bytes
+    }
+
+    /// The whole decrypted message.
+    pub fn decrypt_message(&self, message: &Message) -> Vec<u8> {
+        message.frames.iter().flat_map(|f| self.decrypt(f)).collect()
+    }
 }
 
-/// One full frame of a short message.
-pub fn full_frame(encryptor: &mut GlweEncryptor<1024>, message: &[u8]) -> Vec<u8> {
-    let chunk = chunks(message, 128).next().unwrap();
-    let mut ct = GlweCiphertext::from_container(vec![0u32; 2048], TFHE_LIB_GLWE_1024.polynomial_size()).unwrap();
-    encryptor.encrypt_glwe_ciphertext(chunk.bytes, &mut ct).unwrap();
-    let header = FrameHeader::new(TFHE_LIB_GLWE_1024.id(), FrameKind::Full, &chunk, message.len()).unwrap();
-    let mut out = vec![0u8; 9000];
-    let len = encode_full_frame(&header, ct.mask(), ct.body(), &mut out)
-        .unwrap()
-        .len();
-    out.truncate(len);
+/// An intake that knows `devices`.
+pub fn intake(config: IntakeConfig, devices: &[&Device]) -> Intake {
+    let mut registry = DeviceRegistry::new();
+    for device in devices {
+        registry.register(device.server_credentials()).unwrap();
+    }
+    Intake::new(config, registry)
+}
+
+/// Receives every frame at `now`; the message the last one completes.
+pub fn receive_message(intake: &mut Intake, frames: &[Vec<u8>], now: Instant) -> Message {
+    let mut complete = None;
+    for frame in frames {
+        complete = intake.receive(frame, now).unwrap().into_message();
+    }
+    complete.unwrap()
+}
+
+/// The header of a frame.
+pub fn header_of(frame: &[u8]) -> FrameHeader {
+    postcard::from_bytes(&frame[PREFIX_BYTES..HEADER_BYTES]).unwrap()
+}
+
+/// `frame` with its header edited and its tag recomputed under `key` (a forger who knows the key, or the
+/// device itself misbehaving).
+pub fn reframe(frame: &[u8], key: &MacKey, edit: impl FnOnce(&mut FrameHeader)) -> Vec<u8> {
+    let mut header = header_of(frame);
+    edit(&mut header);
+    let mut out = frame.to_vec();
+    header.write(&mut out).unwrap();
+    retag(&mut out, key);
     out
+}
+
+/// Recomputes the tag of `frame` (its last 16 bytes) under `key`.
+pub fn retag(frame: &mut [u8], key: &MacKey) {
+    let end = frame.len() - TAG_BYTES;
+    let tag = key.tag(&frame[..end]);
+    frame[end..].copy_from_slice(&tag);
 }

@@ -1,0 +1,73 @@
+//! The devices an [`Intake`](crate::intake::Intake) accepts frames from: for each, the credentials it was
+//! provisioned with (device id, key id, MAC key) and the lowest sequence number still acceptable.
+//!
+//! The floor is the server's persisted high-water mark of the device's sequence numbers
+//! ([`Intake::highest_sequence`](crate::intake::Intake::highest_sequence) + 1): replay windows live in
+//! memory, so after a restart the floor is what keeps old frames from being replayed.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use tfhe_sbc_device::frame_mac::DeviceCredentials;
+
+/// A device id registered twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DuplicateDevice(pub u64);
+
+impl core::fmt::Display for DuplicateDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "device {} is already registered", self.0)
+    }
+}
+
+impl std::error::Error for DuplicateDevice {}
+
+/// One registered device.
+#[derive(Debug)]
+pub(crate) struct Registered {
+    pub(crate) credentials: DeviceCredentials,
+    pub(crate) floor: u64,
+}
+
+/// The registered devices, by id.
+#[derive(Debug, Default)]
+pub struct DeviceRegistry {
+    pub(crate) devices: HashMap<u64, Registered>,
+}
+
+impl DeviceRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a device that has never sent a frame (floor 0).
+    pub fn register(&mut self, credentials: DeviceCredentials) -> Result<(), DuplicateDevice> {
+        self.register_with_floor(credentials, 0)
+    }
+
+    /// Registers a device whose frames must have sequence numbers of at least `floor`.
+    pub fn register_with_floor(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), DuplicateDevice> {
+        match self.devices.entry(credentials.device_id()) {
+            Entry::Occupied(_) => Err(DuplicateDevice(credentials.device_id())),
+            Entry::Vacant(slot) => {
+                slot.insert(Registered { credentials, floor });
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether `device_id` is registered.
+    pub fn contains(&self, device_id: u64) -> bool {
+        self.devices.contains_key(&device_id)
+    }
+
+    /// The number of registered devices.
+    pub fn len(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Whether no device is registered.
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+    }
+}
