@@ -62,19 +62,26 @@ cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-f
 step "constant-time check: ctgrind (valgrind memcheck; default path clean, Ziggurat and self-test flagged)"
 bash scripts/ctgrind.sh
 
-step "fuzzing: 60 s on the intake decoder, when cargo-fuzz is installed (a crash fails the run)"
-if cargo fuzz --version >/dev/null 2>&1; then
-  # New inputs go to target/fuzz-corpus; the checked-in seed corpus is only read.
-  mkdir -p target/fuzz-corpus
-  if ! (cd fuzz && cargo +stable fuzz run intake -s none ../target/fuzz-corpus corpus/intake \
-        -- -max_total_time=60 -rss_limit_mb=2048 > ../target/fuzz.log 2>&1); then
-    tail -n 40 target/fuzz.log
-    echo "fuzzing found a crash: see fuzz/artifacts/intake (replayed by crates/tfhe-sbc-adapter/tests/fuzz_corpus.rs)"
-    exit 1
-  fi
-  grep -E "^Done [0-9]+ runs" target/fuzz.log || tail -n 3 target/fuzz.log
-else
-  echo "cargo-fuzz not installed: skipped (cargo install cargo-fuzz)"
+step "fuzzing: 60 s on the authenticated v2 intake (a crash fails the run; never skipped)"
+# A pinned cargo-fuzz, installed when missing or at another version, so that every run fuzzes.
+CARGO_FUZZ_VERSION=0.13.2
+if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
+  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+fi
+# New inputs go to target/fuzz-corpus; the checked-in seeds (v2 frames, and the legacy v1 frames as
+# negative inputs) are only read. The target runs every input raw and with its MAC fixed up, so the fuzzer
+# reaches the replay window, the mask expansion and the reassembly (crates/tfhe-sbc-adapter/src/fuzzing.rs).
+mkdir -p target/fuzz-corpus
+if ! (cd fuzz && cargo +stable fuzz run intake -s none ../target/fuzz-corpus corpus/intake_v2 corpus/intake_v1 \
+      -- -max_total_time=60 -rss_limit_mb=2048 > ../target/fuzz.log 2>&1); then
+  tail -n 40 target/fuzz.log
+  echo "fuzzing failed or found a crash: see fuzz/artifacts/intake (replayed by crates/tfhe-sbc-adapter/tests/fuzz_corpus.rs)"
+  exit 1
+fi
+if ! grep -E "^Done [0-9]+ runs" target/fuzz.log; then
+  tail -n 20 target/fuzz.log
+  echo "the fuzz run printed no execution count"
+  exit 1
 fi
 
 step "all tests passed"
