@@ -10,7 +10,8 @@
 //!    ([`key_spectrum::KeySpectrum`]); each call draws a 32-byte seed, expands the mask from it straight into
 //!    the FFT scratch ([`mask`]), multiplies by the key spectrum, and adds the boolean encoding and noise
 //!    ([`noise`]: constant-time TUniform by default, the paper's Ziggurat only as an opt-in).
-//! 3. [`wire`]: the seeded `(seed, body)` frame, postcard into a caller slice.
+//! 3. [`wire`]: authenticated v2 frames (fixed header with device id, key id and sequence number; seed; body;
+//!    [`frame_mac`] tag) written into a caller slice.
 //!
 //! [`decryption`] is for the trusted party and for tests.
 //!
