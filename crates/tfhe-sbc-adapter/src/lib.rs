@@ -9,7 +9,7 @@
 //!    per-device replay window ([`replay`]), and the [`reassembly`] of multi-chunk messages, with limits.
 //!    Typed [`IntakeError`]s throughout; seeded masks are regenerated bit for bit.
 //! 3. [`extraction`]: sample extraction of one, all, or lazily chosen coefficients (and a rayon batch).
-//! 4. `interop` (feature `tfhe`): tfhe-rs keys for the trusted party and [`interop::BooleanBridge`], which
+//! 4. `interop` (feature `tfhe`): tfhe-rs keys for the trusted party and `interop::BooleanBridge`, which
 //!    key-switches extracted ciphertexts into `tfhe::boolean` ciphertexts.
 //!
 //! # Example

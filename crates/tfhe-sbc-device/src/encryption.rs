@@ -8,7 +8,7 @@
 //! noise; afterwards the CSPRNG erases its key ([`Blake2bXof::ratchet`]) and the FFT scratch (which held
 //! `a * s`, `N` linear equations in `s`) is wiped.
 //!
-//! With the `hazmat` feature, [`GlweEncryptor::encrypt_seeded_glwe_ciphertext_with_randomness`] takes the
+//! With the `hazmat` feature, `GlweEncryptor::encrypt_seeded_glwe_ciphertext_with_randomness` takes the
 //! mask seed and the noise explicitly: the deterministic inner encryption that known-answer tests pin,
 //! independent of how a sampler consumes its stream.
 

@@ -91,16 +91,10 @@ impl DeviceNoise {
         let ok = match *self {
             Self::TUniform(t) => t.bound_log2() < max_log2,
             Self::Ziggurat { std_dev_scaled } => {
-                std_dev_scaled.is_finite()
-                    && std_dev_scaled >= 1.0
-                    && 8.0 * std_dev_scaled < (1u64 << max_log2) as f64
+                std_dev_scaled.is_finite() && std_dev_scaled >= 1.0 && 8.0 * std_dev_scaled < (1u64 << max_log2) as f64
             }
         };
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::NoiseOutOfRange)
-        }
+        if ok { Ok(()) } else { Err(Error::NoiseOutOfRange) }
     }
 
     /// The standard deviation in units of `1/q`.

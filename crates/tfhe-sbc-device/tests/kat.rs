@@ -87,7 +87,11 @@ fn explicit_noise_comes_back_exactly() {
             .unwrap();
         decryptor.decrypt_seeded_phase_parts(&seed, &body, &mut phase).unwrap();
         for (i, (&p, &e)) in phase.iter().zip(&noise).enumerate() {
-            assert_eq!(p.wrapping_sub(encode_bool::<u32>(message_bit(&message, i))), e, "coefficient {i}");
+            assert_eq!(
+                p.wrapping_sub(encode_bool::<u32>(message_bit(&message, i))),
+                e,
+                "coefficient {i}"
+            );
         }
     }
 }
@@ -125,7 +129,11 @@ fn explicit_randomness_matches_a_schoolbook_reference() {
         // (a * s)_j = sum_{i <= j} a_{j-i} s_i - sum_{i > j} a_{1024+j-i} s_i
         let mut acc = 0u32;
         for (i, &si) in s.iter().enumerate() {
-            let term = if i <= j { a[j - i] } else { a[1024 + j - i].wrapping_neg() };
+            let term = if i <= j {
+                a[j - i]
+            } else {
+                a[1024 + j - i].wrapping_neg()
+            };
             acc = acc.wrapping_add(term.wrapping_mul(u32::from(si)));
         }
         let encoding: u32 = if message_bit(&message, j) { 1 << 29 } else { 7 << 29 };

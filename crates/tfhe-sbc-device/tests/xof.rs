@@ -111,7 +111,11 @@ fn ratchet_moves_to_a_new_stream() {
     }
     let mut again = Blake2bXof::from_seed(seed);
     again.ratchet();
-    assert_eq!(read(&mut again, 0, 1014), after, "ratchet is deterministic in the state");
+    assert_eq!(
+        read(&mut again, 0, 1014),
+        after,
+        "ratchet is deterministic in the state"
+    );
 }
 
 /// Reseeding mixes the entropy in: different entropy, different stream; the same state and entropy give
