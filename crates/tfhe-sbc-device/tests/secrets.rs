@@ -26,6 +26,8 @@ fn secret_types_are_not_clone() {
     assert_not_clone!(tfhe_sbc_device::key_spectrum::KeySpectrum<1024>);
     assert_not_clone!(tfhe_sbc_core::entities::GlweSecretKey<[u8; 1024]>);
     assert_not_clone!(tfhe_sbc_core::entities::GlweSecretKey<Vec<u8>>);
+    assert_not_clone!(tfhe_sbc_device::frame_mac::MacKey);
+    assert_not_clone!(tfhe_sbc_device::frame_mac::DeviceCredentials);
 }
 
 /// With the `getrandom` feature, a `fork()`ed child that inherits an encryptor reseeds from the OS before
