@@ -154,7 +154,10 @@ impl Checker {
         for (i, frame) in message.frames.iter().enumerate() {
             let header = &frame.header;
             let n = frame.parameters.polynomial_size().0;
-            assert_eq!(frame.ciphertext.as_slice().len(), 2 * n);
+            assert_eq!(
+                frame.ciphertext.as_slice().len(),
+                (frame.parameters.glwe_dimension().0 + 1) * n
+            );
             assert_eq!(header.chunk_index as usize, i);
             assert_eq!(header.chunk_count as usize, count);
             assert_eq!(

@@ -60,10 +60,11 @@ impl Default for IntakeConfig {
 }
 
 impl IntakeConfig {
-    /// The most ciphertext bytes the reassembly can hold at polynomial size `n` (32-bit torus, `k = 1`):
-    /// every open message one chunk short of complete. 31.5 MiB for the default at `N = 1024`.
-    pub const fn max_buffered_bytes(&self, n: usize) -> usize {
-        self.max_open_messages * (self.max_chunks_per_message.saturating_sub(1) as usize) * 2 * n * 4
+    /// The most ciphertext bytes the reassembly can hold at polynomial size `n` and GLWE dimension `k`
+    /// (32-bit torus): every open message one chunk short of complete. 31.5 MiB for the default at
+    /// `N = 1024`, `k = 1`.
+    pub const fn max_buffered_bytes(&self, k: usize, n: usize) -> usize {
+        self.max_open_messages * (self.max_chunks_per_message.saturating_sub(1) as usize) * (k + 1) * n * 4
     }
 }
 
@@ -102,12 +103,13 @@ impl ParsedFrame<'_> {
         self.header.sequence - u64::from(self.header.chunk_index)
     }
 
-    /// Expands the mask (seeded) or reads it (full) into a fresh ciphertext of exactly `2N` words. Intake
-    /// calls it only after the MAC verified.
+    /// Expands the mask (seeded) or reads it (full) into a fresh ciphertext of exactly `(k + 1) N` words.
+    /// Intake calls it only after the MAC verified.
     pub(crate) fn to_frame(self) -> Frame {
         let n = self.parameters.polynomial_size().0;
-        let mut data = vec![0u32; 2 * n];
-        let (mask, body) = data.split_at_mut(n);
+        let k = self.parameters.glwe_dimension().0;
+        let mut data = vec![0u32; (k + 1) * n];
+        let (mask, body) = data.split_at_mut(k * n);
         let payload = self.payload();
         let body_bytes = match self.kind {
             FrameKind::Seeded => {
@@ -118,14 +120,14 @@ impl ParsedFrame<'_> {
                 rest
             }
             FrameKind::Full | FrameKind::PublicKey => {
-                let (mask_bytes, rest) = payload.split_at(4 * n);
+                let (mask_bytes, rest) = payload.split_at(4 * k * n);
                 read_words(mask_bytes, mask);
                 rest
             }
         };
         read_words(body_bytes, body);
         let ciphertext = GlweCiphertext::from_container(data, self.parameters.polynomial_size())
-            .unwrap_or_else(|_| unreachable!("2N words for a k = 1 set of size N"));
+            .unwrap_or_else(|_| unreachable!("(k + 1) N words for a set of size N"));
         Frame {
             header: self.header,
             kind: self.kind,
@@ -183,7 +185,7 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         parameters.glwe_dimension().0,
         parameters.polynomial_size().0,
     );
-    if torus_bits != 32 || k != 1 {
+    if torus_bits != 32 {
         return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
     }
     let expected_xof = if kind == FrameKind::Seeded { MASK_XOF_ID } else { 0 };

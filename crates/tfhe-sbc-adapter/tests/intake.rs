@@ -552,7 +552,7 @@ fn open_message_limits_per_device_and_in_total() {
         IntakeError::TooManyChunks { count: 17, limit: 16 }
     );
     assert_eq!(
-        IntakeConfig::default().max_buffered_bytes(1024),
+        IntakeConfig::default().max_buffered_bytes(1, 1024),
         256 * 15 * 8192,
         "the documented bound"
     );

@@ -1,44 +1,56 @@
-//! Decryption with the secret key, for the trusted party and for tests.
+//! Decryption with the secret key, for the trusted party and for tests: a thin wrapper over
+//! [`crate::glwe_encryption`]'s phase functions.
 
 use crate::error::{Error, Result};
-use crate::key_spectrum::KeySpectrum;
-use crate::mask::expand_mask_into_fft_input;
+use crate::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
+use crate::key_spectrum::compute_glwe_key_spectrum;
+use negacyclic_fft::Plan;
 use tfhe_sbc_core::encoding::decode_bool;
 use tfhe_sbc_core::entities::{GlweSecretKey, LweCiphertext, MASK_SEED_BYTES, SeededGlweCiphertext};
 use zeroize::Zeroize;
 
-/// A TRLWE decryptor for polynomial size `N`: the key's spectrum and one FFT scratch buffer.
-pub struct GlweDecryptor<const N: usize> {
-    key: KeySpectrum<N>,
+/// A GLWE decryptor for polynomial size `N` and GLWE dimension `K` (1 by default): the key's spectra and
+/// one FFT scratch buffer.
+pub struct GlweDecryptor<const N: usize, const K: usize = 1> {
+    plan: Plan,
+    key: [[f64; N]; K],
     scratch: [f64; N],
 }
 
-impl<const N: usize> GlweDecryptor<N> {
-    /// Computes the key's FFT once.
+impl<const N: usize, const K: usize> GlweDecryptor<N, K> {
+    /// Computes the key's spectra once.
     pub fn new<C: AsRef<[u8]> + AsMut<[u8]>>(key: &GlweSecretKey<C>) -> Result<Self> {
-        Ok(Self {
-            key: KeySpectrum::new(key)?,
-            scratch: [0.0; N],
-        })
-    }
-
-    /// The phase `b - a * s` of a full ciphertext given as its mask and body (each `N` words).
-    pub fn decrypt_phase(&mut self, mask: &[u32], body: &[u32], phase: &mut [u32]) -> Result<()> {
-        check::<N>(mask.len())?;
-        for (x, &a) in self.scratch.iter_mut().zip(mask) {
-            *x = f64::from(a as i32);
+        if key.glwe_dimension().0 != K {
+            return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
         }
-        self.finish_phase(body, phase)
+        let mut this = Self {
+            plan: crate::product::fft_plan(N)?,
+            key: [[0.0; N]; K],
+            scratch: [0.0; N],
+        };
+        compute_glwe_key_spectrum(&this.plan, key, this.key.as_flattened_mut())?;
+        Ok(this)
     }
 
-    /// The phase `b - a * s` of a seeded ciphertext (the mask is re-expanded from the seed).
+    /// The phase `b - sum_i a_i * s_i` of a full ciphertext given as its mask (`K * N` words) and body.
+    pub fn decrypt_phase(&mut self, mask: &[u32], body: &[u32], phase: &mut [u32]) -> Result<()> {
+        decrypt_glwe_phase(
+            &self.plan,
+            self.key.as_flattened(),
+            mask,
+            body,
+            phase,
+            &mut self.scratch,
+        )
+    }
+
+    /// The phase of a seeded ciphertext (the mask is re-expanded from the seed).
     pub fn decrypt_seeded_phase<C: AsRef<[u32]>>(
         &mut self,
         ciphertext: &SeededGlweCiphertext<u32, C>,
         phase: &mut [u32],
     ) -> Result<()> {
-        expand_mask_into_fft_input(ciphertext.seed(), &mut self.scratch);
-        self.finish_phase(ciphertext.body(), phase)
+        self.decrypt_seeded_phase_parts(ciphertext.seed(), ciphertext.body(), phase)
     }
 
     /// The phase of a seeded ciphertext given as its raw parts.
@@ -48,31 +60,14 @@ impl<const N: usize> GlweDecryptor<N> {
         body: &[u32],
         phase: &mut [u32],
     ) -> Result<()> {
-        expand_mask_into_fft_input(seed, &mut self.scratch);
-        self.finish_phase(body, phase)
-    }
-
-    fn finish_phase(&mut self, body: &[u32], phase: &mut [u32]) -> Result<()> {
-        check::<N>(body.len())?;
-        check::<N>(phase.len())?;
-        self.key.mul_fft_input(&mut self.scratch, phase);
-        // The scratch held the spectrum of `a * s`: `N` linear equations in the key.
-        self.scratch.zeroize();
-        for (p, &b) in phase.iter_mut().zip(body) {
-            *p = b.wrapping_sub(*p);
-        }
-        Ok(())
-    }
-}
-
-fn check<const N: usize>(len: usize) -> Result<()> {
-    if len == N {
-        Ok(())
-    } else {
-        Err(Error::WrongLength {
-            expected: N,
-            found: len,
-        })
+        decrypt_seeded_glwe_phase(
+            &self.plan,
+            self.key.as_flattened(),
+            seed,
+            body,
+            phase,
+            &mut self.scratch,
+        )
     }
 }
 
@@ -114,15 +109,16 @@ pub fn decrypt_lwe_phase<C: AsRef<[u8]> + AsMut<[u8]>, D: AsRef<[u32]>>(
     Ok(ciphertext.body().wrapping_sub(dot))
 }
 
-impl<const N: usize> Drop for GlweDecryptor<N> {
+impl<const N: usize, const K: usize> Drop for GlweDecryptor<N, K> {
     fn drop(&mut self) {
+        self.key.as_flattened_mut().zeroize();
         self.scratch.zeroize();
     }
 }
 
-impl<const N: usize> zeroize::ZeroizeOnDrop for GlweDecryptor<N> {}
+impl<const N: usize, const K: usize> zeroize::ZeroizeOnDrop for GlweDecryptor<N, K> {}
 
-impl<const N: usize> core::fmt::Debug for GlweDecryptor<N> {
+impl<const N: usize, const K: usize> core::fmt::Debug for GlweDecryptor<N, K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GlweDecryptor")
             .field("polynomial_size", &N)

@@ -1,36 +1,33 @@
-//! TRLWE (GLWE, `k = 1`) encryption of `N` bits with no heap: the device's hot path.
+//! The firmware-facing boolean encryptor: `N` bits per GLWE ciphertext, no heap, fixed-size state.
 //!
-//! `b = a * s + Delta * m + e`, with `a` uniform (expanded from a fresh 32-byte seed), `s` the binary key
-//! (its FFT computed once), `Delta * m` the boolean encoding (+-1/8) and `e` the device's noise
-//! ([`crate::noise`]: constant-time TUniform by default).
-//!
-//! Each encryption draws, from the encryptor's CSPRNG and in this order, the 32-byte mask seed and then the
-//! noise; afterwards the CSPRNG erases its key ([`Blake2bXof::ratchet`]) and the FFT scratch (which held
-//! `a * s`, `N` linear equations in `s`) is wiped.
+//! [`GlweEncryptor`] is a thin wrapper over the generic core [`crate::glwe_encryption`]: it owns the key's
+//! spectra, one scratch buffer, the noise sampler and the CSPRNG, encodes the message bits into the body
+//! buffer (`+-1/8`), and calls [`encrypt_seeded_glwe_ciphertext_assign`]. Around each encryption it checks
+//! for a `fork()` (feature `getrandom`) and afterwards erases the CSPRNG's key ([`Blake2bXof::ratchet`]).
 //!
 //! With the `hazmat` feature, `GlweEncryptor::encrypt_seeded_glwe_ciphertext_with_randomness` takes the
 //! mask seed and the noise explicitly: the deterministic inner encryption that known-answer tests pin,
 //! independent of how a sampler consumes its stream.
 
 use crate::error::{Error, Result};
-use crate::key_spectrum::KeySpectrum;
-use crate::mask::{expand_mask_into_fft_input, expand_mask_u32};
+use crate::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
+use crate::key_spectrum::compute_glwe_key_spectrum;
 use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::xof::Blake2bXof;
-use rand_core::Rng;
+use negacyclic_fft::Plan;
 use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 use zeroize::Zeroize;
 
-/// A TRLWE encryptor for polynomial size `N`: it holds the key's spectrum, one FFT scratch buffer, its noise
-/// sampler and its CSPRNG, and nothing else. Encrypting never allocates and reuses the same buffers on every
-/// call.
+/// A boolean GLWE encryptor for polynomial size `N` and GLWE dimension `K` (1 by default: TRLWE). It holds
+/// the key's `K` spectra, one FFT scratch buffer, its noise sampler and its CSPRNG, and nothing else.
+/// Encrypting never allocates and reuses the same buffers on every call.
 ///
 /// `size_of::<GlweEncryptor<1024>>()` is about 17 KB: 16 KiB of spectra plus the CSPRNG's state and buffer
 /// (`tests/no_alloc.rs` prints it); the FFT tables are `static` (flash on a microcontroller).
 ///
-/// Secret: the key spectrum, the scratch buffer and the RNG state are zeroized on drop; `Debug` is redacted.
+/// Secret: the key spectra, the scratch buffer and the RNG state are zeroized on drop; `Debug` is redacted.
 /// `ZeroizeOnDrop` covers the object's final location only: a copy left behind by a move (returning it by
 /// value, boxing it) is not wiped. Construct it where it will live (issue \[F\] brings in-place construction).
 ///
@@ -41,21 +38,22 @@ use zeroize::Zeroize;
 /// `f64` FFT runs in software, and compiler-builtins' soft-float multiply takes an early exit on zero
 /// operands, so its time depends on the key's zero coefficients (measured under qemu); issue \[F\] brings an
 /// integer product for those targets. [`NoiseSampling::Ziggurat`] is not constant-time.
-pub struct GlweEncryptor<const N: usize> {
-    key: KeySpectrum<N>,
+pub struct GlweEncryptor<const N: usize, const K: usize = 1> {
+    plan: Plan,
+    key: [[f64; N]; K],
     scratch: [f64; N],
     noise: DeviceNoise,
     parameter_set: ParameterSetId,
     rng: Blake2bXof,
 }
 
-impl<const N: usize> GlweEncryptor<N> {
+impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
     /// The message bytes one ciphertext holds: `N / 8`.
     pub const MESSAGE_BYTES: usize = N / 8;
 
-    /// Prepares an encryptor with the constant-time noise sampler: checks that `params` is a 32-bit,
-    /// `k = 1` set of size `N` matching `key`, resolves and validates its noise, and computes the key's FFT
-    /// once. `rng` provides the mask seeds and the noise.
+    /// Prepares an encryptor with the constant-time noise sampler: checks that `params` is a 32-bit set of
+    /// size `N` and GLWE dimension `K` matching `key`, resolves and validates its noise, and computes the
+    /// key's spectra once. `rng` provides the mask seeds and the noise.
     pub fn new<C: AsRef<[u8]> + AsMut<[u8]>>(
         params: &GlweParameters,
         key: &GlweSecretKey<C>,
@@ -79,16 +77,23 @@ impl<const N: usize> GlweEncryptor<N> {
                 found: params.polynomial_size().0,
             });
         }
-        if params.glwe_dimension().0 != 1 {
+        if params.glwe_dimension().0 != K {
             return Err(Error::UnsupportedGlweDimension(params.glwe_dimension().0));
         }
-        Ok(Self {
-            key: KeySpectrum::new(key)?,
+        if key.glwe_dimension().0 != K {
+            return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
+        }
+        let plan = crate::product::fft_plan(N)?;
+        let mut this = Self {
+            plan,
+            key: [[0.0; N]; K],
             scratch: [0.0; N],
             noise: DeviceNoise::for_parameters(params, sampling)?,
             parameter_set: params.id(),
             rng,
-        })
+        };
+        compute_glwe_key_spectrum(&this.plan, key, this.key.as_flattened_mut())?;
+        Ok(this)
     }
 
     /// The parameter set this encryptor was built for.
@@ -117,11 +122,15 @@ impl<const N: usize> GlweEncryptor<N> {
     ) -> Result<[u8; MASK_SEED_BYTES]> {
         check_lengths::<N>(message, body)?;
         self.rng.reseed_if_forked()?;
-        let mut seed = [0u8; MASK_SEED_BYTES];
-        self.rng.fill_bytes(&mut seed);
-        self.sample_noise_into(body);
-        expand_mask_into_fft_input(&seed, &mut self.scratch);
-        self.add_mask_product_and_message(message, body);
+        encode_bits(message, body);
+        let seed = encrypt_seeded_glwe_ciphertext_assign(
+            &self.plan,
+            self.key.as_flattened(),
+            &self.noise,
+            body,
+            &mut self.scratch,
+            &mut self.rng,
+        )?;
         self.rng.ratchet();
         Ok(seed)
     }
@@ -138,19 +147,19 @@ impl<const N: usize> GlweEncryptor<N> {
         body: &mut [u32],
     ) -> Result<()> {
         check_lengths::<N>(message, body)?;
-        if noise.len() != N {
-            return Err(Error::WrongLength {
-                expected: N,
-                found: noise.len(),
-            });
-        }
-        body.copy_from_slice(noise);
-        expand_mask_into_fft_input(mask_seed, &mut self.scratch);
-        self.add_mask_product_and_message(message, body);
-        Ok(())
+        encode_bits(message, body);
+        crate::glwe_encryption::encrypt_seeded_glwe_ciphertext_with_randomness_assign(
+            &self.plan,
+            self.key.as_flattened(),
+            mask_seed,
+            noise,
+            body,
+            &mut self.scratch,
+        )
     }
 
-    /// Encrypts up to `N / 8` message bytes into the full `(a, b)` form the paper sends (`2N` words).
+    /// Encrypts up to `N / 8` message bytes into the full `(a_1, ..., a_K, b)` form the paper sends
+    /// (`(K + 1) N` words).
     ///
     /// The mask is the expansion of a fresh seed, exactly as in the seeded form.
     pub fn encrypt_glwe_ciphertext<C: AsRef<[u32]> + AsMut<[u32]>>(
@@ -158,29 +167,30 @@ impl<const N: usize> GlweEncryptor<N> {
         message: &[u8],
         out: &mut GlweCiphertext<u32, C>,
     ) -> Result<()> {
-        if out.polynomial_size().0 != N || out.glwe_dimension().0 != 1 {
+        if out.polynomial_size().0 != N || out.glwe_dimension().0 != K {
             return Err(Error::WrongLength {
-                expected: 2 * N,
+                expected: (K + 1) * N,
                 found: out.as_slice().len(),
             });
         }
         let (mask, body) = out.mask_and_body_mut();
         check_lengths::<N>(message, body)?;
         self.rng.reseed_if_forked()?;
-        let mut seed = [0u8; MASK_SEED_BYTES];
-        self.rng.fill_bytes(&mut seed);
-        self.sample_noise_into(body);
-        expand_mask_u32(&seed, mask);
-        seed.zeroize();
-        for (x, &a) in self.scratch.iter_mut().zip(mask.iter()) {
-            *x = f64::from(a as i32);
-        }
-        self.add_mask_product_and_message(message, body);
+        encode_bits(message, body);
+        encrypt_glwe_ciphertext_assign(
+            &self.plan,
+            self.key.as_flattened(),
+            &self.noise,
+            mask,
+            body,
+            &mut self.scratch,
+            &mut self.rng,
+        )?;
         self.rng.ratchet();
         Ok(())
     }
 
-    /// [`Self::encrypt_seeded_glwe_ciphertext`] with the key's FFT recomputed first: the paper's
+    /// [`Self::encrypt_seeded_glwe_ciphertext`] with the key's spectra recomputed first: the paper's
     /// "on-the-fly" variant, kept for measuring what the reuse saves.
     pub fn encrypt_seeded_glwe_ciphertext_on_the_fly<C: AsRef<[u8]> + AsMut<[u8]>>(
         &mut self,
@@ -188,27 +198,17 @@ impl<const N: usize> GlweEncryptor<N> {
         message: &[u8],
         body: &mut [u32],
     ) -> Result<[u8; MASK_SEED_BYTES]> {
-        self.key.refresh(key)?;
+        if key.glwe_dimension().0 != K {
+            return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
+        }
+        compute_glwe_key_spectrum(&self.plan, key, self.key.as_flattened_mut())?;
         self.encrypt_seeded_glwe_ciphertext(message, body)
-    }
-
-    /// `body = e`: fresh noise from the CSPRNG.
-    fn sample_noise_into(&mut self, body: &mut [u32]) {
-        body.fill(0);
-        self.noise.add_noise(&mut self.rng, body);
-    }
-
-    /// `body += a * s + encode(m)`, with `a` already in the scratch as FFT input; then wipes the scratch.
-    fn add_mask_product_and_message(&mut self, message: &[u8], body: &mut [u32]) {
-        self.key.mul_add_fft_input(&mut self.scratch, body);
-        add_encoded_bits(message, body);
-        self.scratch.zeroize();
     }
 }
 
-/// `body[i] += encode_bool(bit i of message)`, eight coefficients per message byte (missing bytes are 0),
+/// `body[i] = encode_bool(bit i of message)`, eight coefficients per message byte (missing bytes are 0),
 /// branch-free: `+1/8 = 1 << 29` plus `6/8 = 6 << 29` when the bit is 0, giving `-1/8 = 7 << 29`.
-fn add_encoded_bits(message: &[u8], body: &mut [u32]) {
+fn encode_bits(message: &[u8], body: &mut [u32]) {
     const TRUE: u32 = 1 << 29;
     const FALSE_MINUS_TRUE: u32 = 6 << 29;
     debug_assert_eq!(encode_bool::<u32>(true), TRUE);
@@ -217,7 +217,7 @@ fn add_encoded_bits(message: &[u8], body: &mut [u32]) {
         let byte = u32::from(message.get(k).copied().unwrap_or(0));
         for (j, b) in coefficients.iter_mut().enumerate() {
             let zero = ((byte >> j) & 1) ^ 1;
-            *b = b.wrapping_add(TRUE).wrapping_add(zero.wrapping_mul(FALSE_MINUS_TRUE));
+            *b = TRUE.wrapping_add(zero.wrapping_mul(FALSE_MINUS_TRUE));
         }
     }
 }
@@ -238,18 +238,20 @@ fn check_lengths<const N: usize>(message: &[u8], body: &[u32]) -> Result<()> {
     Ok(())
 }
 
-impl<const N: usize> Drop for GlweEncryptor<N> {
+impl<const N: usize, const K: usize> Drop for GlweEncryptor<N, K> {
     fn drop(&mut self) {
+        self.key.as_flattened_mut().zeroize();
         self.scratch.zeroize();
     }
 }
 
-impl<const N: usize> zeroize::ZeroizeOnDrop for GlweEncryptor<N> {}
+impl<const N: usize, const K: usize> zeroize::ZeroizeOnDrop for GlweEncryptor<N, K> {}
 
-impl<const N: usize> core::fmt::Debug for GlweEncryptor<N> {
+impl<const N: usize, const K: usize> core::fmt::Debug for GlweEncryptor<N, K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GlweEncryptor")
             .field("polynomial_size", &N)
+            .field("glwe_dimension", &K)
             .field("parameter_set", &self.parameter_set)
             .finish_non_exhaustive()
     }

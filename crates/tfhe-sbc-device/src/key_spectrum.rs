@@ -1,89 +1,98 @@
-//! The secret key's FFT, computed once and reused for every product (the paper's "reuse").
+//! The secret key's spectra, computed once and reused for every product (the paper's "reuse").
 
 use crate::error::{Error, Result};
-use negacyclic_fft::Plan;
+use crate::product::NegacyclicProduct;
+use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
 use tfhe_sbc_core::entities::GlweSecretKey;
 use zeroize::Zeroize;
 
-/// The spectrum of a binary TRLWE key (`k = 1`) of `N` coefficients, with its FFT plan.
+/// The spectra of the `k` polynomials of a binary GLWE key, one after another in `C` (`k * N` elements of
+/// `S`: `[f64; N]` for a `k = 1` key on a device, a `Vec` on a server).
 ///
-/// Secret: zeroized on drop, redacted in `Debug`.
-pub struct KeySpectrum<const N: usize> {
-    plan: Plan,
-    spectrum: [f64; N],
+/// Secret: zeroized on drop, redacted in `Debug`, not `Clone`.
+pub struct GlweKeySpectrum<S: Zeroize, C: AsRef<[S]> + AsMut<[S]>> {
+    data: C,
+    polynomial_size: PolynomialSize,
+    _spectral: core::marker::PhantomData<S>,
 }
 
-impl<const N: usize> KeySpectrum<N> {
-    /// Transforms `key` (which must have `k = 1` and `N` coefficients) once.
-    pub fn new<C: AsRef<[u8]> + AsMut<[u8]>>(key: &GlweSecretKey<C>) -> Result<Self> {
-        let mut this = Self {
-            plan: plan::<N>()?,
-            spectrum: [0.0; N],
-        };
-        this.refresh(key)?;
-        Ok(this)
-    }
-
-    /// Recomputes the spectrum from `key` (for measuring the "on-the-fly" variant, or after a key change).
-    pub fn refresh<C: AsRef<[u8]> + AsMut<[u8]>>(&mut self, key: &GlweSecretKey<C>) -> Result<()> {
-        if key.polynomial_size().0 != N {
-            return Err(Error::PolynomialSizeMismatch {
-                expected: N,
-                found: key.polynomial_size().0,
+impl<S: Zeroize, C: AsRef<[S]> + AsMut<[S]>> GlweKeySpectrum<S, C> {
+    /// Wraps storage for `k * N` spectral elements (its length must be a non-zero multiple of `N`); fill it
+    /// with [`compute_glwe_key_spectrum`].
+    pub fn from_container(data: C, polynomial_size: PolynomialSize) -> Result<Self> {
+        let (len, n) = (data.as_ref().len(), polynomial_size.0);
+        if n == 0 || len == 0 || len % n != 0 {
+            return Err(Error::WrongLength {
+                expected: n,
+                found: len,
             });
         }
-        if key.glwe_dimension().0 != 1 {
-            return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
-        }
-        self.plan.forward(key.polynomial(0), &mut self.spectrum);
-        Ok(())
-    }
-
-    /// The FFT plan.
-    pub fn plan(&self) -> &Plan {
-        &self.plan
-    }
-
-    /// Writes `a * s` (wrapping) into `out`, given `a` already placed in `scratch` as FFT input (see
-    /// [`Plan::forward_in_place`]). `scratch` is consumed.
-    pub(crate) fn mul_fft_input(&self, scratch: &mut [f64; N], out: &mut [u32]) {
-        self.plan.forward_in_place(scratch);
-        self.plan.mul_assign(scratch, &self.spectrum);
-        self.plan.inverse_wrapping(scratch, out);
-    }
-
-    /// Adds `a * s` (wrapping) to `out`, given `a` already placed in `scratch` as FFT input. `scratch` is
-    /// consumed.
-    pub(crate) fn mul_add_fft_input(&self, scratch: &mut [f64; N], out: &mut [u32]) {
-        self.plan.forward_in_place(scratch);
-        self.plan.mul_assign(scratch, &self.spectrum);
-        self.plan.inverse_add_wrapping(scratch, out);
-    }
-}
-
-/// The FFT plan for `N`, as a device error if `N` is unsupported.
-pub(crate) fn plan<const N: usize>() -> Result<Plan> {
-    Plan::new(N).map_err(|_| {
-        Error::Core(tfhe_sbc_core::Error::PolynomialSizeOutOfRange {
-            size: N,
-            min: negacyclic_fft::MIN_POLYNOMIAL_SIZE,
-            max: negacyclic_fft::MAX_POLYNOMIAL_SIZE,
+        Ok(Self {
+            data,
+            polynomial_size,
+            _spectral: core::marker::PhantomData,
         })
-    })
-}
+    }
 
-impl<const N: usize> Drop for KeySpectrum<N> {
-    fn drop(&mut self) {
-        self.spectrum.zeroize();
+    /// `N`.
+    pub fn polynomial_size(&self) -> PolynomialSize {
+        self.polynomial_size
+    }
+
+    /// `k`.
+    pub fn glwe_dimension(&self) -> GlweDimension {
+        GlweDimension(self.data.as_ref().len() / self.polynomial_size.0)
+    }
+
+    /// The `k * N` spectral elements. Handle with care: a function of the secret key.
+    pub fn as_slice(&self) -> &[S] {
+        self.data.as_ref()
+    }
+
+    /// The `k * N` spectral elements, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [S] {
+        self.data.as_mut()
     }
 }
 
-impl<const N: usize> zeroize::ZeroizeOnDrop for KeySpectrum<N> {}
+/// Writes the spectra of `key`'s `k` polynomials into `spectrum` (the same `k` and `N`).
+pub fn compute_glwe_key_spectrum<P: NegacyclicProduct, K: AsRef<[u8]> + AsMut<[u8]>>(
+    product: &P,
+    key: &GlweSecretKey<K>,
+    spectrum: &mut [P::Spectral],
+) -> Result<()> {
+    let n = product.polynomial_size();
+    if key.polynomial_size().0 != n {
+        return Err(Error::PolynomialSizeMismatch {
+            expected: n,
+            found: key.polynomial_size().0,
+        });
+    }
+    if spectrum.len() != key.as_bytes().len() {
+        return Err(Error::WrongLength {
+            expected: key.as_bytes().len(),
+            found: spectrum.len(),
+        });
+    }
+    for (i, s) in spectrum.chunks_exact_mut(n).enumerate() {
+        product.forward_binary(key.polynomial(i), s);
+    }
+    Ok(())
+}
 
-impl<const N: usize> core::fmt::Debug for KeySpectrum<N> {
+impl<S: Zeroize, C: AsRef<[S]> + AsMut<[S]>> Drop for GlweKeySpectrum<S, C> {
+    fn drop(&mut self) {
+        self.data.as_mut().iter_mut().for_each(Zeroize::zeroize);
+    }
+}
+
+impl<S: Zeroize, C: AsRef<[S]> + AsMut<[S]>> zeroize::ZeroizeOnDrop for GlweKeySpectrum<S, C> {}
+
+impl<S: Zeroize, C: AsRef<[S]> + AsMut<[S]>> core::fmt::Debug for GlweKeySpectrum<S, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("KeySpectrum")
-            .field("polynomial_size", &N)
+        f.debug_struct("GlweKeySpectrum")
+            .field("glwe_dimension", &self.glwe_dimension().0)
+            .field("polynomial_size", &self.polynomial_size.0)
             .field("spectrum", &"<redacted>")
             .finish()
     }

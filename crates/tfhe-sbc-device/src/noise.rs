@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use rand_core::Rng;
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution};
+use tfhe_sbc_core::torus::UnsignedTorus;
 use tfhe_sbc_core::tuniform::TUniform;
 
 /// How the device draws its noise.
@@ -111,7 +112,7 @@ impl DeviceNoise {
     }
 
     /// Adds one noise sample to every element of `out`.
-    pub fn add_noise(&self, rng: &mut impl Rng, out: &mut [u32]) {
+    pub fn add_noise<T: UnsignedTorus, R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [T]) {
         match *self {
             Self::TUniform(t) => t.add_noise_torus(rng, out),
             Self::Ziggurat { std_dev_scaled } => Ziggurat.add_noise_torus(rng, std_dev_scaled, out),

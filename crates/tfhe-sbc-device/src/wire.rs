@@ -369,7 +369,7 @@ impl OutgoingMessage {
     }
 }
 
-impl<const N: usize> GlweEncryptor<N> {
+impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
     /// Reserves the sequence numbers of a `message_length`-byte message in chunks of `N / 8` bytes
     /// ([`FrameCounter::begin_message`]).
     pub fn begin_message(&self, counter: &mut FrameCounter, message_length: usize) -> Result<OutgoingMessage> {
@@ -397,8 +397,8 @@ impl<const N: usize> GlweEncryptor<N> {
     }
 
     /// Encrypts `chunk` of `message` with a full mask into `ciphertext` and writes the authenticated full
-    /// frame into `out` (at least [`full_frame_bytes`]`(N)` bytes). The paper's form, for comparisons:
-    /// receivers reject it by default.
+    /// frame into `out` (at least [`frame_bytes`]`(FrameKind::Full, K, N, 32, 32)` bytes; [`full_frame_bytes`]`(N)`
+    /// at `K = 1`). The paper's form, for comparisons: receivers reject it by default.
     pub fn encrypt_full_frame<C: AsRef<[u32]> + AsMut<[u32]>>(
         &mut self,
         credentials: &DeviceCredentials,
@@ -408,7 +408,7 @@ impl<const N: usize> GlweEncryptor<N> {
         out: &mut [u8],
     ) -> Result<usize> {
         message.check_chunk(chunk)?;
-        if out.len() < full_frame_bytes(N) {
+        if out.len() < frame_bytes(FrameKind::Full, K, N, 32, 32) {
             return Err(Error::BufferTooSmall);
         }
         let header = FrameHeader::new(FrameKind::Full, self.parameter_set(), credentials, message, chunk)?;

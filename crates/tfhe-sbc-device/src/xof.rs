@@ -130,6 +130,17 @@ impl KeyedStream {
         key
     }
 
+    /// Moves to the start of block `index`, dropping what is buffered.
+    pub(crate) fn seek_block(&mut self, index: u64) {
+        assert!(
+            index < RATCHET_COUNTER - lanes::LANES as u64,
+            "block index past the stream"
+        );
+        self.counter = index;
+        self.buffer.zeroize();
+        self.used = BUFFER_BYTES;
+    }
+
     fn advance_counter(&mut self) {
         self.counter = self
             .counter

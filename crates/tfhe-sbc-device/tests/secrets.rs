@@ -23,7 +23,8 @@ fn secret_types_are_not_clone() {
     assert_not_clone!(tfhe_sbc_device::xof::Blake2bXof);
     assert_not_clone!(tfhe_sbc_device::encryption::GlweEncryptor<1024>);
     assert_not_clone!(tfhe_sbc_device::decryption::GlweDecryptor<1024>);
-    assert_not_clone!(tfhe_sbc_device::key_spectrum::KeySpectrum<1024>);
+    assert_not_clone!(tfhe_sbc_device::key_spectrum::GlweKeySpectrum<f64, [f64; 1024]>);
+    assert_not_clone!(tfhe_sbc_device::encryption::GlweEncryptor<512, 3>);
     assert_not_clone!(tfhe_sbc_core::entities::GlweSecretKey<[u8; 1024]>);
     assert_not_clone!(tfhe_sbc_core::entities::GlweSecretKey<Vec<u8>>);
     assert_not_clone!(tfhe_sbc_device::frame_mac::MacKey);

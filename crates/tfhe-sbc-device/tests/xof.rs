@@ -3,7 +3,9 @@
 
 use rand_core::{Rng, SeedableRng};
 use std::collections::HashSet;
-use tfhe_sbc_device::mask::{expand_mask_into_fft_input, expand_mask_u32, mask_block};
+use tfhe_sbc_device::mask::{
+    expand_mask, expand_mask_into_fft_input, expand_mask_into_fft_input_at, expand_mask_u32, mask_block,
+};
 use tfhe_sbc_device::xof::{BLOCK_BYTES, Blake2bXof};
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -82,16 +84,34 @@ fn multi_lane_blake2b_matches_the_blake2_crate() {
     }
 }
 
-/// The FFT-input expansion is the integer expansion, centered.
+/// The FFT-input expansion is the integer expansion, centered, polynomial by polynomial (mask polynomial `i`
+/// of a `k > 1` ciphertext is words `[iN, (i + 1)N)` of the stream), and the generic expansion reads the
+/// same stream in words of the torus width.
 #[test]
 fn mask_expansions_agree() {
     let seed = [5u8; 32];
-    let mut words = vec![0u32; 1000];
-    let mut floats = vec![0f64; 1000];
+    for n in [64usize, 512, 1024] {
+        let mut words = vec![0u32; 3 * n];
+        expand_mask_u32(&seed, &mut words);
+        let mut generic = vec![0u32; 3 * n];
+        expand_mask(&seed, &mut generic);
+        assert_eq!(words, generic);
+        let mut floats = vec![0f64; n];
+        for i in 0..3 {
+            expand_mask_into_fft_input_at(&seed, i, &mut floats);
+            for (w, f) in words[i * n..(i + 1) * n].iter().zip(&floats) {
+                assert_eq!(f64::from(*w as i32), *f, "N = {n}, polynomial {i}");
+            }
+        }
+        expand_mask_into_fft_input(&seed, &mut floats);
+        assert_eq!(floats[0], f64::from(words[0] as i32));
+    }
+    let mut words = vec![0u32; 64];
     expand_mask_u32(&seed, &mut words);
-    expand_mask_into_fft_input(&seed, &mut floats);
-    for (w, f) in words.iter().zip(&floats) {
-        assert_eq!(f64::from(*w as i32), *f);
+    let mut wide = vec![0u64; 32];
+    expand_mask(&seed, &mut wide);
+    for (j, w) in wide.iter().enumerate() {
+        assert_eq!(*w, u64::from(words[2 * j]) | (u64::from(words[2 * j + 1]) << 32));
     }
 }
 

@@ -32,6 +32,10 @@ impl ParameterSetId {
     pub const CUSTOM: Self = Self(0);
     /// [`TFHE_LIB_GLWE_1024`].
     pub const TFHE_LIB_GLWE_1024: Self = Self(1);
+    /// [`DEFAULT_KS_PBS_GLWE_512_K3`].
+    pub const DEFAULT_KS_PBS_GLWE_512_K3: Self = Self(2);
+    /// [`ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2`].
+    pub const ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2: Self = Self(3);
 }
 
 /// The distribution of the secret key's coefficients.
@@ -93,6 +97,46 @@ pub const TFHE_LIB_GLWE_1024: GlweParameters = GlweParameters {
     // 2^-25
     noise: NoiseDistribution::Gaussian {
         std_dev: 2.980_232_238_769_531_3e-8,
+    },
+    key_distribution: KeyDistribution::Binary,
+    insecure: false,
+};
+
+/// The GLWE side of tfhe-rs 1.8.2's `tfhe::boolean::parameters::DEFAULT_PARAMETERS_KS_PBS`: `q = 2^32`,
+/// `N = 512`, `k = 3` (LWE dimension `k*N = 1536`), Gaussian `sigma = 9.315272083503367e-10` (about
+/// `2^-30`), binary key.
+///
+/// tfhe-rs documents the set at 128 bits of security with a failure probability of `2^-64`. Its encryption
+/// key choice is "big" (`KeyswitchBootstrap` order): a gate key-switches its inputs first, so a
+/// sample-extracted ciphertext under the GLWE key read flat is a gate input as it is, with no key switch at
+/// intake. Its sigma is at the precision term of tfhe-rs's 132-bit formula (`4 / q`): the set meets the
+/// floor only up to that term's rounding, like every tfhe-rs set there ([`GlweParameters::meets_security_floor`]
+/// says which).
+pub const DEFAULT_KS_PBS_GLWE_512_K3: GlweParameters = GlweParameters {
+    id: ParameterSetId::DEFAULT_KS_PBS_GLWE_512_K3,
+    torus_bits: 32,
+    polynomial_size: PolynomialSize(512),
+    glwe_dimension: GlweDimension(3),
+    noise: NoiseDistribution::Gaussian {
+        std_dev: 9.315_272_083_503_367e-10,
+    },
+    key_distribution: KeyDistribution::Binary,
+    insecure: false,
+};
+
+/// The GLWE side of tfhe-rs 1.8.2's `tfhe::boolean::parameters::PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS`:
+/// `q = 2^32`, `N = 1024`, `k = 2` (LWE dimension 2048), Gaussian `sigma = 9.313225746198247e-10` (`2^-30`),
+/// binary key.
+///
+/// 128-bit by tfhe-rs's documentation, failure probability `2^-165`, encryption key choice "big": a
+/// sample-extracted ciphertext is a gate input as it is (see [`DEFAULT_KS_PBS_GLWE_512_K3`]).
+pub const ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2: GlweParameters = GlweParameters {
+    id: ParameterSetId::ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2,
+    torus_bits: 32,
+    polynomial_size: PolynomialSize(1024),
+    glwe_dimension: GlweDimension(2),
+    noise: NoiseDistribution::Gaussian {
+        std_dev: 9.313_225_746_198_247e-10,
     },
     key_distribution: KeyDistribution::Binary,
     insecure: false,
@@ -194,6 +238,8 @@ impl GlweParameters {
     pub const fn from_id(id: ParameterSetId) -> Option<Self> {
         match id.0 {
             1 => Some(TFHE_LIB_GLWE_1024),
+            2 => Some(DEFAULT_KS_PBS_GLWE_512_K3),
+            3 => Some(ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2),
             _ => None,
         }
     }

@@ -1,0 +1,97 @@
+//! The exact negacyclic product the encryption algorithms are written against.
+//!
+//! Every product the device computes has one precomputed operand (a key spectrum, or a public key's
+//! spectra) and one operand that arrives per call (a mask polynomial, or the public-key encryption's secret
+//! `u`). [`NegacyclicProduct`] names the few operations that needs, over a torus and a spectral domain of the
+//! implementation's choice, so that one encryption core serves every torus width: [`negacyclic_fft::Plan`]
+//! implements it exactly for the 32-bit torus (`f64` spectra); a 64-bit torus needs an exact integer product
+//! (issues \[F\] and \[G\]) implementing the same trait.
+
+use crate::error::{Error, Result};
+use crate::mask::expand_mask_into_fft_input_at;
+use negacyclic_fft::Plan;
+use tfhe_sbc_core::entities::MASK_SEED_BYTES;
+use tfhe_sbc_core::torus::UnsignedTorus;
+use zeroize::Zeroize;
+
+/// An exact negacyclic product modulo `X^N + 1` over [`Self::Torus`], computed through a transform whose
+/// spectra have `N` elements of [`Self::Spectral`].
+///
+/// Exactness contract: for a torus polynomial times a binary polynomial, `inverse(forward(a) * forward(s))`
+/// is the wrapped negacyclic product, bit for bit, and sums of such products accumulated with
+/// [`Self::inverse_add`] are exact too. Implementations must run in time independent of the values.
+pub trait NegacyclicProduct {
+    /// The torus the products are exact over.
+    type Torus: UnsignedTorus;
+    /// One element of a spectrum.
+    type Spectral: Copy + Default + Zeroize;
+
+    /// `N`: the polynomial size, which is also the length of a spectrum.
+    fn polynomial_size(&self) -> usize;
+    /// The spectrum of a binary polynomial (a key, or a public-key encryption's `u`), one byte (0 or 1) per
+    /// coefficient.
+    fn forward_binary(&self, bits: &[u8], spectrum: &mut [Self::Spectral]);
+    /// The spectrum of a torus polynomial.
+    fn forward_torus(&self, polynomial: &[Self::Torus], spectrum: &mut [Self::Spectral]);
+    /// The spectrum of mask polynomial `polynomial_index` of the seeded mask `seed` (`crate::mask`), expanded
+    /// straight into `spectrum`.
+    fn forward_seeded_mask(
+        &self,
+        seed: &[u8; MASK_SEED_BYTES],
+        polynomial_index: usize,
+        spectrum: &mut [Self::Spectral],
+    );
+    /// `acc *= rhs`, pointwise.
+    fn mul_assign(&self, acc: &mut [Self::Spectral], rhs: &[Self::Spectral]);
+    /// `acc += lhs * rhs`, pointwise.
+    fn mul_add_assign(&self, acc: &mut [Self::Spectral], lhs: &[Self::Spectral], rhs: &[Self::Spectral]);
+    /// `out = inverse(spectrum)`, rounded and wrapped; `spectrum` is scratch afterwards.
+    fn inverse(&self, spectrum: &mut [Self::Spectral], out: &mut [Self::Torus]);
+    /// `out += inverse(spectrum)`, rounded and wrapped; `spectrum` is scratch afterwards.
+    fn inverse_add(&self, spectrum: &mut [Self::Spectral], out: &mut [Self::Torus]);
+}
+
+/// The 32-bit torus through the exact `f64` FFT (bit-exact for a 32-bit torus polynomial times a binary one
+/// up to `N = 4096`: `negacyclic-fft`'s tests).
+impl NegacyclicProduct for Plan {
+    type Torus = u32;
+    type Spectral = f64;
+
+    #[inline]
+    fn polynomial_size(&self) -> usize {
+        Plan::polynomial_size(self)
+    }
+    fn forward_binary(&self, bits: &[u8], spectrum: &mut [f64]) {
+        self.forward(bits, spectrum);
+    }
+    fn forward_torus(&self, polynomial: &[u32], spectrum: &mut [f64]) {
+        self.forward(polynomial, spectrum);
+    }
+    fn forward_seeded_mask(&self, seed: &[u8; MASK_SEED_BYTES], polynomial_index: usize, spectrum: &mut [f64]) {
+        expand_mask_into_fft_input_at(seed, polynomial_index, spectrum);
+        self.forward_in_place(spectrum);
+    }
+    fn mul_assign(&self, acc: &mut [f64], rhs: &[f64]) {
+        Plan::mul_assign(self, acc, rhs);
+    }
+    fn mul_add_assign(&self, acc: &mut [f64], lhs: &[f64], rhs: &[f64]) {
+        Plan::mul_add_assign(self, acc, lhs, rhs);
+    }
+    fn inverse(&self, spectrum: &mut [f64], out: &mut [u32]) {
+        self.inverse_wrapping(spectrum, out);
+    }
+    fn inverse_add(&self, spectrum: &mut [f64], out: &mut [u32]) {
+        self.inverse_add_wrapping(spectrum, out);
+    }
+}
+
+/// The FFT plan for `n`, as a device error if `n` is unsupported.
+pub(crate) fn fft_plan(n: usize) -> Result<Plan> {
+    Plan::new(n).map_err(|_| {
+        Error::Core(tfhe_sbc_core::Error::PolynomialSizeOutOfRange {
+            size: n,
+            min: negacyclic_fft::MIN_POLYNOMIAL_SIZE,
+            max: negacyclic_fft::MAX_POLYNOMIAL_SIZE,
+        })
+    })
+}
