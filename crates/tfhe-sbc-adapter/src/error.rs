@@ -49,8 +49,14 @@ pub enum IntakeError {
     ReservedFlags(u8),
     /// The frame kind is not a known value.
     UnknownFrameKind(u8),
-    /// The frame kind is defined but not accepted by this adapter (public-key frames, issue \[E\]).
-    UnsupportedFrameKind(FrameKind),
+    /// The frame kind does not match how the device was registered to encrypt: public-key frames from a
+    /// secret-key device (a chosen mask), or secret-key frames from a public-key device (it has no key).
+    FrameKindNotAllowed {
+        /// The device the frame names.
+        device_id: u64,
+        /// The frame's kind.
+        kind: FrameKind,
+    },
     /// A full-mask secret-key frame, and `IntakeConfig::allow_full_frames` is off.
     FullFrameRejected,
     /// The parameter-set id names no set this adapter knows.
@@ -209,7 +215,10 @@ impl fmt::Display for IntakeError {
             Self::UnsupportedVersion(v) => write!(f, "unsupported wire format version {v} (this adapter reads 2)"),
             Self::ReservedFlags(b) => write!(f, "reserved flags byte is {b:#04x}, must be 0"),
             Self::UnknownFrameKind(k) => write!(f, "unknown frame kind {k}"),
-            Self::UnsupportedFrameKind(k) => write!(f, "frame kind {k:?} is not supported by this adapter"),
+            Self::FrameKindNotAllowed { device_id, kind } => write!(
+                f,
+                "device {device_id} is not registered to send {kind:?} frames (register it with its encryption mode)"
+            ),
             Self::FullFrameRejected => f.write_str(
                 "full-mask secret-key frame rejected (a chosen mask probes the key); enable allow_full_frames only \
                  for trusted comparisons",

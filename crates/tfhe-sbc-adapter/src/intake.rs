@@ -16,7 +16,7 @@
 
 use crate::error::IntakeError;
 use crate::reassembly::Reassembler;
-use crate::registry::{DeviceRegistry, DuplicateDevice, Registered};
+use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice, Registered};
 use crate::replay::{ReplayError, ReplayWindow};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -176,7 +176,8 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         FrameKind::Seeded => {}
         FrameKind::Full if config.allow_full_frames => {}
         FrameKind::Full => return Err(IntakeError::FullFrameRejected),
-        FrameKind::PublicKey => return Err(IntakeError::UnsupportedFrameKind(kind)),
+        // Whether this device may send it is decided after the MAC (`Intake::receive`).
+        FrameKind::PublicKey => {}
     }
     let parameters = GlweParameters::from_id(ParameterSetId(header.parameter_set))
         .ok_or(IntakeError::UnknownParameterSet(header.parameter_set))?;
@@ -329,6 +330,7 @@ impl Received {
 #[derive(Debug)]
 struct DeviceState {
     credentials: DeviceCredentials,
+    encryption: DeviceEncryption,
     window: ReplayWindow,
 }
 
@@ -347,15 +349,25 @@ impl Intake {
         let devices = registry
             .devices
             .into_iter()
-            .map(|(id, Registered { credentials, floor })| {
-                (
+            .map(
+                |(
                     id,
-                    DeviceState {
+                    Registered {
                         credentials,
-                        window: ReplayWindow::new(floor),
+                        encryption,
+                        floor,
                     },
-                )
-            })
+                )| {
+                    (
+                        id,
+                        DeviceState {
+                            credentials,
+                            encryption,
+                            window: ReplayWindow::new(floor),
+                        },
+                    )
+                },
+            )
             .collect();
         Self {
             reassembler: Reassembler::new(&config),
@@ -369,8 +381,19 @@ impl Intake {
         &self.config
     }
 
-    /// Registers one more device, whose frames must have sequence numbers of at least `floor`.
+    /// Registers one more secret-key device, whose frames must have sequence numbers of at least `floor`.
     pub fn register(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), DuplicateDevice> {
+        self.register_device(credentials, DeviceEncryption::SecretKey, floor)
+    }
+
+    /// Registers one more device that encrypts as `encryption`, whose frames must have sequence numbers of at
+    /// least `floor`.
+    pub fn register_device(
+        &mut self,
+        credentials: DeviceCredentials,
+        encryption: DeviceEncryption,
+        floor: u64,
+    ) -> Result<(), DuplicateDevice> {
         let id = credentials.device_id();
         if self.devices.contains_key(&id) {
             return Err(DuplicateDevice(id));
@@ -379,6 +402,7 @@ impl Intake {
             id,
             DeviceState {
                 credentials,
+                encryption,
                 window: ReplayWindow::new(floor),
             },
         );
@@ -417,6 +441,16 @@ impl Intake {
         if !parsed.verify_mac(device.credentials.mac_key()) {
             return Err(IntakeError::BadMac {
                 device_id: header.device_id,
+            });
+        }
+        let allowed = match device.encryption {
+            DeviceEncryption::PublicKey => parsed.kind == FrameKind::PublicKey,
+            _ => parsed.kind != FrameKind::PublicKey,
+        };
+        if !allowed {
+            return Err(IntakeError::FrameKindNotAllowed {
+                device_id: header.device_id,
+                kind: parsed.kind,
             });
         }
         device.window.check(header.sequence).map_err(|e| match e {

@@ -21,10 +21,23 @@ impl core::fmt::Display for DuplicateDevice {
 
 impl std::error::Error for DuplicateDevice {}
 
+/// How a device encrypts, which decides the frame kinds the intake takes from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeviceEncryption {
+    /// With a secret key (fleet or per-device): seeded frames only (full-mask frames too, if the intake opts
+    /// in). A chosen mask is never accepted from such a device by default, stolen or not.
+    SecretKey,
+    /// With the public key: public-key frames only (their mask cannot be seeded). Whoever holds the device's
+    /// MAC key can send any mask this way; see `docs/security.md`.
+    PublicKey,
+}
+
 /// One registered device.
 #[derive(Debug)]
 pub(crate) struct Registered {
     pub(crate) credentials: DeviceCredentials,
+    pub(crate) encryption: DeviceEncryption,
     pub(crate) floor: u64,
 }
 
@@ -45,12 +58,32 @@ impl DeviceRegistry {
         self.register_with_floor(credentials, 0)
     }
 
-    /// Registers a device whose frames must have sequence numbers of at least `floor`.
+    /// Registers a secret-key device whose frames must have sequence numbers of at least `floor`.
     pub fn register_with_floor(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), DuplicateDevice> {
+        self.register_device(credentials, DeviceEncryption::SecretKey, floor)
+    }
+
+    /// Registers a public-key device that has never sent a frame.
+    pub fn register_public_key(&mut self, credentials: DeviceCredentials) -> Result<(), DuplicateDevice> {
+        self.register_device(credentials, DeviceEncryption::PublicKey, 0)
+    }
+
+    /// Registers a device that encrypts as `encryption`, whose frames must have sequence numbers of at least
+    /// `floor`.
+    pub fn register_device(
+        &mut self,
+        credentials: DeviceCredentials,
+        encryption: DeviceEncryption,
+        floor: u64,
+    ) -> Result<(), DuplicateDevice> {
         match self.devices.entry(credentials.device_id()) {
             Entry::Occupied(_) => Err(DuplicateDevice(credentials.device_id())),
             Entry::Vacant(slot) => {
-                slot.insert(Registered { credentials, floor });
+                slot.insert(Registered {
+                    credentials,
+                    encryption,
+                    floor,
+                });
                 Ok(())
             }
         }

@@ -13,7 +13,9 @@ use tfhe_sbc_adapter::registry::{DeviceRegistry, DuplicateDevice};
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
 use tfhe_sbc_adapter::{IntakeError, MessageField};
 use tfhe_sbc_device::frame_mac::MacKey;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, HEADER_BYTES, SEEDED_FRAME_BYTES_1024, TAG_BYTES};
+use tfhe_sbc_device::wire::{
+    FULL_FRAME_BYTES_1024, FrameCounter, FrameKind, HEADER_BYTES, SEEDED_FRAME_BYTES_1024, TAG_BYTES,
+};
 
 fn full_frames_allowed() -> IntakeConfig {
     IntakeConfig {
@@ -140,8 +142,20 @@ fn every_malformed_header_gets_its_error() {
         (edit(|h| h.flags = 0x80), IntakeError::ReservedFlags(0x80)),
         (edit(|h| h.kind = 9), IntakeError::UnknownFrameKind(9)),
         (
+            // A public-key frame has no seed: its XOF id must be 0.
             edit(|h| h.kind = FrameKind::PublicKey.to_u8()),
-            IntakeError::UnsupportedFrameKind(FrameKind::PublicKey),
+            IntakeError::UnsupportedXof(2),
+        ),
+        (
+            // A public-key frame carries its mask in full: a seeded frame's length does not fit.
+            edit(|h| {
+                h.kind = FrameKind::PublicKey.to_u8();
+                h.xof_id = 0;
+            }),
+            IntakeError::WrongFrameLength {
+                expected: FULL_FRAME_BYTES_1024,
+                found: SEEDED_FRAME_BYTES_1024,
+            },
         ),
         (
             edit(|h| h.kind = FrameKind::Full.to_u8()),

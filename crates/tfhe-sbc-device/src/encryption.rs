@@ -208,7 +208,7 @@ impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
 
 /// `body[i] = encode_bool(bit i of message)`, eight coefficients per message byte (missing bytes are 0),
 /// branch-free: `+1/8 = 1 << 29` plus `6/8 = 6 << 29` when the bit is 0, giving `-1/8 = 7 << 29`.
-fn encode_bits(message: &[u8], body: &mut [u32]) {
+pub(crate) fn encode_bits(message: &[u8], body: &mut [u32]) {
     const TRUE: u32 = 1 << 29;
     const FALSE_MINUS_TRUE: u32 = 6 << 29;
     debug_assert_eq!(encode_bool::<u32>(true), TRUE);
@@ -222,7 +222,7 @@ fn encode_bits(message: &[u8], body: &mut [u32]) {
     }
 }
 
-fn check_lengths<const N: usize>(message: &[u8], body: &[u32]) -> Result<()> {
+pub(crate) fn check_lengths<const N: usize>(message: &[u8], body: &[u32]) -> Result<()> {
     if message.len() > N / 8 {
         return Err(Error::MessageTooLong {
             capacity: N / 8,

@@ -43,6 +43,9 @@ pub enum Error {
     /// The frame counter reached its limit: persist a new high-water mark and extend it, or reboot with a new
     /// boot count.
     SequenceExhausted,
+    /// A key file (public key, credentials) is not of a supported format, names an unknown parameter set,
+    /// has the wrong length or fails its checksum.
+    BadKeyFile,
     /// The chunk is not one of the message's chunks (index, count or length disagree).
     ChunkNotInMessage {
         /// The chunk's index.
@@ -79,6 +82,9 @@ impl core::fmt::Display for Error {
             Self::BufferTooSmall => f.write_str("output buffer too small for the frame"),
             Self::MessageTooLarge => f.write_str("message longer than 2^32 - 1 bytes"),
             Self::Entropy => f.write_str("the operating system's random source failed"),
+            Self::BadKeyFile => f.write_str(
+                "key file rejected: wrong format or version, unknown parameter set, wrong length or bad checksum",
+            ),
             Self::SequenceExhausted => f.write_str("the frame counter has no sequence numbers left"),
             Self::ChunkNotInMessage { index, count } => {
                 write!(f, "chunk {index} of {count} is not a chunk of this message")

@@ -76,6 +76,8 @@ pub mod mask;
 pub mod message;
 pub mod noise;
 pub mod product;
+pub mod public_key;
+pub mod public_key_encryptor;
 pub mod seeding;
 pub mod wire;
 pub mod xof;

@@ -353,7 +353,7 @@ impl OutgoingMessage {
     }
 
     /// Checks that `chunk` is chunk `chunk.index` of this message, bytes included.
-    fn check_chunk(&self, chunk: &Chunk<'_>) -> Result<u64> {
+    pub(crate) fn check_chunk(&self, chunk: &Chunk<'_>) -> Result<u64> {
         let sequence = self.sequence_of(chunk.index, chunk.count)?;
         let start = chunk.index as usize * self.chunk_bytes;
         let expected = (self.message_length as usize)
