@@ -66,6 +66,7 @@
 extern crate std;
 
 mod blake2b_lanes;
+pub mod credentials_file;
 pub mod decryption;
 pub mod encryption;
 mod error;

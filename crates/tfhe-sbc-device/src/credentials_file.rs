@@ -1,0 +1,201 @@
+//! The device's credential file: what provisioning writes once and the firmware reads at boot, no heap.
+//!
+//! ```text
+//! "TSDC" | version 1 | mode u8 | parameter set u16 LE | device id u64 LE | key id u32 LE | MAC key (32)
+//!        | key material | check (16)
+//! ```
+//!
+//! The key material depends on the mode ([`KeyMode`]):
+//! * fleet or per-device secret key: the `k * N` key bits packed least-significant bit first
+//!   (`k * N / 8` bytes: 128 at `N = 1024`, `k = 1`), see [`pack_secret_key`] / [`unpack_secret_key`];
+//! * public key: a whole public-key file (`crate::public_key`, 4143 bytes at `N = 1024`).
+//!
+//! The check is BLAKE2b-128 (personalization `"TFHE-SBC cred v1"`) of every byte before it: it catches
+//! corruption and mix-ups, not forgery; the file's secrecy and authenticity are the provisioning channel's
+//! and the flash's. A buffer holding a credential file holds secrets: wipe it after use.
+
+use crate::error::{Error, Result};
+use crate::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
+use crate::public_key::public_key_file_bytes;
+use blake2::Blake2bMac;
+use blake2::digest::consts::U16;
+use blake2::digest::{FixedOutput, Update};
+use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
+
+/// The first bytes of a credential file.
+pub const CREDENTIALS_MAGIC: [u8; 4] = *b"TSDC";
+/// The credential file format version.
+pub const CREDENTIALS_VERSION: u8 = 1;
+/// The BLAKE2b personalization of the credential file's check.
+pub const CREDENTIALS_CHECK_PERSONALIZATION: &[u8; 16] = b"TFHE-SBC cred v1";
+const HEADER_BYTES: usize = 4 + 1 + 1 + 2 + 8 + 4 + MAC_KEY_BYTES;
+const CHECK_BYTES: usize = 16;
+
+/// How a device encrypts, and so what key material it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum KeyMode {
+    /// The tfhe-rs `ClientKey`'s GLWE key, shared by the fleet. A stolen device plus the server key
+    /// decrypts every device's traffic: see `docs/security.md`.
+    FleetSecretKey,
+    /// The device's own GLWE key; the cloud key-switches its ciphertexts with a per-device key.
+    PerDeviceSecretKey,
+    /// The published public key only: the device holds no decryption key.
+    PublicKey,
+}
+
+impl KeyMode {
+    /// The wire value in a credential file.
+    pub const fn to_u8(self) -> u8 {
+        match self {
+            Self::FleetSecretKey => 0,
+            Self::PerDeviceSecretKey => 1,
+            Self::PublicKey => 2,
+        }
+    }
+
+    /// The mode with this wire value.
+    pub const fn from_u8(value: u8) -> Option<Self> {
+        match value {
+            0 => Some(Self::FleetSecretKey),
+            1 => Some(Self::PerDeviceSecretKey),
+            2 => Some(Self::PublicKey),
+            _ => None,
+        }
+    }
+}
+
+/// The key material bytes of a credential file in `mode` for the 32-bit set `params`.
+pub const fn key_material_bytes(mode: KeyMode, params: &GlweParameters) -> usize {
+    let (n, k) = (params.polynomial_size().0, params.glwe_dimension().0);
+    match mode {
+        KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey => k * n / 8,
+        KeyMode::PublicKey => public_key_file_bytes(n),
+    }
+}
+
+/// The bytes of a credential file in `mode` for `params`.
+pub const fn credentials_file_bytes(mode: KeyMode, params: &GlweParameters) -> usize {
+    HEADER_BYTES + key_material_bytes(mode, params) + CHECK_BYTES
+}
+
+fn check_of(bytes: &[u8]) -> [u8; CHECK_BYTES] {
+    let mut hasher = Blake2bMac::<U16>::new_with_salt_and_personal(None, &[], CREDENTIALS_CHECK_PERSONALIZATION)
+        .unwrap_or_else(|_| unreachable!("no key and a 16-byte personalization are valid"));
+    hasher.update(bytes);
+    let mut out = [0u8; CHECK_BYTES];
+    hasher.finalize_into((&mut out).into());
+    out
+}
+
+/// Packs key bytes (0 or 1) eight to a byte, least-significant bit first. Branch-free.
+pub fn pack_secret_key(bits: &[u8], packed: &mut [u8]) -> Result<()> {
+    if bits.len() != 8 * packed.len() {
+        return Err(Error::WrongLength {
+            expected: 8 * packed.len(),
+            found: bits.len(),
+        });
+    }
+    for (byte, eight) in packed.iter_mut().zip(bits.chunks_exact(8)) {
+        *byte = eight.iter().enumerate().fold(0u8, |acc, (j, &b)| acc | ((b & 1) << j));
+    }
+    Ok(())
+}
+
+/// Unpacks a packed key into one byte (0 or 1) per coefficient, e.g. into a `GlweSecretKey`'s storage.
+/// Branch-free.
+pub fn unpack_secret_key(packed: &[u8], bits: &mut [u8]) -> Result<()> {
+    if bits.len() != 8 * packed.len() {
+        return Err(Error::WrongLength {
+            expected: 8 * packed.len(),
+            found: bits.len(),
+        });
+    }
+    for (eight, &byte) in bits.chunks_exact_mut(8).zip(packed) {
+        for (j, b) in eight.iter_mut().enumerate() {
+            *b = (byte >> j) & 1;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a credential file into `out`; `key_material` is the packed secret key or the public-key file, of
+/// [`key_material_bytes`]. Returns the file's length.
+pub fn encode_credentials(
+    mode: KeyMode,
+    params: &GlweParameters,
+    credentials: &DeviceCredentials,
+    key_material: &[u8],
+    out: &mut [u8],
+) -> Result<usize> {
+    let expected = key_material_bytes(mode, params);
+    if key_material.len() != expected {
+        return Err(Error::WrongLength {
+            expected,
+            found: key_material.len(),
+        });
+    }
+    let total = credentials_file_bytes(mode, params);
+    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
+    out[..4].copy_from_slice(&CREDENTIALS_MAGIC);
+    out[4] = CREDENTIALS_VERSION;
+    out[5] = mode.to_u8();
+    out[6..8].copy_from_slice(&params.id().0.to_le_bytes());
+    out[8..16].copy_from_slice(&credentials.device_id().to_le_bytes());
+    out[16..20].copy_from_slice(&credentials.key_id().to_le_bytes());
+    out[20..HEADER_BYTES].copy_from_slice(credentials.mac_key().as_bytes());
+    out[HEADER_BYTES..total - CHECK_BYTES].copy_from_slice(key_material);
+    let check = check_of(&out[..total - CHECK_BYTES]);
+    out[total - CHECK_BYTES..].copy_from_slice(&check);
+    Ok(total)
+}
+
+/// A checked credential file, borrowed: the key material stays where it is (flash, or the caller's buffer).
+#[derive(Debug)]
+pub struct Credentials<'a> {
+    /// How the device encrypts.
+    pub mode: KeyMode,
+    /// The named parameter set.
+    pub parameters: GlweParameters,
+    /// Device id, key id and MAC key.
+    pub credentials: DeviceCredentials,
+    /// The packed secret key or the public-key file.
+    pub key_material: &'a [u8],
+}
+
+/// Reads a credential file: magic, version, mode, a known 32-bit parameter set, the exact length and the
+/// check. Any failure is [`Error::BadKeyFile`] (or a length error), never a panic.
+pub fn decode_credentials(bytes: &[u8]) -> Result<Credentials<'_>> {
+    if bytes.len() < HEADER_BYTES + CHECK_BYTES || bytes[..4] != CREDENTIALS_MAGIC || bytes[4] != CREDENTIALS_VERSION {
+        return Err(Error::BadKeyFile);
+    }
+    let mode = KeyMode::from_u8(bytes[5]).ok_or(Error::BadKeyFile)?;
+    let parameters =
+        GlweParameters::from_id(ParameterSetId(u16::from_le_bytes([bytes[6], bytes[7]]))).ok_or(Error::BadKeyFile)?;
+    parameters.check_torus::<u32>()?;
+    let total = credentials_file_bytes(mode, &parameters);
+    if bytes.len() != total {
+        return Err(Error::WrongLength {
+            expected: total,
+            found: bytes.len(),
+        });
+    }
+    let (content, check) = bytes.split_at(total - CHECK_BYTES);
+    if check_of(content) != check {
+        return Err(Error::BadKeyFile);
+    }
+    let mut id = [0u8; 8];
+    id.copy_from_slice(&bytes[8..16]);
+    let mut key_id = [0u8; 4];
+    key_id.copy_from_slice(&bytes[16..20]);
+    Ok(Credentials {
+        mode,
+        parameters,
+        credentials: DeviceCredentials::new(
+            u64::from_le_bytes(id),
+            u32::from_le_bytes(key_id),
+            MacKey::from_slice(&bytes[20..HEADER_BYTES])?,
+        ),
+        key_material: &content[HEADER_BYTES..],
+    })
+}
