@@ -9,8 +9,12 @@
 //!    per-device replay window ([`replay`]), and the [`reassembly`] of multi-chunk messages, with limits.
 //!    Typed [`IntakeError`]s throughout; seeded masks are regenerated bit for bit.
 //! 3. [`extraction`]: sample extraction of one, all, or lazily chosen coefficients (and a rayon batch).
-//! 4. `interop` (feature `tfhe`): tfhe-rs keys for the trusted party and `interop::BooleanBridge`, which
-//!    key-switches extracted ciphertexts into `tfhe::boolean` ciphertexts.
+//! 4. `interop` (feature `tfhe`): tfhe-rs keys for the trusted party, per-device keys, and
+//!    `interop::BooleanBridge`, which key-switches extracted ciphertexts into `tfhe::boolean` ciphertexts
+//!    with the sending device's key, in parallel batches.
+//! 5. `key_store` (feature `tfhe`): what the cloud holds per device (key id, key mode, MAC key, seeded
+//!    key-switching key), its file format, and `key_store::KeyedIntake`, the intake and the bridge fed from
+//!    one store.
 //!
 //! # Example
 //! ```
@@ -67,6 +71,8 @@ pub mod fuzzing;
 pub mod intake;
 #[cfg(feature = "tfhe")]
 pub mod interop;
+#[cfg(feature = "tfhe")]
+pub mod key_store;
 pub mod keyfile;
 pub mod reassembly;
 pub mod registry;

@@ -1,24 +1,43 @@
-//! tfhe-rs interop (feature `tfhe`, tfhe 1.8.x boolean API): keys for the trusted party, and the
-//! conversion of extracted TLWE ciphertexts into `tfhe::boolean` ciphertexts.
+//! tfhe-rs interop (feature `tfhe`, tfhe 1.8.x boolean API): keys for the trusted party, per-device keys,
+//! and the conversion of extracted TLWE ciphertexts into `tfhe::boolean` ciphertexts.
 //!
 //! The device's parameter set [`TFHE_LIB_GLWE_1024`] is the GLWE side of tfhe-rs's stock
 //! `TFHE_LIB_PARAMETERS` (k = 1, N = 1024, GLWE noise 2^-25), used as it is. Its encryption-key choice is
 //! "small" (`BootstrapKeyswitch` order): gates expect ciphertexts under the 630-dimensional LWE key. An
 //! extracted ciphertext is under the 1024-dimensional "big" key (the GLWE key read flat), so each one goes
-//! through the server key's key-switching key first. That costs about 1 ms per bit, so
-//! [`BooleanBridge::key_switch`] is a separate, visible step.
+//! through a key-switching key first. That costs about 1 ms per bit, so it is a separate, visible step.
+//!
+//! Two key modes ([`crate::key_store::KeyMode`]):
+//! * **fleet**: every device holds the client key's GLWE key, and the server key's key-switching key
+//!   switches its bits ([`provision_fleet_device`]);
+//! * **per-device** (the default for new devices): every device holds its own GLWE key, and the cloud holds
+//!   a seeded key-switching key from that key to the small key ([`DeviceKsk`], [`provision_per_device`]).
+//!
+//! [`BooleanBridge`] holds both kinds and picks the sending device's; it is `Send + Sync` and key-switches
+//! slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
 
-use crate::extraction::extract_lwe_sample;
-use tfhe::boolean::ciphertext::Ciphertext;
+pub mod big_key;
+mod bridge;
+mod keyswitch;
+mod lru;
+mod per_device;
+
+pub use bridge::{BooleanBridge, CacheStats, DEFAULT_CACHE_CAPACITY, KeySwitchStrategy, server_key_fingerprint};
+pub use keyswitch::KEYSWITCH_BLOCK;
+pub use per_device::{
+    DEVICE_KSK_INPUT_DIMENSION, DeviceKsk, DeviceSecrets, device_ksk_words, provision_fleet_device,
+    provision_per_device,
+};
+
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
 use tfhe::boolean::server_key::ServerKey;
 use tfhe::core_crypto::prelude::{
-    CiphertextModulus, GlweSecretKey as TfheGlweSecretKey, GlweSecretKeyOwned as TfheGlweSecretKeyOwned, LweCiphertext,
-    LweCiphertextOwned, LweKeyswitchKeyOwned, PBSOrder, PolynomialSize as TfhePolynomialSize, keyswitch_lwe_ciphertext,
+    GlweSecretKey as TfheGlweSecretKey, GlweSecretKeyOwned as TfheGlweSecretKeyOwned,
+    PolynomialSize as TfhePolynomialSize,
 };
 use tfhe_sbc_core::dimensions::PolynomialSize;
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use zeroize::Zeroize;
 
@@ -32,6 +51,23 @@ pub enum InteropError {
     UnexpectedPbsOrder,
     /// The device key is not a k = 1, N = 1024 binary key.
     BadDeviceKey,
+    /// A per-device key-switching key does not have `TFHE_LIB_PARAMETERS`' shape (1024 x 8 body words).
+    BadKeySwitchingKey,
+    /// The device is not registered with the bridge.
+    UnknownDevice(u64),
+    /// The device is registered already.
+    DuplicateDevice(u64),
+    /// The ciphertexts name another key id than the device's.
+    WrongKeyId {
+        /// The device.
+        device_id: u64,
+        /// Its registered key id.
+        expected: u32,
+        /// The key id given.
+        found: u32,
+    },
+    /// The key store was made for another server key (its fingerprint differs).
+    ServerKeyMismatch,
 }
 
 impl core::fmt::Display for InteropError {
@@ -40,6 +76,20 @@ impl core::fmt::Display for InteropError {
             Self::ParameterMismatch => f.write_str("tfhe-rs parameters do not match the device parameter set"),
             Self::UnexpectedPbsOrder => f.write_str("server key does not use the BootstrapKeyswitch order"),
             Self::BadDeviceKey => f.write_str("device key is not a k = 1, N = 1024 binary key"),
+            Self::BadKeySwitchingKey => {
+                f.write_str("per-device key-switching key does not have the shape of TFHE_LIB_PARAMETERS' key switch")
+            }
+            Self::UnknownDevice(id) => write!(f, "device {id} is not registered with the bridge"),
+            Self::DuplicateDevice(id) => write!(f, "device {id} is already registered"),
+            Self::WrongKeyId {
+                device_id,
+                expected,
+                found,
+            } => write!(f, "device {device_id} has key id {expected}, not {found}"),
+            Self::ServerKeyMismatch => f.write_str(
+                "the key store was made for another server key (fingerprints differ): its per-device keys would \
+                 switch into a small key this server key cannot bootstrap",
+            ),
         }
     }
 }
@@ -86,49 +136,4 @@ pub fn client_key_from_device_key(device_key: &GlweSecretKeyOwned) -> Result<Cli
 pub fn tfhe_glwe_key(device_key: &GlweSecretKeyOwned) -> TfheGlweSecretKeyOwned<u32> {
     let words: Vec<u32> = device_key.as_bytes().iter().map(|&b| u32::from(b)).collect();
     TfheGlweSecretKey::from_container(words, TfhePolynomialSize(device_key.polynomial_size().0))
-}
-
-/// Converts extracted TLWE ciphertexts into tfhe-rs boolean ciphertexts with the server key's key switch.
-pub struct BooleanBridge {
-    key_switching_key: LweKeyswitchKeyOwned<u32>,
-}
-
-impl BooleanBridge {
-    /// Keeps a copy of `server_key`'s key-switching key (big key 1024 -> small key 630).
-    pub fn new(server_key: &ServerKey) -> Result<Self, InteropError> {
-        let (_bootstrapping_key, key_switching_key, order) = server_key.clone().into_raw_parts();
-        if order != PBSOrder::BootstrapKeyswitch {
-            return Err(InteropError::UnexpectedPbsOrder);
-        }
-        if key_switching_key.input_key_lwe_dimension().0 != TFHE_LIB_GLWE_1024.polynomial_size().0 {
-            return Err(InteropError::ParameterMismatch);
-        }
-        Ok(Self { key_switching_key })
-    }
-
-    /// Coefficient `index` of `glwe` as a tfhe-rs `LweCiphertext` under the big (1024) key: sample
-    /// extraction only, no noise added.
-    pub fn extract<C: AsRef<[u32]>>(glwe: &GlweCiphertext<u32, C>, index: usize) -> LweCiphertextOwned<u32> {
-        let n = glwe.polynomial_size().0;
-        let mut words = vec![0u32; n + 1];
-        extract_lwe_sample(glwe, index, &mut words);
-        LweCiphertext::from_container(words, CiphertextModulus::new_native())
-    }
-
-    /// Key-switches a big-key ciphertext to the small key: a `tfhe::boolean` ciphertext the `ServerKey`'s
-    /// gates accept. About 1 ms.
-    pub fn key_switch(&self, big: &LweCiphertextOwned<u32>) -> Ciphertext {
-        let mut small = LweCiphertext::new(
-            0u32,
-            self.key_switching_key.output_lwe_size(),
-            CiphertextModulus::new_native(),
-        );
-        keyswitch_lwe_ciphertext(&self.key_switching_key, big, &mut small);
-        Ciphertext::Encrypted(small)
-    }
-
-    /// Extraction then key switch, for one coefficient.
-    pub fn to_boolean<C: AsRef<[u32]>>(&self, glwe: &GlweCiphertext<u32, C>, index: usize) -> Ciphertext {
-        self.key_switch(&Self::extract(glwe, index))
-    }
 }

@@ -1,0 +1,497 @@
+//! [`BooleanBridge`]: extracted TLWE ciphertexts in, `tfhe::boolean` ciphertexts out, by key switching
+//! into the tfhe-rs small key with the right key for the sending device: the server key's for fleet-mode
+//! devices, the device's own (decompressed on use, behind an LRU cache) for per-device ones.
+//!
+//! The bridge is `Send + Sync` and meant to be shared through an `Arc` by the threads that compute; it
+//! key-switches slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
+
+use super::InteropError;
+use super::keyswitch::{KEYSWITCH_BLOCK, keyswitch_block};
+use super::lru::Lru;
+use super::per_device::DeviceKsk;
+use crate::extraction::extract_lwe_sample;
+use crate::intake::{Frame, Message};
+use crate::key_store::{DeviceKeyMaterial, KeyMode};
+use blake2::digest::consts::U32;
+use blake2::{Blake2b, Digest};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::num::NonZeroUsize;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use tfhe::boolean::ciphertext::Ciphertext;
+use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
+use tfhe::boolean::server_key::ServerKey;
+use tfhe::core_crypto::prelude::{
+    CiphertextModulus, LweCiphertext, LweCiphertextOwned, LweKeyswitchKeyOwned, PBSOrder, keyswitch_lwe_ciphertext,
+    par_keyswitch_lwe_ciphertext,
+};
+use tfhe_sbc_core::entities::GlweCiphertext;
+use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+
+/// How [`BooleanBridge`] spreads a slice of key switches over rayon's threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeySwitchStrategy {
+    /// One ciphertext after another on the calling thread (`keyswitch_lwe_ciphertext`).
+    Serial,
+    /// rayon over the ciphertexts, each switched by `keyswitch_lwe_ciphertext`: every ciphertext reads the
+    /// whole 19.7 MiB key.
+    ParIter,
+    /// One ciphertext after another, each split over rayon's threads (`par_keyswitch_lwe_ciphertext`).
+    ParKeyswitch,
+    /// rayon over blocks of [`KEYSWITCH_BLOCK`] ciphertexts, each block reading the key once. Bit for bit
+    /// the same outputs; the fastest here (`cargo bench --bench intake`), hence the default.
+    #[default]
+    Blocked,
+}
+
+/// Counters of the per-device key cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookups that found the decompressed key.
+    pub hits: u64,
+    /// Lookups that had to decompress it (one decompression each).
+    pub misses: u64,
+    /// Keys held now.
+    pub entries: usize,
+    /// The most keys held (each 19.7 MiB).
+    pub capacity: usize,
+}
+
+/// Which key a registered device's ciphertexts are switched with.
+#[derive(Clone, Debug)]
+enum Route {
+    Fleet { key_id: u32 },
+    PerDevice { key_id: u32, ksk: Arc<DeviceKsk> },
+}
+
+impl Route {
+    fn key_id(&self) -> u32 {
+        match self {
+            Self::Fleet { key_id } | Self::PerDevice { key_id, .. } => *key_id,
+        }
+    }
+}
+
+type CacheCell = Arc<OnceLock<Arc<LweKeyswitchKeyOwned<u32>>>>;
+
+/// The decompressed per-device keys, most recently used first out of `capacity`. A miss inserts an empty
+/// cell under the lock and decompresses outside it; threads that miss on the same key at once wait for the
+/// one decompression (`OnceLock`). Keys evicted while a thread still uses them live until it is done, so
+/// memory is bounded by `capacity` plus the keys in use.
+struct KskCache {
+    lru: Mutex<Lru<(u64, u32), CacheCell>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl KskCache {
+    fn new(capacity: NonZeroUsize) -> Self {
+        Self {
+            lru: Mutex::new(Lru::new(capacity)),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    fn get(&self, device_id: u64, key_id: u32, seeded: &DeviceKsk) -> Arc<LweKeyswitchKeyOwned<u32>> {
+        let cell = {
+            let mut lru = self.lru.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(cell) = lru.get(&(device_id, key_id)) {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                cell.clone()
+            } else {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                let cell = CacheCell::default();
+                lru.insert((device_id, key_id), cell.clone());
+                cell
+            }
+        };
+        cell.get_or_init(|| Arc::new(seeded.decompress())).clone()
+    }
+
+    fn remove(&self, device_id: u64, key_id: u32) {
+        self.lru
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(device_id, key_id));
+    }
+
+    fn clear(&self) {
+        let mut lru = self.lru.lock().unwrap_or_else(PoisonError::into_inner);
+        let capacity = lru.capacity();
+        *lru = Lru::new(capacity);
+    }
+
+    fn stats(&self) -> CacheStats {
+        let lru = self.lru.lock().unwrap_or_else(PoisonError::into_inner);
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            entries: lru.len(),
+            capacity: lru.capacity().get(),
+        }
+    }
+}
+
+/// The key a batch is switched with: the fleet key (borrowed) or a device key (held while in use).
+enum KeyHandle<'a> {
+    Fleet(&'a LweKeyswitchKeyOwned<u32>),
+    Device(Arc<LweKeyswitchKeyOwned<u32>>),
+}
+
+impl Deref for KeyHandle<'_> {
+    type Target = LweKeyswitchKeyOwned<u32>;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Self::Fleet(key) => key,
+            Self::Device(key) => key,
+        }
+    }
+}
+
+/// The default number of decompressed per-device keys held (8 x 19.7 MiB).
+pub const DEFAULT_CACHE_CAPACITY: NonZeroUsize = match NonZeroUsize::new(8) {
+    Some(capacity) => capacity,
+    None => unreachable!(),
+};
+
+/// BLAKE2b-256 of a server key's key-switching key (its words, little-endian): what a
+/// [`KeyStore`](crate::key_store::KeyStore) records so that it is never used with another key set.
+pub fn server_key_fingerprint(server_key: &ServerKey) -> [u8; 32] {
+    let (_, key_switching_key, _) = server_key.clone().into_raw_parts();
+    fingerprint(&key_switching_key)
+}
+
+fn fingerprint(key_switching_key: &LweKeyswitchKeyOwned<u32>) -> [u8; 32] {
+    let mut hasher = Blake2b::<U32>::new();
+    hasher.update(b"tfhe-sbc server key fingerprint v1");
+    for chunk in key_switching_key.as_ref().chunks(4096) {
+        let mut bytes = [0u8; 4 * 4096];
+        for (out, word) in bytes.chunks_exact_mut(4).zip(chunk) {
+            out.copy_from_slice(&word.to_le_bytes());
+        }
+        hasher.update(&bytes[..4 * chunk.len()]);
+    }
+    hasher.finalize().into()
+}
+
+/// Converts extracted TLWE ciphertexts into tfhe-rs boolean ciphertexts (`TFHE_LIB_PARAMETERS`' small
+/// key, the key a gate takes), with the sending device's key switch. `Send + Sync`: share it through an
+/// `Arc`.
+pub struct BooleanBridge {
+    fleet: LweKeyswitchKeyOwned<u32>,
+    fleet_fingerprint: [u8; 32],
+    devices: RwLock<HashMap<u64, Route>>,
+    cache: KskCache,
+    strategy: KeySwitchStrategy,
+}
+
+impl core::fmt::Debug for BooleanBridge {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let devices = self.devices.read().unwrap_or_else(PoisonError::into_inner).len();
+        f.debug_struct("BooleanBridge")
+            .field("devices", &devices)
+            .field("cache", &self.cache.stats())
+            .field("strategy", &self.strategy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BooleanBridge {
+    /// Keeps a copy of `server_key`'s key-switching key (big key 1024 -> small key 630), with no device
+    /// registered and a cache of [`DEFAULT_CACHE_CAPACITY`] per-device keys.
+    pub fn new(server_key: &ServerKey) -> Result<Self, InteropError> {
+        Self::with_cache_capacity(server_key, DEFAULT_CACHE_CAPACITY)
+    }
+
+    /// As [`BooleanBridge::new`], holding at most `capacity` decompressed per-device keys.
+    pub fn with_cache_capacity(server_key: &ServerKey, capacity: NonZeroUsize) -> Result<Self, InteropError> {
+        let (_bootstrapping_key, key_switching_key, order) = server_key.clone().into_raw_parts();
+        if order != PBSOrder::BootstrapKeyswitch {
+            return Err(InteropError::UnexpectedPbsOrder);
+        }
+        if key_switching_key.input_key_lwe_dimension().0 != TFHE_LIB_GLWE_1024.polynomial_size().0
+            || key_switching_key.output_key_lwe_dimension() != TFHE_LIB_PARAMETERS.lwe_dimension
+            || key_switching_key.decomposition_base_log() != TFHE_LIB_PARAMETERS.ks_base_log
+            || key_switching_key.decomposition_level_count() != TFHE_LIB_PARAMETERS.ks_level
+        {
+            return Err(InteropError::ParameterMismatch);
+        }
+        Ok(Self {
+            fleet_fingerprint: fingerprint(&key_switching_key),
+            fleet: key_switching_key,
+            devices: RwLock::new(HashMap::new()),
+            cache: KskCache::new(capacity),
+            strategy: KeySwitchStrategy::default(),
+        })
+    }
+
+    /// The same bridge, spreading batches with `strategy`.
+    #[must_use]
+    pub fn with_strategy(mut self, strategy: KeySwitchStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// The strategy batches use.
+    pub fn strategy(&self) -> KeySwitchStrategy {
+        self.strategy
+    }
+
+    /// The fingerprint of the server key this bridge was made from ([`server_key_fingerprint`]).
+    pub fn server_key_fingerprint(&self) -> [u8; 32] {
+        self.fleet_fingerprint
+    }
+
+    /// Registers device `device_id`, whose frames carry key id `key_id`, with its key material.
+    pub fn register(&self, device_id: u64, key_id: u32, material: DeviceKeyMaterial) -> Result<(), InteropError> {
+        let route = match material {
+            DeviceKeyMaterial::Fleet => Route::Fleet { key_id },
+            DeviceKeyMaterial::PerDevice(ksk) => Route::PerDevice {
+                key_id,
+                ksk: Arc::new(ksk),
+            },
+        };
+        match self
+            .devices
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(device_id)
+        {
+            Entry::Occupied(_) => Err(InteropError::DuplicateDevice(device_id)),
+            Entry::Vacant(slot) => {
+                slot.insert(route);
+                Ok(())
+            }
+        }
+    }
+
+    /// Forgets device `device_id` and drops its cached key. Returns whether it was registered.
+    pub fn unregister(&self, device_id: u64) -> bool {
+        let removed = self
+            .devices
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&device_id);
+        if let Some(route) = &removed {
+            self.cache.remove(device_id, route.key_id());
+        }
+        removed.is_some()
+    }
+
+    /// Whether `device_id` is registered.
+    pub fn contains(&self, device_id: u64) -> bool {
+        self.devices
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&device_id)
+    }
+
+    /// The key mode of `device_id`, if registered.
+    pub fn key_mode(&self, device_id: u64) -> Option<KeyMode> {
+        self.devices
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&device_id)
+            .map(|route| match route {
+                Route::Fleet { .. } => KeyMode::Fleet,
+                Route::PerDevice { .. } => KeyMode::PerDevice,
+            })
+    }
+
+    /// The per-device key cache's counters.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
+    }
+
+    /// Drops every decompressed per-device key (the counters stay).
+    pub fn clear_cache(&self) {
+        self.cache.clear();
+    }
+
+    fn key_for(&self, device_id: u64, key_id: u32) -> Result<KeyHandle<'_>, InteropError> {
+        let route = self
+            .devices
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&device_id)
+            .cloned()
+            .ok_or(InteropError::UnknownDevice(device_id))?;
+        if route.key_id() != key_id {
+            return Err(InteropError::WrongKeyId {
+                device_id,
+                expected: route.key_id(),
+                found: key_id,
+            });
+        }
+        Ok(match route {
+            Route::Fleet { .. } => KeyHandle::Fleet(&self.fleet),
+            Route::PerDevice { ksk, .. } => KeyHandle::Device(self.cache.get(device_id, key_id, &ksk)),
+        })
+    }
+
+    /// Coefficient `index` of `glwe` as a tfhe-rs `LweCiphertext` under the big (1024) key: sample
+    /// extraction only, no noise added.
+    pub fn extract<C: AsRef<[u32]>>(glwe: &GlweCiphertext<u32, C>, index: usize) -> LweCiphertextOwned<u32> {
+        let n = glwe.polynomial_size().0;
+        let mut words = vec![0u32; n + 1];
+        extract_lwe_sample(glwe, index, &mut words);
+        LweCiphertext::from_container(words, CiphertextModulus::new_native())
+    }
+
+    /// Fleet mode: key-switches a ciphertext under the client key's GLWE key to the small key with the
+    /// server key's key-switching key. About 1 ms.
+    pub fn key_switch(&self, big: &LweCiphertextOwned<u32>) -> Ciphertext {
+        let mut small = LweCiphertext::new(0u32, self.fleet.output_lwe_size(), CiphertextModulus::new_native());
+        keyswitch_lwe_ciphertext(&self.fleet, big, &mut small);
+        Ciphertext::Encrypted(small)
+    }
+
+    /// Fleet mode: extraction then key switch, for one coefficient.
+    pub fn to_boolean<C: AsRef<[u32]>>(&self, glwe: &GlweCiphertext<u32, C>, index: usize) -> Ciphertext {
+        self.key_switch(&Self::extract(glwe, index))
+    }
+
+    /// Key-switches big-key ciphertexts from device `device_id` (key id `key_id`) with that device's key,
+    /// spread over rayon's threads by the bridge's strategy.
+    pub fn key_switch_batch(
+        &self,
+        device_id: u64,
+        key_id: u32,
+        inputs: &[LweCiphertextOwned<u32>],
+    ) -> Result<Vec<Ciphertext>, InteropError> {
+        self.key_switch_batch_with(self.strategy, device_id, key_id, inputs)
+    }
+
+    /// As [`BooleanBridge::key_switch_batch`], with `strategy`.
+    pub fn key_switch_batch_with(
+        &self,
+        strategy: KeySwitchStrategy,
+        device_id: u64,
+        key_id: u32,
+        inputs: &[LweCiphertextOwned<u32>],
+    ) -> Result<Vec<Ciphertext>, InteropError> {
+        let big_size = TFHE_LIB_GLWE_1024.polynomial_size().0 + 1;
+        if inputs.iter().any(|input| input.as_ref().len() != big_size) {
+            return Err(InteropError::ParameterMismatch);
+        }
+        let key = self.key_for(device_id, key_id)?;
+        Ok(switch_all(&key, strategy, inputs.len(), |i, out| {
+            out.copy_from_slice(inputs[i].as_ref());
+        }))
+    }
+
+    /// The message bits of `frames` (`8 * chunk_message_bytes()` of each, in order), extracted and
+    /// key-switched with device `device_id`'s key.
+    pub fn frames_to_booleans(
+        &self,
+        device_id: u64,
+        key_id: u32,
+        frames: &[Frame],
+    ) -> Result<Vec<Ciphertext>, InteropError> {
+        self.frames_to_booleans_with(self.strategy, device_id, key_id, frames)
+    }
+
+    /// As [`BooleanBridge::frames_to_booleans`], with `strategy`.
+    pub fn frames_to_booleans_with(
+        &self,
+        strategy: KeySwitchStrategy,
+        device_id: u64,
+        key_id: u32,
+        frames: &[Frame],
+    ) -> Result<Vec<Ciphertext>, InteropError> {
+        let n = TFHE_LIB_GLWE_1024.polynomial_size().0;
+        if frames.iter().any(|frame| {
+            frame.ciphertext.polynomial_size().0 != n
+                || frame.ciphertext.glwe_dimension().0 != 1
+                || frame.header.device_id != device_id
+                || frame.header.key_id != key_id
+        }) {
+            return Err(InteropError::ParameterMismatch);
+        }
+        // (frame, coefficient) of every message bit.
+        let bits: Vec<(usize, usize)> = frames
+            .iter()
+            .enumerate()
+            .flat_map(|(f, frame)| (0..8 * frame.chunk_message_bytes()).map(move |i| (f, i)))
+            .collect();
+        let key = self.key_for(device_id, key_id)?;
+        Ok(switch_all(&key, strategy, bits.len(), |j, out| {
+            let (f, i) = bits[j];
+            extract_lwe_sample(&frames[f].ciphertext, i, out);
+        }))
+    }
+
+    /// Every message bit of an authenticated `message`, as gate inputs: its frames through
+    /// [`BooleanBridge::frames_to_booleans`] with the key of the device and key id the intake authenticated.
+    pub fn message_to_booleans(&self, message: &Message) -> Result<Vec<Ciphertext>, InteropError> {
+        self.frames_to_booleans(message.device_id, message.key_id, &message.frames)
+    }
+}
+
+/// Key-switches `count` big-key ciphertexts, the `i`-th written by `fill(i, buffer)`, with `key`.
+fn switch_all<F>(key: &LweKeyswitchKeyOwned<u32>, strategy: KeySwitchStrategy, count: usize, fill: F) -> Vec<Ciphertext>
+where
+    F: Fn(usize, &mut [u32]) + Sync,
+{
+    let big_size = key.input_key_lwe_dimension().to_lwe_size().0;
+    let small_size = key.output_lwe_size();
+    let modulus = CiphertextModulus::new_native();
+    let one = |i: usize, big: &mut LweCiphertextOwned<u32>| {
+        fill(i, big.as_mut());
+        let mut small = LweCiphertext::new(0u32, small_size, modulus);
+        keyswitch_lwe_ciphertext(key, &*big, &mut small);
+        Ciphertext::Encrypted(small)
+    };
+    let scratch = || LweCiphertext::new(0u32, key.input_key_lwe_dimension().to_lwe_size(), modulus);
+    match strategy {
+        KeySwitchStrategy::Serial => {
+            let mut big = scratch();
+            (0..count).map(|i| one(i, &mut big)).collect()
+        }
+        KeySwitchStrategy::ParIter => (0..count)
+            .into_par_iter()
+            .map_init(scratch, |big, i| one(i, big))
+            .collect(),
+        KeySwitchStrategy::ParKeyswitch => {
+            let mut big = scratch();
+            (0..count)
+                .map(|i| {
+                    fill(i, big.as_mut());
+                    let mut small = LweCiphertext::new(0u32, small_size, modulus);
+                    par_keyswitch_lwe_ciphertext(key, &big, &mut small);
+                    Ciphertext::Encrypted(small)
+                })
+                .collect()
+        }
+        KeySwitchStrategy::Blocked => {
+            let blocks: Vec<Vec<Ciphertext>> = (0..count.div_ceil(KEYSWITCH_BLOCK))
+                .into_par_iter()
+                .map_init(
+                    || (vec![0u32; KEYSWITCH_BLOCK * big_size], Vec::new()),
+                    |(bigs, digits), block| {
+                        let range = block * KEYSWITCH_BLOCK..count.min((block + 1) * KEYSWITCH_BLOCK);
+                        let len = range.len();
+                        for (i, big) in range.zip(bigs.chunks_exact_mut(big_size)) {
+                            fill(i, big);
+                        }
+                        let inputs: Vec<&[u32]> = bigs.chunks_exact(big_size).take(len).collect();
+                        let mut smalls: Vec<Vec<u32>> = vec![vec![0u32; small_size.0]; len];
+                        let mut outputs: Vec<&mut [u32]> = smalls.iter_mut().map(Vec::as_mut_slice).collect();
+                        keyswitch_block(key, &inputs, &mut outputs, digits);
+                        smalls
+                            .into_iter()
+                            .map(|words| Ciphertext::Encrypted(LweCiphertext::from_container(words, modulus)))
+                            .collect()
+                    },
+                )
+                .collect();
+            blocks.into_iter().flatten().collect()
+        }
+    }
+}
