@@ -12,13 +12,15 @@ use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::{PaddedIntegerEncoding, encode_bool};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_core::tuniform::TUniform;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use tfhe_sbc_device::key_spectrum::{GlweKeySpectrum, compute_glwe_key_spectrum};
 use tfhe_sbc_device::message::{chunks, message_bit};
-use tfhe_sbc_device::noise::NoiseSampling;
+use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+use tfhe_sbc_device::public_key::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
 use tfhe_sbc_device::wire::{FULL_FRAME_BYTES_1024, FrameCounter, SEEDED_FRAME_BYTES_1024};
 use tfhe_sbc_device::xof::Blake2bXof;
 
@@ -60,6 +62,16 @@ pub static DEFAULT: &[Check] = &[
         name: "encrypt-seeded",
         what: "GlweEncryptor::<1024>::new (secret key, secret XOF seed) + seeded encryptions of secret messages, reseed",
         run: encrypt_seeded,
+    },
+    Check {
+        name: "encrypt-k3",
+        what: "GlweEncryptor::<512, 3>::new (secret k = 3 key, secret XOF seed) + seeded encryptions (tfhe-rs's 128-bit set)",
+        run: encrypt_k3,
+    },
+    Check {
+        name: "encrypt-public-key",
+        what: "PublicKeyEncryptor::<1024> (public key, secret XOF seed): secret u, e1, e2 and messages",
+        run: encrypt_public_key,
     },
     Check {
         name: "frame-mac",
@@ -314,6 +326,82 @@ fn encrypt_seeded() -> Outcome {
         let mut entropy = [i as u8; 32];
         classify(&mut entropy);
         encryptor.reseed(&entropy);
+    }
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+fn encrypt_k3() -> Outcome {
+    let params = DEFAULT_KS_PBS_GLWE_512_K3;
+    let mut bytes = [0u8; 3 * 512];
+    public_xof(60).fill_bytes(&mut bytes);
+    for b in &mut bytes {
+        *b &= 1;
+    }
+    classify_bits(&mut bytes, 0x01);
+    let key = GlweSecretKey::from_container(bytes, PolynomialSize(512)).expect("a binary k = 3 key");
+    let mut encryptor = GlweEncryptor::<512, 3>::new(&params, &key, secret_xof(61)).expect("k = 3, N = 512");
+    let mut digest = Digest::default();
+    let mut taint = [None; ENCRYPTIONS];
+    for (i, taint) in taint.iter_mut().enumerate() {
+        let mut message = [0u8; 64];
+        public_xof(62 + i as u8).fill_bytes(&mut message);
+        classify(&mut message);
+        let mut body = [0u32; 512];
+        let mut seed = encryptor
+            .encrypt_seeded_glwe_ciphertext(&message, &mut body)
+            .expect("N/8 message bytes, N body words");
+        *taint = is_tainted(&body);
+        declassify(&mut body);
+        declassify(&mut seed);
+        digest.update(&seed);
+        digest.update_u32s(&body);
+    }
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+fn encrypt_public_key() -> Outcome {
+    let params = TFHE_LIB_GLWE_1024;
+    // The public key is public: made from a public key and public randomness.
+    let plan = negacyclic_fft::Plan::new(N).expect("N = 1024 is supported");
+    let mut key_bytes = [0u8; N];
+    public_xof(70).fill_bytes(&mut key_bytes);
+    key_bytes.iter_mut().for_each(|b| *b &= 1);
+    let key = GlweSecretKey::from_container(key_bytes, PolynomialSize(N)).expect("a binary key");
+    let mut spectrum = [0f64; N];
+    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).expect("k = 1, N = 1024");
+    let noise = DeviceNoise::for_parameters(&params, NoiseSampling::ConstantTime).expect("TFHE_LIB_GLWE_1024");
+    let (mut pk_body, mut scratch) = ([0u32; N], [0f64; N]);
+    let pk_seed = generate_seeded_glwe_public_key(
+        &plan,
+        &spectrum,
+        &noise,
+        &mut pk_body,
+        &mut scratch,
+        &mut public_xof(71),
+    )
+    .expect("N words");
+    let mut encryptor =
+        PublicKeyEncryptor::<N>::new(&params, &pk_seed, &pk_body, secret_xof(72)).expect("TFHE_LIB_GLWE_1024");
+    let mut digest = Digest::default();
+    let mut taint = [None; 2 * ENCRYPTIONS];
+    for (i, taint) in taint.chunks_exact_mut(2).enumerate() {
+        let message = secret_message(73 + i as u8);
+        let (mut mask, mut body) = ([0u32; N], [0u32; N]);
+        encryptor
+            .encrypt_glwe_ciphertext(&message, &mut mask, &mut body)
+            .expect("N/8 message bytes, N mask and body words");
+        taint[0] = is_tainted(&mask);
+        taint[1] = is_tainted(&body);
+        declassify(&mut mask);
+        declassify(&mut body);
+        digest.update_u32s(&mask);
+        digest.update_u32s(&body);
     }
     Outcome {
         tainted: all_tainted(&taint),
