@@ -31,19 +31,23 @@ use tfhe::core_crypto::prelude::{
 use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 
-/// How [`BooleanBridge`] spreads a slice of key switches over rayon's threads.
+/// How [`BooleanBridge`] spreads a slice of key switches over rayon's threads. Every strategy gives the same
+/// bits. Measured by `cargo bench --bench intake` (whole intake of a 1024-bit frame, 2-core x86_64 with
+/// AVX-512): tfhe-rs's serial key switch 614 ms; `ParIter` 308 ms and `ParKeyswitch` 328 ms on 2 threads;
+/// `Blocked` 371 ms on 1 thread and 186 ms on 2.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum KeySwitchStrategy {
-    /// One ciphertext after another on the calling thread (`keyswitch_lwe_ciphertext`).
+    /// One ciphertext after another on the calling thread (tfhe-rs's `keyswitch_lwe_ciphertext`).
     Serial,
-    /// rayon over the ciphertexts, each switched by `keyswitch_lwe_ciphertext`: every ciphertext reads the
-    /// whole 19.7 MiB key.
+    /// rayon over the ciphertexts, each switched by tfhe-rs's `keyswitch_lwe_ciphertext`.
     ParIter,
-    /// One ciphertext after another, each split over rayon's threads (`par_keyswitch_lwe_ciphertext`).
+    /// One ciphertext after another, each split over rayon's threads (`par_keyswitch_lwe_ciphertext`): a
+    /// reduction per ciphertext, so it scales a little worse than `ParIter`.
     ParKeyswitch,
-    /// rayon over blocks of [`KEYSWITCH_BLOCK`] ciphertexts, each block reading the key once. Bit for bit
-    /// the same outputs; the fastest here (`cargo bench --bench intake`), hence the default.
+    /// rayon over blocks of [`KEYSWITCH_BLOCK`] ciphertexts, each block reading the key once, with a kernel
+    /// compiled for AVX-512F, AVX2 and the baseline and picked at run time. The fastest here (1.65x tfhe-rs's
+    /// key switch per core, and 2x on 2 threads), hence the default.
     #[default]
     Blocked,
 }
@@ -189,6 +193,7 @@ pub struct BooleanBridge {
     devices: RwLock<HashMap<u64, Route>>,
     cache: KskCache,
     strategy: KeySwitchStrategy,
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl core::fmt::Debug for BooleanBridge {
@@ -198,6 +203,7 @@ impl core::fmt::Debug for BooleanBridge {
             .field("devices", &devices)
             .field("cache", &self.cache.stats())
             .field("strategy", &self.strategy)
+            .field("threads", &self.threads())
             .finish_non_exhaustive()
     }
 }
@@ -228,7 +234,35 @@ impl BooleanBridge {
             devices: RwLock::new(HashMap::new()),
             cache: KskCache::new(capacity),
             strategy: KeySwitchStrategy::default(),
+            pool: None,
         })
+    }
+
+    /// The same bridge, running its key switches and decompressions on a pool of its own of `threads`
+    /// threads instead of rayon's global pool (e.g. to leave cores to the intake, or to measure scaling).
+    pub fn with_thread_count(mut self, threads: NonZeroUsize) -> Result<Self, InteropError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.get())
+            .thread_name(|i| format!("tfhe-sbc-bridge-{i}"))
+            .build()
+            .map_err(|_| InteropError::ThreadPool)?;
+        self.pool = Some(pool);
+        Ok(self)
+    }
+
+    /// The number of threads batches are spread over.
+    pub fn threads(&self) -> usize {
+        self.pool
+            .as_ref()
+            .map_or_else(rayon::current_num_threads, rayon::ThreadPool::current_num_threads)
+    }
+
+    /// Runs `work` on the bridge's pool (or the caller's, if it has none).
+    fn install<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(work),
+            None => work(),
+        }
     }
 
     /// The same bridge, spreading batches with `strategy`.
@@ -314,6 +348,19 @@ impl BooleanBridge {
         self.cache.clear();
     }
 
+    /// Decompresses `device_id`'s key into the cache now, on the bridge's pool (nothing to do for a fleet
+    /// device): e.g. at start-up for the devices expected to send first.
+    pub fn prefetch(&self, device_id: u64) -> Result<(), InteropError> {
+        let key_id = self
+            .devices
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&device_id)
+            .map(Route::key_id)
+            .ok_or(InteropError::UnknownDevice(device_id))?;
+        self.install(|| self.key_for(device_id, key_id).map(drop))
+    }
+
     fn key_for(&self, device_id: u64, key_id: u32) -> Result<KeyHandle<'_>, InteropError> {
         let route = self
             .devices
@@ -380,10 +427,12 @@ impl BooleanBridge {
         if inputs.iter().any(|input| input.as_ref().len() != big_size) {
             return Err(InteropError::ParameterMismatch);
         }
-        let key = self.key_for(device_id, key_id)?;
-        Ok(switch_all(&key, strategy, inputs.len(), |i, out| {
-            out.copy_from_slice(inputs[i].as_ref());
-        }))
+        self.install(|| {
+            let key = self.key_for(device_id, key_id)?;
+            Ok(switch_all(&key, strategy, inputs.len(), |i, out| {
+                out.copy_from_slice(inputs[i].as_ref());
+            }))
+        })
     }
 
     /// The message bits of `frames` (`8 * chunk_message_bytes()` of each, in order), extracted and
@@ -420,11 +469,13 @@ impl BooleanBridge {
             .enumerate()
             .flat_map(|(f, frame)| (0..8 * frame.chunk_message_bytes()).map(move |i| (f, i)))
             .collect();
-        let key = self.key_for(device_id, key_id)?;
-        Ok(switch_all(&key, strategy, bits.len(), |j, out| {
-            let (f, i) = bits[j];
-            extract_lwe_sample(&frames[f].ciphertext, i, out);
-        }))
+        self.install(|| {
+            let key = self.key_for(device_id, key_id)?;
+            Ok(switch_all(&key, strategy, bits.len(), |j, out| {
+                let (f, i) = bits[j];
+                extract_lwe_sample(&frames[f].ciphertext, i, out);
+            }))
+        })
     }
 
     /// Every message bit of an authenticated `message`, as gate inputs: its frames through

@@ -6,12 +6,17 @@
 //! applied to every ciphertext of the block while it is in L1. The arithmetic is the same wrapping
 //! arithmetic modulo `2^32` in another order, so the outputs are **bit for bit** those of
 //! `keyswitch_lwe_ciphertext` (a test checks it).
+//!
+//! On this machine the key switch is bound by the multiplications, not by memory (the key fits in L3):
+//! the `u32` multiply-subtract loop compiled for the x86-64 baseline (SSE2, which has no 32-bit vector
+//! multiply) is what costs. So the block is compiled three times, for the baseline, AVX2 and AVX-512F, and
+//! the widest the CPU supports is picked at run time (`cargo bench --bench intake` has the figures).
 
 use tfhe::core_crypto::prelude::{LweKeyswitchKeyOwned, SignedDecomposer};
 
-/// Ciphertexts per block in [`keyswitch_block`]: the outputs of a block (`16 * 631 * 4` bytes = 40 KiB)
+/// Ciphertexts per block in [`keyswitch_block`]: the outputs of a block (`8 * 631 * 4` bytes = 20 KiB)
 /// stay in L1 and L2 while the key streams past once.
-pub const KEYSWITCH_BLOCK: usize = 16;
+pub const KEYSWITCH_BLOCK: usize = 8;
 
 /// Key-switches `inputs` (each `n_in + 1` words, under the key's input key) into `outputs` (each
 /// `n_out + 1` words), reading each row of `ksk` once for the whole block. `digits` is scratch space,
@@ -20,6 +25,60 @@ pub const KEYSWITCH_BLOCK: usize = 16;
 /// # Panics
 /// If the lengths do not match the key's dimensions: the callers size them from the key.
 pub(crate) fn keyswitch_block(
+    ksk: &LweKeyswitchKeyOwned<u32>,
+    inputs: &[&[u32]],
+    outputs: &mut [&mut [u32]],
+    digits: &mut Vec<u32>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F, checked just above; the function only needs that feature.
+            #[allow(unsafe_code)]
+            unsafe {
+                keyswitch_block_avx512(ksk, inputs, outputs, digits)
+            };
+            return;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above; the function only needs that feature.
+            #[allow(unsafe_code)]
+            unsafe {
+                keyswitch_block_avx2(ksk, inputs, outputs, digits)
+            };
+            return;
+        }
+    }
+    keyswitch_block_generic(ksk, inputs, outputs, digits);
+}
+
+/// [`keyswitch_block_generic`] compiled with AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn keyswitch_block_avx512(
+    ksk: &LweKeyswitchKeyOwned<u32>,
+    inputs: &[&[u32]],
+    outputs: &mut [&mut [u32]],
+    digits: &mut Vec<u32>,
+) {
+    keyswitch_block_generic(ksk, inputs, outputs, digits);
+}
+
+/// [`keyswitch_block_generic`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn keyswitch_block_avx2(
+    ksk: &LweKeyswitchKeyOwned<u32>,
+    inputs: &[&[u32]],
+    outputs: &mut [&mut [u32]],
+    digits: &mut Vec<u32>,
+) {
+    keyswitch_block_generic(ksk, inputs, outputs, digits);
+}
+
+/// The algorithm, inlined into each of the feature-specific versions above.
+#[inline(always)]
+fn keyswitch_block_generic(
     ksk: &LweKeyswitchKeyOwned<u32>,
     inputs: &[&[u32]],
     outputs: &mut [&mut [u32]],
@@ -59,9 +118,82 @@ pub(crate) fn keyswitch_block(
 }
 
 /// `out[j] -= row[j] * digit`, wrapping.
-#[inline]
+#[inline(always)]
 fn sub_scalar_mul(out: &mut [u32], row: &[u32], digit: u32) {
     for (o, &r) in out.iter_mut().zip(row) {
         *o = o.wrapping_sub(r.wrapping_mul(digit));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tfhe::core_crypto::prelude::{
+        CiphertextModulus, DecompositionBaseLog, DecompositionLevelCount, LweCiphertext, LweDimension,
+        keyswitch_lwe_ciphertext,
+    };
+
+    /// Pseudo-random words (the arithmetic is checked, not the cryptography: any key contents will do).
+    fn words(seed: u32, len: usize) -> Vec<u32> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x
+            })
+            .collect()
+    }
+
+    /// Every compiled version of the block (baseline, and AVX2 / AVX-512F where the CPU has them) against
+    /// tfhe-rs's `keyswitch_lwe_ciphertext`, bit for bit, for blocks of 1 to 9 ciphertexts.
+    #[test]
+    fn every_kernel_matches_tfhe_rs() {
+        let (n_in, n_out, levels) = (64, 37, 8);
+        let mut ksk = LweKeyswitchKeyOwned::new(
+            0u32,
+            DecompositionBaseLog(2),
+            DecompositionLevelCount(levels),
+            LweDimension(n_in),
+            LweDimension(n_out),
+            CiphertextModulus::new_native(),
+        );
+        ksk.as_mut().copy_from_slice(&words(7, n_in * levels * (n_out + 1)));
+        type Kernel = fn(&LweKeyswitchKeyOwned<u32>, &[&[u32]], &mut [&mut [u32]], &mut Vec<u32>);
+        let mut kernels: Vec<(&str, Kernel)> =
+            vec![("baseline", keyswitch_block_generic), ("dispatch", keyswitch_block)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: only called when the CPU has AVX2 (checked above).
+                #[allow(unsafe_code)]
+                kernels.push(("avx2", |k, i, o, d| unsafe { keyswitch_block_avx2(k, i, o, d) }));
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: only called when the CPU has AVX-512F (checked above).
+                #[allow(unsafe_code)]
+                kernels.push(("avx512f", |k, i, o, d| unsafe { keyswitch_block_avx512(k, i, o, d) }));
+            }
+        }
+        for count in 1..=9 {
+            let inputs: Vec<Vec<u32>> = (0..count).map(|c| words(100 + c as u32, n_in + 1)).collect();
+            let expected: Vec<Vec<u32>> = inputs
+                .iter()
+                .map(|input| {
+                    let big = LweCiphertext::from_container(input.as_slice(), CiphertextModulus::new_native());
+                    let mut small = LweCiphertext::new(0u32, ksk.output_lwe_size(), CiphertextModulus::new_native());
+                    keyswitch_lwe_ciphertext(&ksk, &big, &mut small);
+                    small.into_container()
+                })
+                .collect();
+            for (name, kernel) in &kernels {
+                let refs: Vec<&[u32]> = inputs.iter().map(Vec::as_slice).collect();
+                let mut outs = vec![vec![1u32; n_out + 1]; count];
+                let mut out_refs: Vec<&mut [u32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+                kernel(&ksk, &refs, &mut out_refs, &mut Vec::new());
+                assert_eq!(outs, expected, "{name}, {count} ciphertexts");
+            }
+        }
     }
 }

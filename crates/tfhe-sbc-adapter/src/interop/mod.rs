@@ -68,6 +68,8 @@ pub enum InteropError {
     },
     /// The key store was made for another server key (its fingerprint differs).
     ServerKeyMismatch,
+    /// The bridge's thread pool could not be built.
+    ThreadPool,
 }
 
 impl core::fmt::Display for InteropError {
@@ -86,6 +88,7 @@ impl core::fmt::Display for InteropError {
                 expected,
                 found,
             } => write!(f, "device {device_id} has key id {expected}, not {found}"),
+            Self::ThreadPool => f.write_str("the bridge's thread pool could not be built"),
             Self::ServerKeyMismatch => f.write_str(
                 "the key store was made for another server key (fingerprints differ): its per-device keys would \
                  switch into a small key this server key cannot bootstrap",
