@@ -59,8 +59,13 @@ fn fixture() -> &'static Fixture {
 fn provision(seed: u8) -> (DeviceSecrets, DeviceSecrets, DeviceSecrets, KeyStore) {
     let f = fixture();
     let mut rng = Blake2bXof::from_seed([seed; 32]);
+    let t = Instant::now();
     let (a, record_a) = provision_per_device(&f.client_key, A, 100, &mut rng).unwrap();
     let (b, record_b) = provision_per_device(&f.client_key, B, 200, &mut rng).unwrap();
+    println!(
+        "2 per-device devices provisioned (GLWE key, MAC key, seeded KSK) in {:.1?}",
+        t.elapsed()
+    );
     let (c, record_c) = provision_fleet_device(&f.client_key, C, 1, &mut rng).unwrap();
     let mut store = KeyStore::new(&f.server_key);
     for record in [record_a, record_b, record_c] {

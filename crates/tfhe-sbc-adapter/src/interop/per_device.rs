@@ -72,7 +72,7 @@ pub struct DeviceKsk {
 
 impl DeviceKsk {
     /// Trusted party: the seeded key-switching key from `device_key` to `client_key`'s small LWE key. The
-    /// 16-byte mask seed and the 16-byte noise seed come from `rng`. About 50 ms.
+    /// 16-byte mask seed and the 16-byte noise seed come from `rng`. About 80 ms on this machine.
     pub fn generate<R: CryptoRng + ?Sized>(
         device_key: &GlweSecretKeyOwned,
         client_key: &ClientKey,
