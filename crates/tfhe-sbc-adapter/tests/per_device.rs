@@ -274,8 +274,21 @@ fn a_frame_maced_as_a_but_sent_as_b_is_rejected_through_the_store() {
     let bridge = intake.bridge();
     assert_eq!(
         bridge.frames_to_booleans(B, 100, &genuine.frames).unwrap_err(),
-        InteropError::ParameterMismatch,
+        InteropError::FrameOfAnotherDevice {
+            device_id: B,
+            found_device_id: B,
+            found_key_id: 200
+        },
         "frames whose header names another key id"
+    );
+    assert_eq!(
+        bridge.frames_to_booleans(A, 100, &genuine.frames).unwrap_err(),
+        InteropError::FrameOfAnotherDevice {
+            device_id: A,
+            found_device_id: B,
+            found_key_id: 200
+        },
+        "B's frames handed over as A's"
     );
     assert_eq!(
         bridge.key_switch_batch(B, 100, &[]).unwrap_err(),
@@ -412,6 +425,55 @@ fn key_store_file_round_trips_and_refuses_corruption() {
         KeyedIntake::new(IntakeConfig::default(), stranger, bridge).unwrap_err(),
         InteropError::ServerKeyMismatch
     );
+}
+
+/// Untrusted key store bytes never panic the decoder: mutated files (digest recomputed, so that the parser
+/// behind it is reached) and truncations all give a typed error or a store, never a panic. No tfhe-rs key
+/// generation needed: a per-device key's shape is all the decoder checks.
+#[test]
+fn mutated_key_store_files_never_panic() {
+    let mut store = KeyStore::with_fingerprint([3; 32]);
+    let ksk = DeviceKsk::from_parts(
+        0x0123_4567_89ab_cdef,
+        (0..8192u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect(),
+    )
+    .unwrap();
+    store
+        .insert(tfhe_sbc_adapter::key_store::DeviceRecord::new(
+            DeviceCredentials::new(1, 2, MacKey::from_bytes([4; 32])),
+            DeviceKeyMaterial::PerDevice(ksk),
+        ))
+        .unwrap();
+    store
+        .insert(tfhe_sbc_adapter::key_store::DeviceRecord::new(
+            DeviceCredentials::new(5, 6, MacKey::from_bytes([7; 32])),
+            DeviceKeyMaterial::Fleet,
+        ))
+        .unwrap();
+    let file = store.encode().to_vec();
+    assert_eq!(KeyStore::decode(&file).unwrap().len(), 2);
+    let mut rng = Blake2bXof::from_seed([15; 32]);
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..3000 {
+        let mut bad = file.clone();
+        // Mutations near the start (header, records, lengths) are the interesting ones.
+        let window = if round % 2 == 0 { 120 } else { bad.len() - 32 };
+        for _ in 0..1 + rng.next_u32() % 3 {
+            let at = rng.next_u32() as usize % window;
+            bad[at] = rng.next_u32() as u8;
+        }
+        if round % 5 == 0 {
+            let keep = 41 + rng.next_u32() as usize % (bad.len() - 41);
+            bad.truncate(keep);
+            bad.extend_from_slice(&[0; 32]);
+        }
+        match KeyStore::decode(&redigest(bad)) {
+            Ok(_) => accepted += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    println!("mutated key store files: {accepted} decoded, {refused} refused, none panicked");
+    assert!(refused > 0);
 }
 
 #[test]

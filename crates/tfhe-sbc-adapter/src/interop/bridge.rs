@@ -455,13 +455,17 @@ impl BooleanBridge {
         frames: &[Frame],
     ) -> Result<Vec<Ciphertext>, InteropError> {
         let n = TFHE_LIB_GLWE_1024.polynomial_size().0;
-        if frames.iter().any(|frame| {
-            frame.ciphertext.polynomial_size().0 != n
-                || frame.ciphertext.glwe_dimension().0 != 1
-                || frame.header.device_id != device_id
-                || frame.header.key_id != key_id
-        }) {
-            return Err(InteropError::ParameterMismatch);
+        for frame in frames {
+            if frame.header.device_id != device_id || frame.header.key_id != key_id {
+                return Err(InteropError::FrameOfAnotherDevice {
+                    device_id,
+                    found_device_id: frame.header.device_id,
+                    found_key_id: frame.header.key_id,
+                });
+            }
+            if frame.ciphertext.polynomial_size().0 != n || frame.ciphertext.glwe_dimension().0 != 1 {
+                return Err(InteropError::ParameterMismatch);
+            }
         }
         // (frame, coefficient) of every message bit.
         let bits: Vec<(usize, usize)> = frames

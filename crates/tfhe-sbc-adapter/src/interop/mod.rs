@@ -70,6 +70,15 @@ pub enum InteropError {
     ServerKeyMismatch,
     /// The bridge's thread pool could not be built.
     ThreadPool,
+    /// Frames given for one device and key id whose headers name another device or key id.
+    FrameOfAnotherDevice {
+        /// The device the frames were given for.
+        device_id: u64,
+        /// The device a frame's header names.
+        found_device_id: u64,
+        /// The key id it names.
+        found_key_id: u32,
+    },
 }
 
 impl core::fmt::Display for InteropError {
@@ -89,6 +98,14 @@ impl core::fmt::Display for InteropError {
                 found,
             } => write!(f, "device {device_id} has key id {expected}, not {found}"),
             Self::ThreadPool => f.write_str("the bridge's thread pool could not be built"),
+            Self::FrameOfAnotherDevice {
+                device_id,
+                found_device_id,
+                found_key_id,
+            } => write!(
+                f,
+                "frames given for device {device_id} include one of device {found_device_id}, key id {found_key_id}"
+            ),
             Self::ServerKeyMismatch => f.write_str(
                 "the key store was made for another server key (fingerprints differ): its per-device keys would \
                  switch into a small key this server key cannot bootstrap",

@@ -64,10 +64,21 @@ impl<R: CryptoRng + ?Sized> Seeder for RngSeeder<'_, R> {
 ///
 /// Not secret in the sense of the MAC key: it is what the cloud holds for the device, as it holds the
 /// server key. It encrypts the device key under the small key, which the cloud does not have.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct DeviceKsk {
     mask_seed: u128,
     key: SeededLweKeyswitchKeyOwned<u32>,
+}
+
+impl core::fmt::Debug for DeviceKsk {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("DeviceKsk")
+            .field("mask_seed", &format_args!("{:#034x}", self.mask_seed))
+            .field("input_dimension", &self.key.input_key_lwe_dimension().0)
+            .field("output_dimension", &self.key.output_key_lwe_dimension().0)
+            .field("body_words", &self.key.as_ref().len())
+            .finish()
+    }
 }
 
 impl DeviceKsk {
