@@ -33,8 +33,8 @@ use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 
 /// How [`BooleanBridge`] spreads a slice of key switches over rayon's threads. Every strategy gives the same
 /// bits. Measured by `cargo bench --bench intake` (whole intake of a 1024-bit frame, 2-core x86_64 with
-/// AVX-512): tfhe-rs's serial key switch 614 ms; `ParIter` 308 ms and `ParKeyswitch` 328 ms on 2 threads;
-/// `Blocked` 371 ms on 1 thread and 186 ms on 2.
+/// AVX-512): tfhe-rs's serial key switch 621 ms; `ParIter` 302 ms and `ParKeyswitch` 335 ms on 2 threads;
+/// `Blocked` 344 ms on 1 thread and 176 ms on 2.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum KeySwitchStrategy {
@@ -46,8 +46,8 @@ pub enum KeySwitchStrategy {
     /// reduction per ciphertext, so it scales a little worse than `ParIter`.
     ParKeyswitch,
     /// rayon over blocks of [`KEYSWITCH_BLOCK`] ciphertexts, each block reading the key once, with a kernel
-    /// compiled for AVX-512F, AVX2 and the baseline and picked at run time. The fastest here (1.65x tfhe-rs's
-    /// key switch per core, and 2x on 2 threads), hence the default.
+    /// compiled for AVX-512F, AVX2 and the baseline and picked at run time. The fastest here (1.8x tfhe-rs's
+    /// key switch per core, and 1.95x to 2x on 2 threads), hence the default.
     #[default]
     Blocked,
 }
