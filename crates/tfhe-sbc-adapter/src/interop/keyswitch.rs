@@ -187,13 +187,20 @@ mod tests {
     }
 
     /// Every compiled version of the block (baseline, and AVX2 / AVX-512F where the CPU has them) against
-    /// tfhe-rs's `keyswitch_lwe_ciphertext`, bit for bit, for blocks of 1 to 9 ciphertexts.
+    /// tfhe-rs's `keyswitch_lwe_ciphertext`, bit for bit, for blocks of 1 to 9 ciphertexts; base 4 (the
+    /// boolean set's, digits in `-2..=2`, no multiplication) and base 8 (the multiplying fallback).
     #[test]
     fn every_kernel_matches_tfhe_rs() {
-        let (n_in, n_out, levels) = (64, 37, 8);
+        for (base_log, levels) in [(2, 8), (3, 5)] {
+            kernels_match_tfhe_rs(base_log, levels);
+        }
+    }
+
+    fn kernels_match_tfhe_rs(base_log: usize, levels: usize) {
+        let (n_in, n_out) = (64, 37);
         let mut ksk = LweKeyswitchKeyOwned::new(
             0u32,
-            DecompositionBaseLog(2),
+            DecompositionBaseLog(base_log),
             DecompositionLevelCount(levels),
             LweDimension(n_in),
             LweDimension(n_out),
@@ -232,7 +239,7 @@ mod tests {
                 let mut outs = vec![vec![1u32; n_out + 1]; count];
                 let mut out_refs: Vec<&mut [u32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
                 kernel(&ksk, &refs, &mut out_refs, &mut Vec::new());
-                assert_eq!(outs, expected, "{name}, {count} ciphertexts");
+                assert_eq!(outs, expected, "{name}, {count} ciphertexts, base log {base_log}");
             }
         }
     }
