@@ -1,74 +1,497 @@
-//! End to end: a device encrypts 8-bit sensor readings as authenticated seeded TRLWE frames (wire format v2:
-//! device id, key id, sequence numbers, MAC) and sends them over TCP to an adapter service, which
-//! authenticates and reassembles them (`Intake`), extracts the bits, key-switches them into tfhe-rs boolean
-//! ciphertexts and computes an encrypted alarm bit "some reading exceeded the threshold". The trusted party
-//! decrypts the alarm and prints it next to the plaintext answer.
+//! The main job, end to end: several devices encrypt 8-bit sensor readings and send authenticated v2 frames
+//! over TCP to one adapter, which authenticates, reassembles, extracts (and key-switches where the set needs
+//! it) and computes an encrypted alarm bit "some reading of some device exceeded the threshold" with tfhe-rs
+//! gates. The trusted party decrypts the alarm and prints it next to the plaintext answer.
 //!
-//! Run: `cargo run --release --example sensor_to_cloud` (`-- --help` for options).
+//! By default three devices use per-device keys and one uses the public key, on `TFHE_LIB_PARAMETERS`.
+//! `--mode` and `--parameters` select the others (`-- --help`).
+//!
+//! Run: `cargo run --release --example sensor_to_cloud`
 #![allow(clippy::unwrap_used)]
 
+use clap::{Parser, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
 use rand_core::{Rng, SeedableRng};
-use std::io::Write;
+use rayon::prelude::*;
 use std::net::{TcpListener, TcpStream};
-use std::time::Instant;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 use tfhe::boolean::ciphertext::Ciphertext;
+use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
-use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, Received};
-use tfhe_sbc_adapter::interop::{BooleanBridge, device_key_from_client_key, generate_boolean_keys};
-use tfhe_sbc_adapter::keyfile::{decode_key_file, encode_key_file};
-use tfhe_sbc_adapter::registry::DeviceRegistry;
+use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, Message, Received};
+use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys, glwe_key_from_client_key};
+use tfhe_sbc_adapter::interop::{BooleanBridge, provision_fleet_device, provision_per_device};
+use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyStore, KeyedIntake};
+use tfhe_sbc_adapter::registry::{DeviceEncryption, DeviceRegistry};
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_core::entities::GlweSecretKeyOwned;
+use tfhe_sbc_core::parameters::GlweParameters;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
 use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
+use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+use tfhe_sbc_device::public_key::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
+use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
 use tfhe_sbc_device::xof::Blake2bXof;
+use tracing::{debug, info, warn};
 
-const HELP: &str = "sensor_to_cloud: device -> TCP -> adapter -> tfhe-rs, end to end
-
-USAGE: cargo run --release --example sensor_to_cloud -- [OPTIONS]
-
-OPTIONS:
-  --readings <N>     number of 8-bit readings the device sends (default 16, 1..=1024)
-  --threshold <T>    alarm when some reading is above T (default 200, 0..=255)
-  --seed <S>         seed of the simulated sensor (default 42)
-  -h, --help         this text";
-
-struct Options {
-    readings: usize,
+/// The command line.
+#[derive(Parser, Debug)]
+#[command(about = "tfhe-sbc end to end: devices -> TCP -> adapter -> tfhe-rs gates -> trusted party")]
+struct Args {
+    /// How the devices encrypt: `mixed` is three per-device devices and one public-key device.
+    #[arg(long, value_enum, default_value_t = Mode::Mixed)]
+    mode: Mode,
+    /// The tfhe-rs boolean parameter set.
+    #[arg(long, value_enum, default_value_t = Parameters::TfheLib)]
+    parameters: Parameters,
+    /// How many devices (modes other than `mixed`).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=16))]
+    devices: u8,
+    /// 8-bit readings per device.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=512))]
+    readings: u16,
+    /// The alarm fires when some reading is above this.
+    #[arg(long, default_value_t = 200)]
     threshold: u8,
+    /// Seed of the simulated sensors (the keys and the encryption randomness come from the OS).
+    #[arg(long, default_value_t = 42)]
     seed: u64,
 }
 
-fn parse_options() -> Result<Options, String> {
-    let mut options = Options {
-        readings: 16,
-        threshold: 200,
-        seed: 42,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
-        match arg.as_str() {
-            "-h" | "--help" => {
-                println!("{HELP}");
-                std::process::exit(0);
-            }
-            "--readings" => {
-                options.readings = value("--readings")?.parse().map_err(|e| format!("--readings: {e}"))?;
-                if !(1..=1024).contains(&options.readings) {
-                    return Err("--readings must be in 1..=1024".into());
-                }
-            }
-            "--threshold" => {
-                options.threshold = value("--threshold")?.parse().map_err(|e| format!("--threshold: {e}"))?
-            }
-            "--seed" => options.seed = value("--seed")?.parse().map_err(|e| format!("--seed: {e}"))?,
-            other => return Err(format!("unknown option {other}\n\n{HELP}")),
+/// Key modes (`docs/security.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    /// Three per-device devices and one public-key device.
+    Mixed,
+    /// Every device holds the client key's GLWE key (the paper's mode).
+    Fleet,
+    /// Every device has its own key; the cloud key-switches with a per-device key (TFHE_LIB only).
+    PerDevice,
+    /// Every device holds only the public key.
+    PublicKey,
+}
+
+/// tfhe-rs boolean parameter sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Parameters {
+    /// TFHE_LIB_PARAMETERS: N = 1024, k = 1, about 120 bits, a key switch per bit at intake.
+    TfheLib,
+    /// DEFAULT_PARAMETERS_KS_PBS: N = 512, k = 3, 128 bits, no key switch at intake.
+    #[value(name = "ks-pbs-512")]
+    KsPbs512,
+    /// PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits, no key switch at intake.
+    #[value(name = "ks-pbs-1024")]
+    KsPbs1024,
+}
+
+impl Parameters {
+    fn set(self) -> BooleanSet {
+        match self {
+            Self::TfheLib => BooleanSet::TfheLib,
+            Self::KsPbs512 => BooleanSet::DefaultKsPbs,
+            Self::KsPbs1024 => BooleanSet::ErrorProb2m165KsPbs,
         }
     }
-    Ok(options)
+}
+
+/// The mode each device runs in.
+fn device_modes(args: &Args) -> Vec<Mode> {
+    match args.mode {
+        Mode::Mixed => vec![Mode::PerDevice, Mode::PerDevice, Mode::PerDevice, Mode::PublicKey],
+        mode => vec![mode; usize::from(args.devices)],
+    }
+}
+
+/// What one device is given at provisioning.
+enum Provisioned {
+    SecretKey(GlweSecretKeyOwned, DeviceCredentials),
+    PublicKey([u8; 32], Vec<u32>, DeviceCredentials),
+}
+
+/// What the device reports after sending.
+struct DeviceReport {
+    id: u64,
+    mode: Mode,
+    readings: Vec<u8>,
+    frames: usize,
+    bytes: usize,
+    encryption: Duration,
+}
+
+const KEY_ID: u32 = 1;
+
+fn main() {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_target(false)
+        .init();
+    let modes = device_modes(&args);
+    let set = args.parameters.set();
+    if set != BooleanSet::TfheLib && modes.contains(&Mode::PerDevice) {
+        eprintln!(
+            "error: per-device keys need --parameters tfhe-lib: the 128-bit KS_PBS sets take big-key gate inputs, \
+             and a per-device key would need a key switch into the big key per bit (docs/security.md); use \
+             --mode fleet or --mode public-key with {:?}",
+            args.parameters
+        );
+        std::process::exit(2);
+    }
+    let params = set.glwe_parameters();
+
+    // Trusted party: tfhe-rs keys, then each device's credentials.
+    let spinner =
+        ProgressBar::new_spinner().with_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
+    spinner.set_message(format!("[trusted party] generating tfhe-rs boolean keys ({set:?})"));
+    spinner.enable_steady_tick(Duration::from_millis(100));
+    let t = Instant::now();
+    let mut os = tfhe_sbc_device::seeding::from_os_entropy().unwrap();
+    let (client_key, server_key) = generate_keys(set, &mut os);
+    spinner.finish_and_clear();
+    println!("[trusted party] tfhe-rs keys for {set:?} in {:.2?}", t.elapsed());
+
+    let t = Instant::now();
+    let mut store = KeyStore::new(&server_key);
+    let mut registry = DeviceRegistry::new();
+    let mut provisioned = Vec::new();
+    let public_key = modes
+        .contains(&Mode::PublicKey)
+        .then(|| make_public_key(set, &params, &client_key, &mut os));
+    for (i, &mode) in modes.iter().enumerate() {
+        let id = 100 + i as u64;
+        match (mode, set) {
+            (Mode::PerDevice, _) | (Mode::Fleet, BooleanSet::TfheLib) => {
+                let (secrets, record) = if mode == Mode::PerDevice {
+                    provision_per_device(&client_key, id, KEY_ID, &mut os).unwrap()
+                } else {
+                    provision_fleet_device(&client_key, id, KEY_ID, &mut os).unwrap()
+                };
+                store.insert(record).unwrap();
+                provisioned.push(Provisioned::SecretKey(secrets.key, secrets.credentials));
+            }
+            (Mode::Fleet, _) => {
+                let key = glwe_key_from_client_key(set, &client_key).unwrap();
+                let (device, server) = credential_pair(id, &mut os);
+                registry.register(server).unwrap();
+                provisioned.push(Provisioned::SecretKey(key, device));
+            }
+            (Mode::PublicKey, _) => {
+                let (seed, body) = public_key.as_ref().unwrap();
+                let (device, server) = credential_pair(id, &mut os);
+                if set == BooleanSet::TfheLib {
+                    store
+                        .insert(DeviceRecord::new(server, DeviceKeyMaterial::PublicKey))
+                        .unwrap();
+                } else {
+                    registry
+                        .register_device(server, DeviceEncryption::PublicKey, 0)
+                        .unwrap();
+                }
+                provisioned.push(Provisioned::PublicKey(*seed, body.clone(), device));
+            }
+            (Mode::Mixed, _) => unreachable!("expanded by device_modes"),
+        }
+    }
+    println!(
+        "[trusted party] provisioned {} devices in {:.2?} ({})",
+        modes.len(),
+        t.elapsed(),
+        summary(&modes)
+    );
+
+    // Adapter: a TCP listener on loopback; one reader thread per connection feeds the intake thread.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let device_count = modes.len();
+    let device_ids: Vec<u64> = (0..device_count as u64).map(|i| 100 + i).collect();
+    let adapter = std::thread::spawn(move || {
+        let (sender, frames) = mpsc::channel::<Vec<u8>>();
+        for _ in 0..device_count {
+            let (socket, peer) = listener.accept().unwrap();
+            debug!(%peer, "device connected");
+            let sender = sender.clone();
+            std::thread::spawn(move || {
+                let mut reader = FrameReader::new(socket);
+                loop {
+                    match reader.next_frame() {
+                        Ok(Some(frame)) => sender.send(frame.to_vec()).unwrap(),
+                        Ok(None) => break,
+                        Err(e) => {
+                            warn!(%peer, error = %e, "connection dropped");
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut intake = AdapterIntake::new(set, store, registry, &server_key);
+        // Steady state: the per-device key-switching keys are decompressed before the frames arrive (the
+        // first use of a key costs about 45 ms on 2 cores; benches/intake.rs measures it).
+        intake.prefetch(&device_ids);
+        let mut received = Vec::new();
+        for frame in frames {
+            let t = Instant::now();
+            match intake.receive(&frame) {
+                Ok(Some((message, bits))) => {
+                    let cost = t.elapsed();
+                    info!(device = message.device_id, bits = bits.len(), ?cost, "message complete");
+                    received.push((message.device_id, frame.len(), bits, cost));
+                }
+                Ok(None) => {}
+                Err(e) => warn!(error = %e, "frame rejected"),
+            }
+        }
+        (received, server_key)
+    });
+
+    // Devices: each in its own thread, over its own connection.
+    let readings = usize::from(args.readings);
+    let devices: Vec<_> = provisioned
+        .into_iter()
+        .zip(&modes)
+        .enumerate()
+        .map(|(i, (provisioned, &mode))| {
+            let mut sensor = Blake2bXof::seed_from_u64(args.seed.wrapping_add(i as u64));
+            let values: Vec<u8> = (0..readings).map(|_| 20 + (sensor.next_u32() % 200) as u8).collect();
+            std::thread::spawn(move || run_device(set, &params, mode, provisioned, values, address))
+        })
+        .collect();
+    let reports: Vec<DeviceReport> = devices.into_iter().map(|d| d.join().unwrap()).collect();
+    let (received, server_key) = adapter.join().unwrap();
+
+    // Per-device report.
+    println!(
+        "\n device | mode       | readings | frames | bytes sent | per-bit TLWE bytes | encryption | intake per bit"
+    );
+    let mut all_bits: Vec<Ciphertext> = Vec::new();
+    for report in &reports {
+        let (_, _, bits, cost) = received
+            .iter()
+            .find(|(id, ..)| *id == report.id)
+            .expect("every message arrived");
+        let lwe_bytes = 8 * report.readings.len() * (params.glwe_dimension().0 * params.polynomial_size().0 + 1) * 4;
+        println!(
+            " {:>6} | {:<10} | {:>8} | {:>6} | {:>10} | {:>18} | {:>10.2?} | {:>10.2?}",
+            report.id,
+            format!("{:?}", report.mode),
+            report.readings.len(),
+            report.frames,
+            report.bytes,
+            lwe_bytes,
+            report.encryption,
+            *cost / bits.len() as u32
+        );
+        all_bits.extend(bits.iter().cloned());
+    }
+
+    // Cloud: the alarm with tfhe-rs gates, readings compared in parallel.
+    let readings_total = all_bits.len() / 8;
+    let bar = ProgressBar::new(readings_total as u64).with_style(
+        ProgressStyle::with_template("[adapter] tfhe-rs gates {bar:30} {pos}/{len} readings {elapsed}").unwrap(),
+    );
+    let t = Instant::now();
+    let above: Vec<Ciphertext> = all_bits
+        .par_chunks_exact(8)
+        .map(|reading| {
+            let gt = greater_than_public(&server_key, reading, args.threshold);
+            bar.inc(1);
+            gt
+        })
+        .collect();
+    let alarm = above
+        .into_iter()
+        .reduce(|a, b| server_key.or(&a, &b))
+        .unwrap_or_else(|| server_key.trivial_encrypt(false));
+    bar.finish_and_clear();
+    println!(
+        "\n[adapter] {} bootstrapped gates on {readings_total} readings from {} devices in {:.2?}",
+        9 * readings_total - 1,
+        reports.len(),
+        t.elapsed()
+    );
+
+    // Trusted party: decrypt the alarm.
+    let decrypted = client_key.decrypt(&alarm);
+    let expected = reports.iter().flat_map(|r| &r.readings).any(|&r| r > args.threshold);
+    println!(
+        "[trusted party] alarm (some reading > {}): encrypted result {decrypted}, plaintext answer {expected} -> {}",
+        args.threshold,
+        if decrypted == expected { "correct" } else { "WRONG" }
+    );
+    assert_eq!(decrypted, expected);
+}
+
+fn summary(modes: &[Mode]) -> String {
+    [Mode::Fleet, Mode::PerDevice, Mode::PublicKey]
+        .iter()
+        .filter_map(|m| {
+            let n = modes.iter().filter(|x| *x == m).count();
+            (n > 0).then(|| format!("{n} {m:?}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A device's credentials and the adapter's copy of them.
+fn credential_pair(id: u64, rng: &mut Blake2bXof) -> (DeviceCredentials, DeviceCredentials) {
+    let mac = MacKey::generate(rng);
+    let copy = MacKey::from_bytes(*mac.as_bytes());
+    (
+        DeviceCredentials::new(id, KEY_ID, mac),
+        DeviceCredentials::new(id, KEY_ID, copy),
+    )
+}
+
+/// The trusted party's seeded public key under the client key's GLWE key.
+fn make_public_key(
+    set: BooleanSet,
+    params: &GlweParameters,
+    client_key: &ClientKey,
+    rng: &mut Blake2bXof,
+) -> ([u8; 32], Vec<u32>) {
+    let key = glwe_key_from_client_key(set, client_key).unwrap();
+    let n = params.polynomial_size().0;
+    let plan = negacyclic_fft::Plan::new(n).unwrap();
+    let mut spectrum = vec![0f64; key.as_bytes().len()];
+    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
+    let noise = DeviceNoise::for_parameters(params, NoiseSampling::ConstantTime).unwrap();
+    let (mut body, mut scratch) = (vec![0u32; n], vec![0f64; n]);
+    let seed = generate_seeded_glwe_public_key(&plan, &spectrum, &noise, &mut body, &mut scratch, rng).unwrap();
+    (seed, body)
+}
+
+/// One device: encrypts its readings as one message and sends the frames.
+fn run_device(
+    set: BooleanSet,
+    params: &GlweParameters,
+    mode: Mode,
+    provisioned: Provisioned,
+    readings: Vec<u8>,
+    address: std::net::SocketAddr,
+) -> DeviceReport {
+    let frames = match set {
+        BooleanSet::TfheLib => encrypt_frames::<1024, 1>(params, provisioned, &readings),
+        BooleanSet::DefaultKsPbs => encrypt_frames::<512, 3>(params, provisioned, &readings),
+        _ => encrypt_frames::<1024, 2>(params, provisioned, &readings),
+    };
+    let (id, frames, encryption) = frames;
+    let mut socket = TcpStream::connect(address).unwrap();
+    let mut bytes = 0;
+    for frame in &frames {
+        write_frame(&mut socket, frame).unwrap();
+        bytes += frame.len() + 4;
+    }
+    DeviceReport {
+        id,
+        mode,
+        readings,
+        frames: frames.len(),
+        bytes,
+        encryption,
+    }
+}
+
+/// The frames of `readings` (one message), and the time the encryption took.
+fn encrypt_frames<const N: usize, const K: usize>(
+    params: &GlweParameters,
+    provisioned: Provisioned,
+    readings: &[u8],
+) -> (u64, Vec<Vec<u8>>, Duration) {
+    // Sequence numbers never repeat: firmware restores the counter from a persisted high-water mark or a
+    // boot counter; this run is boot 0.
+    let mut counter = FrameCounter::from_boot_counter(0);
+    let rng = tfhe_sbc_device::seeding::from_os_entropy().unwrap();
+    let mut body = [0u32; N];
+    let t = Instant::now();
+    let mut frames = Vec::new();
+    let id = match provisioned {
+        Provisioned::SecretKey(key, credentials) => {
+            let mut encryptor = Box::new(GlweEncryptor::<N, K>::new(params, &key, rng).unwrap());
+            let message = encryptor.begin_message(&mut counter, readings.len()).unwrap();
+            let mut out = vec![0u8; frame_bytes(FrameKind::Seeded, K, N, 32, 32)];
+            for chunk in chunks(readings, N / 8) {
+                let len = encryptor
+                    .encrypt_seeded_frame(&credentials, &message, &chunk, &mut body, &mut out)
+                    .unwrap();
+                frames.push(out[..len].to_vec());
+            }
+            credentials.device_id()
+        }
+        Provisioned::PublicKey(seed, pk_body, credentials) => {
+            let mut encryptor = Box::new(PublicKeyEncryptor::<N, K>::new(params, &seed, &pk_body, rng).unwrap());
+            let message = counter.begin_message(readings.len(), N / 8).unwrap();
+            let mut mask = vec![0u32; K * N];
+            let mut out = vec![0u8; frame_bytes(FrameKind::PublicKey, K, N, 32, 32)];
+            for chunk in chunks(readings, N / 8) {
+                let len = encryptor
+                    .encrypt_public_key_frame(&credentials, &message, &chunk, &mut mask, &mut body, &mut out)
+                    .unwrap();
+                frames.push(out[..len].to_vec());
+            }
+            credentials.device_id()
+        }
+    };
+    (id, frames, t.elapsed())
+}
+
+/// The adapter's intake for the chosen set: with a key switch per bit (TFHE_LIB), or extraction only.
+enum AdapterIntake {
+    KeySwitched(KeyedIntake),
+    BigKey(Intake, BigKeyBridge),
+}
+
+impl AdapterIntake {
+    fn new(set: BooleanSet, store: KeyStore, registry: DeviceRegistry, server_key: &ServerKey) -> Self {
+        if set == BooleanSet::TfheLib {
+            let bridge = BooleanBridge::new(server_key).unwrap();
+            Self::KeySwitched(KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap())
+        } else {
+            Self::BigKey(
+                Intake::new(IntakeConfig::default(), registry),
+                BigKeyBridge::for_server_key(set, server_key).unwrap(),
+            )
+        }
+    }
+
+    /// Decompresses the per-device key-switching keys of `devices` ahead of use.
+    fn prefetch(&self, devices: &[u64]) {
+        if let Self::KeySwitched(intake) = self {
+            for &id in devices {
+                if intake.bridge().key_mode(id).is_some() {
+                    intake.bridge().prefetch(id).unwrap();
+                }
+            }
+        }
+    }
+
+    /// The gate inputs of a completed message.
+    fn receive(&mut self, frame: &[u8]) -> Result<Option<(Message, Vec<Ciphertext>)>, String> {
+        let now = Instant::now();
+        let received = match self {
+            Self::KeySwitched(intake) => intake.receive(frame, now),
+            Self::BigKey(intake, _) => intake.receive(frame, now),
+        }
+        .map_err(|e| e.to_string())?;
+        let Received::Complete(message) = received else {
+            return Ok(None);
+        };
+        let bits = match self {
+            Self::KeySwitched(intake) => intake
+                .bridge()
+                .message_to_booleans(&message)
+                .map_err(|e| e.to_string())?,
+            Self::BigKey(_, bridge) => bridge.message_to_booleans(&message).map_err(|e| e.to_string())?,
+        };
+        Ok(Some((message, bits)))
+    }
 }
 
 /// `x > t` for an encrypted 8-bit `x` (bits little-endian) and a public threshold `t`, from gates.
@@ -83,156 +506,4 @@ fn greater_than_public(server_key: &ServerKey, x: &[Ciphertext], t: u8) -> Ciphe
         };
     }
     gt
-}
-
-fn main() {
-    let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(2);
-    });
-    let params = TFHE_LIB_GLWE_1024;
-
-    // Trusted party: tfhe-rs keys, and the device key file.
-    println!("[trusted party] generating tfhe-rs boolean keys (TFHE_LIB_PARAMETERS), this takes a few seconds...");
-    let t = Instant::now();
-    let (client_key, server_key) = generate_boolean_keys();
-    let key_file = encode_key_file(&device_key_from_client_key(&client_key).unwrap(), &params);
-    println!(
-        "[trusted party] keys ready in {:.2?}; device key file: {} bytes",
-        t.elapsed(),
-        key_file.len()
-    );
-    // Provisioning: the device's id, its key id, and a random MAC key shared with the adapter's registry.
-    const DEVICE_ID: u64 = 0x5E50_0001;
-    const KEY_ID: u32 = 1;
-    let device_mac_key = MacKey::generate(&mut tfhe_sbc_device::seeding::from_os_entropy().unwrap());
-    let mut registry = DeviceRegistry::new();
-    registry
-        .register(DeviceCredentials::new(
-            DEVICE_ID,
-            KEY_ID,
-            MacKey::from_bytes(*device_mac_key.as_bytes()),
-        ))
-        .unwrap();
-
-    // Adapter service: a TCP listener on loopback, in its own thread.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
-    let readings_count = options.readings;
-    let threshold = options.threshold;
-    let adapter = std::thread::spawn(move || {
-        let (socket, _) = listener.accept().unwrap();
-        let bridge = BooleanBridge::new(&server_key).unwrap();
-        let mut reader = FrameReader::new(socket);
-        // Authenticated intake: MAC per device, replay window, reassembly of the multi-chunk message.
-        let mut intake = Intake::new(IntakeConfig::default(), registry);
-        let (mut received_bytes, mut frames, mut bits) = (0usize, 0usize, Vec::new());
-        let t = Instant::now();
-        while let Some(bytes) = reader.next_frame().unwrap() {
-            received_bytes += bytes.len() + 4;
-            frames += 1;
-            let now = Instant::now();
-            match intake.receive(bytes, now) {
-                Ok(Received::Complete(message)) => {
-                    for frame in &message.frames {
-                        let n_bits = 8 * frame.chunk_message_bytes();
-                        bits.extend((0..n_bits).map(|i| BooleanBridge::extract(&frame.ciphertext, i)));
-                    }
-                }
-                Ok(Received::Pending { .. }) => {}
-                Err(e) => eprintln!("[adapter] frame rejected: {e}"),
-            }
-            for dropped in intake.evict_expired(now) {
-                eprintln!("[adapter] {dropped}");
-            }
-        }
-        println!(
-            "[adapter] received {received_bytes} bytes in {frames} frames, authenticated, reassembled and extracted \
-             {} TLWE in {:.2?}",
-            bits.len(),
-            t.elapsed()
-        );
-        assert_eq!(bits.len(), 8 * readings_count, "every reading arrived");
-        let t = Instant::now();
-        let switched: Vec<Ciphertext> = bits.iter().map(|lwe| bridge.key_switch(lwe)).collect();
-        println!(
-            "[adapter] key-switched {} ciphertexts 1024 -> 630 in {:.2?}",
-            switched.len(),
-            t.elapsed()
-        );
-        let t = Instant::now();
-        let mut alarm = server_key.trivial_encrypt(false);
-        for (k, reading) in switched.chunks_exact(8).enumerate() {
-            let above = greater_than_public(&server_key, reading, threshold);
-            alarm = server_key.or(&alarm, &above);
-            if (k + 1) % 4 == 0 || k + 1 == readings_count {
-                print!(
-                    "\r[adapter] tfhe-rs gates: {}/{readings_count} readings compared",
-                    k + 1
-                );
-                std::io::stdout().flush().unwrap();
-            }
-        }
-        println!(
-            "\n[adapter] {} bootstrapped gates in {:.2?}",
-            9 * readings_count,
-            t.elapsed()
-        );
-        alarm
-    });
-
-    // Device: load the key file, encrypt the readings, send the frames.
-    let (device_key, _) = decode_key_file(&key_file).unwrap();
-    let mut sensor = Blake2bXof::seed_from_u64(options.seed);
-    let readings: Vec<u8> = (0..options.readings)
-        .map(|_| 20 + (sensor.next_u32() % 200) as u8)
-        .collect();
-    let t = Instant::now();
-    let mut encryptor = Box::new(
-        GlweEncryptor::<1024>::new(
-            &params,
-            &device_key,
-            tfhe_sbc_device::seeding::from_os_entropy().unwrap(),
-        )
-        .unwrap(),
-    );
-    let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, device_mac_key);
-    // Sequence numbers never repeat: firmware restores the counter from a persisted high-water mark or a
-    // boot counter; this run is boot 0.
-    let mut counter = FrameCounter::from_boot_counter(0);
-    let mut body = [0u32; 1024];
-    let mut frame = [0u8; SEEDED_FRAME_BYTES_1024];
-    let mut socket = TcpStream::connect(address).unwrap();
-    let mut sent = 0;
-    let message = encryptor.begin_message(&mut counter, readings.len()).unwrap();
-    for chunk in chunks(&readings, 128) {
-        let len = encryptor
-            .encrypt_seeded_frame(&credentials, &message, &chunk, &mut body, &mut frame)
-            .unwrap();
-        write_frame(&mut socket, &frame[..len]).unwrap();
-        sent += len + 4;
-    }
-    drop(socket);
-    let bits = 8 * readings.len();
-    println!(
-        "[device] encrypted {} readings ({bits} bits) and sent {sent} bytes in {:.2?}; per-bit TLWE would send {} bytes \
-         under the 1024 key ({} under the 630 key): {:.0}x less",
-        readings.len(),
-        t.elapsed(),
-        bits * 1025 * 4,
-        bits * 631 * 4,
-        (bits * 1025 * 4) as f64 / sent as f64
-    );
-
-    // Trusted party: decrypt the alarm.
-    let alarm = adapter.join().unwrap();
-    let decrypted = client_key.decrypt(&alarm);
-    let expected = readings.iter().any(|&r| r > options.threshold);
-    println!("[trusted party] readings: {readings:?}");
-    println!(
-        "[trusted party] alarm (some reading > {}): encrypted result {decrypted}, plaintext answer {expected} -> {}",
-        options.threshold,
-        if decrypted == expected { "correct" } else { "WRONG" }
-    );
-    assert_eq!(decrypted, expected);
 }
