@@ -15,11 +15,9 @@
 //! and the flash's. A buffer holding a credential file holds secrets: wipe it after use.
 
 use crate::error::{Error, Result};
+use crate::file_check::{CHECK_BYTES, file_check};
 use crate::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use crate::public_key::public_key_file_bytes;
-use blake2::Blake2bMac;
-use blake2::digest::consts::U16;
-use blake2::digest::{FixedOutput, Update};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 
 /// The first bytes of a credential file.
@@ -29,7 +27,6 @@ pub const CREDENTIALS_VERSION: u8 = 1;
 /// The BLAKE2b personalization of the credential file's check.
 pub const CREDENTIALS_CHECK_PERSONALIZATION: &[u8; 16] = b"TFHE-SBC cred v1";
 const HEADER_BYTES: usize = 4 + 1 + 1 + 2 + 8 + 4 + MAC_KEY_BYTES;
-const CHECK_BYTES: usize = 16;
 
 /// How a device encrypts, and so what key material it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,12 +77,7 @@ pub const fn credentials_file_bytes(mode: KeyMode, params: &GlweParameters) -> u
 }
 
 fn check_of(bytes: &[u8]) -> [u8; CHECK_BYTES] {
-    let mut hasher = Blake2bMac::<U16>::new_with_salt_and_personal(None, &[], CREDENTIALS_CHECK_PERSONALIZATION)
-        .unwrap_or_else(|_| unreachable!("no key and a 16-byte personalization are valid"));
-    hasher.update(bytes);
-    let mut out = [0u8; CHECK_BYTES];
-    hasher.finalize_into((&mut out).into());
-    out
+    file_check(CREDENTIALS_CHECK_PERSONALIZATION, bytes)
 }
 
 /// Packs key bytes (0 or 1) eight to a byte, least-significant bit first. Branch-free.

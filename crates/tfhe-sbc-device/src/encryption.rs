@@ -70,16 +70,7 @@ impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
         rng: Blake2bXof,
         sampling: NoiseSampling,
     ) -> Result<Self> {
-        params.check_torus::<u32>()?;
-        if params.polynomial_size().0 != N {
-            return Err(Error::PolynomialSizeMismatch {
-                expected: N,
-                found: params.polynomial_size().0,
-            });
-        }
-        if params.glwe_dimension().0 != K {
-            return Err(Error::UnsupportedGlweDimension(params.glwe_dimension().0));
-        }
+        check_glwe_parameters::<N, K>(params)?;
         if key.glwe_dimension().0 != K {
             return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
         }
@@ -220,6 +211,22 @@ pub(crate) fn encode_bits(message: &[u8], body: &mut [u32]) {
             *b = TRUE.wrapping_add(zero.wrapping_mul(FALSE_MINUS_TRUE));
         }
     }
+}
+
+/// Checks that `params` is a 32-bit set of polynomial size `N` and GLWE dimension `K`: what a firmware
+/// wrapper instantiated for `N` and `K` can encrypt.
+pub(crate) fn check_glwe_parameters<const N: usize, const K: usize>(params: &GlweParameters) -> Result<()> {
+    params.check_torus::<u32>()?;
+    if params.polynomial_size().0 != N {
+        return Err(Error::PolynomialSizeMismatch {
+            expected: N,
+            found: params.polynomial_size().0,
+        });
+    }
+    if params.glwe_dimension().0 != K {
+        return Err(Error::UnsupportedGlweDimension(params.glwe_dimension().0));
+    }
+    Ok(())
 }
 
 pub(crate) fn check_lengths<const N: usize>(message: &[u8], body: &[u32]) -> Result<()> {

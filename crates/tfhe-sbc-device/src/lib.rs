@@ -70,6 +70,7 @@ pub mod credentials_file;
 pub mod decryption;
 pub mod encryption;
 mod error;
+mod file_check;
 pub mod frame_mac;
 pub mod glwe_encryption;
 pub mod key_spectrum;

@@ -30,12 +30,10 @@
 //! secret-indexed load; `u`, its spectrum and the scratch are wiped after each encryption.
 
 use crate::error::{Error, Result};
+use crate::file_check::{CHECK_BYTES, file_check};
 use crate::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
 use crate::noise::DeviceNoise;
 use crate::product::NegacyclicProduct;
-use blake2::Blake2bMac;
-use blake2::digest::consts::U16;
-use blake2::digest::{FixedOutput, Update};
 use rand_core::Rng;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
@@ -155,7 +153,7 @@ pub const PUBLIC_KEY_VERSION: u8 = 1;
 /// The BLAKE2b personalization of the public-key file's checksum.
 pub const PUBLIC_KEY_CHECK_PERSONALIZATION: &[u8; 16] = b"TFHE-SBC pk v1..";
 const PUBLIC_KEY_HEADER_BYTES: usize = 4 + 1 + 2 + 4;
-const PUBLIC_KEY_CHECK_BYTES: usize = 16;
+const PUBLIC_KEY_CHECK_BYTES: usize = CHECK_BYTES;
 
 /// The bytes of a 32-bit-torus public-key file for polynomial size `n`:
 /// `"TSPK" | version 1 | parameter set u16 LE | key id u32 LE | seed (32) | b (N LE u32) | check (16)`.
@@ -166,12 +164,7 @@ pub const fn public_key_file_bytes(n: usize) -> usize {
 /// The checksum: BLAKE2b-128 of everything before it. It catches corruption, not forgery: the public key
 /// must reach the device through an authentic channel (provisioning).
 fn public_key_check(bytes: &[u8]) -> [u8; PUBLIC_KEY_CHECK_BYTES] {
-    let mut hasher = Blake2bMac::<U16>::new_with_salt_and_personal(None, &[], PUBLIC_KEY_CHECK_PERSONALIZATION)
-        .unwrap_or_else(|_| unreachable!("no key and a 16-byte personalization are valid"));
-    hasher.update(bytes);
-    let mut out = [0u8; PUBLIC_KEY_CHECK_BYTES];
-    hasher.finalize_into((&mut out).into());
-    out
+    file_check(PUBLIC_KEY_CHECK_PERSONALIZATION, bytes)
 }
 
 /// Writes a public-key file (see [`public_key_file_bytes`]) into `out`; returns its length.

@@ -37,16 +37,7 @@ impl<const N: usize, const K: usize> PublicKeyEncryptor<N, K> {
     /// Prepares an encryptor for the public key `(seed, body)` of the 32-bit set `params` (size `N`, GLWE
     /// dimension `K`), with constant-time noise: computes the key's spectra once.
     pub fn new(params: &GlweParameters, seed: &[u8; MASK_SEED_BYTES], body: &[u32], rng: Blake2bXof) -> Result<Self> {
-        params.check_torus::<u32>()?;
-        if params.polynomial_size().0 != N {
-            return Err(Error::PolynomialSizeMismatch {
-                expected: N,
-                found: params.polynomial_size().0,
-            });
-        }
-        if params.glwe_dimension().0 != K {
-            return Err(Error::UnsupportedGlweDimension(params.glwe_dimension().0));
-        }
+        crate::encryption::check_glwe_parameters::<N, K>(params)?;
         let mut this = Self {
             plan: crate::product::fft_plan(N)?,
             mask_spectra: [[0.0; N]; K],
