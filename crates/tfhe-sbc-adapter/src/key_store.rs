@@ -1,8 +1,8 @@
 //! The adapter's key store (feature `tfhe`): for every device, what the cloud holds for it. Device id ->
-//! key id, key mode, MAC key, and in per-device mode the seeded key-switching key from the device's key to
-//! the tfhe-rs small key. One record per device feeds both halves of the server: the authenticated
-//! [`Intake`] (MAC key, key id) and the [`BooleanBridge`] (which key switch); [`KeyedIntake`] keeps the two
-//! together.
+//! key id, key mode ([`KeyMode`], the device credential file's), MAC key, and in per-device mode the seeded
+//! key-switching key from the device's key to the tfhe-rs small key. One record per device feeds both halves
+//! of the server: the authenticated [`Intake`] (MAC key, key id, and the frame kinds its mode may send) and
+//! the [`BooleanBridge`] (which key switch); [`KeyedIntake`] keeps the two together.
 //!
 //! # File format, version 1
 //! ```text
@@ -12,11 +12,13 @@
 //!          (mask_seed: bytes (16) | bodies: bytes (1024 * 8 * 4, little-endian u32))
 //! ```
 //! Integers are postcard varints; `bytes` are a varint length then the bytes. `mode` is [`KeyMode`]'s wire
-//! id: a per-device record carries a key-switching key and a fleet record does not. The digest detects
-//! corruption and truncation; it is not a MAC (whoever can write the file can recompute it), so the file's
-//! authenticity and secrecy (it holds every device's MAC key) are the file system's: mode 0600, written by
-//! the provisioning tool. The server key fingerprint ([`server_key_fingerprint`]) binds the store to the
-//! key set its per-device keys switch into.
+//! id ([`KeyMode::to_u8`]: fleet 0, per-device 1, public key 2, as in the device's credential file): a
+//! per-device record carries a key-switching key, and fleet and public-key records do not (both are
+//! switched with the server key's); id 2 was reserved from the first version, so adding it changed no id
+//! and the version stays 1. The digest detects corruption and truncation; it is not a MAC (whoever can
+//! write the file can recompute it), so the file's authenticity and secrecy (it holds every device's MAC
+//! key) are the file system's: mode 0600, written by the provisioning tool. The server key fingerprint
+//! ([`server_key_fingerprint`]) binds the store to the key set its per-device keys switch into.
 //!
 //! [`KeyStore::decode`] never panics on untrusted bytes; every failure is a typed [`KeyStoreError`]. MAC keys
 //! are copied from the input straight into [`MacKey`]s, and [`KeyStore::encode`] writes into a
@@ -26,7 +28,7 @@
 use crate::IntakeError;
 use crate::intake::{Intake, IntakeConfig, Received};
 use crate::interop::{BooleanBridge, DeviceKsk, InteropError, device_ksk_words, server_key_fingerprint};
-use crate::registry::{DeviceRegistry, DuplicateDevice};
+use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice};
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use serde::{Deserialize, Serialize};
@@ -45,53 +47,44 @@ pub const KEY_STORE_VERSION: u8 = 1;
 const DIGEST_BYTES: usize = 32;
 const PREFIX_BYTES: usize = KEY_STORE_MAGIC.len() + 1;
 
-/// How a device's ciphertexts reach the tfhe-rs small key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum KeyMode {
-    /// The device holds the client key's GLWE key; the server key's key-switching key switches its bits.
-    /// One stolen device exposes every fleet device.
-    Fleet,
-    /// The device holds its own GLWE key; the cloud switches its bits with the device's own key-switching
-    /// key. A stolen device exposes only itself.
-    PerDevice,
-}
-
-impl KeyMode {
-    /// The id in the key store file (`2` is reserved for public-key mode).
-    pub const fn to_u8(self) -> u8 {
-        match self {
-            Self::Fleet => 0,
-            Self::PerDevice => 1,
-        }
-    }
-
-    /// The mode with file id `id`.
-    pub const fn from_u8(id: u8) -> Option<Self> {
-        match id {
-            0 => Some(Self::Fleet),
-            1 => Some(Self::PerDevice),
-            _ => None,
-        }
-    }
-}
+/// How a device encrypts, and so what the cloud holds for it: the device crate's
+/// [`tfhe_sbc_device::credentials_file::KeyMode`], one enum for the device's credential file and the key
+/// store, with the same wire ids (fleet 0, per-device 1, public key 2).
+pub use tfhe_sbc_device::credentials_file::KeyMode;
 
 /// A device's key material in the cloud, by mode.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum DeviceKeyMaterial {
-    /// Fleet mode: nothing of its own (the server key's key switch).
+    /// Fleet mode ([`KeyMode::FleetSecretKey`]): nothing of its own; its bits are switched with the server
+    /// key's key-switching key.
     Fleet,
-    /// Per-device mode: the seeded key-switching key from the device's key to the small key.
+    /// Per-device mode ([`KeyMode::PerDeviceSecretKey`]): the seeded key-switching key from the device's key
+    /// to the small key.
     PerDevice(DeviceKsk),
+    /// Public-key mode ([`KeyMode::PublicKey`]): nothing of its own. Its ciphertexts are under the
+    /// computation key (the `ClientKey`'s GLWE key, which the public key encrypts zero under), so its bits
+    /// are switched with the server key's key-switching key, as a fleet device's. The intake takes only
+    /// public-key frames from it.
+    PublicKey,
 }
 
 impl DeviceKeyMaterial {
     /// The mode.
     pub fn mode(&self) -> KeyMode {
         match self {
-            Self::Fleet => KeyMode::Fleet,
-            Self::PerDevice(_) => KeyMode::PerDevice,
+            Self::Fleet => KeyMode::FleetSecretKey,
+            Self::PerDevice(_) => KeyMode::PerDeviceSecretKey,
+            Self::PublicKey => KeyMode::PublicKey,
+        }
+    }
+
+    /// How the device encrypts, which decides the frame kinds the intake takes from it: public-key frames
+    /// only from a public-key device, never from a secret-key one.
+    pub fn encryption(&self) -> DeviceEncryption {
+        match self {
+            Self::Fleet | Self::PerDevice(_) => DeviceEncryption::SecretKey,
+            Self::PublicKey => DeviceEncryption::PublicKey,
         }
     }
 }
@@ -179,7 +172,7 @@ pub enum KeyStoreError {
         /// The id.
         mode: u8,
     },
-    /// A per-device record without a key-switching key, or a fleet record with one.
+    /// A per-device record without a key-switching key, or a fleet or public-key record with one.
     KeyMaterialMismatch {
         /// The device.
         device_id: u64,
@@ -214,8 +207,12 @@ impl core::fmt::Display for KeyStoreError {
             },
             Self::UnknownKeyMode { device_id, mode } => write!(f, "device {device_id}: unknown key mode {mode}"),
             Self::KeyMaterialMismatch { device_id, mode } => match mode {
-                KeyMode::PerDevice => write!(f, "device {device_id}: per-device record without a key-switching key"),
-                KeyMode::Fleet => write!(f, "device {device_id}: fleet record with a key-switching key"),
+                KeyMode::PerDeviceSecretKey => {
+                    write!(f, "device {device_id}: per-device record without a key-switching key")
+                }
+                KeyMode::FleetSecretKey => write!(f, "device {device_id}: fleet record with a key-switching key"),
+                KeyMode::PublicKey => write!(f, "device {device_id}: public-key record with a key-switching key"),
+                _ => write!(f, "device {device_id}: {mode:?} record with the wrong key material"),
             },
             Self::DuplicateDevice(id) => write!(f, "device {id} appears twice in the key store"),
         }
@@ -326,7 +323,7 @@ impl KeyStore {
             .devices
             .values()
             .map(|record| match &record.key {
-                DeviceKeyMaterial::Fleet => None,
+                DeviceKeyMaterial::Fleet | DeviceKeyMaterial::PublicKey => None,
                 DeviceKeyMaterial::PerDevice(ksk) => Some(ksk.bodies().iter().flat_map(|w| w.to_le_bytes()).collect()),
             })
             .collect();
@@ -334,7 +331,7 @@ impl KeyStore {
             .devices
             .values()
             .map(|record| match &record.key {
-                DeviceKeyMaterial::Fleet => [0; 16],
+                DeviceKeyMaterial::Fleet | DeviceKeyMaterial::PublicKey => [0; 16],
                 DeviceKeyMaterial::PerDevice(ksk) => ksk.mask_seed().to_le_bytes(),
             })
             .collect();
@@ -426,8 +423,9 @@ impl KeyStore {
                 mode: record.mode,
             })?;
             let key = match (mode, record.ksk) {
-                (KeyMode::Fleet, None) => DeviceKeyMaterial::Fleet,
-                (KeyMode::PerDevice, Some(ksk)) => {
+                (KeyMode::FleetSecretKey, None) => DeviceKeyMaterial::Fleet,
+                (KeyMode::PublicKey, None) => DeviceKeyMaterial::PublicKey,
+                (KeyMode::PerDeviceSecretKey, Some(ksk)) => {
                     let seed: [u8; 16] = ksk
                         .mask_seed
                         .try_into()
@@ -491,10 +489,11 @@ impl KeyedIntake {
         for record in store.into_records() {
             let (credentials, material) = record.into_parts();
             let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
+            let encryption = material.encryption();
             bridge.register(device_id, key_id, material)?;
             let floor = floors.get(&device_id).copied().unwrap_or(0);
             registry
-                .register_with_floor(credentials, floor)
+                .register_device(credentials, encryption, floor)
                 .map_err(|DuplicateDevice(id)| InteropError::DuplicateDevice(id))?;
         }
         Ok(Self {
@@ -503,15 +502,21 @@ impl KeyedIntake {
         })
     }
 
-    /// Adds a device to both the intake and the bridge (or to neither, on error).
+    /// Adds a device to both the intake and the bridge (or to neither, on error), whose frames must have
+    /// sequence numbers of at least `floor`. The intake takes from it the frame kinds of its mode
+    /// ([`DeviceKeyMaterial::encryption`]): public-key frames only from a public-key device, seeded ones
+    /// only from a secret-key device.
     pub fn register(&mut self, record: DeviceRecord, floor: u64) -> Result<(), InteropError> {
         let (credentials, material) = record.into_parts();
         let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
+        let encryption = material.encryption();
         self.bridge.register(device_id, key_id, material)?;
-        self.intake.register(credentials, floor).map_err(|DuplicateDevice(id)| {
-            self.bridge.unregister(id);
-            InteropError::DuplicateDevice(id)
-        })
+        self.intake
+            .register_device(credentials, encryption, floor)
+            .map_err(|DuplicateDevice(id)| {
+                self.bridge.unregister(id);
+                InteropError::DuplicateDevice(id)
+            })
     }
 
     /// [`Intake::receive`]: authentication (by the store's MAC key and key id), replay window, reassembly.

@@ -146,8 +146,8 @@ fn gates_on_bits_from_two_per_device_devices_and_a_fleet_device() {
     let (a, b, c, store) = provision(1);
     let mut intake = keyed_intake(store, 2);
     let bridge = Arc::clone(intake.bridge());
-    assert_eq!(bridge.key_mode(A), Some(KeyMode::PerDevice));
-    assert_eq!(bridge.key_mode(C), Some(KeyMode::Fleet));
+    assert_eq!(bridge.key_mode(A), Some(KeyMode::PerDeviceSecretKey));
+    assert_eq!(bridge.key_mode(C), Some(KeyMode::FleetSecretKey));
     let mut rng = Blake2bXof::from_seed([9; 32]);
     let (ma, mb, mc) = (
         random_message(&mut rng),
@@ -395,7 +395,7 @@ fn key_store_file_round_trips_and_refuses_corruption() {
     // Record A starts after the prefix (9), parameter set (1), fingerprint (1 + 32), device count (1):
     // device id (1), key id (1), MAC key (1 + 32), then the mode byte.
     let mode_at = 9 + 1 + 33 + 1 + 1 + 1 + 33;
-    assert_eq!(file[mode_at], KeyMode::PerDevice.to_u8());
+    assert_eq!(file[mode_at], KeyMode::PerDeviceSecretKey.to_u8());
     let mut unknown_mode = file.to_vec();
     unknown_mode[mode_at] = 9;
     assert_eq!(
@@ -403,12 +403,12 @@ fn key_store_file_round_trips_and_refuses_corruption() {
         KeyStoreError::UnknownKeyMode { device_id: A, mode: 9 }
     );
     let mut as_fleet = file.to_vec();
-    as_fleet[mode_at] = KeyMode::Fleet.to_u8();
+    as_fleet[mode_at] = KeyMode::FleetSecretKey.to_u8();
     assert_eq!(
         KeyStore::decode(&redigest(as_fleet)).unwrap_err(),
         KeyStoreError::KeyMaterialMismatch {
             device_id: A,
-            mode: KeyMode::Fleet
+            mode: KeyMode::FleetSecretKey
         }
     );
     let mut short_mac = file.to_vec();
@@ -582,5 +582,5 @@ fn the_bridge_is_shared_across_threads_and_its_cache_is_bounded() {
         intake.register(again, 0).unwrap_err(),
         InteropError::DuplicateDevice(0xE)
     );
-    assert_eq!(bridge.key_mode(0xE), Some(KeyMode::PerDevice));
+    assert_eq!(bridge.key_mode(0xE), Some(KeyMode::PerDeviceSecretKey));
 }

@@ -1,6 +1,7 @@
 //! [`BooleanBridge`]: extracted TLWE ciphertexts in, `tfhe::boolean` ciphertexts out, by key switching
 //! into the tfhe-rs small key with the right key for the sending device: the server key's for fleet-mode
-//! devices, the device's own (decompressed on use, behind an LRU cache) for per-device ones.
+//! and public-key devices (both encrypt under the `ClientKey`'s GLWE key), the device's own (decompressed on
+//! use, behind an LRU cache) for per-device ones.
 //!
 //! The bridge is `Send + Sync` and meant to be shared through an `Arc` by the threads that compute; it
 //! key-switches slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
@@ -70,12 +71,13 @@ pub struct CacheStats {
 enum Route {
     Fleet { key_id: u32 },
     PerDevice { key_id: u32, ksk: Arc<DeviceKsk> },
+    PublicKey { key_id: u32 },
 }
 
 impl Route {
     fn key_id(&self) -> u32 {
         match self {
-            Self::Fleet { key_id } | Self::PerDevice { key_id, .. } => *key_id,
+            Self::Fleet { key_id } | Self::PerDevice { key_id, .. } | Self::PublicKey { key_id } => *key_id,
         }
     }
 }
@@ -290,6 +292,7 @@ impl BooleanBridge {
                 key_id,
                 ksk: Arc::new(ksk),
             },
+            DeviceKeyMaterial::PublicKey => Route::PublicKey { key_id },
         };
         match self
             .devices
@@ -333,8 +336,9 @@ impl BooleanBridge {
             .unwrap_or_else(PoisonError::into_inner)
             .get(&device_id)
             .map(|route| match route {
-                Route::Fleet { .. } => KeyMode::Fleet,
-                Route::PerDevice { .. } => KeyMode::PerDevice,
+                Route::Fleet { .. } => KeyMode::FleetSecretKey,
+                Route::PerDevice { .. } => KeyMode::PerDeviceSecretKey,
+                Route::PublicKey { .. } => KeyMode::PublicKey,
             })
     }
 
@@ -348,8 +352,8 @@ impl BooleanBridge {
         self.cache.clear();
     }
 
-    /// Decompresses `device_id`'s key into the cache now, on the bridge's pool (nothing to do for a fleet
-    /// device): e.g. at start-up for the devices expected to send first.
+    /// Decompresses `device_id`'s key into the cache now, on the bridge's pool (nothing to do for a fleet or
+    /// public-key device): e.g. at start-up for the devices expected to send first.
     pub fn prefetch(&self, device_id: u64) -> Result<(), InteropError> {
         let key_id = self
             .devices
@@ -377,7 +381,7 @@ impl BooleanBridge {
             });
         }
         Ok(match route {
-            Route::Fleet { .. } => KeyHandle::Fleet(&self.fleet),
+            Route::Fleet { .. } | Route::PublicKey { .. } => KeyHandle::Fleet(&self.fleet),
             Route::PerDevice { ksk, .. } => KeyHandle::Device(self.cache.get(device_id, key_id, &ksk)),
         })
     }
@@ -391,15 +395,15 @@ impl BooleanBridge {
         LweCiphertext::from_container(words, CiphertextModulus::new_native())
     }
 
-    /// Fleet mode: key-switches a ciphertext under the client key's GLWE key to the small key with the
-    /// server key's key-switching key. About 1 ms.
+    /// Fleet and public-key modes: key-switches a ciphertext under the client key's GLWE key to the small key
+    /// with the server key's key-switching key. About 1 ms.
     pub fn key_switch(&self, big: &LweCiphertextOwned<u32>) -> Ciphertext {
         let mut small = LweCiphertext::new(0u32, self.fleet.output_lwe_size(), CiphertextModulus::new_native());
         keyswitch_lwe_ciphertext(&self.fleet, big, &mut small);
         Ciphertext::Encrypted(small)
     }
 
-    /// Fleet mode: extraction then key switch, for one coefficient.
+    /// Fleet and public-key modes: extraction then key switch, for one coefficient.
     pub fn to_boolean<C: AsRef<[u32]>>(&self, glwe: &GlweCiphertext<u32, C>, index: usize) -> Ciphertext {
         self.key_switch(&Self::extract(glwe, index))
     }

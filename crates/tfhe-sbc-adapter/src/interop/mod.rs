@@ -7,11 +7,14 @@
 //! extracted ciphertext is under the 1024-dimensional "big" key (the GLWE key read flat), so each one goes
 //! through a key-switching key first. That costs about 1 ms per bit, so it is a separate, visible step.
 //!
-//! Two key modes ([`crate::key_store::KeyMode`]):
+//! Three key modes ([`crate::key_store::KeyMode`]):
 //! * **fleet**: every device holds the client key's GLWE key, and the server key's key-switching key
 //!   switches its bits ([`provision_fleet_device`]);
 //! * **per-device** (the default for new devices): every device holds its own GLWE key, and the cloud holds
-//!   a seeded key-switching key from that key to the small key ([`DeviceKsk`], [`provision_per_device`]).
+//!   a seeded key-switching key from that key to the small key ([`DeviceKsk`], [`provision_per_device`]);
+//! * **public key**: the device holds a seeded public key under the client key's GLWE key and nothing that
+//!   decrypts; its bits are switched as a fleet device's ([`public_key_from_client_key`],
+//!   [`provision_public_key_device`]).
 //!
 //! [`BooleanBridge`] holds both kinds and picks the sending device's; it is `Send + Sync` and key-switches
 //! slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
@@ -25,8 +28,8 @@ mod per_device;
 pub use bridge::{BooleanBridge, CacheStats, DEFAULT_CACHE_CAPACITY, KeySwitchStrategy, server_key_fingerprint};
 pub use keyswitch::KEYSWITCH_BLOCK;
 pub use per_device::{
-    DEVICE_KSK_INPUT_DIMENSION, DeviceKsk, DeviceSecrets, device_ksk_words, provision_fleet_device,
-    provision_per_device,
+    DEVICE_KSK_INPUT_DIMENSION, DeviceKsk, DeviceSecrets, PublicKeyDevice, device_ksk_words, provision_fleet_device,
+    provision_per_device, provision_public_key_device, public_key_from_client_key,
 };
 
 use tfhe::boolean::client_key::ClientKey;

@@ -9,9 +9,16 @@
 //!
 //! Nobody but the trusted party (which holds the tfhe-rs `ClientKey`) and the device ever holds the device
 //! key; the device holds nothing else of the key set. See `docs/security.md`, "Mode: per-device keys".
+//!
+//! The other two modes are provisioned here too: fleet ([`provision_fleet_device`]: the device gets the
+//! `ClientKey`'s GLWE key) and public key ([`provision_public_key_device`]: the device gets a seeded public
+//! key under the `ClientKey`'s GLWE key, [`public_key_from_client_key`], and nothing that decrypts). See
+//! `docs/security.md`, "Mode: public key".
 
+use super::big_key::{BigKeyError, BooleanSet, glwe_key_from_client_key};
 use super::{InteropError, tfhe_glwe_key};
-use crate::key_store::{DeviceKeyMaterial, DeviceRecord};
+use crate::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
+use negacyclic_fft::Plan;
 use rand_core::CryptoRng;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::parameters::{BooleanParameters, TFHE_LIB_PARAMETERS};
@@ -22,9 +29,15 @@ use tfhe::core_crypto::prelude::{
     par_decompress_seeded_lwe_keyswitch_key,
 };
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_device::credentials_file::{credentials_file_bytes, encode_credentials};
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use zeroize::Zeroize;
+use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
+use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+use tfhe_sbc_device::public_key::{
+    PUBLIC_KEY_MAGIC, decode_public_key, encode_public_key, generate_seeded_glwe_public_key, public_key_file_bytes,
+};
+use zeroize::{Zeroize, Zeroizing};
 
 /// The input dimension of a per-device key-switching key: the device's GLWE key read flat (`k * N`).
 pub const DEVICE_KSK_INPUT_DIMENSION: usize = 1024;
@@ -236,6 +249,103 @@ pub fn provision_fleet_device<R: CryptoRng + ?Sized>(
     Ok((
         DeviceSecrets { key, credentials },
         DeviceRecord::new(record_credentials, DeviceKeyMaterial::Fleet),
+    ))
+}
+
+/// Trusted party: a seeded public key `pk = (a, a*s + e)` under `client_key`'s GLWE key `s` (the computation
+/// key of `set`), as a public-key file (`tfhe_sbc_device::public_key`: 4143 bytes at `N = 1024`, `k = 1`)
+/// whose frames carry key id `key_id`. The noise `e` is the device's constant-time sampler for the set
+/// (`DeviceNoise::for_parameters(.., NoiseSampling::ConstantTime)`: TUniform(8) for `TFHE_LIB_PARAMETERS`);
+/// the seed and the noise come from `rng`. One public key can serve any number of devices.
+///
+/// `client_key` must have `set`'s tfhe-rs parameters ([`InteropError::ParameterMismatch`] otherwise). The
+/// copies of `s` and its spectrum are wiped before returning.
+pub fn public_key_from_client_key<R: CryptoRng + ?Sized>(
+    set: BooleanSet,
+    client_key: &ClientKey,
+    key_id: u32,
+    rng: &mut R,
+) -> Result<Vec<u8>, InteropError> {
+    let key = glwe_key_from_client_key(set, client_key).map_err(|e| match e {
+        BigKeyError::BadGlweKey => InteropError::BadDeviceKey,
+        _ => InteropError::ParameterMismatch,
+    })?;
+    let params = set.glwe_parameters();
+    let n = params.polynomial_size().0;
+    let plan = Plan::new(n).map_err(|_| InteropError::ParameterMismatch)?;
+    let mut spectrum = Zeroizing::new(vec![0f64; key.as_bytes().len()]);
+    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).map_err(|_| InteropError::BadDeviceKey)?;
+    drop(key);
+    let noise = DeviceNoise::for_parameters(&params, NoiseSampling::ConstantTime)
+        .map_err(|_| InteropError::ParameterMismatch)?;
+    let mut body = vec![0u32; n];
+    let mut scratch = Zeroizing::new(vec![0f64; n]);
+    let seed = generate_seeded_glwe_public_key(&plan, &spectrum, &noise, &mut body, &mut scratch, rng)
+        .map_err(|_| InteropError::ParameterMismatch)?;
+    let mut file = vec![0u8; public_key_file_bytes(n)];
+    encode_public_key(params.id(), key_id, &seed, &body, &mut file).map_err(|_| InteropError::ParameterMismatch)?;
+    Ok(file)
+}
+
+/// What the trusted party hands a public-key device at provisioning: the public-key file and the device's
+/// credentials (device id, key id, MAC key). Nothing in it decrypts; the MAC key is secret (it zeroizes on
+/// drop and is not `Clone`).
+///
+/// The device reads the file with `tfhe_sbc_device::public_key::decode_public_key` and encrypts with
+/// `tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor`, or stores both halves as one credential
+/// file ([`PublicKeyDevice::credentials_file`]).
+#[derive(Debug)]
+pub struct PublicKeyDevice {
+    /// The public-key file (`tfhe_sbc_device::public_key`, 4143 bytes at `N = 1024`): public.
+    pub public_key: Vec<u8>,
+    /// The device's credentials: its key id is the public key's.
+    pub credentials: DeviceCredentials,
+}
+
+impl PublicKeyDevice {
+    /// The device's credential file (`tfhe_sbc_device::credentials_file`, mode [`KeyMode::PublicKey`]): the
+    /// header, the MAC key, the public-key file and the check; 4211 bytes at `N = 1024`. It holds the MAC
+    /// key, so it is wiped on drop. Fails with the device crate's `Error::BadKeyFile` (or a length error) if
+    /// `public_key` is not a valid public-key file.
+    pub fn credentials_file(&self) -> Result<Zeroizing<Vec<u8>>, tfhe_sbc_device::Error> {
+        let bytes = &self.public_key;
+        if bytes.len() < 7 || bytes[..4] != PUBLIC_KEY_MAGIC {
+            return Err(tfhe_sbc_device::Error::BadKeyFile);
+        }
+        let id = ParameterSetId(u16::from_le_bytes([bytes[5], bytes[6]]));
+        let params = GlweParameters::from_id(id).ok_or(tfhe_sbc_device::Error::BadKeyFile)?;
+        let mut body = vec![0u32; params.polynomial_size().0];
+        decode_public_key(bytes, &mut body)?;
+        let mut out = Zeroizing::new(vec![0u8; credentials_file_bytes(KeyMode::PublicKey, &params)]);
+        let len = encode_credentials(KeyMode::PublicKey, &params, &self.credentials, bytes, &mut out)?;
+        out.truncate(len);
+        Ok(out)
+    }
+}
+
+/// Trusted party, public-key mode (`TFHE_LIB_PARAMETERS`): a fresh seeded public key under `client_key`'s
+/// GLWE key ([`public_key_from_client_key`], key id `key_id`) and a fresh MAC key for device `device_id`.
+/// Returns what goes to the device and the record that goes to the cloud's
+/// [`KeyStore`](crate::key_store::KeyStore): [`DeviceKeyMaterial::PublicKey`], no key material of its own
+/// (its bits are switched with the server key's key-switching key, as a fleet device's), registered in the
+/// [`KeyedIntake`](crate::key_store::KeyedIntake) as
+/// [`DeviceEncryption::PublicKey`](crate::registry::DeviceEncryption::PublicKey): public-key frames only.
+///
+/// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::seeding::from_os_entropy()`.
+pub fn provision_public_key_device<R: CryptoRng + ?Sized>(
+    client_key: &ClientKey,
+    device_id: u64,
+    key_id: u32,
+    rng: &mut R,
+) -> Result<(PublicKeyDevice, DeviceRecord), InteropError> {
+    let public_key = public_key_from_client_key(BooleanSet::TfheLib, client_key, key_id, rng)?;
+    let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
+    Ok((
+        PublicKeyDevice {
+            public_key,
+            credentials,
+        },
+        DeviceRecord::new(record_credentials, DeviceKeyMaterial::PublicKey),
     ))
 }
 
