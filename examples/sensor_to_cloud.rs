@@ -21,7 +21,9 @@ use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, Message, Received};
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys, glwe_key_from_client_key};
-use tfhe_sbc_adapter::interop::{BooleanBridge, provision_fleet_device, provision_per_device};
+use tfhe_sbc_adapter::interop::{
+    BooleanBridge, provision_fleet_device, provision_per_device, public_key_from_client_key,
+};
 use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyStore, KeyedIntake};
 use tfhe_sbc_adapter::registry::{DeviceEncryption, DeviceRegistry};
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
@@ -29,10 +31,8 @@ use tfhe_sbc_core::entities::GlweSecretKeyOwned;
 use tfhe_sbc_core::parameters::GlweParameters;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
 use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
-use tfhe_sbc_device::public_key::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::public_key::decode_public_key;
 use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
 use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
 use tfhe_sbc_device::xof::Blake2bXof;
@@ -350,22 +350,17 @@ fn credential_pair(id: u64, rng: &mut Blake2bXof) -> (DeviceCredentials, DeviceC
     )
 }
 
-/// The trusted party's seeded public key under the client key's GLWE key.
+/// The trusted party's seeded public key under the client key's GLWE key, as the device reads it.
 fn make_public_key(
     set: BooleanSet,
     params: &GlweParameters,
     client_key: &ClientKey,
     rng: &mut Blake2bXof,
 ) -> ([u8; 32], Vec<u32>) {
-    let key = glwe_key_from_client_key(set, client_key).unwrap();
-    let n = params.polynomial_size().0;
-    let plan = negacyclic_fft::Plan::new(n).unwrap();
-    let mut spectrum = vec![0f64; key.as_bytes().len()];
-    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
-    let noise = DeviceNoise::for_parameters(params, NoiseSampling::ConstantTime).unwrap();
-    let (mut body, mut scratch) = (vec![0u32; n], vec![0f64; n]);
-    let seed = generate_seeded_glwe_public_key(&plan, &spectrum, &noise, &mut body, &mut scratch, rng).unwrap();
-    (seed, body)
+    let file = public_key_from_client_key(set, client_key, KEY_ID, rng).unwrap();
+    let mut body = vec![0u32; params.polynomial_size().0];
+    let header = decode_public_key(&file, &mut body).unwrap();
+    (header.seed, body)
 }
 
 /// One device: encrypts its readings as one message and sends the frames.
