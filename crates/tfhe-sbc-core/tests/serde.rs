@@ -76,7 +76,7 @@ fn named_set_travels_as_its_id() {
 #[test]
 fn every_named_set_round_trips_by_id() {
     for id in 1..=3u16 {
-        let set = GlweParameters::from_id(tfhe_sbc_core::parameters::ParameterSetId(id)).unwrap();
+        let set = GlweParameters::from_id(ParameterSetId(id)).unwrap();
         let bytes = postcard::to_allocvec(&set).unwrap();
         assert_eq!(postcard::from_bytes::<GlweParameters>(&bytes).unwrap(), set, "id {id}");
     }
