@@ -1,0 +1,58 @@
+//! The trusted party's provisioning tool (`tfhe-sbc-keys`): makes a tfhe-rs key set, issues device
+//! credentials and writes the adapter's key store.
+//!
+//! ```text
+//! tfhe-sbc-keys init  --dir keys --parameters tfhe-lib
+//! tfhe-sbc-keys issue --dir keys --device-id 7 --mode per-device
+//! tfhe-sbc-keys show  --dir keys
+//! ```
+//!
+//! * [`commands::init`]: the tfhe-rs `ClientKey` and `ServerKey` (every secret seeded from the OS), the
+//!   seeded public key (`tfhe_sbc_device::public_key`) and an empty key store
+//!   (`tfhe_sbc_adapter::key_store`) bound to the server key.
+//! * [`commands::issue`]: one device in one key mode (`docs/security.md`): its credential file
+//!   (`tfhe_sbc_device::credentials_file`: device id, key id, MAC key, and its own secret key, the client
+//!   key's GLWE key or the public key) and its record in the key store.
+//! * [`commands::show`]: the key set and its devices, no secret.
+//!
+//! The directory's layout and file modes are in [`files`]; the tfhe-rs key files' envelope (version, key
+//! id, integrity check) in [`key_file`]. Every failure is one line of [`error::Error`].
+
+pub mod commands;
+pub mod error;
+pub mod files;
+pub mod key_file;
+
+use tfhe_sbc_adapter::interop::big_key::BooleanSet;
+
+/// A key mode, by its command-line name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The device's own secret key; the cloud holds a per-device key-switching key (`tfhe-lib` only).
+    PerDevice,
+    /// The client key's GLWE key, shared by the fleet.
+    Fleet,
+    /// The public key: the device holds nothing that decrypts.
+    PublicKey,
+}
+
+impl Mode {
+    /// The command-line name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::PerDevice => "per-device",
+            Self::Fleet => "fleet",
+            Self::PublicKey => "public-key",
+        }
+    }
+}
+
+/// The command-line name of a parameter set.
+pub const fn parameters_name(set: BooleanSet) -> &'static str {
+    match set {
+        BooleanSet::TfheLib => "tfhe-lib",
+        BooleanSet::DefaultKsPbs => "ks-pbs-512",
+        BooleanSet::ErrorProb2m165KsPbs => "ks-pbs-1024",
+        _ => "unknown",
+    }
+}

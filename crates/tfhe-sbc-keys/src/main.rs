@@ -1,0 +1,124 @@
+//! `tfhe-sbc-keys`: the trusted party's provisioning tool. See the library documentation and `--help`.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tfhe_sbc_adapter::interop::big_key::BooleanSet;
+use tfhe_sbc_keys::{Mode, commands};
+
+/// The trusted party's provisioning tool: tfhe-rs keys, device credentials, the adapter's key store.
+#[derive(Parser, Debug)]
+#[command(name = "tfhe-sbc-keys", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Make a key set: tfhe-rs client key (0600) and server key, public key, empty key store (0600).
+    Init {
+        /// The key set directory (created with mode 0700; must not hold a key set).
+        #[arg(long)]
+        dir: PathBuf,
+        /// The tfhe-rs boolean parameter set.
+        #[arg(long, value_enum)]
+        parameters: Parameters,
+        /// The key set's key id (default: random): frames under the key set's key carry it.
+        #[arg(long, value_parser = parse_u32)]
+        key_id: Option<u32>,
+    },
+    /// Provision one device: devices/<ID>.tsdc (0600) and its record in the key store.
+    Issue {
+        /// The key set directory written by init.
+        #[arg(long)]
+        dir: PathBuf,
+        /// The device id (unique in the key set).
+        #[arg(long)]
+        device_id: u64,
+        /// The key mode (docs/security.md). per-device needs the tfhe-lib parameter set.
+        #[arg(long, value_enum)]
+        mode: CliMode,
+        /// The key id the device's frames carry (default: the key set's; per-device mode only may differ).
+        #[arg(long, value_parser = parse_u32)]
+        key_id: Option<u32>,
+    },
+    /// List the key set and its devices (no secret is printed).
+    Show {
+        /// The key set directory written by init.
+        #[arg(long)]
+        dir: PathBuf,
+    },
+}
+
+/// tfhe-rs boolean parameter sets.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Parameters {
+    /// TFHE_LIB_PARAMETERS: N = 1024, k = 1, about 120 bits; every key mode.
+    TfheLib,
+    /// DEFAULT_PARAMETERS_KS_PBS: N = 512, k = 3, 128 bits; fleet and public-key modes.
+    #[value(name = "ks-pbs-512")]
+    KsPbs512,
+    /// PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits; fleet and public-key modes.
+    #[value(name = "ks-pbs-1024")]
+    KsPbs1024,
+}
+
+/// Key modes.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum CliMode {
+    /// The device's own secret key; a stolen device reveals only its own traffic.
+    PerDevice,
+    /// The client key's GLWE key, shared by every fleet device; one stolen device reveals all of them.
+    Fleet,
+    /// The public key only; a stolen device reveals no data.
+    PublicKey,
+}
+
+/// A u32 in decimal or `0x` hexadecimal.
+fn parse_u32(s: &str) -> Result<u32, String> {
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|e| format!("{e} (a key id is a u32, decimal or 0x hexadecimal)"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Init {
+            dir,
+            parameters,
+            key_id,
+        } => {
+            let set = match parameters {
+                Parameters::TfheLib => BooleanSet::TfheLib,
+                Parameters::KsPbs512 => BooleanSet::DefaultKsPbs,
+                Parameters::KsPbs1024 => BooleanSet::ErrorProb2m165KsPbs,
+            };
+            commands::init(&dir, set, key_id)
+        }
+        Command::Issue {
+            dir,
+            device_id,
+            mode,
+            key_id,
+        } => {
+            let mode = match mode {
+                CliMode::PerDevice => Mode::PerDevice,
+                CliMode::Fleet => Mode::Fleet,
+                CliMode::PublicKey => Mode::PublicKey,
+            };
+            commands::issue(&dir, device_id, mode, key_id)
+        }
+        Command::Show { dir } => commands::show(&dir),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
