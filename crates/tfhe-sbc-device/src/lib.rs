@@ -6,10 +6,13 @@
 //! 1. [`xof::Blake2bXof`]: the CSPRNG (keyed BLAKE2b in counter mode, one compression per 64 bytes, key
 //!    erasure after every encryption), seeded from the OS ([`seeding`], feature `getrandom`) or from any
 //!    caller `CryptoRng` (a hardware RNG).
-//! 2. [`encryption::GlweEncryptor`]: takes the binary key once and keeps only its FFT
-//!    ([`key_spectrum::KeySpectrum`]); each call draws a 32-byte seed, expands the mask from it straight into
-//!    the FFT scratch ([`mask`]), multiplies by the key spectrum, and adds the boolean encoding and noise
-//!    ([`noise`]: constant-time TUniform by default, the paper's Ziggurat only as an opt-in).
+//! 2. [`encryption::GlweEncryptor`] (`k` = 1 by default, any `k` as `GlweEncryptor<N, K>`): takes the binary
+//!    key once and keeps only its spectra ([`key_spectrum`]); each call encodes the bits into the body and
+//!    calls the generic core [`glwe_encryption`]: draw a 32-byte seed, expand the mask from it straight into
+//!    the FFT scratch ([`mask`]), multiply by the key spectra ([`product`]) and add the noise ([`noise`]:
+//!    constant-time TUniform by default, the paper's Ziggurat only as an opt-in).
+//!    [`public_key_encryptor::PublicKeyEncryptor`] is the same for a device that holds only the public key
+//!    ([`public_key`]); [`credentials_file`] reads what provisioning gave the device.
 //! 3. [`wire`]: authenticated v2 frames (fixed header with device id, key id and sequence number; seed; body;
 //!    [`frame_mac`] tag) written into a caller slice.
 //!
