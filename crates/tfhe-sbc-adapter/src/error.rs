@@ -61,7 +61,7 @@ pub enum IntakeError {
     FullFrameRejected,
     /// The parameter-set id names no set this adapter knows.
     UnknownParameterSet(u16),
-    /// The parameter set is known but not one this adapter converts (e.g. not a 32-bit, k = 1 set).
+    /// The parameter set is known but not one this adapter converts (e.g. not a 32-bit set).
     UnsupportedParameterSet(u16),
     /// The mask-expansion XOF id is not the one this kind needs.
     UnsupportedXof(u8),

@@ -13,7 +13,7 @@ pub enum Error {
         /// The parameter set's or key's `N`.
         found: usize,
     },
-    /// Only `k = 1` (TRLWE) is supported by the encryptor.
+    /// The parameter set's or key's GLWE dimension `k` is not the one the encryptor was instantiated for.
     UnsupportedGlweDimension(usize),
     /// A message of `found` bytes does not fit the `capacity` bytes of one ciphertext.
     MessageTooLong {
@@ -71,7 +71,7 @@ impl core::fmt::Display for Error {
                     "encryptor is for N = {expected}, parameter set or key has N = {found}"
                 )
             }
-            Self::UnsupportedGlweDimension(k) => write!(f, "GLWE dimension {k} is not supported (only k = 1)"),
+            Self::UnsupportedGlweDimension(k) => write!(f, "GLWE dimension {k} does not match the encryptor's"),
             Self::MessageTooLong { capacity, found } => {
                 write!(
                     f,

@@ -170,7 +170,7 @@ pub const fn frame_bytes(kind: FrameKind, k: usize, n: usize, torus_bits: u32, b
     HEADER_BYTES + payload_bytes(kind, k, n, torus_bits, body_bits) + TAG_BYTES
 }
 
-/// The exact length of a seeded frame for `N = n` (32-bit torus, `k = 1`): `47 + 32 + 4n + 16`.
+/// The exact length of a seeded frame for `N = n` (32-bit torus, any `k`: the mask is a seed): `47 + 32 + 4n + 16`.
 pub const fn seeded_frame_bytes(n: usize) -> usize {
     frame_bytes(FrameKind::Seeded, 1, n, 32, 32)
 }

@@ -8,7 +8,7 @@ use core::marker::PhantomData;
 /// The bytes of a mask seed.
 pub const MASK_SEED_BYTES: usize = 32;
 
-/// A GLWE ciphertext with `k = 1` whose mask polynomial is the expansion of `seed` (see the device crate's
+/// A GLWE ciphertext (any `k`) whose `k` mask polynomials are the expansion of `seed` (see the device crate's
 /// `mask` module for the exact expansion), so it travels as `32 + N * BYTES` bytes instead of
 /// `2 * N * BYTES`.
 ///
