@@ -10,7 +10,7 @@ pub const MASK_SEED_BYTES: usize = 32;
 
 /// A GLWE ciphertext (any `k`) whose `k` mask polynomials are the expansion of `seed` (see the device crate's
 /// `mask` module for the exact expansion), so it travels as `32 + N * BYTES` bytes instead of
-/// `2 * N * BYTES`.
+/// `(k + 1) * N * BYTES`.
 ///
 /// With the `serde` feature it serializes as `seed`, `polynomial_size` and `body`, and deserializes through
 /// [`SeededGlweCiphertext::from_parts`], so a body whose length is not `N`, or `N = 0`, is an error.
