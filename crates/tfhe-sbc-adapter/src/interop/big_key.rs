@@ -17,6 +17,7 @@
 //! Which key modes these sets allow (fleet, per-device, public key), with their noise, is in
 //! `docs/security.md`, "Parameter sets and the key modes they allow".
 
+use super::RngSeeder;
 use crate::extraction::extract_lwe_sample;
 use crate::intake::{Frame, Message};
 use rand_core::CryptoRng;
@@ -29,7 +30,6 @@ use tfhe::boolean::parameters::{
     TFHE_LIB_PARAMETERS,
 };
 use tfhe::boolean::server_key::ServerKey;
-use tfhe::core_crypto::commons::math::random::{Seed, Seeder};
 use tfhe::core_crypto::prelude::{CiphertextModulus, LweCiphertext, LweCiphertextOwned};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::{
@@ -231,23 +231,6 @@ impl core::fmt::Display for BigKeyError {
 }
 
 impl std::error::Error for BigKeyError {}
-
-/// A tfhe-rs [`Seeder`] fed from the caller's CSPRNG.
-struct RngSeeder<'a, R: ?Sized>(&'a mut R);
-
-impl<R: CryptoRng + ?Sized> Seeder for RngSeeder<'_, R> {
-    fn seed(&mut self) -> Seed {
-        let mut bytes = [0u8; 16];
-        self.0.fill_bytes(&mut bytes);
-        let seed = Seed(u128::from_le_bytes(bytes));
-        bytes.zeroize();
-        seed
-    }
-
-    fn is_available() -> bool {
-        true
-    }
-}
 
 /// Trusted party: a fresh tfhe-rs boolean `ClientKey` and `ServerKey` for `set`, every secret and every
 /// mask drawn from a tfhe-rs engine seeded by 16 bytes of `rng` (the OS in production, a fixed seed in

@@ -15,6 +15,7 @@
 //! key under the `ClientKey`'s GLWE key, [`public_key_from_client_key`], and nothing that decrypts). See
 //! `docs/security.md`, "Mode: public key".
 
+use super::RngSeeder;
 use super::big_key::{BigKeyError, BooleanSet, glwe_key_from_client_key};
 use super::{InteropError, tfhe_glwe_key};
 use crate::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
@@ -22,7 +23,7 @@ use negacyclic_fft::Plan;
 use rand_core::CryptoRng;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::parameters::{BooleanParameters, TFHE_LIB_PARAMETERS};
-use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed, Seeder};
+use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
 use tfhe::core_crypto::prelude::{
     CiphertextModulus, LweDimension, LweKeyswitchKey, LweKeyswitchKeyOwned, LweSecretKey, LweSize,
     SeededLweKeyswitchKey, SeededLweKeyswitchKeyOwned, generate_seeded_lwe_keyswitch_key,
@@ -50,25 +51,6 @@ fn boolean_parameters() -> BooleanParameters {
 /// The number of body words of a seeded per-device key: one per (input key bit, level).
 pub fn device_ksk_words() -> usize {
     DEVICE_KSK_INPUT_DIMENSION * boolean_parameters().ks_level.0
-}
-
-/// A `tfhe-rs` [`Seeder`] that draws its 128-bit seeds from a caller's CSPRNG, so that key generation
-/// takes its randomness from the same place as the rest of provisioning (the OS in production, fixed seeds
-/// in tests).
-struct RngSeeder<'a, R: ?Sized>(&'a mut R);
-
-impl<R: CryptoRng + ?Sized> Seeder for RngSeeder<'_, R> {
-    fn seed(&mut self) -> Seed {
-        let mut bytes = [0u8; 16];
-        self.0.fill_bytes(&mut bytes);
-        let seed = Seed(u128::from_le_bytes(bytes));
-        bytes.zeroize();
-        seed
-    }
-
-    fn is_available() -> bool {
-        true
-    }
 }
 
 /// A device's seeded LWE key-switching key (device key, dimension 1024 -> tfhe-rs small key, 630), with
