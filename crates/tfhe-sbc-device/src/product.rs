@@ -25,6 +25,8 @@ pub trait NegacyclicProduct {
     type Torus: UnsignedTorus;
     /// One element of a spectrum.
     type Spectral: Copy + Default + Zeroize;
+    /// The zero spectral element, as a constant (firmware builds an empty encryptor in a `static`).
+    const SPECTRAL_ZERO: Self::Spectral;
 
     /// `N`: the polynomial size, which is also the length of a spectrum.
     fn polynomial_size(&self) -> usize;
@@ -51,11 +53,24 @@ pub trait NegacyclicProduct {
     fn inverse_add(&self, spectrum: &mut [Self::Spectral], out: &mut [Self::Torus]);
 }
 
+/// A [`NegacyclicProduct`] whose plan for polynomial size `N` is built at compile time: an unsupported `N` is
+/// a compile error (the evaluation of [`Self::PLAN`] fails), and only the tables of the sizes in use are
+/// linked, in debug builds too.
+pub trait NegacyclicProductPlan<const N: usize>: NegacyclicProduct + Copy {
+    /// The plan for `N`.
+    const PLAN: Self;
+}
+
+/// The product the firmware wrappers use when none is named: the `f64` FFT ([`Plan`]) where the target has a
+/// double-precision FPU, an exact integer product on Cortex-M (issue \[F\]).
+pub type DefaultProduct = Plan;
+
 /// The 32-bit torus through the exact `f64` FFT (bit-exact for a 32-bit torus polynomial times a binary one
 /// up to `N = 4096`: `negacyclic-fft`'s tests).
 impl NegacyclicProduct for Plan {
     type Torus = u32;
     type Spectral = f64;
+    const SPECTRAL_ZERO: f64 = 0.0;
 
     #[inline]
     fn polynomial_size(&self) -> usize {
@@ -83,6 +98,13 @@ impl NegacyclicProduct for Plan {
     fn inverse_add(&self, spectrum: &mut [f64], out: &mut [u32]) {
         self.inverse_add_wrapping(spectrum, out);
     }
+}
+
+impl<const N: usize> NegacyclicProductPlan<N> for Plan {
+    const PLAN: Plan = match Plan::new(N) {
+        Ok(plan) => plan,
+        Err(_) => panic!("negacyclic FFT: unsupported polynomial size (a power of two from 64 to 4096)"),
+    };
 }
 
 /// The FFT plan for `n`, as a device error if `n` is unsupported.
