@@ -55,6 +55,9 @@ cargo test --benches --quiet
 step "aarch64 tests under qemu-user"
 cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
 
+step "aarch64 instruction count per encryption (qemu-user + the insn_count TCG plugin)"
+bash scripts/aarch64-count.sh
+
 step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
