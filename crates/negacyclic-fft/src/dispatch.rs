@@ -9,41 +9,70 @@
 //!
 //! Both paths compute the same exact integer results; intermediate `f64` values may differ in the last
 //! bits between instruction sets, which the rounding margin (< 1e-4 at N = 1024) absorbs.
+//!
+//! `--cfg tfhe_sbc_backend="soft"` compiles the AVX2 instance out, so that the portable code runs (and is
+//! tested) on any host; [`backend`] then says `"soft"`. `tfhe-sbc-device`'s BLAKE2b lanes dispatch the same
+//! way, under the same cfg.
 
-#[cfg(target_arch = "x86_64")]
-cpufeatures::new!(avx2_detect, "avx2");
-
-/// Whether the running CPU has AVX2 (detected once, then cached).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn has_avx2() -> bool {
-    avx2_detect::get()
+/// The instances of the kernels this build has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// The portable code as the target's baseline compiles it (SSE2 on x86_64, NEON on aarch64).
+    Portable,
+    /// The portable code compiled with AVX2.
+    #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+    Avx2,
 }
 
-/// Evaluates the kernel call `$call` in the fastest instance the running CPU supports.
+#[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+cpufeatures::new!(avx2_detect, "avx2");
+
+impl Isa {
+    /// The fastest instance the running CPU supports (detected once, then cached).
+    #[inline]
+    pub(crate) fn detect() -> Self {
+        #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+        if avx2_detect::get() {
+            return Self::Avx2;
+        }
+        Self::Portable
+    }
+
+    /// The name [`backend`] reports.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            #[cfg(tfhe_sbc_backend = "soft")]
+            Self::Portable => "soft",
+            #[cfg(not(tfhe_sbc_backend = "soft"))]
+            Self::Portable => "portable",
+            #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+            Self::Avx2 => "avx2",
+        }
+    }
+}
+
+/// The instance of the transform kernels that runs on this CPU: `"avx2"` (x86_64 with AVX2), `"portable"`
+/// (the target's baseline instruction set), or `"soft"` (the portable kernels, forced by
+/// `--cfg tfhe_sbc_backend="soft"`).
+pub fn backend() -> &'static str {
+    Isa::detect().name()
+}
+
+/// Evaluates the kernel call `$call` in the instance [`Isa::detect`] picks.
 macro_rules! dispatch {
-    ($call:expr) => {{
-        #[cfg(target_arch = "x86_64")]
-        {
-            if $crate::dispatch::has_avx2() {
-                // SAFETY: `avx2::run` enables only `avx2`, and the CPU has it (checked just above).
-                #[allow(unsafe_code)]
-                unsafe {
-                    $crate::dispatch::avx2::run(|| $call)
-                }
-            } else {
-                $call
-            }
+    ($call:expr) => {
+        match $crate::dispatch::Isa::detect() {
+            #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+            // SAFETY: `avx2::run` enables only `avx2`, and the CPU has it (`detect` checked).
+            #[allow(unsafe_code)]
+            $crate::dispatch::Isa::Avx2 => unsafe { $crate::dispatch::avx2::run(|| $call) },
+            $crate::dispatch::Isa::Portable => $call,
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            $call
-        }
-    }};
+    };
 }
 pub(crate) use dispatch;
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
 pub(crate) mod avx2 {
     /// Runs `f` with AVX2 enabled: `f` is inlined here, so its loops are compiled for AVX2.
     ///

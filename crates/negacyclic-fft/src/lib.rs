@@ -16,8 +16,19 @@
 //!
 //! Frequencies come out in bit-reversed order, which is all that pointwise products need.
 //!
-//! A 64-bit torus can later be served by splitting each coefficient into limbs that [`Coefficient`] converts
-//! exactly, and recombining the [`Plan::inverse_raw`] outputs with shifts.
+//! A 64-bit torus can later be served with two 32-bit limbs: write each coefficient as `hi * 2^32 + lo`
+//! with `lo` read centered (as [`Coefficient`] reads a `u32`), compute one product per limb, round each one
+//! with [`Plan::inverse_wrapping`] (into `u32` for `hi`, which only matters mod 2^32, into `i64` for `lo`),
+//! then add `hi << 32` and `lo` wrapping mod 2^64: that equals the naive 64-bit product. The limbs must be
+//! rounded *before* they are recombined: an unrounded [`Plan::inverse_raw`] value is off by up to ~4e-5 at
+//! N = 1024 (binary key), which the shift by 2^32 turns into an error of ~2e5, and an `f64` near 2^73 has
+//! no integer precision left anyway.
+//!
+//! # Backend
+//! On x86_64 the kernels also run compiled for AVX2 when the CPU has it (run-time detection, no_std).
+//! `RUSTFLAGS='--cfg tfhe_sbc_backend="soft"'` (after RustCrypto sha2's `sha2_backend`) compiles that out
+//! and keeps the portable kernels only, e.g. to test them on a host that would otherwise never run them;
+//! [`backend`] says which instance runs. `tfhe-sbc-device` reads the same cfg for its BLAKE2b XOF.
 //!
 //! # Example
 //! ```
@@ -51,6 +62,7 @@ pub mod naive;
 mod plan;
 
 pub use coefficient::{Coefficient, RoundedCoefficient};
+pub use dispatch::backend;
 pub use plan::{FftError, MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, Plan};
 
 mod tables {
