@@ -1,0 +1,93 @@
+//! Exact, constant-time negacyclic polynomial products over the 32- and 64-bit torus with integer NTTs,
+//! for cores without a double-precision FPU (Cortex-M0/M0+/M3/M4).
+//!
+//! A product in `Z[X]/(X^N + 1)` of a torus polynomial (wrapping `u32` or `u64` coefficients) and a binary
+//! (or ternary) polynomial is computed exactly as an integer polynomial by negacyclic number-theoretic
+//! transforms modulo `L` primes of 30 bits, then reconstructed by Garner's CRT and wrapped modulo `2^32` or
+//! `2^64`. The result equals the schoolbook product bit for bit (`tests/exactness.rs` checks it against
+//! `negacyclic_fft::naive` with proptest, and at the extreme magnitudes), so it can replace the `f64` FFT
+//! without changing a ciphertext.
+//!
+//! * **Compile-time plans**: [`NttPlan::new`] is a `const fn` generic in `N`; an unsupported `N` is a compile
+//!   error, and the twiddle tables (one `N`-word table per prime, in Montgomery form) are associated `const`s
+//!   computed by `const fn`s, so a program contains the tables of the sizes it names and no others, in debug
+//!   builds too. `N` is a power of two from 64 to 4096.
+//! * **No heap, caller scratch**: a spectrum is a caller-owned `[[u32; L]]` of length `N` (`4LN` bytes: 8 KiB
+//!   for the 32-bit torus at `N = 1024`, as much as the `f64` FFT's).
+//! * **Fast**: merged twisting (the `2N`-th roots folded into the twiddles: Cooley-Tukey forward,
+//!   Gentleman-Sande inverse, no bit reversal since pointwise products do not care about order), Harvey's
+//!   lazy butterflies (values kept in `[0, 4p)` and `[0, 2p)`), Montgomery products (three instructions on a
+//!   Cortex-M4), and the inverse's `N^-1` and the Montgomery factor folded into the CRT constants.
+//!
+//! # Primes and bounds
+//! The primes are `p_0 = 0x3fff4001`, `p_1 = 0x3ffe8001` and `p_2 = 0x3ffc0001`: below `2^30` so that
+//! `4p < 2^32` (lazy reductions in 32-bit words), and `= 1 mod 2^14` so that `2N | p - 1` up to `N = 8192`.
+//! Torus inputs are read centred (`a - 2^B` when `a >= 2^(B-1)`, `B` = 32 or 64), as the `f64` FFT reads
+//! them, so a ternary key's `-1` (the word `2^B - 1`) counts as `-1`; key bytes are `0` or `1`. Every
+//! coefficient of the integer product of a torus polynomial and a binary or ternary one then satisfies
+//! `|X| <= N 2^(B-1)`:
+//! * [`NttPlan32`] (`P_2 = p_0 p_1 ~ 2^60`), 32-bit torus: `|X| <= 4096 * 2^31 = 2^43` at `N = 4096`;
+//! * [`NttPlan64`] (`P_3 = p_0 p_1 p_2 ~ 2^90`), 64-bit torus: `|X| <= 4096 * 2^63 = 2^75` at `N = 4096`
+//!   (issue \[G\] needs `N = 2048`, `2^74`).
+//!
+//! Garner's digits `d_i` (`X = d_0 + d_1 P_1 + ... + d_{L-1} P_{L-1}`, `P_i = p_0 ... p_{i-1}`) are kept lazy
+//! in `[0, 2p_i)` except the last, which is reduced and taken centred (`d - p` when `d > (p - 1)/2`, a masked
+//! select). The sum `S` of the lower digits' terms is below `2p_0 < 2^31` (`L = 2`) or `2p_0 + 2p_0 p_1 < 2^61`
+//! (`L = 3`), so the computed value lies in `[S - P_L/2, S + P_L/2]`; it is congruent to `X` modulo `P_L`,
+//! and `X` lies in the same interval whenever `|X| + S < P_L/2`: `2^43 + 2^31 < 2^59` and
+//! `2^75 + 2^61 < 2^89`. So the value is `X`
+//! exactly, and wrapping it modulo `2^B` (32-bit or 64-bit multiplies by `P_i mod 2^B`) gives the torus
+//! product.
+//!
+//! # Timing
+//! No branch and no memory address depends on the data: loop bounds and table indices depend on `N` only,
+//! conditional subtractions and the centring are masks (the compiler may turn a mask into a conditional
+//! move or an `IT` block, which run in fixed time). `scripts/ctgrind.sh` checks the x86_64 build under
+//! valgrind with the key marked secret. The one operand-dependent instruction left is the multiplier:
+//! * Cortex-M4/M7 (`thumbv7em`, the `dsp` target feature) and hosts: `UMULL`/`UMLAL` (single-cycle on the M4),
+//!   through `u64` products.
+//! * Cortex-M3 (`thumbv7m`) and Cortex-M0/M0+ (`thumbv6m`): every `target_os = "none"` ARM target without the
+//!   `dsp` feature builds the 64-bit product from four 16x16-bit partial products with the 32-bit `MUL`
+//!   (`MULS`), because the M3's `UMULL`/`UMLAL` terminate early depending on the operands (3 to 5 cycles,
+//!   Cortex-M3 TRM, instruction timings) and the M0/M0+ have no long multiply (a `u64` product would call
+//!   compiler-builtins' `__aeabi_lmul`). `MUL` is single-cycle on the M3; `MULS` takes 1 cycle (or 32 with
+//!   the M0's small-multiplier option) whatever the operands. The cost is about four times the M4's per
+//!   Montgomery product. `--cfg negacyclic_ntt_mul16` selects this multiplier on any target (the host tests
+//!   run it that way too).
+//! * What the compiler makes of the masks on targets not checked here is not verified by a tool; the
+//!   Cortex-M builds were inspected for branches in the kernels (see the repository's notes).
+//!
+//! # Example
+//! ```
+//! use negacyclic_ntt::NttPlan32;
+//!
+//! // The plan is built at compile time: `NttPlan32::new::<1000>()` would not compile.
+//! const PLAN: NttPlan32 = NttPlan32::new::<1024>();
+//!
+//! let a: Vec<u32> = (0..1024u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+//! let key: Vec<u8> = (0..1024u32).map(|i| ((i * 7 + 3) % 5 % 2) as u8).collect();
+//!
+//! // The key's spectrum is computed once and reused for every product.
+//! let mut key_spectrum = [[0u32; 2]; 1024];
+//! PLAN.forward(&key, &mut key_spectrum);
+//!
+//! let mut spectrum = [[0u32; 2]; 1024];
+//! PLAN.forward(&a, &mut spectrum);
+//! PLAN.mul_assign(&mut spectrum, &key_spectrum);
+//! let mut product = [0u32; 1024];
+//! PLAN.inverse_wrapping(&mut spectrum, &mut product);
+//!
+//! let key32: Vec<u32> = key.iter().map(|&s| u32::from(s)).collect();
+//! let mut expected = [0u32; 1024];
+//! negacyclic_fft::naive::negacyclic_product_wrapping_into(&a, &key32, &mut expected);
+//! assert_eq!(product, expected);
+//! ```
+#![no_std]
+
+mod arith;
+mod ntt;
+mod plan;
+mod primes;
+
+pub use plan::{Input, MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, NttPlan, NttPlan32, NttPlan64, Output};
+pub use primes::{P0, P1, P2};

@@ -1,0 +1,297 @@
+//! [`NttPlan`]: a compile-time plan for one size `N` and `L` primes; transforms, pointwise products and the
+//! CRT reconstruction.
+
+use crate::arith::{Prime, centre, csub, csub_any, mont_mul};
+use crate::ntt;
+use crate::primes::{Crt, CrtFor, PRIMES, Twiddles};
+
+/// The smallest supported polynomial size `N`.
+pub const MIN_POLYNOMIAL_SIZE: usize = 64;
+/// The largest supported polynomial size `N`.
+pub const MAX_POLYNOMIAL_SIZE: usize = 4096;
+
+mod sealed {
+    use crate::arith::Prime;
+
+    /// The reduction of an input coefficient.
+    pub trait Residue {
+        /// `self mod p`, as a residue in `[0, 4p)`, without branches.
+        fn residue(self, q: Prime) -> u32;
+    }
+    /// The reconstruction of an output coefficient.
+    pub trait Digits: Sized {
+        /// `x mod 2^BITS` from Garner's digits: `sum_{i < L-1} d_i P_i + c P_{L-1}` with the last digit `c`
+        /// centred.
+        fn from_digits<const L: usize>(digits: &[u32; L], last: i32, radix: &[u64; L]) -> Self;
+        /// `self + rhs`, wrapping.
+        fn wrapping_add(self, rhs: Self) -> Self;
+    }
+}
+use sealed::{Digits, Residue};
+
+/// A polynomial coefficient the forward transform reads: `u8` (a binary or small key coefficient), `u32`
+/// or `u64` (a torus element, read as its unsigned value; the product is the same modulo `2^32`/`2^64`).
+pub trait Input: Copy + Residue {}
+impl Input for u8 {}
+impl Input for u32 {}
+impl Input for u64 {}
+
+/// A torus the inverse transform writes: `u32` or `u64`, wrapping.
+pub trait Output: Copy + Digits {}
+impl Output for u32 {}
+impl Output for u64 {}
+
+impl Residue for u8 {
+    #[inline(always)]
+    fn residue(self, _: Prime) -> u32 {
+        u32::from(self)
+    }
+}
+
+/// A torus element is read centred, `a - 2^32 [a >= 2^31]`, as the `f64` FFT reads it: then a ternary key
+/// coefficient `-1` (the word `2^32 - 1`) is `-1`, and `|a| <= 2^31` bounds the product.
+impl Residue for u32 {
+    #[inline(always)]
+    fn residue(self, q: Prime) -> u32 {
+        let negative = ((self as i32) >> 31) as u32;
+        csub(csub_any(self, q.four_p), q.two_p) + (q.minus_2_32 & negative)
+    }
+}
+
+/// `hi 2^32 + lo`, read centred like `u32`: `mont(hi, R^2) = hi R mod p` (`< 2p`) plus `lo` brought below
+/// `2p`, then below `2p` again, plus `-2^64 mod p` when the top bit is set: in `[0, 3p)`.
+impl Residue for u64 {
+    #[inline(always)]
+    fn residue(self, q: Prime) -> u32 {
+        let negative = ((self as i64) >> 63) as u32;
+        let high = mont_mul((self >> 32) as u32, q.r2, q);
+        let low = csub(csub_any(self as u32, q.four_p), q.two_p);
+        csub(high + low, q.two_p) + (q.minus_2_64 & negative)
+    }
+}
+
+impl Digits for u32 {
+    #[inline(always)]
+    fn from_digits<const L: usize>(digits: &[u32; L], last: i32, radix: &[u64; L]) -> Self {
+        let mut x = (last as u32).wrapping_mul(radix[L - 1] as u32);
+        for i in 0..L - 1 {
+            x = x.wrapping_add(digits[i].wrapping_mul(radix[i] as u32));
+        }
+        x
+    }
+    #[inline(always)]
+    fn wrapping_add(self, rhs: Self) -> Self {
+        u32::wrapping_add(self, rhs)
+    }
+}
+
+impl Digits for u64 {
+    #[inline(always)]
+    fn from_digits<const L: usize>(digits: &[u32; L], last: i32, radix: &[u64; L]) -> Self {
+        let mut x = (i64::from(last) as u64).wrapping_mul(radix[L - 1]);
+        for i in 0..L - 1 {
+            x = x.wrapping_add(u64::from(digits[i]).wrapping_mul(radix[i]));
+        }
+        x
+    }
+    #[inline(always)]
+    fn wrapping_add(self, rhs: Self) -> Self {
+        u64::wrapping_add(self, rhs)
+    }
+}
+
+/// An exact negacyclic product of size `N` over `L` primes: a `Copy` handle on compile-time tables.
+///
+/// * [`NttPlan32`] (`L = 2`): a 32-bit torus polynomial times a binary (or ternary) one, `N <= 4096`.
+/// * [`NttPlan64`] (`L = 3`): a 64-bit torus polynomial times a binary (or ternary) one, `N <= 4096`.
+///
+/// A *spectrum* is `N` elements of `[u32; L]`, but its words are laid out as `L` planes: in the flat view
+/// (`as_flattened`), words `[iN, (i + 1)N)` are the residues modulo prime `i`, in bit-reversed order. The
+/// grouping into `[u32; L]` only sizes the storage. The caller owns every spectrum; nothing allocates.
+///
+/// Methods panic if a slice length is not `N` (a programmer error, not a data error). Their time does not
+/// depend on the values (see the crate documentation for the multiplier on each target).
+#[derive(Clone, Copy)]
+pub struct NttPlan<const L: usize> {
+    n: usize,
+    twiddles: [&'static [u32]; L],
+    crt: Crt<L>,
+}
+
+/// The plan for the 32-bit torus: two primes.
+pub type NttPlan32 = NttPlan<2>;
+/// The plan for the 64-bit torus: three primes.
+pub type NttPlan64 = NttPlan<3>;
+
+impl<const L: usize> core::fmt::Debug for NttPlan<L> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("NttPlan")
+            .field("polynomial_size", &self.n)
+            .field("primes", &L)
+            .finish()
+    }
+}
+
+/// Fails at compile time (when a plan for `n` is evaluated) unless `n` is supported.
+const fn check_size(n: usize) {
+    assert!(
+        n.is_power_of_two() && n >= MIN_POLYNOMIAL_SIZE && n <= MAX_POLYNOMIAL_SIZE,
+        "negacyclic NTT: unsupported polynomial size (a power of two from 64 to 4096)"
+    );
+}
+
+impl NttPlan<2> {
+    /// The plan for `N`; an unsupported `N` is a compile error. Links the tables of `N` for two primes.
+    pub const fn new<const N: usize>() -> Self {
+        const { check_size(N) };
+        Self {
+            n: N,
+            twiddles: [Twiddles::<N, 0>::TABLE, Twiddles::<N, 1>::TABLE],
+            crt: CrtFor::<N, 2>::VALUE,
+        }
+    }
+}
+
+impl NttPlan<3> {
+    /// The plan for `N`; an unsupported `N` is a compile error. Links the tables of `N` for three primes.
+    pub const fn new<const N: usize>() -> Self {
+        const { check_size(N) };
+        Self {
+            n: N,
+            twiddles: [
+                Twiddles::<N, 0>::TABLE,
+                Twiddles::<N, 1>::TABLE,
+                Twiddles::<N, 2>::TABLE,
+            ],
+            crt: CrtFor::<N, 3>::VALUE,
+        }
+    }
+}
+
+impl<const L: usize> NttPlan<L> {
+    /// The polynomial size `N`, which is also the length of a spectrum in `[u32; L]` elements.
+    #[inline]
+    pub const fn polynomial_size(&self) -> usize {
+        self.n
+    }
+
+    fn planes<'a>(&self, spectrum: &'a mut [[u32; L]]) -> &'a mut [u32] {
+        assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
+        spectrum.as_flattened_mut()
+    }
+
+    /// Transforms the polynomial `input` into `spectrum` (both of length `N`).
+    pub fn forward<T: Input>(&self, input: &[T], spectrum: &mut [[u32; L]]) {
+        assert_eq!(input.len(), self.n, "input length must be N");
+        self.load(spectrum, 0, input);
+        self.forward_loaded(spectrum);
+    }
+
+    /// Writes coefficients `offset..offset + values.len()` of a polynomial into `spectrum` (reduced modulo
+    /// every prime), for a caller that generates a polynomial piece by piece straight into the transform
+    /// buffer; then [`Self::forward_loaded`] transforms it.
+    pub fn load<T: Input>(&self, spectrum: &mut [[u32; L]], offset: usize, values: &[T]) {
+        let n = self.n;
+        let planes = self.planes(spectrum);
+        assert!(offset <= n && values.len() <= n - offset, "coefficients past N");
+        for (i, plane) in planes.chunks_exact_mut(n).enumerate() {
+            let q = PRIMES[i];
+            for (x, &v) in plane[offset..offset + values.len()].iter_mut().zip(values) {
+                *x = v.residue(q);
+            }
+        }
+    }
+
+    /// Transforms in place a polynomial written with [`Self::load`].
+    pub fn forward_loaded(&self, spectrum: &mut [[u32; L]]) {
+        let n = self.n;
+        let planes = self.planes(spectrum);
+        for (i, plane) in planes.chunks_exact_mut(n).enumerate() {
+            ntt::forward(plane, self.twiddles[i], PRIMES[i]);
+        }
+    }
+
+    /// Pointwise product `acc *= rhs` of two spectra.
+    pub fn mul_assign(&self, acc: &mut [[u32; L]], rhs: &[[u32; L]]) {
+        let n = self.n;
+        assert_eq!(rhs.len(), n, "spectrum length must be N");
+        let acc = self.planes(acc);
+        for (i, (a, b)) in acc
+            .chunks_exact_mut(n)
+            .zip(rhs.as_flattened().chunks_exact(n))
+            .enumerate()
+        {
+            let q = PRIMES[i];
+            for (x, &y) in a.iter_mut().zip(b) {
+                *x = mont_mul(*x, y, q);
+            }
+        }
+    }
+
+    /// Pointwise multiply-accumulate `acc += lhs * rhs` of spectra.
+    pub fn mul_add_assign(&self, acc: &mut [[u32; L]], lhs: &[[u32; L]], rhs: &[[u32; L]]) {
+        let n = self.n;
+        assert_eq!(lhs.len(), n, "spectrum length must be N");
+        assert_eq!(rhs.len(), n, "spectrum length must be N");
+        let acc = self.planes(acc);
+        let planes = acc
+            .chunks_exact_mut(n)
+            .zip(lhs.as_flattened().chunks_exact(n))
+            .zip(rhs.as_flattened().chunks_exact(n));
+        for (i, ((a, l), r)) in planes.enumerate() {
+            let q = PRIMES[i];
+            for ((x, &y), &z) in a.iter_mut().zip(l).zip(r) {
+                *x = csub(*x + mont_mul(y, z, q), q.two_p);
+            }
+        }
+    }
+
+    /// Inverse transform of `spectrum` (destroyed: it is the scratch) into `out`, wrapping modulo
+    /// `2^32`/`2^64`.
+    pub fn inverse_wrapping<T: Output>(&self, spectrum: &mut [[u32; L]], out: &mut [T]) {
+        self.inverse_with(spectrum, out, |_, x| x);
+    }
+
+    /// `out += inverse(spectrum)`, wrapping; `spectrum` is scratch afterwards.
+    pub fn inverse_add_wrapping<T: Output>(&self, spectrum: &mut [[u32; L]], out: &mut [T]) {
+        self.inverse_with(spectrum, out, Digits::wrapping_add);
+    }
+
+    #[inline(always)]
+    fn inverse_with<T: Output>(&self, spectrum: &mut [[u32; L]], out: &mut [T], combine: impl Fn(T, T) -> T) {
+        let n = self.n;
+        assert_eq!(out.len(), n, "output length must be N");
+        let planes = self.planes(spectrum);
+        for (i, plane) in planes.chunks_exact_mut(n).enumerate() {
+            ntt::inverse(plane, self.twiddles[i], PRIMES[i]);
+        }
+        let crt = &self.crt;
+        for (j, o) in out.iter_mut().enumerate() {
+            let mut x = [0u32; L];
+            for (i, x) in x.iter_mut().enumerate() {
+                *x = planes[i * n + j];
+            }
+            *o = combine(*o, reconstruct::<T, L>(&x, crt));
+        }
+    }
+}
+
+/// Garner's reconstruction of one coefficient from its `L` residues (`[0, 2p_i)`, scaled by `N R^-1`),
+/// wrapped into `T`. Every digit but the last stays lazy in `[0, 2p_i)`; the last is reduced to `[0, p)` and
+/// centred, which makes the sum the exact signed integer (crate documentation: bounds).
+#[inline(always)]
+fn reconstruct<T: Output, const L: usize>(x: &[u32; L], crt: &Crt<L>) -> T {
+    let mut d = [0u32; L];
+    for i in 0..L {
+        let q = PRIMES[i];
+        let own = mont_mul(x[i], crt.own[i], q);
+        let mut sub = 0u32;
+        for (&dj, &cross) in d[..i].iter().zip(&crt.cross[i]) {
+            sub = csub(sub + mont_mul(dj, cross, q), q.two_p);
+        }
+        d[i] = csub(own + q.two_p - sub, q.two_p);
+    }
+    let last = PRIMES[L - 1];
+    let c = centre(csub(d[L - 1], last.p), last);
+    T::from_digits(&d, c, &crt.radix)
+}
