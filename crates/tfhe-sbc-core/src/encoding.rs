@@ -66,6 +66,157 @@ impl PaddedIntegerEncoding {
     }
 }
 
+/// Unsigned integers as tfhe-rs's radix ciphertexts hold them: a `value_bits`-bit value is cut into blocks
+/// of `log2(message_modulus)` bits, **little-endian** (block 0 holds the lowest bits), and each block is
+/// encoded with the [`PaddedIntegerEncoding`] of `message_modulus * carry_modulus` (the carry bits empty, the
+/// padding bit zero).
+///
+/// For tfhe-rs's default (message and carry moduli 4 and 4, 64-bit torus): 2 bits per block,
+/// `delta = 2^59`; a `u8` is 4 blocks, a `u16` 8, a `u32` 16, a `u64` 32.
+///
+/// Packing ([`RadixEncoding::encode_values`]): value `v`'s blocks fill coefficients
+/// `v * blocks .. (v + 1) * blocks` of the plaintext, in order, and the coefficients after the last value
+/// encode 0. One `N = 2048` GLWE ciphertext carries 512 `u8` or 128 `u32`.
+///
+/// Encoding does not branch on the values (it masks and shifts); the range check ORs every value's high
+/// bits together and branches once on the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RadixEncoding {
+    block_bits: u32,
+    padded: PaddedIntegerEncoding,
+}
+
+impl RadixEncoding {
+    /// The encoding with these shortint moduli on a `torus_bits`-bit torus. Errors with
+    /// [`Error::InvalidMessageModulus`] unless `message_modulus >= 2` and `carry_modulus >= 1` are powers of
+    /// two whose product fits the torus with a padding bit and a bit of noise room.
+    pub fn new(message_modulus: u64, carry_modulus: u64, torus_bits: u32) -> Result<Self> {
+        if !message_modulus.is_power_of_two() || message_modulus < 2 {
+            return Err(Error::InvalidMessageModulus(message_modulus));
+        }
+        if !carry_modulus.is_power_of_two() {
+            return Err(Error::InvalidMessageModulus(carry_modulus));
+        }
+        let product = message_modulus
+            .checked_mul(carry_modulus)
+            .ok_or(Error::InvalidMessageModulus(carry_modulus))?;
+        Ok(Self {
+            block_bits: message_modulus.trailing_zeros(),
+            padded: PaddedIntegerEncoding::new(product, torus_bits)?,
+        })
+    }
+
+    /// For named sets, whose moduli are valid: `log2` of the message modulus and of the product of the
+    /// moduli.
+    pub(crate) const fn from_valid(block_bits: u32, log_modulus: u32) -> Self {
+        Self {
+            block_bits,
+            padded: PaddedIntegerEncoding { log_modulus },
+        }
+    }
+
+    /// Message bits per block (`log2(message_modulus)`).
+    pub const fn block_bits(&self) -> u32 {
+        self.block_bits
+    }
+
+    /// The message modulus.
+    pub const fn message_modulus(&self) -> u64 {
+        1 << self.block_bits
+    }
+
+    /// The encoding of one block (`message_modulus * carry_modulus` with a padding bit).
+    pub const fn block_encoding(&self) -> PaddedIntegerEncoding {
+        self.padded
+    }
+
+    /// `delta` on the torus `T` (`2^59` on `u64` for the default set).
+    pub fn delta<T: UnsignedTorus>(&self) -> T {
+        self.padded.delta()
+    }
+
+    /// The number of blocks of a `value_bits`-bit value. [`Error::InvalidValueBits`] unless `value_bits` is
+    /// a positive multiple of [`RadixEncoding::block_bits`] of at most 64.
+    pub fn blocks_per_value(&self, value_bits: u32) -> Result<usize> {
+        if value_bits == 0 || value_bits > 64 || !value_bits.is_multiple_of(self.block_bits) {
+            return Err(Error::InvalidValueBits {
+                value_bits,
+                block_bits: self.block_bits,
+            });
+        }
+        Ok((value_bits / self.block_bits) as usize)
+    }
+
+    /// Encodes one `value_bits`-bit value into `out`, one word per block, little-endian.
+    ///
+    /// Errors: [`Error::InvalidValueBits`], [`Error::WrongLength`] if `out` does not have
+    /// [`RadixEncoding::blocks_per_value`] words, [`Error::ValueOutOfRange`] if `value >= 2^value_bits`.
+    pub fn encode_value<T: UnsignedTorus>(&self, value: u64, value_bits: u32, out: &mut [T]) -> Result<()> {
+        let blocks = self.blocks_per_value(value_bits)?;
+        if out.len() != blocks {
+            return Err(Error::WrongLength {
+                expected: blocks,
+                found: out.len(),
+            });
+        }
+        self.encode_values(&[value], value_bits, out).map(|_| ())
+    }
+
+    /// Packs `values` (each `value_bits` bits) into `out`: value `v`'s blocks at `out[v * blocks..]`, and
+    /// every word after the last value set to the encoding of 0. Returns the number of words the values
+    /// fill (`values.len() * blocks`).
+    ///
+    /// Errors: [`Error::InvalidValueBits`], [`Error::CapacityExceeded`] if the values need more than
+    /// `out.len()` words, [`Error::ValueOutOfRange`] (naming the first such value) if a value has bits at or
+    /// above `value_bits`. On error `out` is left unchanged.
+    pub fn encode_values<T: UnsignedTorus>(&self, values: &[u64], value_bits: u32, out: &mut [T]) -> Result<usize> {
+        let blocks = self.blocks_per_value(value_bits)?;
+        let needed = values.len().saturating_mul(blocks);
+        if needed > out.len() {
+            return Err(Error::CapacityExceeded {
+                needed,
+                available: out.len(),
+            });
+        }
+        // One branch for the whole slice, not one per value.
+        let high = values
+            .iter()
+            .fold(0u64, |acc, &v| acc | v.checked_shr(value_bits).unwrap_or(0));
+        if high != 0 {
+            let value = values
+                .iter()
+                .copied()
+                .find(|v| v.checked_shr(value_bits).unwrap_or(0) != 0)
+                .unwrap_or(0);
+            return Err(Error::ValueOutOfRange { value, value_bits });
+        }
+        let mask = self.message_modulus() - 1;
+        for (&value, words) in values.iter().zip(out.chunks_exact_mut(blocks)) {
+            for (j, word) in words.iter_mut().enumerate() {
+                *word = self.padded.encode((value >> (j as u32 * self.block_bits)) & mask);
+            }
+        }
+        out[needed..].fill(T::ZERO);
+        Ok(needed)
+    }
+
+    /// Decodes one value from its noisy blocks (little-endian): each block is rounded
+    /// ([`PaddedIntegerEncoding::decode`]) and its message bits kept. [`Error::InvalidValueBits`] if the
+    /// blocks hold more than 64 bits or none.
+    pub fn decode_value<T: UnsignedTorus>(&self, blocks: &[T]) -> Result<u64> {
+        let value_bits = u32::try_from(blocks.len())
+            .ok()
+            .and_then(|n| n.checked_mul(self.block_bits))
+            .unwrap_or(u32::MAX);
+        self.blocks_per_value(value_bits)?;
+        let mask = self.message_modulus() - 1;
+        Ok(blocks.iter().enumerate().fold(0u64, |acc, (j, &b)| {
+            acc | ((self.padded.decode(b) & mask) << (j as u32 * self.block_bits))
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +254,84 @@ mod tests {
                 Err(Error::InvalidMessageModulus(bad))
             );
         }
+    }
+
+    #[test]
+    fn radix_blocks_are_little_endian_two_bit_blocks() {
+        let enc = RadixEncoding::new(4, 4, 64).unwrap();
+        assert_eq!(enc, crate::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding());
+        assert_eq!(enc.delta::<u64>(), 1 << 59);
+        assert_eq!(enc.block_bits(), 2);
+        for (bits, blocks) in [(8, 4), (16, 8), (32, 16), (64, 32)] {
+            assert_eq!(enc.blocks_per_value(bits), Ok(blocks));
+        }
+        let mut out = [0u64; 4];
+        enc.encode_value(0b11_10_01_00, 8, &mut out).unwrap();
+        assert_eq!(out, [0, 1 << 59, 2 << 59, 3 << 59]);
+        assert_eq!(enc.decode_value(&out), Ok(0b11_10_01_00));
+        // Noise below delta / 2 rounds away.
+        let noisy: [u64; 4] = core::array::from_fn(|j| out[j].wrapping_add(((j as u64) << 56).wrapping_neg()));
+        assert_eq!(enc.decode_value(&noisy), Ok(0b11_10_01_00));
+
+        let values = [0xdead_beef_u64, 0, u64::from(u32::MAX), 0x0123_4567];
+        let mut plain = [7u64; 2048];
+        assert_eq!(enc.encode_values(&values, 32, &mut plain), Ok(64));
+        for (v, blocks) in values.iter().zip(plain.chunks_exact(16)) {
+            assert_eq!(enc.decode_value(blocks), Ok(*v));
+        }
+        assert!(plain[64..].iter().all(|&w| w == 0));
+        let mut all = [0u64; 32];
+        enc.encode_value(u64::MAX, 64, &mut all).unwrap();
+        assert_eq!(enc.decode_value(&all), Ok(u64::MAX));
+    }
+
+    #[test]
+    fn radix_errors_name_what_was_wrong() {
+        let enc = RadixEncoding::new(4, 4, 64).unwrap();
+        let mut out = [1u64; 8];
+        for bits in [0, 7, 66] {
+            assert_eq!(
+                enc.encode_values(&[1], bits, &mut out),
+                Err(Error::InvalidValueBits {
+                    value_bits: bits,
+                    block_bits: 2
+                })
+            );
+        }
+        assert_eq!(
+            enc.encode_values(&[1, 2, 3], 8, &mut out),
+            Err(Error::CapacityExceeded {
+                needed: 12,
+                available: 8
+            })
+        );
+        assert_eq!(
+            enc.encode_values(&[1, 256], 8, &mut out),
+            Err(Error::ValueOutOfRange {
+                value: 256,
+                value_bits: 8
+            })
+        );
+        assert_eq!(out, [1; 8], "unchanged on error");
+        assert_eq!(
+            enc.encode_value(1, 8, &mut out),
+            Err(Error::WrongLength { expected: 4, found: 8 })
+        );
+        assert!(enc.decode_value::<u64>(&[]).is_err());
+        assert!(enc.decode_value(&[0u64; 33]).is_err());
+        assert_eq!(RadixEncoding::new(3, 4, 64), Err(Error::InvalidMessageModulus(3)));
+        assert_eq!(RadixEncoding::new(4, 3, 64), Err(Error::InvalidMessageModulus(3)));
+        assert_eq!(RadixEncoding::new(4, 0, 64), Err(Error::InvalidMessageModulus(0)));
+        assert_eq!(
+            RadixEncoding::new(1 << 31, 1 << 32, 64),
+            Err(Error::InvalidMessageModulus(1 << 63))
+        );
+        // On a 32-bit torus too (the device's words): delta = 2^31 / 16.
+        let enc32 = RadixEncoding::new(4, 4, 32).unwrap();
+        let mut w = [0u32; 4];
+        enc32.encode_value(0x9c, 8, &mut w).unwrap();
+        assert_eq!(w[0], 0);
+        assert_eq!(w[3], 2 << 27);
+        assert_eq!(enc32.decode_value(&w), Ok(0x9c));
     }
 }

@@ -69,6 +69,27 @@ pub enum Error {
         /// The length given.
         found: usize,
     },
+    /// An integer width that is not a positive multiple of the radix block's bits of at most 64.
+    InvalidValueBits {
+        /// The width given.
+        value_bits: u32,
+        /// The message bits per block.
+        block_bits: u32,
+    },
+    /// A value has bits at or above its declared width.
+    ValueOutOfRange {
+        /// The value.
+        value: u64,
+        /// The declared width.
+        value_bits: u32,
+    },
+    /// More blocks than the plaintext has coefficients.
+    CapacityExceeded {
+        /// The coefficients the values need.
+        needed: usize,
+        /// The coefficients there are.
+        available: usize,
+    },
 }
 
 impl core::fmt::Display for Error {
@@ -132,6 +153,19 @@ impl core::fmt::Display for Error {
             }
             Self::WrongLength { expected, found } => {
                 write!(f, "container has length {found}, expected {expected}")
+            }
+            Self::InvalidValueBits { value_bits, block_bits } => write!(
+                f,
+                "integer width {value_bits} is not a positive multiple of {block_bits} bits per block of at most 64"
+            ),
+            Self::ValueOutOfRange { value, value_bits } => {
+                write!(f, "value {value} does not fit {value_bits} bits")
+            }
+            Self::CapacityExceeded { needed, available } => {
+                write!(
+                    f,
+                    "the values need {needed} coefficients, the plaintext has {available}"
+                )
             }
         }
     }

@@ -5,9 +5,11 @@
 //! feature, a named set serializes as its id only, a custom set as its fields, and deserialization goes
 //! through the same validation.
 
+mod integer;
 mod noise_distribution;
 pub mod secure_noise;
 
+pub use integer::{IntegerParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
 pub use noise_distribution::NoiseDistribution;
 
 use crate::dimensions::{GlweDimension, PolynomialSize};
@@ -36,6 +38,8 @@ impl ParameterSetId {
     pub const DEFAULT_KS_PBS_GLWE_512_K3: Self = Self(2);
     /// [`ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2`].
     pub const ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2: Self = Self(3);
+    /// [`MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048`].
+    pub const MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048: Self = Self(4);
 }
 
 /// The distribution of the secret key's coefficients.
@@ -142,6 +146,25 @@ pub const ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2: GlweParameters = GlweParameters 
     insecure: false,
 };
 
+/// The GLWE side of tfhe-rs 1.8.2's high-level default, `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`
+/// (`V1_8_...`, defined as `V1_4_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`): `q = 2^64`, `N = 2048`, `k = 1`, GLWE noise
+/// TUniform(17), binary key. The first 64-bit named set.
+///
+/// tfhe-rs documents the set at 128 bits of security with a failure probability of `2^-129.6`. Its
+/// encryption key choice is "big" (`KeyswitchBootstrap` order), so a coefficient sample-extracted from a
+/// GLWE ciphertext under the client key's GLWE key is a shortint ciphertext as it is. What the integer
+/// intake needs besides (message and carry moduli 4 and 4, `delta = 2^59`) is in
+/// [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`]. It meets the 132-bit floor ([`GlweParameters::meets_security_floor`]).
+pub const MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048: GlweParameters = GlweParameters {
+    id: ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048,
+    torus_bits: 64,
+    polynomial_size: PolynomialSize(2048),
+    glwe_dimension: GlweDimension(1),
+    noise: NoiseDistribution::TUniform { bound_log2: 17 },
+    key_distribution: KeyDistribution::Binary,
+    insecure: false,
+};
+
 impl GlweParameters {
     /// A custom parameter set (id [`ParameterSetId::CUSTOM`]) with a binary key, refused below the 132-bit
     /// security floor.
@@ -240,6 +263,7 @@ impl GlweParameters {
             1 => Some(TFHE_LIB_GLWE_1024),
             2 => Some(DEFAULT_KS_PBS_GLWE_512_K3),
             3 => Some(ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2),
+            4 => Some(MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048),
             _ => None,
         }
     }
