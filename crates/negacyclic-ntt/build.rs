@@ -1,6 +1,22 @@
-//! Declares the crate's one configuration flag: `--cfg negacyclic_ntt_mul16` forces the 16x16-bit partial
-//! product multiplier (the Cortex-M0/M3 build) on any target, so that host tests cover it.
+//! Picks the multiplier and the select style from the target triple (rustc does not expose the ARM target
+//! features `dsp` or `thumb2` to `cfg` on stable):
+//! * `negacyclic_ntt_mul16`: 64-bit products from 16x16-bit partial products with the 32-bit `MUL`, for
+//!   Cortex-M0/M0+ (`thumbv6m`, no long multiply), Cortex-M3 (`thumbv7m`, whose `UMULL`/`UMLAL` terminate
+//!   early) and ARMv8-M Baseline (`thumbv8m.base`). `RUSTFLAGS="--cfg negacyclic_ntt_mul16"` forces it on any
+//!   target (the host tests cover it that way).
+//! * `negacyclic_ntt_thumb1`: Thumb-1 only targets (`thumbv6m`, `thumbv8m.base`) have no conditional move or
+//!   `IT` block, so the compiler would turn a masked select into a branch; there an empty `asm!` hides the
+//!   mask from the optimizer.
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(negacyclic_ntt_mul16)");
+    println!("cargo::rustc-check-cfg=cfg(negacyclic_ntt_thumb1)");
     println!("cargo::rerun-if-changed=build.rs");
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let thumb1 = target.starts_with("thumbv6m") || target.starts_with("thumbv8m.base");
+    if thumb1 || target.starts_with("thumbv7m") {
+        println!("cargo::rustc-cfg=negacyclic_ntt_mul16");
+    }
+    if thumb1 {
+        println!("cargo::rustc-cfg=negacyclic_ntt_thumb1");
+    }
 }

@@ -79,10 +79,7 @@ pub(crate) const fn to_montgomery(x: u32, p: u32) -> u32 {
 }
 
 /// The full 64-bit product `a * b`: one `UMULL` where that instruction takes constant time.
-#[cfg(not(any(
-    negacyclic_ntt_mul16,
-    all(target_arch = "arm", target_os = "none", not(target_feature = "dsp"))
-)))]
+#[cfg(not(negacyclic_ntt_mul16))]
 #[inline(always)]
 pub(crate) fn mul_wide(a: u32, b: u32) -> u64 {
     u64::from(a) * u64::from(b)
@@ -94,10 +91,7 @@ pub(crate) fn mul_wide(a: u32, b: u32) -> u64 {
 /// Cortex-M3 TRM, "Instruction timings"), and Cortex-M0/M0+, which have no long multiply at all (a `u64`
 /// product would call compiler-builtins' `__aeabi_lmul`). `MUL` on the M3 and `MULS` on the M0/M0+ take a
 /// fixed number of cycles (1, or 32 with the M0's small multiplier). The additions carry with `ADDS`/`ADCS`.
-#[cfg(any(
-    negacyclic_ntt_mul16,
-    all(target_arch = "arm", target_os = "none", not(target_feature = "dsp"))
-))]
+#[cfg(negacyclic_ntt_mul16)]
 #[inline(always)]
 pub(crate) fn mul_wide(a: u32, b: u32) -> u64 {
     let (al, ah) = (a & 0xffff, a >> 16);
@@ -121,25 +115,46 @@ pub(crate) fn mont_mul(a: u32, b: u32, q: Prime) -> u32 {
     (t.wrapping_add(mul_wide(m, q.p)) >> 32) as u32
 }
 
+/// `mask`, hidden from the optimizer on Thumb-1 targets, which have no conditional move: there LLVM would
+/// otherwise turn `y + (c & mask)` back into a compare and a branch.
+#[cfg(negacyclic_ntt_thumb1)]
+#[inline(always)]
+pub(crate) fn opaque(mut mask: u32) -> u32 {
+    // SAFETY: an empty assembly block that claims to modify a register: no instruction, no memory access,
+    // no stack use, flags preserved.
+    #[allow(unsafe_code)]
+    unsafe {
+        core::arch::asm!("/* {0} */", inout(reg) mask, options(pure, nomem, nostack, preserves_flags));
+    }
+    mask
+}
+
+/// `mask`: elsewhere the compiler makes a select a conditional move (`CMOV`, `CSEL`, an `IT` block).
+#[cfg(not(negacyclic_ntt_thumb1))]
+#[inline(always)]
+pub(crate) fn opaque(mask: u32) -> u32 {
+    mask
+}
+
 /// `x - c` if `x >= c`, else `x`, for `x < 2c` and `c <= 2^31` (then `x - c` fits an `i32`): masks, no branch.
 #[inline(always)]
 pub(crate) fn csub(x: u32, c: u32) -> u32 {
     let y = x.wrapping_sub(c);
-    y.wrapping_add(c & ((y as i32 >> 31) as u32))
+    y.wrapping_add(c & opaque((y as i32 >> 31) as u32))
 }
 
 /// `x - c` if `x >= c`, else `x`, for any `x` and `c` (the borrow becomes the mask): for raw 32-bit inputs.
 #[inline(always)]
 pub(crate) fn csub_any(x: u32, c: u32) -> u32 {
     let (y, borrow) = x.overflowing_sub(c);
-    y.wrapping_add(c & u32::from(borrow).wrapping_neg())
+    y.wrapping_add(c & opaque(u32::from(borrow).wrapping_neg()))
 }
 
 /// The centred representative of `x` in `[0, p)`: `x - p` (as `i32`) if `x > (p - 1) / 2`, else `x`.
 #[inline(always)]
 pub(crate) fn centre(x: u32, q: Prime) -> i32 {
-    let above = (q.half.wrapping_sub(x) as i32) >> 31;
-    (x as i32).wrapping_sub(q.p as i32 & above)
+    let above = opaque(((q.half.wrapping_sub(x) as i32) >> 31) as u32);
+    (x as i32).wrapping_sub((q.p & above) as i32)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! [`NttPlan`]: a compile-time plan for one size `N` and `L` primes; transforms, pointwise products and the
 //! CRT reconstruction.
 
-use crate::arith::{Prime, centre, csub, csub_any, mont_mul};
+use crate::arith::{Prime, centre, csub, csub_any, mont_mul, opaque};
 use crate::ntt;
 use crate::primes::{Crt, CrtFor, PRIMES, Twiddles};
 
@@ -53,7 +53,7 @@ impl Residue for u8 {
 impl Residue for u32 {
     #[inline(always)]
     fn residue(self, q: Prime) -> u32 {
-        let negative = ((self as i32) >> 31) as u32;
+        let negative = opaque(((self as i32) >> 31) as u32);
         csub(csub_any(self, q.four_p), q.two_p) + (q.minus_2_32 & negative)
     }
 }
@@ -63,7 +63,7 @@ impl Residue for u32 {
 impl Residue for u64 {
     #[inline(always)]
     fn residue(self, q: Prime) -> u32 {
-        let negative = ((self as i64) >> 63) as u32;
+        let negative = opaque(((self as i64) >> 63) as u32);
         let high = mont_mul((self >> 32) as u32, q.r2, q);
         let low = csub(csub_any(self as u32, q.four_p), q.two_p);
         csub(high + low, q.two_p) + (q.minus_2_64 & negative)

@@ -79,3 +79,42 @@ pub fn expand_mask_into_fft_input_at(seed: &[u8; MASK_SEED_BYTES], polynomial_in
         *x = f64::from(stream.next_u32() as i32);
     }
 }
+
+/// Mask polynomial `polynomial_index` (of `n` coefficients, torus `T`) of `seed`, handed to `sink` in runs of
+/// consecutive coefficients: `sink(offset, words)` for `words` = coefficients `offset..offset + words.len()`.
+/// For a product that reduces each coefficient as it arrives (the integer NTT loads every run into its
+/// residue planes); no buffer of the whole polynomial is needed. The stream is counter-based, so polynomial
+/// `i` starts at block `i n T::BYTES / 64` with no need to generate the ones before it.
+///
+/// # Panics
+/// If `n * T::BYTES` is not a multiple of 64 (a polynomial would not start on a block boundary).
+pub fn for_each_mask_run<T: UnsignedTorus>(
+    seed: &[u8; MASK_SEED_BYTES],
+    polynomial_index: usize,
+    n: usize,
+    mut sink: impl FnMut(usize, &[T]),
+) {
+    const RUN_BYTES: usize = 4 * BLOCK_BYTES;
+    assert!(
+        (n * T::BYTES).is_multiple_of(BLOCK_BYTES),
+        "N T::BYTES must be a multiple of 64"
+    );
+    let mut stream = KeyedStream::new(&MASK_H0, seed);
+    let first_block = (polynomial_index * n * T::BYTES / BLOCK_BYTES) as u64;
+    if first_block != 0 {
+        stream.seek_block(first_block);
+    }
+    let mut bytes = [0u8; RUN_BYTES];
+    let mut words = [T::ZERO; RUN_BYTES / 4];
+    let mut offset = 0;
+    while offset < n {
+        let len = (n - offset).min(RUN_BYTES / T::BYTES);
+        let bytes = &mut bytes[..len * T::BYTES];
+        stream.fill(bytes);
+        for (w, b) in words.iter_mut().zip(bytes.chunks_exact(T::BYTES)) {
+            *w = T::from_le_slice(b);
+        }
+        sink(offset, &words[..len]);
+        offset += len;
+    }
+}

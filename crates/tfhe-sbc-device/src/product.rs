@@ -8,8 +8,9 @@
 //! (issues \[F\] and \[G\]) implementing the same trait.
 
 use crate::error::{Error, Result};
-use crate::mask::expand_mask_into_fft_input_at;
+use crate::mask::{expand_mask_into_fft_input_at, for_each_mask_run};
 use negacyclic_fft::Plan;
+use negacyclic_ntt::{NttPlan32, NttPlan64};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::torus::UnsignedTorus;
 use zeroize::Zeroize;
@@ -62,8 +63,15 @@ pub trait NegacyclicProductPlan<const N: usize>: NegacyclicProduct + Copy {
 }
 
 /// The product the firmware wrappers use when none is named: the `f64` FFT ([`Plan`]) where the target has a
-/// double-precision FPU, an exact integer product on Cortex-M (issue \[F\]).
+/// double-precision FPU, the exact integer NTT ([`NttPlan32`]) on Cortex-M (issue \[F\]).
+#[cfg(not(all(target_arch = "arm", target_os = "none")))]
 pub type DefaultProduct = Plan;
+
+/// The product the firmware wrappers use when none is named: on bare-metal ARM (Cortex-M0/M0+/M3/M4/M7:
+/// `thumbv6m`, `thumbv7m`, `thumbv7em`), whose FPU is single-precision at best, the exact integer NTT
+/// ([`NttPlan32`]): constant-time there, and several times faster than a soft-float `f64` FFT.
+#[cfg(all(target_arch = "arm", target_os = "none"))]
+pub type DefaultProduct = NttPlan32;
 
 /// The 32-bit torus through the exact `f64` FFT (bit-exact for a 32-bit torus polynomial times a binary one
 /// up to `N = 4096`: `negacyclic-fft`'s tests).
@@ -105,6 +113,95 @@ impl<const N: usize> NegacyclicProductPlan<N> for Plan {
         Ok(plan) => plan,
         Err(_) => panic!("negacyclic FFT: unsupported polynomial size (a power of two from 64 to 4096)"),
     };
+}
+
+/// The 32-bit torus through the exact integer NTT over two 30-bit primes ([`negacyclic_ntt`]): bit-identical
+/// to the FFT (and to the schoolbook product) for a torus polynomial times a binary or ternary one up to
+/// `N = 4096`, constant-time, and the default on Cortex-M ([`DefaultProduct`]).
+///
+/// `Spectral = [u32; 2]`: a spectrum is `2N` words, the residues modulo the first prime then those modulo the
+/// second ([`NttPlan32`]'s planar layout); 8 KiB at `N = 1024`, as much as the FFT's `[f64; N]`.
+impl NegacyclicProduct for NttPlan32 {
+    type Torus = u32;
+    type Spectral = [u32; 2];
+    const SPECTRAL_ZERO: [u32; 2] = [0; 2];
+
+    #[inline]
+    fn polynomial_size(&self) -> usize {
+        NttPlan32::polynomial_size(self)
+    }
+    fn forward_binary(&self, bits: &[u8], spectrum: &mut [[u32; 2]]) {
+        self.forward(bits, spectrum);
+    }
+    fn forward_torus(&self, polynomial: &[u32], spectrum: &mut [[u32; 2]]) {
+        self.forward(polynomial, spectrum);
+    }
+    fn forward_seeded_mask(&self, seed: &[u8; MASK_SEED_BYTES], polynomial_index: usize, spectrum: &mut [[u32; 2]]) {
+        let n = NttPlan32::polynomial_size(self);
+        for_each_mask_run::<u32>(seed, polynomial_index, n, |offset, words| {
+            self.load(spectrum, offset, words)
+        });
+        self.forward_loaded(spectrum);
+    }
+    fn mul_assign(&self, acc: &mut [[u32; 2]], rhs: &[[u32; 2]]) {
+        NttPlan32::mul_assign(self, acc, rhs);
+    }
+    fn mul_add_assign(&self, acc: &mut [[u32; 2]], lhs: &[[u32; 2]], rhs: &[[u32; 2]]) {
+        NttPlan32::mul_add_assign(self, acc, lhs, rhs);
+    }
+    fn inverse(&self, spectrum: &mut [[u32; 2]], out: &mut [u32]) {
+        self.inverse_wrapping(spectrum, out);
+    }
+    fn inverse_add(&self, spectrum: &mut [[u32; 2]], out: &mut [u32]) {
+        self.inverse_add_wrapping(spectrum, out);
+    }
+}
+
+impl<const N: usize> NegacyclicProductPlan<N> for NttPlan32 {
+    const PLAN: NttPlan32 = NttPlan32::new::<N>();
+}
+
+/// The 64-bit torus through the exact integer NTT over three 30-bit primes (issue \[G\]): exact for a
+/// 64-bit torus polynomial times a binary or ternary one up to `N = 4096`. `Spectral = [u32; 3]` (planar, as
+/// for [`NttPlan32`]); the mask is the `u64` expansion of [`crate::mask::expand_mask`].
+impl NegacyclicProduct for NttPlan64 {
+    type Torus = u64;
+    type Spectral = [u32; 3];
+    const SPECTRAL_ZERO: [u32; 3] = [0; 3];
+
+    #[inline]
+    fn polynomial_size(&self) -> usize {
+        NttPlan64::polynomial_size(self)
+    }
+    fn forward_binary(&self, bits: &[u8], spectrum: &mut [[u32; 3]]) {
+        self.forward(bits, spectrum);
+    }
+    fn forward_torus(&self, polynomial: &[u64], spectrum: &mut [[u32; 3]]) {
+        self.forward(polynomial, spectrum);
+    }
+    fn forward_seeded_mask(&self, seed: &[u8; MASK_SEED_BYTES], polynomial_index: usize, spectrum: &mut [[u32; 3]]) {
+        let n = NttPlan64::polynomial_size(self);
+        for_each_mask_run::<u64>(seed, polynomial_index, n, |offset, words| {
+            self.load(spectrum, offset, words)
+        });
+        self.forward_loaded(spectrum);
+    }
+    fn mul_assign(&self, acc: &mut [[u32; 3]], rhs: &[[u32; 3]]) {
+        NttPlan64::mul_assign(self, acc, rhs);
+    }
+    fn mul_add_assign(&self, acc: &mut [[u32; 3]], lhs: &[[u32; 3]], rhs: &[[u32; 3]]) {
+        NttPlan64::mul_add_assign(self, acc, lhs, rhs);
+    }
+    fn inverse(&self, spectrum: &mut [[u32; 3]], out: &mut [u64]) {
+        self.inverse_wrapping(spectrum, out);
+    }
+    fn inverse_add(&self, spectrum: &mut [[u32; 3]], out: &mut [u64]) {
+        self.inverse_add_wrapping(spectrum, out);
+    }
+}
+
+impl<const N: usize> NegacyclicProductPlan<N> for NttPlan64 {
+    const PLAN: NttPlan64 = NttPlan64::new::<N>();
 }
 
 /// The FFT plan for `n`, as a device error if `n` is unsupported.

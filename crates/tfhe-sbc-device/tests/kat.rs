@@ -141,3 +141,126 @@ fn explicit_randomness_matches_a_schoolbook_reference() {
         assert_eq!(body[j], expected, "coefficient {j}");
     }
 }
+
+/// The encryption core run with an explicit product: what `GlweEncryptor` does around
+/// `encrypt_seeded_glwe_ciphertext_assign` (encode the bits, encrypt, erase the XOF's key), so that the
+/// known answers above can be checked through the integer NTT as well as through the default FFT.
+mod through_a_product {
+    use super::*;
+    use rand_core::SeedableRng;
+    use tfhe_sbc_core::encoding::encode_bool;
+    use tfhe_sbc_core::entities::GlweSecretKey;
+    use tfhe_sbc_device::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
+    use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
+    use tfhe_sbc_device::message::message_bit;
+    use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+    use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
+    use tfhe_sbc_device::xof::Blake2bXof;
+
+    pub const N: usize = 1024;
+
+    pub fn key(seed: u8) -> GlweSecretKey<[u8; N]> {
+        let params = TFHE_LIB_GLWE_1024;
+        GlweSecretKey::generate_binary(
+            [0u8; N],
+            params.polynomial_size(),
+            &mut Blake2bXof::from_seed([seed; 32]),
+        )
+        .unwrap()
+    }
+
+    pub fn key_spectrum<P: NegacyclicProductPlan<N>>(key: &GlweSecretKey<[u8; N]>) -> Vec<P::Spectral> {
+        let mut spectrum = vec![P::SPECTRAL_ZERO; N];
+        compute_glwe_key_spectrum(&P::PLAN, key, &mut spectrum).unwrap();
+        spectrum
+    }
+
+    pub fn encode(message: &[u8], body: &mut [u32]) {
+        for (i, b) in body.iter_mut().enumerate() {
+            *b = encode_bool::<u32>(message_bit(message, i));
+        }
+    }
+
+    /// The digest of `fixed_seeds_give_a_fixed_ciphertext`, computed through product `P`.
+    pub fn outer_digest<P: NegacyclicProductPlan<N> + NegacyclicProduct<Torus = u32>>() -> String {
+        let params = TFHE_LIB_GLWE_1024;
+        let spectrum = key_spectrum::<P>(&key(0x11));
+        let noise = DeviceNoise::for_parameters(&params, NoiseSampling::ConstantTime).unwrap();
+        let mut rng = Blake2bXof::from_seed([0x22; 32]);
+        let mut scratch = vec![P::SPECTRAL_ZERO; N];
+        let message: Vec<u8> = (0..128u8).collect();
+
+        let mut hasher = Sha256::new();
+        let mut body = [0u32; N];
+        encode(&message, &mut body);
+        let seed =
+            encrypt_seeded_glwe_ciphertext_assign(&P::PLAN, &spectrum, &noise, &mut body, &mut scratch, &mut rng)
+                .unwrap();
+        rng.ratchet();
+        hasher.update(seed);
+        body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
+        let (mut mask, mut body) = ([0u32; N], [0u32; N]);
+        encode(&message, &mut body);
+        encrypt_glwe_ciphertext_assign(
+            &P::PLAN,
+            &spectrum,
+            &noise,
+            &mut mask,
+            &mut body,
+            &mut scratch,
+            &mut rng,
+        )
+        .unwrap();
+        rng.ratchet();
+        mask.iter().chain(&body).for_each(|w| hasher.update(w.to_le_bytes()));
+        hex(&hasher.finalize())
+    }
+}
+
+/// The outer known answer through the integer NTT (the Cortex-M default) and through the FFT, run by the
+/// same core: both give the pinned digest, so the NTT changes no ciphertext.
+#[test]
+fn ntt_product_gives_the_same_fixed_ciphertext() {
+    use negacyclic_fft::Plan;
+    use negacyclic_ntt::NttPlan32;
+
+    let fft = through_a_product::outer_digest::<Plan>();
+    let ntt = through_a_product::outer_digest::<NttPlan32>();
+    let pinned = "14ce7dece9ab06189cd670a92e34aed8cd84a61af3f7e7448fd9ba5bf7a34f52";
+    assert_eq!(
+        fft, pinned,
+        "the core through the FFT reproduces the encryptor's known answer"
+    );
+    assert_eq!(ntt, pinned, "the core through the NTT");
+}
+
+/// The inner known answer (fixed key, mask seed and noise) through the integer NTT.
+#[cfg(feature = "hazmat")]
+#[test]
+fn ntt_product_gives_the_same_inner_ciphertext() {
+    use negacyclic_ntt::NttPlan32;
+    use tfhe_sbc_device::glwe_encryption::encrypt_seeded_glwe_ciphertext_with_randomness_assign;
+    use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
+    use through_a_product::{N, encode, key, key_spectrum};
+
+    let spectrum = key_spectrum::<NttPlan32>(&key(0x11));
+    let message: Vec<u8> = (0..128u8).map(|b| b.wrapping_mul(29)).collect();
+    let mut body = [0u32; N];
+    encode(&message, &mut body);
+    let mut scratch = vec![<NttPlan32 as NegacyclicProduct>::SPECTRAL_ZERO; N];
+    encrypt_seeded_glwe_ciphertext_with_randomness_assign(
+        &<NttPlan32 as NegacyclicProductPlan<N>>::PLAN,
+        &spectrum,
+        &[0x33; 32],
+        &fixed_noise(),
+        &mut body,
+        &mut scratch,
+    )
+    .unwrap();
+    let mut hasher = Sha256::new();
+    body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
+    assert_eq!(
+        hex(&hasher.finalize()),
+        "fed698ad6fc58ba7115c66a0c5d1eb5bfc234ebaf256a15bf437f8bb287cfed5"
+    );
+}
