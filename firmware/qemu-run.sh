@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs a firmware ELF under qemu-system-arm on the machine its target runs on, with semihosting (output and
+# exit code) and -icount shift=0 (the virtual clock advances a fixed 1 ns per instruction, so SysTick ticks
+# count instructions). Usage: firmware/qemu-run.sh ELF [TARGET]; TARGET defaults to the triple in ELF's path.
+# The cargo runner of firmware/.cargo/config.toml. A hung or locked-up run is killed after $QEMU_TIMEOUT s.
+set -euo pipefail
+elf=$1
+target=${2:-$(echo "$elf" | grep -oE 'thumbv[0-9a-z]+-none-eabi(hf)?' | head -n 1)}
+case "$target" in
+  thumbv7em-none-eabihf) machine=(-machine mps2-an386 -cpu cortex-m4) ;;
+  # The LM3S6965's Cortex-M3 runs thumbv6m (Cortex-M0/M0+) code as well.
+  thumbv7m-none-eabi | thumbv6m-none-eabi) machine=(-machine lm3s6965evb -cpu cortex-m3) ;;
+  *) echo "qemu-run.sh: no machine for target '$target'" >&2; exit 2 ;;
+esac
+exec timeout "${QEMU_TIMEOUT:-60}" qemu-system-arm "${machine[@]}" -nographic -monitor none -serial none \
+  -semihosting-config enable=on,target=native -icount shift=0 -kernel "$elf"

@@ -1,0 +1,266 @@
+//! The firmware proper (Cortex-M only): the known-answer run, its digest check and the measurements.
+
+use crate::expected::EXPECTED_DIGEST;
+use crate::run::{Encryptor, PRODUCT, Phase, Probe, run};
+use core::mem::MaybeUninit;
+use core::sync::atomic::{AtomicU32, Ordering};
+use cortex_m::peripheral::SYST;
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m_rt::{ExceptionFrame, entry, exception};
+use cortex_m_semihosting::{debug, hprintln};
+use tfhe_sbc_device::wire::SEEDED_FRAME_BYTES_1024;
+
+/// The board this build is linked for (`build.rs`).
+const BOARD: &str = env!("FIRMWARE_BOARD");
+/// The target triple of this build (`build.rs`).
+const TARGET: &str = env!("FIRMWARE_TARGET");
+
+/// The value `cortex-m-rt` paints the stack with before `main`.
+const PAINT: u32 = cortex_m_rt::STACK_PAINT_VALUE;
+/// Iterations of the calibration loop (two instructions each).
+const CALIBRATION_ITERATIONS: u32 = 1_000_000;
+
+unsafe extern "C" {
+    /// The initial stack pointer (the top of the stack).
+    static _stack_start: u32;
+    /// The lowest address the stack may reach (with flip-link: the start of RAM).
+    static _stack_end: u32;
+    /// The start of `.data`, the first static in RAM.
+    static __sdata: u32;
+    /// The end of `.uninit`, the last static in RAM.
+    static __sheap: u32;
+}
+
+#[entry]
+fn main() -> ! {
+    // cortex-m-rt turns these into `&'static mut` references, taken once: the encryptor's slot, the body
+    // buffer and the frame buffer are statics.
+    static mut ENCRYPTOR: MaybeUninit<Encryptor> = MaybeUninit::uninit();
+    static mut BODY: [u32; 1024] = [0; 1024];
+    static mut FRAME: [u8; SEEDED_FRAME_BYTES_1024] = [0; SEEDED_FRAME_BYTES_1024];
+
+    let Some(peripherals) = cortex_m::Peripherals::take() else {
+        fail("the core peripherals were taken twice")
+    };
+    let clock = Clock::start(peripherals.SYST);
+    hprintln!("board={} target={} product={}", BOARD, TARGET, PRODUCT);
+    let calibration = clock.calibrate();
+
+    let mut probe = Measure {
+        clock,
+        started: 0,
+        ticks: [0; 3],
+        stack_construct: 0,
+    };
+    let digest = match run(ENCRYPTOR, BODY, FRAME, &mut probe) {
+        Ok(digest) => digest,
+        Err(what) => fail(what),
+    };
+    // The encryptions' peak: the stack was painted again after construction.
+    let stack_encrypt = stack_peak();
+    let stack_construct = probe.stack_construct;
+
+    let instructions = |phase: Phase| calibration.instructions(probe.ticks[phase as usize]);
+    hprintln!(
+        "calibration: loop_instructions={} ticks={}",
+        calibration.loop_instructions,
+        calibration.loop_ticks
+    );
+    hprintln!(
+        "instructions: construct={} encrypt={} frame={}",
+        instructions(Phase::Construct),
+        instructions(Phase::Encrypt),
+        instructions(Phase::Frame)
+    );
+    let statics = statics_bytes();
+    hprintln!(
+        "ram: statics={} stack_construct={} stack_encrypt={} total={}",
+        statics,
+        stack_construct,
+        stack_encrypt,
+        statics + stack_construct.max(stack_encrypt)
+    );
+    print_hex("digest", &digest);
+    print_hex("expected", &EXPECTED_DIGEST);
+    if digest == EXPECTED_DIGEST {
+        hprintln!("result=ok");
+        exit(debug::EXIT_SUCCESS)
+    } else {
+        hprintln!("result=MISMATCH");
+        exit(debug::EXIT_FAILURE)
+    }
+}
+
+/// The firmware's [`Probe`]: SysTick ticks per phase, and the peak stack after construction (then the stack
+/// is painted again, so that the encryptions' peak is measured on its own).
+struct Measure {
+    clock: Clock,
+    started: u64,
+    ticks: [u64; 3],
+    stack_construct: usize,
+}
+
+impl Probe for Measure {
+    fn start(&mut self, _phase: Phase) {
+        self.started = self.clock.ticks();
+    }
+
+    fn end(&mut self, phase: Phase) {
+        self.ticks[phase as usize] = self.clock.ticks() - self.started;
+        if phase == Phase::Construct {
+            self.stack_construct = stack_peak();
+            repaint_stack();
+        }
+    }
+}
+
+/// Ends the qemu run with `status` (semihosting `SYS_EXIT`).
+fn exit(status: debug::ExitStatus) -> ! {
+    debug::exit(status);
+    // Not reached under qemu; on a debugger-less board, wait here.
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+/// Prints `what` and exits with a failure code.
+fn fail(what: &str) -> ! {
+    hprintln!("result=ERROR {}", what);
+    exit(debug::EXIT_FAILURE)
+}
+
+fn print_hex(label: &str, bytes: &[u8; 32]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 64];
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = HEX[usize::from(b >> 4)];
+        pair[1] = HEX[usize::from(b & 15)];
+    }
+    // The buffer holds only ASCII hex digits.
+    let text = core::str::from_utf8(&out).unwrap_or("?");
+    hprintln!("{}={}", label, text);
+}
+
+/// The bytes of `.data`, `.bss` and `.uninit` (everything static in RAM, alignment included).
+fn statics_bytes() -> usize {
+    (&raw const __sheap) as usize - (&raw const __sdata) as usize
+}
+
+/// The deepest the stack has been since it was last painted: from the initial stack pointer down to the
+/// lowest word that no longer holds the paint.
+fn stack_peak() -> usize {
+    let top = (&raw const _stack_start) as usize;
+    let mut p = (&raw const _stack_end) as usize;
+    while p < top {
+        // SAFETY: `[_stack_end, _stack_start)` is RAM reserved for the stack by the linker script; reading a
+        // word of it is always valid (it is either paint or stack data), and the read is volatile so the scan
+        // is not optimised on the assumption that nothing else writes there.
+        if unsafe { core::ptr::read_volatile(p as *const u32) } != PAINT {
+            break;
+        }
+        p += 4;
+    }
+    top - p
+}
+
+/// Paints the unused part of the stack again (below the current stack pointer, less a margin for an
+/// exception frame), so that the next [`stack_peak`] measures what runs from here on.
+#[inline(never)]
+fn repaint_stack() {
+    const MARGIN: usize = 256;
+    let sp = cortex_m::register::msp::read() as usize;
+    let mut p = (&raw const _stack_end) as usize;
+    while p + MARGIN < sp {
+        // SAFETY: the words below the stack pointer less MARGIN are not in use: the stack grows down, this
+        // function calls nothing, and an exception taken meanwhile (SysTick: an 8-word frame and a small
+        // handler) stays within MARGIN. Nothing else lives in `[_stack_end, _stack_start)`.
+        unsafe { core::ptr::write_volatile(p as *mut u32, PAINT) };
+        p += 4;
+    }
+}
+
+/// SysTick wraps (every 2^24 ticks) since [`Clock::start`].
+static WRAPS: AtomicU32 = AtomicU32::new(0);
+
+#[exception]
+fn SysTick() {
+    // Only this handler writes WRAPS (a load and a store: thumbv6m has no atomic read-modify-write).
+    WRAPS.store(WRAPS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    // The location only: formatting the message could pull in float formatting.
+    match info.location() {
+        Some(at) => hprintln!("result=ERROR panic at {}:{}", at.file(), at.line()),
+        None => hprintln!("result=ERROR panic"),
+    }
+    exit(debug::EXIT_FAILURE)
+}
+
+#[exception]
+unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
+    hprintln!("result=ERROR HardFault at pc={:#010x}", frame.pc());
+    exit(debug::EXIT_FAILURE)
+}
+
+/// A 64-bit tick counter from SysTick (core clock, 24-bit reload, wraps counted by the interrupt).
+struct Clock {
+    _syst: SYST,
+}
+
+/// Ticks per known instruction count, measured once.
+struct Calibration {
+    loop_instructions: u64,
+    loop_ticks: u64,
+}
+
+impl Calibration {
+    /// The instructions executed in `ticks` (under `-icount`, the virtual clock advances by a fixed time per
+    /// instruction, so ticks are proportional to instructions).
+    fn instructions(&self, ticks: u64) -> u64 {
+        (ticks * self.loop_instructions + self.loop_ticks / 2) / self.loop_ticks.max(1)
+    }
+}
+
+impl Clock {
+    fn start(mut syst: SYST) -> Self {
+        syst.set_clock_source(SystClkSource::Core);
+        syst.set_reload(0x00FF_FFFF);
+        syst.clear_current();
+        syst.enable_interrupt();
+        syst.enable_counter();
+        Self { _syst: syst }
+    }
+
+    fn ticks(&self) -> u64 {
+        loop {
+            let before = WRAPS.load(Ordering::Relaxed);
+            let current = SYST::get_current();
+            if WRAPS.load(Ordering::Relaxed) == before {
+                return (u64::from(before) << 24) | u64::from(0x00FF_FFFF - current);
+            }
+        }
+    }
+
+    /// Times a loop of `2 * CALIBRATION_ITERATIONS` instructions (`subs`, `bne`).
+    fn calibrate(&self) -> Calibration {
+        let start = self.ticks();
+        // SAFETY: a register-only countdown loop: it touches no memory and no stack, and leaves r0 at 0,
+        // which is declared clobbered.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "subs r0, #1",
+                "bne 2b",
+                inout("r0") CALIBRATION_ITERATIONS => _,
+                options(nomem, nostack),
+            );
+        }
+        let end = self.ticks();
+        Calibration {
+            loop_instructions: 2 * u64::from(CALIBRATION_ITERATIONS),
+            loop_ticks: end - start,
+        }
+    }
+}
