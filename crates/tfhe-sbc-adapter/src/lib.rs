@@ -12,7 +12,9 @@
 //! 4. `interop` (feature `tfhe`): tfhe-rs keys for the trusted party, per-device keys, and
 //!    `interop::BooleanBridge`, which key-switches extracted ciphertexts into `tfhe::boolean` ciphertexts
 //!    with the sending device's key, in parallel batches.
-//! 5. `key_store` (feature `tfhe`): what the cloud holds per device (key id, key mode, MAC key, seeded
+//! 5. [`ack`]: the acknowledgement a server sends for each frame (idempotent for resends), from the intake's
+//!    answer.
+//! 6. `key_store` (feature `tfhe`): what the cloud holds per device (key id, key mode, MAC key, seeded
 //!    key-switching key), its file format, and `key_store::KeyedIntake`, the intake and the bridge fed from
 //!    one store.
 //!
@@ -64,6 +66,7 @@
 //! assert!(decode_bool(phase));
 //! ```
 
+pub mod ack;
 mod error;
 pub mod extraction;
 #[doc(hidden)]

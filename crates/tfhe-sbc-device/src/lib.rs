@@ -65,9 +65,10 @@
 //! ```
 #![no_std]
 
-#[cfg(feature = "getrandom")]
+#[cfg(any(feature = "getrandom", feature = "std"))]
 extern crate std;
 
+pub mod ack;
 mod blake2b_lanes;
 pub mod credentials_file;
 pub mod decryption;
@@ -84,6 +85,8 @@ pub mod product;
 pub mod public_key;
 pub mod public_key_encryptor;
 pub mod seeding;
+#[cfg(feature = "std")]
+pub mod std_io;
 pub mod wire;
 pub mod xof;
 

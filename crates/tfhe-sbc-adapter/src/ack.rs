@@ -1,0 +1,112 @@
+//! What a server answers for each frame ([`tfhe_sbc_device::ack`]), from what the intake did with it.
+//!
+//! [`ack_for`] maps [`Intake::receive`](crate::intake::Intake::receive)'s result to an [`Ack`]:
+//! accepted frames get [`AckStatus::Accepted`]; a frame the intake had already accepted (a resend after a
+//! lost connection: [`IntakeError::Replayed`], reported only for authentic frames) gets
+//! [`AckStatus::Duplicate`], so acknowledging is idempotent; limits the device can wait out get
+//! [`AckStatus::Busy`]; everything else says why sending again will not help.
+
+use crate::IntakeError;
+use crate::intake::Received;
+use tfhe_sbc_device::ack::{Ack, AckStatus};
+use tfhe_sbc_device::wire::{FrameHeader, HEADER_BYTES, PREFIX_BYTES};
+
+/// The acknowledgement status for an intake error.
+pub fn status_for(error: &IntakeError) -> AckStatus {
+    match error {
+        IntakeError::Replayed { .. } => AckStatus::Duplicate,
+        IntakeError::TooOld { .. } => AckStatus::TooOld,
+        IntakeError::TooManyOpenMessages { .. } | IntakeError::TooManyOpenMessagesForDevice { .. } => AckStatus::Busy,
+        IntakeError::MessageExpired { .. } => AckStatus::Expired,
+        IntakeError::UnknownDevice(_) => AckStatus::UnknownDevice,
+        IntakeError::BadMac { .. } | IntakeError::WrongKeyId { .. } => AckStatus::BadCredentials,
+        IntakeError::FrameKindNotAllowed { .. }
+        | IntakeError::FullFrameRejected
+        | IntakeError::UnknownParameterSet(_)
+        | IntakeError::UnsupportedParameterSet(_)
+        | IntakeError::TooManyChunks { .. } => AckStatus::NotAllowed,
+        _ => AckStatus::Malformed,
+    }
+}
+
+/// The acknowledgement of `frame`, which the intake answered with `result`. The device id and sequence
+/// number are the frame's header's (0 if it has none that decodes).
+pub fn ack_for(frame: &[u8], result: &Result<Received, IntakeError>) -> Ack {
+    let header = frame
+        .get(PREFIX_BYTES..HEADER_BYTES)
+        .and_then(|fields| postcard::from_bytes::<FrameHeader>(fields).ok());
+    let (device_id, sequence) = header.map_or((0, 0), |h| (h.device_id, h.sequence));
+    match result {
+        Ok(_) => Ack::new(AckStatus::Accepted, device_id, sequence),
+        Err(error) => Ack {
+            status: status_for(error),
+            device_id,
+            sequence,
+            detail: match error {
+                IntakeError::TooOld { lowest_acceptable, .. } => *lowest_acceptable,
+                _ => 0,
+            },
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intake::{Intake, IntakeConfig};
+    use crate::registry::DeviceRegistry;
+    use std::time::Instant;
+    use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+    use tfhe_sbc_device::wire::{FrameKind, SEEDED_FRAME_BYTES_1024, write_seeded_frame};
+
+    fn frame(device_id: u64, sequence: u64, mac: &MacKey) -> Vec<u8> {
+        let header = FrameHeader {
+            kind: FrameKind::Seeded.to_u8(),
+            parameter_set: 1,
+            xof_id: tfhe_sbc_device::mask::MASK_XOF_ID,
+            body_bits: 32,
+            flags: 0,
+            device_id,
+            key_id: 1,
+            sequence,
+            message_id: sequence as u32,
+            chunk_index: 0,
+            chunk_count: 1,
+            message_length: 1,
+        };
+        let mut out = vec![0u8; SEEDED_FRAME_BYTES_1024];
+        let len = write_seeded_frame(&header, &[7; 32], &[0; 1024], mac, &mut out).unwrap();
+        out.truncate(len);
+        out
+    }
+
+    /// Accepted, then the same frame again: acknowledged as a duplicate; forged and unknown frames are not.
+    #[test]
+    fn idempotent_and_refusals() {
+        let mut registry = DeviceRegistry::new();
+        registry
+            .register(DeviceCredentials::new(5, 1, MacKey::from_bytes([3; 32])))
+            .unwrap();
+        let mut intake = Intake::new(IntakeConfig::default(), registry);
+        let good = frame(5, 300, &MacKey::from_bytes([3; 32]));
+        let mut answer = |bytes: &[u8]| ack_for(bytes, &intake.receive(bytes, Instant::now()));
+        assert_eq!(answer(&good), Ack::new(AckStatus::Accepted, 5, 300));
+        assert_eq!(answer(&good), Ack::new(AckStatus::Duplicate, 5, 300));
+        assert_eq!(
+            answer(&frame(5, 301, &MacKey::from_bytes([4; 32]))).status,
+            AckStatus::BadCredentials
+        );
+        assert_eq!(
+            answer(&frame(6, 1, &MacKey::from_bytes([3; 32]))),
+            Ack::new(AckStatus::UnknownDevice, 6, 1)
+        );
+        let old = answer(&frame(5, 100, &MacKey::from_bytes([3; 32])));
+        assert_eq!((old.status, old.detail), (AckStatus::TooOld, 300 - 127));
+        // A forged frame did not consume its number: the genuine one is still accepted.
+        assert_eq!(
+            answer(&frame(5, 301, &MacKey::from_bytes([3; 32]))).status,
+            AckStatus::Accepted
+        );
+        assert_eq!(answer(b"junk"), Ack::new(AckStatus::Malformed, 0, 0));
+    }
+}
