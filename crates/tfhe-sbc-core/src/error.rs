@@ -1,7 +1,11 @@
 //! The crate's error type.
 
 /// What was wrong with a parameter set, an encoding or a container.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// `Display` and `Debug` print no float with `core::fmt`'s float formatting (about 17 KB of code on a
+/// Cortex-M): the `f64` fields print as a base-2 logarithm in hundredths computed with integer formatting,
+/// plus the exact bits in `Debug`.
+#[derive(Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
     /// The polynomial size is not a power of two.
@@ -115,15 +119,21 @@ impl core::fmt::Display for Error {
                 write!(f, "torus width {bits} is not supported: use 32 or 64 bits")
             }
             Self::InvalidNoiseStdDev(s) => {
-                write!(f, "noise standard deviation {s} must be finite, positive and below 1/2")
+                write!(
+                    f,
+                    "noise standard deviation {} must be finite, positive and below 1/2",
+                    Log2(s)
+                )
             }
             Self::NoiseBelowSecurityFloor { variance, minimum } => write!(
                 f,
-                "noise variance {variance:e} (std dev 2^{:.2}) is below the 132-bit security floor {minimum:e} \
-                 (std dev 2^{:.2}) for this k*N and q: raise the standard deviation or N, or use \
-                 GlweParameters::new_allow_insecure for tests and toy sizes only",
-                libm::log2(variance) / 2.0,
-                libm::log2(minimum) / 2.0
+                "noise variance {} (std dev {}) is below the 132-bit security floor {} (std dev {}) for this k*N \
+                 and q: raise the standard deviation or N, or use GlweParameters::new_allow_insecure for tests and \
+                 toy sizes only",
+                Log2(variance),
+                Log2Sqrt(variance),
+                Log2(minimum),
+                Log2Sqrt(minimum)
             ),
             Self::TUniformBoundBelowSecurityFloor { bound_log2, minimum } => write!(
                 f,
@@ -168,6 +178,118 @@ impl core::fmt::Display for Error {
                 )
             }
         }
+    }
+}
+
+impl core::fmt::Debug for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Self::PolynomialSizeNotPowerOfTwo(n) => f.debug_tuple("PolynomialSizeNotPowerOfTwo").field(&n).finish(),
+            Self::PolynomialSizeOutOfRange { size, min, max } => f
+                .debug_struct("PolynomialSizeOutOfRange")
+                .field("size", &size)
+                .field("min", &min)
+                .field("max", &max)
+                .finish(),
+            Self::ZeroGlweDimension => f.write_str("ZeroGlweDimension"),
+            Self::GlweDimensionTooLarge {
+                glwe_dimension,
+                polynomial_size,
+                max_lwe_dimension,
+            } => f
+                .debug_struct("GlweDimensionTooLarge")
+                .field("glwe_dimension", &glwe_dimension)
+                .field("polynomial_size", &polynomial_size)
+                .field("max_lwe_dimension", &max_lwe_dimension)
+                .finish(),
+            Self::UnsupportedTorusBits(bits) => f.debug_tuple("UnsupportedTorusBits").field(&bits).finish(),
+            Self::InvalidNoiseStdDev(s) => f.debug_tuple("InvalidNoiseStdDev").field(&Bits(s)).finish(),
+            Self::NoiseBelowSecurityFloor { variance, minimum } => f
+                .debug_struct("NoiseBelowSecurityFloor")
+                .field("variance", &Bits(variance))
+                .field("minimum", &Bits(minimum))
+                .finish(),
+            Self::TUniformBoundBelowSecurityFloor { bound_log2, minimum } => f
+                .debug_struct("TUniformBoundBelowSecurityFloor")
+                .field("bound_log2", &bound_log2)
+                .field("minimum", &minimum)
+                .finish(),
+            Self::UnknownParameterSet(id) => f.debug_tuple("UnknownParameterSet").field(&id).finish(),
+            Self::TorusBitsMismatch { expected, found } => f
+                .debug_struct("TorusBitsMismatch")
+                .field("expected", &expected)
+                .field("found", &found)
+                .finish(),
+            Self::InvalidMessageModulus(p) => f.debug_tuple("InvalidMessageModulus").field(&p).finish(),
+            Self::NonBinaryKey => f.write_str("NonBinaryKey"),
+            Self::InvalidTUniformBound(b) => f.debug_tuple("InvalidTUniformBound").field(&b).finish(),
+            Self::WrongLength { expected, found } => f
+                .debug_struct("WrongLength")
+                .field("expected", &expected)
+                .field("found", &found)
+                .finish(),
+            Self::InvalidValueBits { value_bits, block_bits } => f
+                .debug_struct("InvalidValueBits")
+                .field("value_bits", &value_bits)
+                .field("block_bits", &block_bits)
+                .finish(),
+            Self::ValueOutOfRange { value, value_bits } => f
+                .debug_struct("ValueOutOfRange")
+                .field("value", &value)
+                .field("value_bits", &value_bits)
+                .finish(),
+            Self::CapacityExceeded { needed, available } => f
+                .debug_struct("CapacityExceeded")
+                .field("needed", &needed)
+                .field("available", &available)
+                .finish(),
+        }
+    }
+}
+
+/// Prints `x` as `2^l` with `l = log2(x)` to two decimals, with integer formatting only (`NaN`, `inf` and
+/// non-positive values by name).
+struct Log2(f64);
+
+/// Prints `sqrt(x)` (a standard deviation from a variance) as [`Log2`] does.
+struct Log2Sqrt(f64);
+
+/// `Debug` of an error's `f64`: [`Log2`] and the exact bits.
+struct Bits(f64);
+
+fn write_log2(f: &mut core::fmt::Formatter<'_>, x: f64, scale: f64) -> core::fmt::Result {
+    if x.is_nan() {
+        return f.write_str("NaN");
+    }
+    if x <= 0.0 {
+        return f.write_str(if x == 0.0 { "0" } else { "a negative number" });
+    }
+    if x.is_infinite() {
+        return f.write_str("infinity");
+    }
+    // Hundredths of log2(x) * scale, rounded: an integer, printed with integer formatting.
+    let hundredths = libm::round(libm::log2(x) * scale * 100.0) as i64;
+    let sign = if hundredths < 0 { "-" } else { "" };
+    let magnitude = hundredths.unsigned_abs();
+    write!(f, "2^{sign}{}.{:02}", magnitude / 100, magnitude % 100)
+}
+
+impl core::fmt::Display for Log2 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write_log2(f, self.0, 1.0)
+    }
+}
+
+impl core::fmt::Display for Log2Sqrt {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write_log2(f, self.0, 0.5)
+    }
+}
+
+impl core::fmt::Debug for Bits {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write_log2(f, self.0, 1.0)?;
+        write!(f, " (f64 bits {:#018x})", self.0.to_bits())
     }
 }
 
