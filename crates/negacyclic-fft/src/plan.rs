@@ -1,10 +1,44 @@
 //! The negacyclic transform plan: fold, twist, FFT, pointwise products, inverse, untwist, round.
 
 use crate::coefficient::{Coefficient, RoundedCoefficient};
-use crate::dispatch::dispatch;
-use crate::kernels::{
-    forward_impl, forward_in_place_impl, inverse_impl, inverse_raw_impl, mul_add_assign_impl, mul_assign_impl,
-};
+
+/// The kernels, each in the instance the CPU supports (see `dispatch`).
+mod dispatched {
+    use crate::coefficient::{Coefficient, RoundedCoefficient};
+    use crate::dispatch::dispatch;
+    use crate::kernels::{
+        forward_impl, forward_in_place_impl, inverse_impl, inverse_raw_impl, mul_add_assign_impl, mul_assign_impl,
+    };
+
+    dispatch! {
+        pub(super) fn forward<T: Coefficient>(twist: &[f64], twiddles: &[f64], input: &[T], spectrum: &mut [f64])
+            => forward_impl;
+    }
+    dispatch! {
+        pub(super) fn forward_in_place(twist: &[f64], twiddles: &[f64], spectrum: &mut [f64]) => forward_in_place_impl;
+    }
+    dispatch! {
+        pub(super) fn mul_assign(acc: &mut [f64], rhs: &[f64]) => mul_assign_impl;
+    }
+    dispatch! {
+        pub(super) fn mul_add_assign(acc: &mut [f64], lhs: &[f64], rhs: &[f64]) => mul_add_assign_impl;
+    }
+    dispatch! {
+        pub(super) fn inverse_raw(twist: &[f64], twiddles: &[f64], spectrum: &mut [f64]) => inverse_raw_impl;
+    }
+    dispatch! {
+        pub(super) fn inverse<T: RoundedCoefficient>(twist: &[f64], twiddles: &[f64], spectrum: &mut [f64], out: &mut [T])
+            => inverse_impl::<T, false>;
+    }
+    dispatch! {
+        pub(super) fn inverse_add<T: RoundedCoefficient>(
+            twist: &[f64],
+            twiddles: &[f64],
+            spectrum: &mut [f64],
+            out: &mut [T],
+        ) => inverse_impl::<T, true>;
+    }
+}
 
 /// The smallest supported polynomial size `N`.
 pub const MIN_POLYNOMIAL_SIZE: usize = 64;
@@ -74,7 +108,7 @@ impl Plan {
     pub fn forward<T: Coefficient>(&self, input: &[T], spectrum: &mut [f64]) {
         assert_eq!(input.len(), self.n, "input length must be N");
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        dispatch!(forward_impl(self.twist, self.twiddles, input, spectrum))
+        dispatched::forward(self.twist, self.twiddles, input, spectrum)
     }
 
     /// Transforms in place a polynomial whose `N` coefficients the caller has already written into
@@ -84,14 +118,14 @@ impl Plan {
     /// (the device expands a seeded mask this way).
     pub fn forward_in_place(&self, spectrum: &mut [f64]) {
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        dispatch!(forward_in_place_impl(self.twist, self.twiddles, spectrum))
+        dispatched::forward_in_place(self.twist, self.twiddles, spectrum)
     }
 
     /// Pointwise product `acc *= rhs` of two spectra.
     pub fn mul_assign(&self, acc: &mut [f64], rhs: &[f64]) {
         assert_eq!(acc.len(), self.n, "spectrum length must be N");
         assert_eq!(rhs.len(), self.n, "spectrum length must be N");
-        dispatch!(mul_assign_impl(acc, rhs))
+        dispatched::mul_assign(acc, rhs)
     }
 
     /// Pointwise multiply-accumulate `acc += lhs * rhs` of spectra.
@@ -99,7 +133,7 @@ impl Plan {
         assert_eq!(acc.len(), self.n, "spectrum length must be N");
         assert_eq!(lhs.len(), self.n, "spectrum length must be N");
         assert_eq!(rhs.len(), self.n, "spectrum length must be N");
-        dispatch!(mul_add_assign_impl(acc, lhs, rhs))
+        dispatched::mul_add_assign(acc, lhs, rhs)
     }
 
     /// Inverse transform in place, leaving the `N` real coefficients of the product, in natural order and
@@ -107,7 +141,7 @@ impl Plan {
     /// recombination); [`Plan::inverse_wrapping`] is the usual entry point.
     pub fn inverse_raw(&self, spectrum: &mut [f64]) {
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        dispatch!(inverse_raw_impl(self.twist, self.twiddles, spectrum))
+        dispatched::inverse_raw(self.twist, self.twiddles, spectrum)
     }
 
     /// Inverse transform of `spectrum` (destroyed: it is the scratch), rounded into `out`.
@@ -118,14 +152,14 @@ impl Plan {
     pub fn inverse_wrapping<T: RoundedCoefficient>(&self, spectrum: &mut [f64], out: &mut [T]) {
         assert_eq!(out.len(), self.n, "output length must be N");
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        dispatch!(inverse_impl::<T, false>(self.twist, self.twiddles, spectrum, out))
+        dispatched::inverse(self.twist, self.twiddles, spectrum, out)
     }
 
     /// Like [`Plan::inverse_wrapping`], but adds the rounded product to `out` (wrapping).
     pub fn inverse_add_wrapping<T: RoundedCoefficient>(&self, spectrum: &mut [f64], out: &mut [T]) {
         assert_eq!(out.len(), self.n, "output length must be N");
         assert_eq!(spectrum.len(), self.n, "spectrum length must be N");
-        dispatch!(inverse_impl::<T, true>(self.twist, self.twiddles, spectrum, out))
+        dispatched::inverse_add(self.twist, self.twiddles, spectrum, out)
     }
 }
 

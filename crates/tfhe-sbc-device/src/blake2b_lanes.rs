@@ -137,62 +137,17 @@ pub(crate) fn block(h: &[u64; 8], counter: u64) -> [u64; 8] {
     compress(h, &m, 128 + 8, true)
 }
 
-/// Computes the blocks of counters `first .. first + LANES` from the keyed chaining value `h`, writing `64 * LANES` bytes to `out`, with the widest SIMD the CPU offers.
-///
-/// On x86_64 the same portable code is compiled twice more, with AVX-512F (8 lanes in one register, and a
-/// native 64-bit rotate) and with AVX2 (8 lanes in two registers), and the widest the CPU has is chosen at
-/// run time (`cpufeatures`, no_std). Measured on this project's x86_64 machines with `benches/encrypt.rs`
-/// (group `csprng_64KiB`): about 0.5 GB/s portable (SSE2), 1.0 GB/s AVX2, 1.8 GB/s AVX-512. Other targets
-/// use the portable build (NEON is baseline on aarch64).
-#[inline]
-pub(crate) fn blocks(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if avx512_detect::get() {
-            // SAFETY: `blocks_avx512` only enables `avx512f`, which the CPU has (checked just above).
-            #[allow(unsafe_code)]
-            unsafe {
-                blocks_avx512(h, first, out)
-            };
-            return;
-        }
-        if avx2_detect::get() {
-            // SAFETY: `blocks_avx2` only enables `avx2`, which the CPU has (checked just above).
-            #[allow(unsafe_code)]
-            unsafe {
-                blocks_avx2(h, first, out)
-            };
-            return;
-        }
-    }
-    blocks_portable(h, first, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-cpufeatures::new!(avx512_detect, "avx512f");
-#[cfg(target_arch = "x86_64")]
-cpufeatures::new!(avx2_detect, "avx2");
-
-/// [`blocks_portable`] compiled with AVX-512F.
-///
-/// # Safety
-/// The CPU must support AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-#[target_feature(enable = "avx512f")]
-unsafe fn blocks_avx512(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
-    blocks_portable(h, first, out);
-}
-
-/// [`blocks_portable`] compiled with AVX2.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-#[target_feature(enable = "avx2")]
-unsafe fn blocks_avx2(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
-    blocks_portable(h, first, out);
+crate::dispatch::dispatch! {
+    /// Computes the blocks of counters `first .. first + LANES` from the keyed chaining value `h`, writing
+    /// `64 * LANES` bytes to `out`, with the widest SIMD the CPU offers.
+    ///
+    /// On x86_64 the same portable code is compiled twice more, with AVX-512F (8 lanes in one register, and a
+    /// native 64-bit rotate) and with AVX2 (8 lanes in two registers), and the widest the CPU has is chosen at
+    /// run time ([`crate::dispatch`]; `--cfg tfhe_sbc_backend="soft"` keeps the portable build only). Measured
+    /// on this project's x86_64 machines with `benches/encrypt.rs` (group `csprng_64KiB`): about 0.5 GB/s
+    /// portable (SSE2), 1.0 GB/s AVX2, 1.8 GB/s AVX-512. Other targets use the portable build (NEON is
+    /// baseline on aarch64).
+    pub(crate) fn blocks(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) => blocks_portable;
 }
 
 #[inline(always)]

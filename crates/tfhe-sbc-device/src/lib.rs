@@ -38,6 +38,13 @@
 //!
 //! Threat model: `docs/security.md`.
 //!
+//! # Backend
+//! On x86_64 the XOF's BLAKE2b lanes also run compiled for AVX-512F or AVX2 when the CPU has them (run-time
+//! detection, no_std), and so do `negacyclic-fft`'s kernels (AVX2). `RUSTFLAGS='--cfg tfhe_sbc_backend="soft"'`
+//! (after RustCrypto sha2's `sha2_backend`) compiles those out of both crates and keeps the portable code
+//! only, e.g. to test it on a host that would otherwise never run it; [`backend`] and
+//! [`negacyclic_fft::backend`] say which instance runs.
+//!
 //! # Example
 //! ```
 //! use rand_core::SeedableRng;
@@ -72,6 +79,7 @@ pub mod ack;
 mod blake2b_lanes;
 pub mod credentials_file;
 pub mod decryption;
+mod dispatch;
 pub mod encryption;
 mod error;
 mod file_check;
@@ -90,4 +98,5 @@ pub mod std_io;
 pub mod wire;
 pub mod xof;
 
+pub use dispatch::backend;
 pub use error::{Error, Result};
