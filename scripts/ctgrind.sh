@@ -75,7 +75,7 @@ first_report() {
 }
 
 # Where the reports of log $1 are: per error, its kind, its innermost frame and the innermost frame in our
-# crates (tfhe_sbc_*, negacyclic_fft), counted.
+# crates (tfhe_sbc_*, negacyclic_fft, negacyclic_ntt), counted.
 report_sites() {
   awk -v kinds="$KINDS" '
     function flush() { if (kind != "") print kind " | " at (ours != "" && ours != at ? " | in " ours : "") }
@@ -85,7 +85,7 @@ report_sites() {
     inerr && / (at|by) 0x/ {
       frame = $0; sub(/^==[0-9]+== +(at|by) 0x[0-9A-F]+: /, "", frame)
       if (at == "") at = frame
-      if (ours == "" && frame ~ /(tfhe_sbc|negacyclic_fft|ziggurat|tuniform|encryption|xof|wire|kernels)/) ours = frame
+      if (ours == "" && frame ~ /(tfhe_sbc|negacyclic_fft|negacyclic_ntt|ziggurat|tuniform|encryption|xof|wire|kernels)/) ours = frame
       next
     }
     { inerr = 0 }

@@ -7,6 +7,7 @@
 
 use crate::valgrind::{classify, classify_bits, declassify, is_tainted};
 use crate::{Check, ClassifiedRng, Digest, Outcome};
+use negacyclic_ntt::{NttPlan32, NttPlan64};
 use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::{PaddedIntegerEncoding, encode_bool};
@@ -72,6 +73,21 @@ pub static DEFAULT: &[Check] = &[
         name: "encrypt-public-key",
         what: "PublicKeyEncryptor::<1024> (public key, secret XOF seed): secret u, e1, e2 and messages",
         run: encrypt_public_key,
+    },
+    Check {
+        name: "ntt-product",
+        what: "NttPlan32 (the Cortex-M default product): key spectrum of a secret key, products with public masks, inverse + CRT",
+        run: ntt_product,
+    },
+    Check {
+        name: "encrypt-ntt",
+        what: "seeded and full encryptions of secret messages through the NttPlan32 product (secret key, secret XOF)",
+        run: encrypt_ntt,
+    },
+    Check {
+        name: "ntt64-product",
+        what: "NttPlan64 (64-bit torus, three primes) at N = 2048: key spectrum of a secret key, product, inverse + CRT",
+        run: ntt64_product,
     },
     Check {
         name: "frame-mac",
@@ -405,6 +421,115 @@ fn encrypt_public_key() -> Outcome {
     }
     Outcome {
         tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+fn ntt_product() -> Outcome {
+    use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
+    let plan = <NttPlan32 as NegacyclicProductPlan<N>>::PLAN;
+    let key = secret_key(80);
+    let mut spectrum = GlweKeySpectrum::from_container([[0u32; 2]; N], key.polynomial_size()).expect("k = 1, N = 1024");
+    compute_glwe_key_spectrum(&plan, &key, spectrum.as_mut_slice()).expect("k = 1, N = 1024");
+    let mut digest = Digest::default();
+    let mut taint = [None; 3];
+    let (mut scratch, mut out) = ([[0u32; 2]; N], [0u32; N]);
+    for (i, taint) in taint.iter_mut().enumerate() {
+        // A public mask, as on the device: only the key is secret.
+        plan.forward_seeded_mask(&[81 + i as u8; 32], 0, &mut scratch);
+        plan.mul_assign(&mut scratch, spectrum.as_slice());
+        plan.inverse_add(&mut scratch, &mut out);
+        *taint = is_tainted(&out);
+    }
+    declassify(&mut out);
+    digest.update_u32s(&out);
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+fn encrypt_ntt() -> Outcome {
+    use tfhe_sbc_device::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
+    use tfhe_sbc_device::product::NegacyclicProductPlan;
+    let params = TFHE_LIB_GLWE_1024;
+    let plan = <NttPlan32 as NegacyclicProductPlan<N>>::PLAN;
+    let key = secret_key(84);
+    let mut spectrum = GlweKeySpectrum::from_container([[0u32; 2]; N], key.polynomial_size()).expect("k = 1, N = 1024");
+    compute_glwe_key_spectrum(&plan, &key, spectrum.as_mut_slice()).expect("k = 1, N = 1024");
+    let noise = DeviceNoise::for_parameters(&params, NoiseSampling::ConstantTime).expect("TFHE_LIB_GLWE_1024");
+    let mut rng = secret_xof(85);
+    let mut scratch = [[0u32; 2]; N];
+    let mut digest = Digest::default();
+    let mut taint = [None; 2 * ENCRYPTIONS];
+    for (i, taint) in taint.chunks_exact_mut(2).enumerate() {
+        let message = secret_message(86 + i as u8);
+        let (mut mask, mut body) = ([0u32; N], [0u32; N]);
+        for (j, b) in body.iter_mut().enumerate() {
+            *b = encode_bool::<u32>(message_bit(&message, j));
+        }
+        let mut seed = if i % 2 == 0 {
+            encrypt_seeded_glwe_ciphertext_assign(&plan, spectrum.as_slice(), &noise, &mut body, &mut scratch, &mut rng)
+                .expect("N body words")
+        } else {
+            encrypt_glwe_ciphertext_assign(
+                &plan,
+                spectrum.as_slice(),
+                &noise,
+                &mut mask,
+                &mut body,
+                &mut scratch,
+                &mut rng,
+            )
+            .expect("N mask and body words");
+            [0u8; 32]
+        };
+        rng.ratchet();
+        taint[0] = is_tainted(&body);
+        taint[1] = if i % 2 == 0 {
+            is_tainted(&seed)
+        } else {
+            is_tainted(&mask)
+        };
+        declassify(&mut body);
+        declassify(&mut mask);
+        declassify(&mut seed);
+        digest.update(&seed);
+        digest.update_u32s(&mask);
+        digest.update_u32s(&body);
+    }
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+fn ntt64_product() -> Outcome {
+    use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
+    const N64: usize = 2048;
+    let plan = <NttPlan64 as NegacyclicProductPlan<N64>>::PLAN;
+    let mut bytes = [0u8; N64];
+    public_xof(90).fill_bytes(&mut bytes);
+    for b in &mut bytes {
+        *b &= 1;
+    }
+    classify_bits(&mut bytes, 0x01);
+    let key = GlweSecretKey::from_container(bytes, PolynomialSize(N64)).expect("a binary key of 2048 coefficients");
+    let mut spectrum =
+        GlweKeySpectrum::from_container([[0u32; 3]; N64], key.polynomial_size()).expect("k = 1, N = 2048");
+    compute_glwe_key_spectrum(&plan, &key, spectrum.as_mut_slice()).expect("k = 1, N = 2048");
+    let (mut scratch, mut out) = ([[0u32; 3]; N64], [0u64; N64]);
+    plan.forward_seeded_mask(&[91; 32], 0, &mut scratch);
+    plan.mul_assign(&mut scratch, spectrum.as_slice());
+    plan.inverse(&mut scratch, &mut out);
+    let tainted = is_tainted(&out);
+    declassify(&mut out);
+    let mut digest = Digest::default();
+    for x in out {
+        digest.update(&x.to_le_bytes());
+    }
+    Outcome {
+        tainted,
         digest: digest.finish(),
     }
 }

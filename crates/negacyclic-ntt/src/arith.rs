@@ -82,7 +82,8 @@ pub(crate) const fn to_montgomery(x: u32, p: u32) -> u32 {
 #[cfg(not(negacyclic_ntt_mul16))]
 #[inline(always)]
 pub(crate) fn mul_wide(a: u32, b: u32) -> u64 {
-    u64::from(a) * u64::from(b)
+    // `wrapping_mul` cannot wrap here; a checked `*` would test the product in builds with overflow checks.
+    u64::from(a).wrapping_mul(u64::from(b))
 }
 
 /// The full 64-bit product `a * b` from four 16x16-bit partial products, each a 32-bit `MUL`/`MULS`.
@@ -96,9 +97,11 @@ pub(crate) fn mul_wide(a: u32, b: u32) -> u64 {
 pub(crate) fn mul_wide(a: u32, b: u32) -> u64 {
     let (al, ah) = (a & 0xffff, a >> 16);
     let (bl, bh) = (b & 0xffff, b >> 16);
-    let ll = al * bl;
-    let mid = u64::from(al * bh) + u64::from(ah * bl) + u64::from(ll >> 16);
-    let hi = (ah * bh).wrapping_add((mid >> 16) as u32);
+    let ll = al.wrapping_mul(bl);
+    let mid = u64::from(al.wrapping_mul(bh))
+        .wrapping_add(u64::from(ah.wrapping_mul(bl)))
+        .wrapping_add(u64::from(ll >> 16));
+    let hi = ah.wrapping_mul(bh).wrapping_add((mid >> 16) as u32);
     let lo = ((mid as u32) << 16) | (ll & 0xffff);
     (u64::from(hi) << 32) | u64::from(lo)
 }

@@ -2,7 +2,8 @@
 //! `2N`-th roots merged into the twiddles (no pre- or post-twisting), Harvey's lazy reductions, and no bit
 //! reversal (the spectrum is in bit-reversed order, which pointwise products do not mind).
 //!
-//! Every loop bound and every index depends on `N` only.
+//! Every loop bound and every index depends on `N` only. Arithmetic on values is `wrapping_*` (the bounds
+//! above rule out any wrap): a checked `+` would branch on the data in builds with overflow checks.
 
 use crate::arith::{Prime, csub, mont_mul};
 
@@ -23,8 +24,8 @@ pub(crate) fn forward(a: &mut [u32], tw: &[u32], q: Prime) {
             for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
                 let u = csub(*x, q.two_p);
                 let v = mont_mul(*y, w, q);
-                *x = u + v;
-                *y = u + q.two_p - v;
+                *x = u.wrapping_add(v);
+                *y = u.wrapping_add(q.two_p).wrapping_sub(v);
             }
         }
         m *= 2;
@@ -34,8 +35,8 @@ pub(crate) fn forward(a: &mut [u32], tw: &[u32], q: Prime) {
     for (pair, &w) in a.chunks_exact_mut(2).zip(&tw[m..2 * m]) {
         let u = csub(pair[0], q.two_p);
         let v = mont_mul(pair[1], w, q);
-        pair[0] = csub(u + v, q.two_p);
-        pair[1] = csub(u + q.two_p - v, q.two_p);
+        pair[0] = csub(u.wrapping_add(v), q.two_p);
+        pair[1] = csub(u.wrapping_add(q.two_p).wrapping_sub(v), q.two_p);
     }
 }
 
@@ -52,8 +53,8 @@ pub(crate) fn inverse(a: &mut [u32], tw: &[u32], q: Prime) {
     let h = n / 2;
     for (pair, &w) in a.chunks_exact_mut(2).zip(tw[h..2 * h].iter().rev()) {
         let (u, v) = (pair[0], pair[1]);
-        pair[0] = csub(u + v, q.two_p);
-        pair[1] = mont_mul(v + q.two_p - u, w, q);
+        pair[0] = csub(u.wrapping_add(v), q.two_p);
+        pair[1] = mont_mul(v.wrapping_add(q.two_p).wrapping_sub(u), w, q);
     }
     let mut h = n / 4;
     let mut t = 2;
@@ -62,8 +63,8 @@ pub(crate) fn inverse(a: &mut [u32], tw: &[u32], q: Prime) {
             let (lo, hi) = chunk.split_at_mut(t);
             for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
                 let (u, v) = (*x, *y);
-                *x = csub(u + v, q.two_p);
-                *y = mont_mul(v + q.two_p - u, w, q);
+                *x = csub(u.wrapping_add(v), q.two_p);
+                *y = mont_mul(v.wrapping_add(q.two_p).wrapping_sub(u), w, q);
             }
         }
         h /= 2;

@@ -54,7 +54,7 @@ impl Residue for u32 {
     #[inline(always)]
     fn residue(self, q: Prime) -> u32 {
         let negative = opaque(((self as i32) >> 31) as u32);
-        csub(csub_any(self, q.four_p), q.two_p) + (q.minus_2_32 & negative)
+        csub(csub_any(self, q.four_p), q.two_p).wrapping_add(q.minus_2_32 & negative)
     }
 }
 
@@ -66,7 +66,7 @@ impl Residue for u64 {
         let negative = opaque(((self as i64) >> 63) as u32);
         let high = mont_mul((self >> 32) as u32, q.r2, q);
         let low = csub(csub_any(self as u32, q.four_p), q.two_p);
-        csub(high + low, q.two_p) + (q.minus_2_64 & negative)
+        csub(high.wrapping_add(low), q.two_p).wrapping_add(q.minus_2_64 & negative)
     }
 }
 
@@ -241,7 +241,7 @@ impl<const L: usize> NttPlan<L> {
         for (i, ((a, l), r)) in planes.enumerate() {
             let q = PRIMES[i];
             for ((x, &y), &z) in a.iter_mut().zip(l).zip(r) {
-                *x = csub(*x + mont_mul(y, z, q), q.two_p);
+                *x = csub(x.wrapping_add(mont_mul(y, z, q)), q.two_p);
             }
         }
     }
@@ -287,9 +287,9 @@ fn reconstruct<T: Output, const L: usize>(x: &[u32; L], crt: &Crt<L>) -> T {
         let own = mont_mul(x[i], crt.own[i], q);
         let mut sub = 0u32;
         for (&dj, &cross) in d[..i].iter().zip(&crt.cross[i]) {
-            sub = csub(sub + mont_mul(dj, cross, q), q.two_p);
+            sub = csub(sub.wrapping_add(mont_mul(dj, cross, q)), q.two_p);
         }
-        d[i] = csub(own + q.two_p - sub, q.two_p);
+        d[i] = csub(own.wrapping_add(q.two_p).wrapping_sub(sub), q.two_p);
     }
     let last = PRIMES[L - 1];
     let c = centre(csub(d[L - 1], last.p), last);
