@@ -8,6 +8,8 @@
 #   4. aarch64 tests under qemu-user (the FFT tables and the samplers must behave identically there)
 #   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf, which has no std at all, so any
 #      dependency that pulls std in makes this step fail
+#   5b. the portable kernels (--cfg tfhe_sbc_backend="soft") under the device crates' tests, and every
+#      feature alone (cargo hack check) for thumbv7em and for the adapter without tfhe-rs
 #   6. the constant-time check: scripts/ctgrind.sh runs the device code under valgrind memcheck with its secrets
 #      marked undefined; any secret-dependent branch or address in the default path fails the run
 set -euo pipefail
@@ -61,6 +63,36 @@ bash scripts/aarch64-count.sh
 step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
+
+# --- backend override and feature matrix (issue [F]) ---------------------------------------------------------
+# The crates that run on a device; negacyclic-ntt has no SIMD instance but belongs to the same KATs.
+DEVICE_CRATES=(-p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-device)
+
+step "portable kernels: device crates' tests under --cfg tfhe_sbc_backend=\"soft\" (no AVX2/AVX-512 instance)"
+# On an AVX-512 host the tests above never run the portable FFT nor the SSE2/AVX2 XOF lanes. This builds them
+# alone (own target dir, so the main one is not rebuilt) and runs the KATs and exactness tests on them;
+# TFHE_SBC_EXPECT_BACKEND makes tests/backend.rs of both crates fail unless backend() says "soft".
+SECONDS_START=$SECONDS
+RUSTFLAGS='--cfg tfhe_sbc_backend="soft"' TFHE_SBC_EXPECT_BACKEND=soft CARGO_TARGET_DIR=target/soft \
+  cargo test "${DEVICE_CRATES[@]}" --all-features
+echo "soft backend step: $((SECONDS - SECONDS_START)) s"
+
+step "feature matrix: cargo hack check --each-feature (device crates on thumbv7em, the adapter without tfhe)"
+# A pinned cargo-hack, installed when missing or at another version. `check` only: every feature alone (and
+# none) must compile. --no-dev-deps: dev-dependencies (std-only) must not be what makes a feature build.
+CARGO_HACK_VERSION=0.6.45
+if [ "$(cargo hack --version 2>/dev/null)" != "cargo-hack $CARGO_HACK_VERSION" ]; then
+  cargo install cargo-hack --version "$CARGO_HACK_VERSION" --locked
+fi
+SECONDS_START=$SECONDS
+# No std on thumbv7em: the features that need it (`getrandom`, `std`) are checked alone on the host below.
+cargo hack check --each-feature --no-dev-deps "${DEVICE_CRATES[@]}" --exclude-features getrandom,std \
+  --target thumbv7em-none-eabihf
+cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-device
+# The adapter without tfhe-rs (`tfhe`) and rayon: what a server that only validates frames builds.
+cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-adapter --exclude-features tfhe,rayon
+echo "cargo hack step: $((SECONDS - SECONDS_START)) s"
+# --- end of backend override and feature matrix ----------------------------------------------------------------
 
 step "constant-time check: ctgrind (valgrind memcheck; default path clean, Ziggurat and self-test flagged)"
 bash scripts/ctgrind.sh
