@@ -2,9 +2,9 @@
 
 /// What was wrong with a parameter set, an encoding or a container.
 ///
-/// `Display` and `Debug` print no float with `core::fmt`'s float formatting (about 17 KB of code on a
-/// Cortex-M): the `f64` fields print as a base-2 logarithm in hundredths computed with integer formatting,
-/// plus the exact bits in `Debug`.
+/// `Display` and `Debug` use no float formatting and no float arithmetic (`core::fmt`'s float formatting is
+/// about 17 KB of code on a Cortex-M): the `f64` fields print as their base-2 logarithm to two decimals,
+/// computed from their bits with integers, plus the exact bits in `Debug`.
 #[derive(Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
@@ -247,8 +247,8 @@ impl core::fmt::Debug for Error {
     }
 }
 
-/// Prints `x` as `2^l` with `l = log2(x)` to two decimals, with integer formatting only (`NaN`, `inf` and
-/// non-positive values by name).
+/// Prints `x` as `2^l` with `l = log2(x)` to two decimals, with integer arithmetic and formatting only
+/// (`NaN`, infinity and non-positive values by name).
 struct Log2(f64);
 
 /// Prints `sqrt(x)` (a standard deviation from a variance) as [`Log2`] does.
@@ -257,7 +257,7 @@ struct Log2Sqrt(f64);
 /// `Debug` of an error's `f64`: [`Log2`] and the exact bits.
 struct Bits(f64);
 
-fn write_log2(f: &mut core::fmt::Formatter<'_>, x: f64, scale: f64) -> core::fmt::Result {
+fn write_log2(f: &mut core::fmt::Formatter<'_>, x: f64, scale_percent: i64) -> core::fmt::Result {
     if x.is_nan() {
         return f.write_str("NaN");
     }
@@ -267,28 +267,63 @@ fn write_log2(f: &mut core::fmt::Formatter<'_>, x: f64, scale: f64) -> core::fmt
     if x.is_infinite() {
         return f.write_str("infinity");
     }
-    // Hundredths of log2(x) * scale, rounded: an integer, printed with integer formatting.
-    let hundredths = libm::round(libm::log2(x) * scale * 100.0) as i64;
+    let hundredths = log2_hundredths(x, scale_percent);
     let sign = if hundredths < 0 { "-" } else { "" };
     let magnitude = hundredths.unsigned_abs();
     write!(f, "2^{sign}{}.{:02}", magnitude / 100, magnitude % 100)
 }
 
+/// `round(log2(x) * scale_percent)` for a finite positive `x`, in integer arithmetic only (no soft-float code
+/// on a microcontroller): the exponent from the bits, then 20 fractional bits of `log2(mantissa)` by repeated
+/// squaring. Exact to the rounding of the last digit.
+fn log2_hundredths(x: f64, scale_percent: i64) -> i64 {
+    const FRACTION_BITS: u32 = 20;
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let mut mantissa = bits & ((1 << 52) - 1);
+    let mut exponent = biased - 1023;
+    if biased == 0 {
+        // A subnormal, `mantissa * 2^-1074`: normalize it to `1.f * 2^e`.
+        let shift = mantissa.leading_zeros() - 11;
+        mantissa = (mantissa << shift) & ((1 << 52) - 1);
+        exponent = -1022 - i64::from(shift);
+    }
+    // The mantissa 1.m in Q31 (fits a u64 when squared).
+    let mut m: u64 = (1 << 31) | (mantissa >> 21);
+    let mut fraction: i64 = 0;
+    for _ in 0..FRACTION_BITS {
+        m = (m * m) >> 31;
+        fraction <<= 1;
+        if m >= 1 << 32 {
+            fraction |= 1;
+            m >>= 1;
+        }
+    }
+    let fixed = (exponent << FRACTION_BITS) + fraction;
+    let scaled = fixed * scale_percent;
+    let half = 1i64 << (FRACTION_BITS - 1);
+    if scaled >= 0 {
+        (scaled + half) >> FRACTION_BITS
+    } else {
+        -((-scaled + half) >> FRACTION_BITS)
+    }
+}
+
 impl core::fmt::Display for Log2 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write_log2(f, self.0, 1.0)
+        write_log2(f, self.0, 100)
     }
 }
 
 impl core::fmt::Display for Log2Sqrt {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write_log2(f, self.0, 0.5)
+        write_log2(f, self.0, 50)
     }
 }
 
 impl core::fmt::Debug for Bits {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write_log2(f, self.0, 1.0)?;
+        write_log2(f, self.0, 100)?;
         write!(f, " (f64 bits {:#018x})", self.0.to_bits())
     }
 }
@@ -297,3 +332,34 @@ impl core::error::Error for Error {}
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = core::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::log2_hundredths;
+
+    #[test]
+    fn integer_log2_matches_libm() {
+        // A fixed-seed LCG over bit patterns of finite positive doubles, subnormals included.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut off_by_one = 0;
+        for i in 0..100_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let x = f64::from_bits(state >> 1);
+            if !x.is_finite() || x == 0.0 || i % 1000 == 0 && x > 1.0 {
+                continue;
+            }
+            for scale in [100, 50] {
+                let exact = libm::round(libm::log2(x) * scale as f64) as i64;
+                let ours = log2_hundredths(x, scale);
+                assert!((ours - exact).abs() <= 1, "x = {x:e}, scale {scale}: {ours} vs {exact}");
+                off_by_one += usize::from(ours != exact);
+            }
+        }
+        // Only values within about 1e-4 of a rounding boundary may round the other way.
+        assert!(off_by_one < 50, "{off_by_one} roundings differ");
+        assert_eq!(log2_hundredths(1.0, 100), 0);
+        assert_eq!(log2_hundredths(0.25, 50), -100);
+    }
+}
