@@ -6,12 +6,10 @@
 //! parameter block, so it is not a truncation of the 64-byte MAC: a 16-byte tag and a 64-byte tag under the
 //! same key are unrelated.
 //!
-//! Verification compares in constant time (`digest::Mac::verify_slice`). The MAC state, which after the
-//! key block is enough to forge tags, is zeroized when dropped (blake2's `zeroize` feature).
+//! Verification compares in constant time. The MAC state, which after the key block is enough to forge tags,
+//! is wiped after each tag. The BLAKE2b is the device's own (`blake2b_lanes::blake2b`, the XOF's compression),
+//! checked against the RustCrypto `blake2` crate by the tests below.
 
-use blake2::Blake2bMac;
-use blake2::digest::Mac;
-use blake2::digest::consts::U16;
 use rand_core::CryptoRng;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -60,27 +58,21 @@ impl MacKey {
         &self.0
     }
 
-    fn mac(&self) -> Blake2bMac<U16> {
-        // Infallible: a 32-byte key (at most 64), an empty salt and a 16-byte personalization (at most 16).
-        Blake2bMac::<U16>::new_with_salt_and_personal(Some(&self.0), &[], MAC_PERSONALIZATION)
-            .expect("key, salt and personalization lengths are within BLAKE2b's limits")
-    }
-
     /// The tag of `authenticated` (a frame without its tag).
     pub fn tag(&self, authenticated: &[u8]) -> [u8; TAG_BYTES] {
-        let mut mac = self.mac();
-        mac.update(authenticated);
-        let mut tag = [0u8; TAG_BYTES];
-        tag.copy_from_slice(&mac.finalize().into_bytes());
-        tag
+        crate::blake2b_lanes::blake2b::<TAG_BYTES>(MAC_PERSONALIZATION, &self.0, authenticated)
     }
 
     /// Whether `tag` is the tag of `authenticated`, compared in constant time. A `tag` of any length other
     /// than [`TAG_BYTES`] is rejected.
     pub fn verify(&self, authenticated: &[u8], tag: &[u8]) -> bool {
-        let mut mac = self.mac();
-        mac.update(authenticated);
-        mac.verify_slice(tag).is_ok()
+        if tag.len() != TAG_BYTES {
+            return false;
+        }
+        let expected = self.tag(authenticated);
+        // Every byte is compared: the OR of the differences, read once at the end.
+        let difference = expected.iter().zip(tag).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        core::hint::black_box(difference) == 0
     }
 }
 
@@ -139,8 +131,9 @@ impl DeviceCredentials {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blake2::Blake2b;
-    use blake2::digest::Digest;
+    use blake2::digest::consts::U16;
+    use blake2::digest::{Digest, Mac};
+    use blake2::{Blake2b, Blake2bMac};
 
     #[test]
     fn tag_is_keyed_personalized_and_verifies() {
@@ -156,6 +149,23 @@ mod tests {
         let mut unpersonalized = Blake2bMac::<U16>::new_with_salt_and_personal(Some(&[7; 32]), &[], &[]).unwrap();
         unpersonalized.update(b"frame bytes");
         assert_ne!(&tag[..], &unpersonalized.finalize().into_bytes()[..]);
+    }
+
+    /// The tag is RustCrypto's keyed, personalized BLAKE2b-128, at every block boundary.
+    #[test]
+    fn tag_is_rustcrypto_blake2b_mac() {
+        let message: [u8; 600] = core::array::from_fn(|i| (i * 31 + 7) as u8);
+        for len in [0, 1, 8, 127, 128, 129, 255, 256, 257, 383, 384, 385, 600] {
+            let key = MacKey::from_bytes(core::array::from_fn(|i| i as u8 ^ 0x5c));
+            let mut reference =
+                Blake2bMac::<U16>::new_with_salt_and_personal(Some(key.as_bytes()), &[], MAC_PERSONALIZATION).unwrap();
+            Mac::update(&mut reference, &message[..len]);
+            assert_eq!(
+                key.tag(&message[..len])[..],
+                reference.finalize().into_bytes()[..],
+                "length {len}"
+            );
+        }
     }
 
     #[test]
