@@ -7,6 +7,12 @@
 use negacyclic_ntt::{NttPlan32, NttPlan64};
 use std::hint::black_box;
 
+/// `PART` (environment) limits the loop to one step, for a breakdown: `forward`, `mul`, `inverse` (transform
+/// and CRT); unset, the whole product.
+fn part() -> String {
+    std::env::var("PART").unwrap_or_default()
+}
+
 fn run32(r: usize) -> u32 {
     const N: usize = 1024;
     const PLAN: NttPlan32 = NttPlan32::new::<N>();
@@ -18,10 +24,17 @@ fn run32(r: usize) -> u32 {
     PLAN.forward(&key, &mut key_spectrum);
     let mut spectrum = vec![[0u32; 2]; N];
     let mut body = vec![0u32; N];
+    let part = part();
     for _ in 0..r {
-        PLAN.forward(black_box(&a), &mut spectrum);
-        PLAN.mul_assign(&mut spectrum, black_box(&key_spectrum));
-        PLAN.inverse_add_wrapping(&mut spectrum, &mut body);
+        if part.is_empty() || part == "forward" {
+            PLAN.forward(black_box(&a), &mut spectrum);
+        }
+        if part.is_empty() || part == "mul" {
+            PLAN.mul_assign(&mut spectrum, black_box(&key_spectrum));
+        }
+        if part.is_empty() || part == "inverse" {
+            PLAN.inverse_add_wrapping(&mut spectrum, &mut body);
+        }
     }
     body.iter().fold(0, |x, &y| x ^ y)
 }

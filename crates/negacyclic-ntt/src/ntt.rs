@@ -1,73 +1,125 @@
 //! The negacyclic NTT kernels of one prime: Cooley-Tukey forward and Gentleman-Sande inverse with the
 //! `2N`-th roots merged into the twiddles (no pre- or post-twisting), Harvey's lazy reductions, and no bit
-//! reversal (the spectrum is in bit-reversed order, which pointwise products do not mind).
+//! reversal (the spectrum is in bit-reversed order, which pointwise products do not mind). Two stages are
+//! done per pass over the data (four values loaded, two levels of butterflies, four stored), which halves
+//! the loads, stores and loop overhead; an odd number of stages starts with one single stage.
 //!
 //! Every loop bound and every index depends on `N` only. Arithmetic on values is `wrapping_*` (the bounds
-//! above rule out any wrap): a checked `+` would branch on the data in builds with overflow checks.
+//! below rule out any wrap): a checked `+` would branch on the data in builds with overflow checks.
 
 use crate::arith::{Prime, csub, mont_mul};
 
+/// Cooley-Tukey butterfly (Harvey): `x, y < 4p` in, `x + w y, x - w y` out, both `< 4p`.
+#[inline(always)]
+fn ct(x: u32, y: u32, w: u32, q: Prime) -> (u32, u32) {
+    let u = csub(x, q.two_p);
+    let v = mont_mul(y, w, q);
+    (u.wrapping_add(v), u.wrapping_add(q.two_p).wrapping_sub(v))
+}
+
+/// Gentleman-Sande butterfly, lazy: `x, y < 2p` in, `x + y` and `(y - x) w` out, both `< 2p`. With
+/// `w = -psi^-k` this is the inverse of [`ct`] with `psi^k` (up to a factor 2).
+#[inline(always)]
+fn gs(x: u32, y: u32, w: u32, q: Prime) -> (u32, u32) {
+    (
+        csub(x.wrapping_add(y), q.two_p),
+        mont_mul(y.wrapping_add(q.two_p).wrapping_sub(x), w, q),
+    )
+}
+
 /// Forward transform in place: coefficients in `[0, 4p)` (natural order) to a spectrum in `[0, 2p)`
-/// (bit-reversed order). `tw` is the prime's table for `N = a.len()`.
-///
-/// Butterfly (Harvey): `u <- u mod' 2p` (now `< 2p`), `v <- mont(v, w)` (`< 2p`), `(u + v, u - v + 2p)`, both
-/// in `[0, 4p)`; the last stage also brings its outputs below `2p`.
+/// (bit-reversed order). `tw` is the prime's table for `N = a.len()`: stage `m` (`m = 1, 2, 4, ... N/2`
+/// groups of `2t = N/m` values) uses `tw[m + i]` for group `i`.
 #[inline(never)]
 pub(crate) fn forward(a: &mut [u32], tw: &[u32], q: Prime) {
     let n = a.len();
-    debug_assert!(tw.len() == n && n >= 4);
-    let mut m = 1;
-    let mut t = n / 2;
-    while t > 1 {
-        for (chunk, &w) in a.chunks_exact_mut(2 * t).zip(&tw[m..2 * m]) {
+    debug_assert!(tw.len() == n && n >= 8);
+    let (mut m, mut t) = (1, n / 2);
+    if n.trailing_zeros() % 2 == 1 {
+        let (lo, hi) = a.split_at_mut(t);
+        for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+            (*x, *y) = ct(*x, *y, tw[1], q);
+        }
+        (m, t) = (2, t / 2);
+    }
+    // Two stages per pass: (m, t) then (2m, t/2).
+    while t >= 2 {
+        let last = t == 2;
+        let h = t / 2;
+        let groups = a
+            .chunks_exact_mut(2 * t)
+            .zip(&tw[m..2 * m])
+            .zip(tw[2 * m..4 * m].chunks_exact(2));
+        for ((chunk, &w1), w2) in groups {
+            let (w2a, w2b) = (w2[0], w2[1]);
             let (lo, hi) = chunk.split_at_mut(t);
-            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                let u = csub(*x, q.two_p);
-                let v = mont_mul(*y, w, q);
-                *x = u.wrapping_add(v);
-                *y = u.wrapping_add(q.two_p).wrapping_sub(v);
+            let (x0s, x1s) = lo.split_at_mut(h);
+            let (x2s, x3s) = hi.split_at_mut(h);
+            let quads = x0s
+                .iter_mut()
+                .zip(x1s.iter_mut())
+                .zip(x2s.iter_mut().zip(x3s.iter_mut()));
+            for ((x0, x1), (x2, x3)) in quads {
+                let (y0, y2) = ct(*x0, *x2, w1, q);
+                let (y1, y3) = ct(*x1, *x3, w1, q);
+                let (z0, z1) = ct(y0, y1, w2a, q);
+                let (z2, z3) = ct(y2, y3, w2b, q);
+                if last {
+                    // The final stage leaves the spectrum below 2p (`last` is public: it is `t == 2`).
+                    (*x0, *x1, *x2, *x3) = (
+                        csub(z0, q.two_p),
+                        csub(z1, q.two_p),
+                        csub(z2, q.two_p),
+                        csub(z3, q.two_p),
+                    );
+                } else {
+                    (*x0, *x1, *x2, *x3) = (z0, z1, z2, z3);
+                }
             }
         }
-        m *= 2;
-        t /= 2;
-    }
-    // t = 1: pairs of neighbours, outputs reduced to [0, 2p).
-    for (pair, &w) in a.chunks_exact_mut(2).zip(&tw[m..2 * m]) {
-        let u = csub(pair[0], q.two_p);
-        let v = mont_mul(pair[1], w, q);
-        pair[0] = csub(u.wrapping_add(v), q.two_p);
-        pair[1] = csub(u.wrapping_add(q.two_p).wrapping_sub(v), q.two_p);
+        m *= 4;
+        t /= 4;
     }
 }
 
 /// Inverse transform in place, without the `N^-1` factor (the CRT constants carry it): a spectrum in
 /// `[0, 2p)` (bit-reversed order) to `N` times the coefficients, in `[0, 2p)`, natural order.
 ///
-/// Butterfly (Gentleman-Sande, lazy): `(u, v) -> ((u + v) mod' 2p, mont(v - u + 2p, w'))`, where
-/// `w' = -psi^-brv(k)` is read from the forward table backwards (see `primes::twiddle_table`), hence `v - u`.
+/// Stage `h` (`h = N/2, ..., 2, 1` groups of `2t = N/h` values) needs `-psi^-brv(h + i)` for group `i`, which
+/// is the forward table's `tw[2h - 1 - i]` (see `primes::twiddle_table`): the same table read backwards.
 #[inline(never)]
 pub(crate) fn inverse(a: &mut [u32], tw: &[u32], q: Prime) {
     let n = a.len();
-    debug_assert!(tw.len() == n && n >= 4);
-    // t = 1 (h = N/2 groups).
-    let h = n / 2;
-    for (pair, &w) in a.chunks_exact_mut(2).zip(tw[h..2 * h].iter().rev()) {
-        let (u, v) = (pair[0], pair[1]);
-        pair[0] = csub(u.wrapping_add(v), q.two_p);
-        pair[1] = mont_mul(v.wrapping_add(q.two_p).wrapping_sub(u), w, q);
+    debug_assert!(tw.len() == n && n >= 8);
+    let (mut h, mut t) = (n / 2, 1);
+    if n.trailing_zeros() % 2 == 1 {
+        for (pair, &w) in a.chunks_exact_mut(2).zip(tw[h..2 * h].iter().rev()) {
+            (pair[0], pair[1]) = gs(pair[0], pair[1], w, q);
+        }
+        (h, t) = (h / 2, 2);
     }
-    let mut h = n / 4;
-    let mut t = 2;
-    while h >= 1 {
-        for (chunk, &w) in a.chunks_exact_mut(2 * t).zip(tw[h..2 * h].iter().rev()) {
-            let (lo, hi) = chunk.split_at_mut(t);
-            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                let (u, v) = (*x, *y);
-                *x = csub(u.wrapping_add(v), q.two_p);
-                *y = mont_mul(v.wrapping_add(q.two_p).wrapping_sub(u), w, q);
+    // Two stages per pass: (h, t) then (h/2, 2t).
+    while h >= 2 {
+        let first = tw[h..2 * h].rchunks_exact(2);
+        let groups = a.chunks_exact_mut(4 * t).zip(first).zip(tw[h / 2..h].iter().rev());
+        for ((chunk, w1), &w2) in groups {
+            // Groups 2i and 2i + 1 of stage h: tw[2h - 1 - 2i] and tw[2h - 2 - 2i].
+            let (w1a, w1b) = (w1[1], w1[0]);
+            let (lo, hi) = chunk.split_at_mut(2 * t);
+            let (x0s, x1s) = lo.split_at_mut(t);
+            let (x2s, x3s) = hi.split_at_mut(t);
+            let quads = x0s
+                .iter_mut()
+                .zip(x1s.iter_mut())
+                .zip(x2s.iter_mut().zip(x3s.iter_mut()));
+            for ((x0, x1), (x2, x3)) in quads {
+                let (y0, y1) = gs(*x0, *x1, w1a, q);
+                let (y2, y3) = gs(*x2, *x3, w1b, q);
+                (*x0, *x2) = gs(y0, y2, w2, q);
+                (*x1, *x3) = gs(y1, y3, w2, q);
             }
         }
-        h /= 2;
-        t *= 2;
+        h /= 4;
+        t *= 4;
     }
 }
