@@ -41,21 +41,47 @@
 //!
 //! # Timing
 //! No branch and no memory address depends on the data: loop bounds and table indices depend on `N` only,
-//! conditional subtractions and the centring are masks (the compiler may turn a mask into a conditional
-//! move or an `IT` block, which run in fixed time). `scripts/ctgrind.sh` checks the x86_64 build under
-//! valgrind with the key marked secret. The one operand-dependent instruction left is the multiplier:
-//! * Cortex-M4/M7 (`thumbv7em`, the `dsp` target feature) and hosts: `UMULL`/`UMLAL` (single-cycle on the M4),
-//!   through `u64` products.
-//! * Cortex-M3 (`thumbv7m`) and Cortex-M0/M0+ (`thumbv6m`): every `target_os = "none"` ARM target without the
-//!   `dsp` feature builds the 64-bit product from four 16x16-bit partial products with the 32-bit `MUL`
-//!   (`MULS`), because the M3's `UMULL`/`UMLAL` terminate early depending on the operands (3 to 5 cycles,
-//!   Cortex-M3 TRM, instruction timings) and the M0/M0+ have no long multiply (a `u64` product would call
+//! conditional subtractions and the centring are masks, and all arithmetic on values is `wrapping_*` (a
+//! checked `+` would branch on the data in builds with overflow checks). The compiler turns a mask into a
+//! conditional move (`CMOV`, `CSEL`) or a Thumb-2 `IT` block, which run in fixed time; Thumb-1 (`thumbv6m`,
+//! `thumbv8m.base`) has neither, so there an empty `asm!` hides each mask from the optimizer, which would
+//! otherwise make it a branch. Checked:
+//! * x86_64: `scripts/ctgrind.sh` runs the key spectrum, products, CRT and whole encryptions through this
+//!   crate under valgrind memcheck with the key (and the message, the CSPRNG) marked secret, in release and
+//!   in dev builds: no report.
+//! * Cortex-M: the kernels' assembly for `thumbv6m-none-eabi`, `thumbv7m-none-eabi` and
+//!   `thumbv7em-none-eabihf` was read: their conditional branches test loop counters and slice lengths
+//!   only, the selects are `IT` blocks (v7m/v7em) or mask arithmetic (v6m). No tool checks this on every
+//!   build.
+//!
+//! The multiplier is the one operand-dependent instruction left, so it is chosen per target (`build.rs`, from
+//! the target triple: rustc does not expose the ARM `dsp` feature to `cfg`):
+//! * Cortex-M4/M7 (`thumbv7em`), and every other target: `UMULL`/`UMLAL` (single-cycle on the M4) through
+//!   `u64` products.
+//! * Cortex-M3 (`thumbv7m`), Cortex-M0/M0+ (`thumbv6m`) and ARMv8-M Baseline (`thumbv8m.base`): the 64-bit
+//!   product is built from four 16x16-bit partial products with the 32-bit `MUL`/`MULS` and `ADDS`/`ADCS`,
+//!   because the M3's `UMULL`/`UMLAL` terminate early depending on the operands (3 to 5 cycles, Cortex-M3
+//!   TRM, instruction timings) and the M0/M0+ have no long multiply (a `u64` product would call
 //!   compiler-builtins' `__aeabi_lmul`). `MUL` is single-cycle on the M3; `MULS` takes 1 cycle (or 32 with
-//!   the M0's small-multiplier option) whatever the operands. The cost is about four times the M4's per
-//!   Montgomery product. `--cfg negacyclic_ntt_mul16` selects this multiplier on any target (the host tests
-//!   run it that way too).
-//! * What the compiler makes of the masks on targets not checked here is not verified by a tool; the
-//!   Cortex-M builds were inspected for branches in the kernels (see the repository's notes).
+//!   the M0's small-multiplier option) whatever the operands. This costs about 3.5 times the M4's
+//!   instructions. `RUSTFLAGS="--cfg negacyclic_ntt_mul16"` selects it on any target, so that the host tests
+//!   cover it.
+//! * On Cortex-M0 the transforms also call `__aeabi_uidiv` once per stage, on lengths derived from `N`
+//!   (public).
+//!
+//! # Cost
+//! Instructions per `N = 1024` product of the 32-bit torus (forward transform of the torus polynomial for
+//! both primes, pointwise product with the precomputed key spectrum, inverse transforms and CRT, added into
+//! the body), counted exactly under qemu-arm with a TCG plugin on a Thumb-2 build (the `product_count`
+//! example; the M4's instruction set, `UMULL`/`UMLAL`):
+//!
+//! | build                          | per product | forward | pointwise | inverse + CRT |
+//! |--------------------------------|------------:|--------:|----------:|--------------:|
+//! | `UMULL` (Cortex-M4)            |     435 k   |  208 k  |    20 k   |      208 k    |
+//! | 16x16 partial products (M3/M0) |   1,510 k   |  665 k  |    87 k   |      758 k    |
+//!
+//! The 64-bit torus at `N = 2048` (three primes): 1.55 M per product (M4 build). The `f64` FFT this replaces
+//! on Cortex-M took 5.5 M instructions per encryption in software floating point.
 //!
 //! # Example
 //! ```
