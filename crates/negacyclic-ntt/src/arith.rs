@@ -118,6 +118,44 @@ pub(crate) fn mont_mul(a: u32, b: u32, q: Prime) -> u32 {
     (t.wrapping_add(mul_wide(m, q.p)) >> 32) as u32
 }
 
+/// A twiddle factor as the transforms store it: its Montgomery form `w R mod p`, multiplied with
+/// [`mont_mul`] (three instructions with `UMULL`).
+#[cfg(not(negacyclic_ntt_mul16))]
+pub(crate) type Twiddle = u32;
+
+/// A twiddle factor as the transforms store it where the 64-bit product is built from 16-bit parts: `w` and
+/// Shoup's `w' = floor(w 2^32 / p)`, multiplied with one high product instead of Montgomery's two.
+#[cfg(negacyclic_ntt_mul16)]
+pub(crate) type Twiddle = [u32; 2];
+
+/// The twiddle of `w` (`w < p`).
+#[cfg(not(negacyclic_ntt_mul16))]
+pub(crate) const fn twiddle(w: u32, p: u32) -> Twiddle {
+    to_montgomery(w, p)
+}
+
+/// The twiddle of `w` (`w < p`).
+#[cfg(negacyclic_ntt_mul16)]
+pub(crate) const fn twiddle(w: u32, p: u32) -> Twiddle {
+    [w, (((w as u64) << 32) / p as u64) as u32]
+}
+
+/// `y w mod p`, in `[0, 2p)`, for any `y < 2^32`.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+pub(crate) fn twiddle_mul(y: u32, w: Twiddle, q: Prime) -> u32 {
+    mont_mul(y, w, q)
+}
+
+/// `y w mod p`, in `[0, 2p)`, for any `y < 2^32` (Shoup): `y w - floor(y w' / 2^32) p`, computed modulo
+/// `2^32` (the exact value is below `2p < 2^32`).
+#[cfg(negacyclic_ntt_mul16)]
+#[inline(always)]
+pub(crate) fn twiddle_mul(y: u32, w: Twiddle, q: Prime) -> u32 {
+    let estimate = (mul_wide(y, w[1]) >> 32) as u32;
+    y.wrapping_mul(w[0]).wrapping_sub(estimate.wrapping_mul(q.p))
+}
+
 /// `mask`, hidden from the optimizer on Thumb-1 targets, which have no conditional move: there LLVM would
 /// otherwise turn `y + (c & mask)` back into a compare and a branch.
 #[cfg(negacyclic_ntt_thumb1)]
@@ -214,6 +252,17 @@ mod tests {
         assert_eq!(csub(Q.four_p - 1, Q.two_p), Q.two_p - 1);
         assert_eq!(csub_any(u32::MAX, Q.four_p), u32::MAX - Q.four_p);
         assert_eq!(csub_any(Q.four_p - 1, Q.four_p), Q.four_p - 1);
+        // A twiddle product is `y w mod p` in [0, 2p), whichever form the target uses.
+        for &y in &[0, 1, Q.p - 1, Q.two_p + 7, u32::MAX] {
+            for &w in &[0, 1, 12345, Q.p - 1] {
+                let r = twiddle_mul(y, twiddle(w, Q.p), Q);
+                assert!(r < Q.two_p);
+                assert_eq!(
+                    u64::from(r) % u64::from(Q.p),
+                    u64::from(y) * u64::from(w) % u64::from(Q.p)
+                );
+            }
+        }
         assert_eq!(centre(Q.half, Q), Q.half as i32);
         assert_eq!(centre(Q.half + 1, Q), -(Q.half as i32));
         assert_eq!(centre(Q.p - 1, Q), -1);

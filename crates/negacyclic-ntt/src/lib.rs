@@ -9,7 +9,8 @@
 //! without changing a ciphertext.
 //!
 //! * **Compile-time plans**: [`NttPlan::new`] is a `const fn` generic in `N`; an unsupported `N` is a compile
-//!   error, and the twiddle tables (one `N`-word table per prime, in Montgomery form) are associated `const`s
+//!   error, and the twiddle tables (one `N`-entry table per prime: 4 KiB at `N = 1024`, or 8 KiB with the
+//!   Shoup companions of the Cortex-M0/M3 build, see Timing) are associated `const`s
 //!   computed by `const fn`s, so a program contains the tables of the sizes it names and no others, in debug
 //!   builds too. `N` is a power of two from 64 to 4096.
 //! * **No heap, caller scratch**: a spectrum is a caller-owned `[[u32; L]]` of length `N` (`4LN` bytes: 8 KiB
@@ -63,9 +64,12 @@
 //!   because the M3's `UMULL`/`UMLAL` terminate early depending on the operands (3 to 5 cycles, Cortex-M3
 //!   TRM, instruction timings) and the M0/M0+ have no long multiply (a `u64` product would call
 //!   compiler-builtins' `__aeabi_lmul`). `MUL` is single-cycle on the M3; `MULS` takes 1 cycle (or 32 with
-//!   the M0's small-multiplier option) whatever the operands. This costs about 3.5 times the M4's
-//!   instructions. `RUSTFLAGS="--cfg negacyclic_ntt_mul16"` selects it on any target, so that the host tests
-//!   cover it.
+//!   the M0's small-multiplier option) whatever the operands. To need fewer of these products, the twiddles
+//!   are stored with Shoup's companion `w' = floor(w 2^32 / p)` there (`y w mod p = y w - hi(y w') p`: one
+//!   high product instead of Montgomery's two), which doubles the tables (8 KiB per prime at `N = 1024`);
+//!   the pointwise products and the CRT stay Montgomery. This costs about twice the M4's instructions.
+//!   `RUSTFLAGS="--cfg negacyclic_ntt_mul16"` selects it on any target, so that the host tests and the
+//!   ctgrind check can cover it.
 //! * On Cortex-M0 the transforms also call `__aeabi_uidiv` once per stage, on lengths derived from `N`
 //!   (public).
 //!
@@ -78,9 +82,9 @@
 //! | build                          | per product | forward | pointwise | inverse + CRT |
 //! |--------------------------------|------------:|--------:|----------:|--------------:|
 //! | `UMULL` (Cortex-M4)            |     435 k   |  208 k  |    20 k   |      208 k    |
-//! | 16x16 partial products (M3/M0) |   1,510 k   |  665 k  |    87 k   |      758 k    |
+//! | 16x16 partial products (M3/M0) |     909 k   |  367 k  |    87 k   |      455 k    |
 //!
-//! The 64-bit torus at `N = 2048` (three primes): 1.55 M per product (M4 build). The `f64` FFT this replaces
+//! The 64-bit torus at `N = 2048` (three primes): 1.55 M per product (M4 build), 3.27 M (M3/M0 build). The `f64` FFT this replaces
 //! on Cortex-M took 5.5 M instructions per encryption in software floating point.
 //!
 //! # Example

@@ -7,23 +7,23 @@
 //! Every loop bound and every index depends on `N` only. Arithmetic on values is `wrapping_*` (the bounds
 //! below rule out any wrap): a checked `+` would branch on the data in builds with overflow checks.
 
-use crate::arith::{Prime, csub, mont_mul};
+use crate::arith::{Prime, Twiddle, csub, twiddle_mul};
 
 /// Cooley-Tukey butterfly (Harvey): `x, y < 4p` in, `x + w y, x - w y` out, both `< 4p`.
 #[inline(always)]
-fn ct(x: u32, y: u32, w: u32, q: Prime) -> (u32, u32) {
+fn ct(x: u32, y: u32, w: Twiddle, q: Prime) -> (u32, u32) {
     let u = csub(x, q.two_p);
-    let v = mont_mul(y, w, q);
+    let v = twiddle_mul(y, w, q);
     (u.wrapping_add(v), u.wrapping_add(q.two_p).wrapping_sub(v))
 }
 
 /// Gentleman-Sande butterfly, lazy: `x, y < 2p` in, `x + y` and `(y - x) w` out, both `< 2p`. With
 /// `w = -psi^-k` this is the inverse of [`ct`] with `psi^k` (up to a factor 2).
 #[inline(always)]
-fn gs(x: u32, y: u32, w: u32, q: Prime) -> (u32, u32) {
+fn gs(x: u32, y: u32, w: Twiddle, q: Prime) -> (u32, u32) {
     (
         csub(x.wrapping_add(y), q.two_p),
-        mont_mul(y.wrapping_add(q.two_p).wrapping_sub(x), w, q),
+        twiddle_mul(y.wrapping_add(q.two_p).wrapping_sub(x), w, q),
     )
 }
 
@@ -31,7 +31,7 @@ fn gs(x: u32, y: u32, w: u32, q: Prime) -> (u32, u32) {
 /// (bit-reversed order). `tw` is the prime's table for `N = a.len()`: stage `m` (`m = 1, 2, 4, ... N/2`
 /// groups of `2t = N/m` values) uses `tw[m + i]` for group `i`.
 #[inline(never)]
-pub(crate) fn forward(a: &mut [u32], tw: &[u32], q: Prime) {
+pub(crate) fn forward(a: &mut [u32], tw: &[Twiddle], q: Prime) {
     let n = a.len();
     debug_assert!(tw.len() == n && n >= 8);
     let (mut m, mut t) = (1, n / 2);
@@ -88,7 +88,7 @@ pub(crate) fn forward(a: &mut [u32], tw: &[u32], q: Prime) {
 /// Stage `h` (`h = N/2, ..., 2, 1` groups of `2t = N/h` values) needs `-psi^-brv(h + i)` for group `i`, which
 /// is the forward table's `tw[2h - 1 - i]` (see `primes::twiddle_table`): the same table read backwards.
 #[inline(never)]
-pub(crate) fn inverse(a: &mut [u32], tw: &[u32], q: Prime) {
+pub(crate) fn inverse(a: &mut [u32], tw: &[Twiddle], q: Prime) {
     let n = a.len();
     debug_assert!(tw.len() == n && n >= 8);
     let (mut h, mut t) = (n / 2, 1);

@@ -1,7 +1,7 @@
 //! [`NttPlan`]: a compile-time plan for one size `N` and `L` primes; transforms, pointwise products and the
 //! CRT reconstruction.
 
-use crate::arith::{Prime, centre, csub, csub_any, mont_mul, opaque};
+use crate::arith::{Prime, Twiddle, centre, csub, csub_any, mont_mul, opaque};
 use crate::ntt;
 use crate::primes::{Crt, CrtFor, PRIMES, Twiddles};
 
@@ -114,7 +114,7 @@ impl Digits for u64 {
 #[derive(Clone, Copy)]
 pub struct NttPlan<const L: usize> {
     n: usize,
-    twiddles: [&'static [u32]; L],
+    twiddles: [&'static [Twiddle]; L],
     crt: Crt<L>,
 }
 

@@ -2,7 +2,7 @@
 //! `const fn`s. A table is an associated `const` of a type generic in `N` and the prime's index, so a program
 //! links the tables of the sizes and primes it names and no others, in every build profile.
 
-use crate::arith::{Prime, inv_mod, mul_mod, pow_mod, to_montgomery};
+use crate::arith::{Prime, Twiddle, inv_mod, mul_mod, pow_mod, to_montgomery, twiddle};
 
 /// The first prime, `2^30 - 3 * 2^14 + 1 = 0x3fff4001`.
 pub const P0: u32 = 0x3fff_4001;
@@ -41,10 +41,10 @@ const fn bit_reverse(i: usize, bits: u32) -> usize {
     }
 }
 
-/// The forward twiddles of prime `index` for size `N`, in Montgomery form: entry `k` (`1 <= k < N`) is
-/// `psi^brv(k) R mod p` (`brv` reverses `log2 N` bits). The inverse transform reads the same table backwards
+/// The forward twiddles of prime `index` for size `N`: entry `k` (`1 <= k < N`) is `psi^brv(k)` (`brv`
+/// reverses `log2 N` bits) as a [`Twiddle`] (its Montgomery form, or with its Shoup companion). The inverse transform reads the same table backwards
 /// (`psi^-brv(k) = -psi^brv(k')` with `k'` the mirror of `k` in its stage), so one table serves both.
-const fn twiddle_table<const N: usize>(index: usize) -> [u32; N] {
+const fn twiddle_table<const N: usize>(index: usize) -> [Twiddle; N] {
     let p = PRIMES[index].p;
     let psi = psi(index, N);
     let mut powers = [0u32; N];
@@ -55,10 +55,10 @@ const fn twiddle_table<const N: usize>(index: usize) -> [u32; N] {
         i += 1;
     }
     let bits = N.trailing_zeros();
-    let mut table = [0u32; N];
+    let mut table = [twiddle(0, p); N];
     let mut k = 0;
     while k < N {
-        table[k] = to_montgomery(powers[bit_reverse(k, bits)], p);
+        table[k] = twiddle(powers[bit_reverse(k, bits)], p);
         k += 1;
     }
     table
@@ -70,7 +70,7 @@ pub(crate) struct Twiddles<const N: usize, const I: usize>;
 
 impl<const N: usize, const I: usize> Twiddles<N, I> {
     /// See [`twiddle_table`].
-    pub(crate) const TABLE: &'static [u32] = &twiddle_table::<N>(I);
+    pub(crate) const TABLE: &'static [Twiddle] = &twiddle_table::<N>(I);
 }
 
 /// The constants of Garner's CRT for `L` primes at size `N`, folding in the inverse transform's `N^-1` and
