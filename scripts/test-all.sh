@@ -36,7 +36,7 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/
     valgrind
 fi
 
-NO_STD_CRATES=(-p negacyclic-fft -p tfhe-sbc-core -p tfhe-sbc-device)
+NO_STD_CRATES=(-p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-device)
 
 step "format"
 cargo fmt --all -- --check
@@ -93,6 +93,13 @@ cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-device
 cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-adapter --exclude-features tfhe,rayon
 echo "cargo hack step: $((SECONDS - SECONDS_START)) s"
 # --- end of backend override and feature matrix ----------------------------------------------------------------
+
+# --- integer NTT, Cortex-M0/M3 multiplier (issue [F] 3): begin ---
+step "negacyclic-ntt with the 16x16-bit partial-product multiplier of Cortex-M0/M3 (--cfg negacyclic_ntt_mul16), on the host"
+# build.rs picks that multiplier (and Shoup twiddles) from the target triple on thumbv6m/thumbv7m; this runs
+# the exactness tests on it (own target dir, so the main one is not rebuilt).
+RUSTFLAGS="--cfg negacyclic_ntt_mul16" CARGO_TARGET_DIR=target/mul16 cargo test -p negacyclic-ntt
+# --- integer NTT: end ---
 
 step "constant-time check: ctgrind (valgrind memcheck; default path clean, Ziggurat and self-test flagged)"
 bash scripts/ctgrind.sh
