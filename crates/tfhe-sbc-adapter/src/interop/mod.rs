@@ -21,6 +21,7 @@
 
 pub mod big_key;
 mod bridge;
+pub mod integer;
 mod keyswitch;
 mod lru;
 mod per_device;

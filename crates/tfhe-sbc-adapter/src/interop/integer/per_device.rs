@@ -1,0 +1,333 @@
+//! Per-device keys for integers: every device holds its own binary GLWE key (`k = 1`, `N = 2048`), and the
+//! cloud holds, per device, a **seeded** key-switching key from that key (read flat, dimension 2048) to the
+//! server key's small LWE key (918), made with the set's own key-switching decomposition (base log 4,
+//! 4 levels) and LWE noise (TUniform(45)).
+//!
+//! A block from such a device is key-switched into the small key, then bootstrapped once with an identity
+//! lookup table (`x mod 4`) by the server key's bootstrapping key, with the set's modulus switch: the output
+//! is an LWE ciphertext under the client key's big key with the noise of a PBS output, which is what
+//! tfhe-rs calls [`NoiseLevel::NOMINAL`](tfhe::shortint::ciphertext::NoiseLevel::NOMINAL). That is one key
+//! switch and one PBS per block, the price tfhe-rs's own `CompactCiphertextList::expand` pays per block to
+//! cast a compact public-key encryption into the computation key.
+//!
+//! Sizes: the seeded key is `2048 * 4` body words (64 KiB) and a 16-byte seed; decompressed it is
+//! `2048 * 4 * 919` words (57.4 MiB).
+
+use super::{
+    IntegerError, IntegerExtractor, IntegerParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128, check_device_key,
+    check_parameters, fhe_uint, standard_client_key, tfhe_glwe_key_u64,
+};
+use crate::interop::RngSeeder;
+use rand_core::CryptoRng;
+use rayon::prelude::*;
+use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
+use tfhe::core_crypto::prelude::{
+    CiphertextModulus, ComputationBuffers, DecompositionBaseLog, DecompositionLevelCount, Fft,
+    FourierLweBootstrapKeyOwned, GlweCiphertextOwned, LweCiphertext, LweCiphertextOwned, LweDimension, LweKeyswitchKey,
+    LweKeyswitchKeyOwned, LweSecretKey, MonomialDegree, SeededLweKeyswitchKey, SeededLweKeyswitchKeyOwned,
+    blind_rotate_assign_mem_optimized, blind_rotate_assign_mem_optimized_requirement,
+    extract_lwe_sample_from_glwe_ciphertext, generate_seeded_lwe_keyswitch_key, keyswitch_lwe_ciphertext,
+    par_decompress_seeded_lwe_keyswitch_key,
+};
+use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
+use tfhe::shortint::server_key::{ModulusSwitchConfiguration, ShortintBootstrappingKey};
+use tfhe::shortint::{ClassicPBSParameters, PBSOrder};
+use tfhe::{FheUint, FheUintId};
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKeyOwned};
+use zeroize::Zeroize;
+
+/// The set's key-switching shape, from tfhe-rs's constant (checked against it in `tests/integer.rs`).
+fn ks_shape() -> (DecompositionBaseLog, DecompositionLevelCount, LweDimension) {
+    let p = tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128;
+    (p.ks_base_log, p.ks_level, p.lwe_dimension)
+}
+
+/// The input dimension of a per-device integer key-switching key: the device key read flat (`k * N`).
+fn input_dimension(set: &IntegerParameters) -> usize {
+    set.glwe().glwe_dimension().0 * set.glwe().polynomial_size().0
+}
+
+/// A device's seeded LWE key-switching key for integers (device key, 2048 -> the server key's small key,
+/// 918), with the set's decomposition (base log 4, 4 levels) and TUniform(45) noise. Its shape is checked
+/// on construction, so decompressing it cannot panic.
+///
+/// What the cloud holds for the device, as it holds the server key: it encrypts the device key under the
+/// small key, which the cloud does not have.
+#[derive(Clone)]
+pub struct IntegerDeviceKsk {
+    mask_seed: u128,
+    key: SeededLweKeyswitchKeyOwned<u64>,
+}
+
+impl core::fmt::Debug for IntegerDeviceKsk {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("IntegerDeviceKsk")
+            .field("mask_seed", &format_args!("{:#034x}", self.mask_seed))
+            .field("input_dimension", &self.key.input_key_lwe_dimension().0)
+            .field("output_dimension", &self.key.output_key_lwe_dimension().0)
+            .field("body_words", &self.key.as_ref().len())
+            .finish()
+    }
+}
+
+impl IntegerDeviceKsk {
+    /// The number of body words of a seeded key: one per (input key bit, level), `2048 * 4`.
+    pub fn body_words() -> usize {
+        input_dimension(&MESSAGE_2_CARRY_2_TUNIFORM_2M128) * ks_shape().1.0
+    }
+
+    /// Trusted party: the seeded key-switching key from `device_key` to `client_key`'s small LWE key. The
+    /// 16-byte mask seed and the noise seed come from `rng`.
+    pub fn generate<R: CryptoRng + ?Sized>(
+        device_key: &GlweSecretKeyOwned,
+        client_key: &tfhe::ClientKey,
+        rng: &mut R,
+    ) -> Result<Self, IntegerError> {
+        let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+        check_device_key(device_key, &set)?;
+        let (ap, parameters) = standard_client_key(client_key, &set)?;
+        let small_key = ap.small_lwe_secret_key();
+        let device_lwe_key = LweSecretKey::from_container(tfhe_glwe_key_u64(device_key).into_container());
+        let mut seed_bytes = [0u8; 16];
+        rng.fill_bytes(&mut seed_bytes);
+        let mask_seed = u128::from_le_bytes(seed_bytes);
+        let mut key = SeededLweKeyswitchKeyOwned::new(
+            0u64,
+            parameters.ks_base_log,
+            parameters.ks_level,
+            device_lwe_key.lwe_dimension(),
+            small_key.lwe_dimension(),
+            CompressionSeed::from(Seed(mask_seed)),
+            CiphertextModulus::new_native(),
+        );
+        generate_seeded_lwe_keyswitch_key(
+            &device_lwe_key,
+            &small_key,
+            &mut key,
+            parameters.lwe_noise_distribution,
+            &mut RngSeeder(rng),
+        );
+        device_lwe_key.into_container().zeroize();
+        Ok(Self { mask_seed, key })
+    }
+
+    /// A key read back from storage: its mask seed and its `2048 * 4` body words. Checks the length.
+    pub fn from_parts(mask_seed: u128, bodies: Vec<u64>) -> Result<Self, IntegerError> {
+        if bodies.len() != Self::body_words() {
+            return Err(IntegerError::BadKeySwitchingKey {
+                expected: Self::body_words(),
+                found: bodies.len(),
+            });
+        }
+        let (base_log, levels, small) = ks_shape();
+        let key = SeededLweKeyswitchKey::from_container(
+            bodies,
+            base_log,
+            levels,
+            small.to_lwe_size(),
+            CompressionSeed::from(Seed(mask_seed)),
+            CiphertextModulus::new_native(),
+        );
+        Ok(Self { mask_seed, key })
+    }
+
+    /// The seed of the masks (public).
+    pub fn mask_seed(&self) -> u128 {
+        self.mask_seed
+    }
+
+    /// The body words: `2048 * 4`, input bit major, then level as tfhe-rs lays them out.
+    pub fn bodies(&self) -> &[u64] {
+        self.key.as_ref()
+    }
+
+    /// Bytes of key material stored per device: the body words and the 16-byte mask seed (64 KiB + 16).
+    pub fn stored_bytes(&self) -> usize {
+        8 * self.key.as_ref().len() + 16
+    }
+
+    /// Bytes of the decompressed key: `2048 * 4 * 919 * 8` (57.4 MiB).
+    pub fn decompressed_bytes() -> usize {
+        let (_, levels, small) = ks_shape();
+        8 * input_dimension(&MESSAGE_2_CARRY_2_TUNIFORM_2M128) * levels.0 * small.to_lwe_size().0
+    }
+
+    /// Regenerates the masks with rayon: the key [`IntegerRefresher`] switches with.
+    pub fn decompress(&self) -> LweKeyswitchKeyOwned<u64> {
+        let (base_log, levels, small) = ks_shape();
+        let mut out = LweKeyswitchKey::new(
+            0u64,
+            base_log,
+            levels,
+            LweDimension(input_dimension(&MESSAGE_2_CARRY_2_TUNIFORM_2M128)),
+            small,
+            CiphertextModulus::new_native(),
+        );
+        par_decompress_seeded_lwe_keyswitch_key::<_, _, _, DefaultRandomGenerator>(&mut out, &self.key);
+        out
+    }
+}
+
+/// Per-device integer intake: extraction, then per block a key switch with the device's key into the
+/// server's small key and one PBS (identity lookup table) back to a nominal big-key shortint block. Borrows
+/// the server key's bootstrapping key; `Sync`, so one refresher serves rayon's pool.
+pub struct IntegerRefresher<'a> {
+    bsk: &'a FourierLweBootstrapKeyOwned,
+    modulus_switch: &'a ModulusSwitchConfiguration<u64>,
+    /// The identity (`x mod message_modulus`) lookup table, as the server key builds it.
+    lut: GlweCiphertextOwned<u64>,
+    extractor: IntegerExtractor,
+    small_dimension: LweDimension,
+}
+
+impl core::fmt::Debug for IntegerRefresher<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("IntegerRefresher")
+            .field("small_dimension", &self.small_dimension.0)
+            .field("polynomial_size", &self.bsk.polynomial_size().0)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> IntegerRefresher<'a> {
+    /// The refresher for `server_key`, which must be a standard classic-PBS key of the set in
+    /// `KeyswitchBootstrap` order.
+    pub fn new(server_key: &'a tfhe::ServerKey) -> Result<Self, IntegerError> {
+        let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+        let integer: &tfhe::integer::ServerKey = server_key.as_ref();
+        let shortint: &tfhe::shortint::ServerKey = integer.as_ref();
+        if shortint.message_modulus.0 != set.message_modulus() || shortint.carry_modulus.0 != set.carry_modulus() {
+            return Err(IntegerError::ParameterMismatch);
+        }
+        let AtomicPatternServerKey::Standard(ap) = &shortint.atomic_pattern else {
+            return Err(IntegerError::UnsupportedAtomicPattern);
+        };
+        if ap.pbs_order != PBSOrder::KeyswitchBootstrap {
+            return Err(IntegerError::ParameterMismatch);
+        }
+        let ShortintBootstrappingKey::Classic {
+            bsk,
+            modulus_switch_noise_reduction_key,
+        } = &ap.bootstrapping_key
+        else {
+            return Err(IntegerError::UnsupportedAtomicPattern);
+        };
+        let glwe = set.glwe();
+        if bsk.polynomial_size().0 != glwe.polynomial_size().0
+            || bsk.glwe_size().0 != glwe.glwe_dimension().0 + 1
+            || bsk.output_lwe_dimension().0 != input_dimension(&set)
+            || bsk.input_lwe_dimension() != ks_shape().2
+        {
+            return Err(IntegerError::ParameterMismatch);
+        }
+        let modulus = set.message_modulus();
+        let lut = shortint.generate_lookup_table(|x| x % modulus).acc;
+        Ok(Self {
+            bsk,
+            modulus_switch: modulus_switch_noise_reduction_key,
+            lut,
+            extractor: IntegerExtractor::new(),
+            small_dimension: bsk.input_lwe_dimension(),
+        })
+    }
+
+    /// Checks a decompressed per-device key against the server key's shape.
+    fn check_ksk(&self, ksk: &LweKeyswitchKeyOwned<u64>) -> Result<(), IntegerError> {
+        let (base_log, levels, _) = ks_shape();
+        let expected = IntegerDeviceKsk::body_words();
+        if ksk.input_key_lwe_dimension().0 != input_dimension(&self.extractor.parameters())
+            || ksk.output_key_lwe_dimension() != self.small_dimension
+            || ksk.decomposition_base_log() != base_log
+            || ksk.decomposition_level_count() != levels
+        {
+            return Err(IntegerError::BadKeySwitchingKey {
+                expected,
+                found: ksk.input_key_lwe_dimension().0 * ksk.decomposition_level_count().0,
+            });
+        }
+        Ok(())
+    }
+
+    /// One block: `big` (under the device key, `k * N + 1` words) key-switched with `ksk`, bootstrapped
+    /// with the identity table, and wrapped as a nominal shortint block under the client key's big key.
+    pub fn refresh_block(
+        &self,
+        ksk: &LweKeyswitchKeyOwned<u64>,
+        big: LweCiphertextOwned<u64>,
+    ) -> Result<tfhe::shortint::Ciphertext, IntegerError> {
+        self.check_ksk(ksk)?;
+        if big.lwe_size().0 != self.extractor.lwe_size() {
+            return Err(IntegerError::WrongLweSize {
+                expected: self.extractor.lwe_size(),
+                found: big.lwe_size().0,
+            });
+        }
+        let mut buffers = ComputationBuffers::new();
+        Ok(self.refresh_unchecked(ksk, big, &mut buffers))
+    }
+
+    /// Key switch, modulus switch (the set's), blind rotation of the identity table, extraction of
+    /// coefficient 0 into `big`'s buffer: what tfhe-rs's `apply_lookup_table` does in `KeyswitchBootstrap`
+    /// order.
+    fn refresh_unchecked(
+        &self,
+        ksk: &LweKeyswitchKeyOwned<u64>,
+        mut big: LweCiphertextOwned<u64>,
+        buffers: &mut ComputationBuffers,
+    ) -> tfhe::shortint::Ciphertext {
+        let mut small = LweCiphertext::new(
+            0u64,
+            self.small_dimension.to_lwe_size(),
+            CiphertextModulus::new_native(),
+        );
+        keyswitch_lwe_ciphertext(ksk, &big, &mut small);
+        let mut acc = self.lut.clone();
+        let log_modulus = acc.polynomial_size().to_blind_rotation_input_modulus_log();
+        let switched = self
+            .modulus_switch
+            .lwe_ciphertext_modulus_switch::<usize, _>(&small, log_modulus);
+        let fft = Fft::new(self.bsk.polynomial_size());
+        let fft = fft.as_view();
+        buffers.resize(
+            blind_rotate_assign_mem_optimized_requirement::<u64>(self.bsk.glwe_size(), self.bsk.polynomial_size(), fft)
+                .unaligned_bytes_required(),
+        );
+        blind_rotate_assign_mem_optimized(&switched, &mut acc, self.bsk, fft, buffers.stack());
+        extract_lwe_sample_from_glwe_ciphertext(&acc, &mut big, MonomialDegree(0));
+        self.extractor.wrap_unchecked(big)
+    }
+
+    /// Readings `first..first + count` of a per-device ciphertext as `FheUint<Id>`, one task per block on
+    /// rayon's pool. `ksk` is the sending device's decompressed key ([`IntegerDeviceKsk::decompress`]).
+    pub fn extract_readings_par<Id: FheUintId + Send, C: AsRef<[u64]> + Sync>(
+        &self,
+        ksk: &LweKeyswitchKeyOwned<u64>,
+        glwe: &GlweCiphertext<u64, C>,
+        first: usize,
+        count: usize,
+    ) -> Result<Vec<FheUint<Id>>, IntegerError> {
+        self.check_ksk(ksk)?;
+        let blocks = self
+            .extractor
+            .reading_range(glwe, FheUint::<Id>::num_bits() as u32, first, count)?;
+        let refreshed: Vec<tfhe::shortint::Ciphertext> = (first * blocks..(first + count) * blocks)
+            .into_par_iter()
+            .map_init(ComputationBuffers::new, |buffers, i| {
+                self.refresh_unchecked(ksk, self.extractor.extract(glwe, i), buffers)
+            })
+            .collect();
+        let mut refreshed = refreshed.into_iter();
+        Ok((0..count)
+            .map(|_| {
+                fhe_uint(tfhe::integer::RadixCiphertext::from(
+                    refreshed.by_ref().take(blocks).collect::<Vec<_>>(),
+                ))
+            })
+            .collect())
+    }
+}
+
+/// The classic-PBS parameters of a high-level client key, checked against the set (for tests and tools).
+pub fn client_key_parameters(client_key: &tfhe::ClientKey) -> Result<ClassicPBSParameters, IntegerError> {
+    check_parameters(&client_key.computation_parameters(), &MESSAGE_2_CARRY_2_TUNIFORM_2M128)
+}
