@@ -464,7 +464,7 @@ fn public_key_path<const N: usize, const K: usize>(set: BooleanSet, keys: &Keys)
             .unwrap(),
     );
     let bound = device_bound(&params);
-    assert!(matches!(device.noise(), DeviceNoise::TUniform(t) if t.bound_log2() == bound));
+    assert!(matches!(device.noise(), Some(DeviceNoise::TUniform(t)) if t.bound_log2() == bound));
 
     // Frames through the intake, then gates.
     let mut message = [0u8; MESSAGE_BYTES];

@@ -7,7 +7,9 @@
 //!
 //! The key material depends on the mode ([`KeyMode`]):
 //! * fleet or per-device secret key: the `k * N` key bits packed least-significant bit first
-//!   (`k * N / 8` bytes: 128 at `N = 1024`, `k = 1`), see [`pack_secret_key`] / [`unpack_secret_key`];
+//!   (`k * N / 8` bytes: 128 at `N = 1024`, `k = 1`), see [`pack_secret_key`] / [`unpack_secret_key`].
+//!   A firmware hands it as it is to `GlweEncryptor::set_packed_key`: [`decode_credentials`] only borrows the
+//!   file (it may stay in flash) and the encryptor keeps the key's spectra, no unpacked copy;
 //! * public key: a whole public-key file (`crate::public_key`, 4143 bytes at `N = 1024`).
 //!
 //! The check is BLAKE2b-128 (personalization `"TFHE-SBC cred v1"`) of every byte before it: it catches

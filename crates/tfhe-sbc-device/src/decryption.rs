@@ -1,47 +1,58 @@
 //! Decryption with the secret key, for the trusted party and for tests: a thin wrapper over
 //! [`crate::glwe_encryption`]'s phase functions.
 
+use crate::encryption::check_key_shape;
 use crate::error::{Error, Result};
 use crate::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
 use crate::key_spectrum::compute_glwe_key_spectrum;
-use negacyclic_fft::Plan;
+use crate::product::{DefaultProduct, NegacyclicProductPlan};
 use tfhe_sbc_core::encoding::decode_bool;
-use tfhe_sbc_core::entities::{GlweSecretKey, LweCiphertext, MASK_SEED_BYTES, SeededGlweCiphertext};
+use tfhe_sbc_core::entities::{GlweSecretKey, KeyStorage, LweCiphertext, MASK_SEED_BYTES, SeededGlweCiphertext};
 use zeroize::Zeroize;
 
-/// A GLWE decryptor for polynomial size `N` and GLWE dimension `K` (1 by default): the key's spectra and
-/// one FFT scratch buffer.
-pub struct GlweDecryptor<const N: usize, const K: usize = 1> {
-    plan: Plan,
-    key: [[f64; N]; K],
-    scratch: [f64; N],
+/// A GLWE decryptor for polynomial size `N` and GLWE dimension `K` (1 by default) through the product `P`
+/// ([`DefaultProduct`] by default): the key's spectra and one scratch spectrum.
+pub struct GlweDecryptor<const N: usize, const K: usize = 1, P: NegacyclicProductPlan<N, Torus = u32> = DefaultProduct>
+{
+    key: [[P::Spectral; N]; K],
+    scratch: [P::Spectral; N],
+    key_set: bool,
 }
 
-impl<const N: usize, const K: usize> GlweDecryptor<N, K> {
-    /// Computes the key's spectra once.
-    pub fn new<C: AsRef<[u8]> + AsMut<[u8]>>(key: &GlweSecretKey<C>) -> Result<Self> {
-        if key.glwe_dimension().0 != K {
-            return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
-        }
-        let mut this = Self {
-            plan: crate::product::fft_plan(N)?,
-            key: [[0.0; N]; K],
-            scratch: [0.0; N],
-        };
-        compute_glwe_key_spectrum(&this.plan, key, this.key.as_flattened_mut())?;
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> GlweDecryptor<N, K, P> {
+    /// A decryptor with no key, all zero bytes (for a `static`): call [`Self::set_key`] before decrypting.
+    pub const EMPTY: Self = Self {
+        key: [[P::SPECTRAL_ZERO; N]; K],
+        scratch: [P::SPECTRAL_ZERO; N],
+        key_set: false,
+    };
+
+    /// Computes the key's spectra once, returned by value (a host's convenience: see [`Self::EMPTY`] and
+    /// [`Self::set_key`]). `key` is only read.
+    pub fn new<C: KeyStorage>(key: &GlweSecretKey<C>) -> Result<Self> {
+        let mut this = Self::EMPTY;
+        this.set_key(key)?;
         Ok(this)
+    }
+
+    /// Computes the spectra of `key` (`K` polynomials of `N` coefficients, only read) in place.
+    pub fn set_key<C: KeyStorage>(&mut self, key: &GlweSecretKey<C>) -> Result<()> {
+        self.key_set = false;
+        self.key.zeroize();
+        check_key_shape::<N, K, C>(key)?;
+        compute_glwe_key_spectrum(&P::PLAN, key, self.key.as_flattened_mut())?;
+        self.key_set = true;
+        Ok(())
+    }
+
+    fn check_key(&self) -> Result<()> {
+        if self.key_set { Ok(()) } else { Err(Error::KeyNotSet) }
     }
 
     /// The phase `b - sum_i a_i * s_i` of a full ciphertext given as its mask (`K * N` words) and body.
     pub fn decrypt_phase(&mut self, mask: &[u32], body: &[u32], phase: &mut [u32]) -> Result<()> {
-        decrypt_glwe_phase(
-            &self.plan,
-            self.key.as_flattened(),
-            mask,
-            body,
-            phase,
-            &mut self.scratch,
-        )
+        self.check_key()?;
+        decrypt_glwe_phase(&P::PLAN, self.key.as_flattened(), mask, body, phase, &mut self.scratch)
     }
 
     /// The phase of a seeded ciphertext (the mask is re-expanded from the seed).
@@ -60,14 +71,8 @@ impl<const N: usize, const K: usize> GlweDecryptor<N, K> {
         body: &[u32],
         phase: &mut [u32],
     ) -> Result<()> {
-        decrypt_seeded_glwe_phase(
-            &self.plan,
-            self.key.as_flattened(),
-            seed,
-            body,
-            phase,
-            &mut self.scratch,
-        )
+        self.check_key()?;
+        decrypt_seeded_glwe_phase(&P::PLAN, self.key.as_flattened(), seed, body, phase, &mut self.scratch)
     }
 }
 
@@ -90,7 +95,7 @@ pub fn decode_bits(phase: &[u32], out: &mut [u8]) -> Result<()> {
 
 /// The phase `b - <a, s>` of an LWE ciphertext under the key read as an LWE key (for sample-extracted
 /// ciphertexts). Branch-free in the key bits.
-pub fn decrypt_lwe_phase<C: AsRef<[u8]> + AsMut<[u8]>, D: AsRef<[u32]>>(
+pub fn decrypt_lwe_phase<C: KeyStorage, D: AsRef<[u32]>>(
     key: &GlweSecretKey<C>,
     ciphertext: &LweCiphertext<u32, D>,
 ) -> Result<u32> {
@@ -109,16 +114,21 @@ pub fn decrypt_lwe_phase<C: AsRef<[u8]> + AsMut<[u8]>, D: AsRef<[u32]>>(
     Ok(ciphertext.body().wrapping_sub(dot))
 }
 
-impl<const N: usize, const K: usize> Drop for GlweDecryptor<N, K> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> Drop for GlweDecryptor<N, K, P> {
     fn drop(&mut self) {
-        self.key.as_flattened_mut().zeroize();
+        self.key.zeroize();
         self.scratch.zeroize();
     }
 }
 
-impl<const N: usize, const K: usize> zeroize::ZeroizeOnDrop for GlweDecryptor<N, K> {}
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> zeroize::ZeroizeOnDrop
+    for GlweDecryptor<N, K, P>
+{
+}
 
-impl<const N: usize, const K: usize> core::fmt::Debug for GlweDecryptor<N, K> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> core::fmt::Debug
+    for GlweDecryptor<N, K, P>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GlweDecryptor")
             .field("polynomial_size", &N)

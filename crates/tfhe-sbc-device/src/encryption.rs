@@ -5,31 +5,67 @@
 //! buffer (`+-1/8`), and calls [`encrypt_seeded_glwe_ciphertext_assign`]. Around each encryption it checks
 //! for a `fork()` (feature `getrandom`) and afterwards erases the CSPRNG's key ([`Blake2bXof::ratchet`]).
 //!
+//! # Building it where it lives
+//! On a microcontroller the encryptor is a `static`, built in place with no large stack temporary:
+//!
+//! ```
+//! # use tfhe_sbc_core::entities::GlweSecretKey;
+//! # use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+//! # use tfhe_sbc_device::encryption::GlweEncryptor;
+//! # use tfhe_sbc_device::xof::Blake2bXof;
+//! # use rand_core::SeedableRng;
+//! # let mut trng = Blake2bXof::from_seed([9; 32]); // a hardware RNG (`seeding::Rng06`/`Rng09` adapt HAL ones)
+//! # let packed_key_in_flash = [0x5Au8; 128];
+//! # let mut encryptor_cell = Box::new(GlweEncryptor::<1024>::EMPTY);
+//! # let encryptor: &mut GlweEncryptor<1024> = &mut encryptor_cell;
+//! // static ENCRYPTOR: Mutex<RefCell<GlweEncryptor<1024>>> = Mutex::new(RefCell::new(GlweEncryptor::EMPTY));
+//! encryptor.set_packed_key(&TFHE_LIB_GLWE_1024, &packed_key_in_flash)?; // spectra computed in place
+//! encryptor.seed(&mut trng)?; // any rand_core 0.10 `TryCryptoRng`; an RNG failure is an error
+//! let mut body = [0u32; 1024];
+//! let seed = encryptor.encrypt_seeded_glwe_ciphertext(&[0xA5; 128], &mut body)?;
+//! # Ok::<(), tfhe_sbc_device::Error>(())
+//! ```
+//!
+//! [`GlweEncryptor::encrypt_seeded_frame_into`] encrypts straight into the frame buffer. Encrypting before
+//! a key is set is [`Error::KeyNotSet`]; before the CSPRNG is seeded, [`Error::NotSeeded`].
+//!
 //! With the `hazmat` feature, `GlweEncryptor::encrypt_seeded_glwe_ciphertext_with_randomness` takes the
 //! mask seed and the noise explicitly: the deterministic inner encryption that known-answer tests pin,
 //! independent of how a sampler consumes its stream.
 
+use crate::credentials_file::unpack_secret_key;
 use crate::error::{Error, Result};
 use crate::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
 use crate::key_spectrum::compute_glwe_key_spectrum;
 use crate::noise::{DeviceNoise, NoiseSampling};
+use crate::product::{DefaultProduct, NegacyclicProductPlan};
 use crate::xof::Blake2bXof;
-use negacyclic_fft::Plan;
+use rand_core::TryCryptoRng;
 use tfhe_sbc_core::encoding::encode_bool;
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, MASK_SEED_BYTES};
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, KeyStorage, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 use zeroize::Zeroize;
 
-/// A boolean GLWE encryptor for polynomial size `N` and GLWE dimension `K` (1 by default: TRLWE). It holds
-/// the key's `K` spectra, one FFT scratch buffer, its noise sampler and its CSPRNG, and nothing else.
-/// Encrypting never allocates and reuses the same buffers on every call.
+/// A boolean GLWE encryptor for polynomial size `N` and GLWE dimension `K` (1 by default: TRLWE), through
+/// the exact negacyclic product `P` ([`DefaultProduct`] by default; its plan for `N` is a compile-time
+/// constant, so an unsupported `N` does not compile). It holds the key's `K` spectra, one scratch spectrum,
+/// its noise sampler and its CSPRNG, and nothing else. Encrypting never allocates and reuses the same
+/// buffers on every call.
 ///
-/// `size_of::<GlweEncryptor<1024>>()` is about 17 KB: 16 KiB of spectra plus the CSPRNG's state and buffer
-/// (`tests/no_alloc.rs` prints it); the FFT tables are `static` (flash on a microcontroller).
+/// Size: `size_of::<GlweEncryptor<1024>>()` is 17,008 bytes, on 64-bit hosts (`f64` FFT spectra; measured on x86_64) as on
+/// thumbv7em (`[u32; 2]` NTT spectra, checked with a `const` assertion in a thumbv7em build): 8 KiB of key
+/// spectrum, 8 KiB of scratch, 592 bytes of CSPRNG (chaining value 64, counter 8, output buffer 512, fill
+/// level 8), 24 of noise sampler and 8 of parameter-set id and flags. With the `getrandom` feature the
+/// CSPRNG also remembers a process id: 17,016. `tests/stack.rs` checks the breakdown. The FFT/NTT tables are
+/// `static` (flash on a microcontroller).
+///
+/// Build it where it lives: [`Self::EMPTY`] is all zero bytes (a `static` of it is in `.bss`), and
+/// [`Self::set_key`] / [`Self::set_packed_key`] and [`Self::seed`] fill it in place. [`Self::new`] is the
+/// host's convenience that returns it by value.
 ///
 /// Secret: the key spectra, the scratch buffer and the RNG state are zeroized on drop; `Debug` is redacted.
 /// `ZeroizeOnDrop` covers the object's final location only: a copy left behind by a move (returning it by
-/// value, boxing it) is not wiped. Construct it where it will live (issue \[F\] brings in-place construction).
+/// value from [`Self::new`], boxing it) is not wiped, which is one more reason to build it in place.
 ///
 /// # Timing
 /// With the default [`NoiseSampling::ConstantTime`], an encryption's branches and memory addresses do not
@@ -38,66 +74,165 @@ use zeroize::Zeroize;
 /// `f64` FFT runs in software, and compiler-builtins' soft-float multiply takes an early exit on zero
 /// operands, so its time depends on the key's zero coefficients (measured under qemu); issue \[F\] brings an
 /// integer product for those targets. [`NoiseSampling::Ziggurat`] is not constant-time.
-pub struct GlweEncryptor<const N: usize, const K: usize = 1> {
-    plan: Plan,
-    key: [[f64; N]; K],
-    scratch: [f64; N],
-    noise: DeviceNoise,
-    parameter_set: ParameterSetId,
+pub struct GlweEncryptor<const N: usize, const K: usize = 1, P: NegacyclicProductPlan<N, Torus = u32> = DefaultProduct>
+{
+    key: [[P::Spectral; N]; K],
+    scratch: [P::Spectral; N],
     rng: Blake2bXof,
+    noise: NoiseSlot,
+    parameter_set: ParameterSetId,
+    key_set: bool,
+    seeded: bool,
 }
 
-impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> GlweEncryptor<N, K, P> {
     /// The message bytes one ciphertext holds: `N / 8`.
     pub const MESSAGE_BYTES: usize = N / 8;
+    /// The bytes of a packed key ([`Self::set_packed_key`]): `K * N / 8`.
+    pub const PACKED_KEY_BYTES: usize = K * N / 8;
 
-    /// Prepares an encryptor with the constant-time noise sampler: checks that `params` is a 32-bit set of
-    /// size `N` and GLWE dimension `K` matching `key`, resolves and validates its noise, and computes the
-    /// key's spectra once. `rng` provides the mask seeds and the noise.
-    pub fn new<C: AsRef<[u8]> + AsMut<[u8]>>(
-        params: &GlweParameters,
-        key: &GlweSecretKey<C>,
-        rng: Blake2bXof,
-    ) -> Result<Self> {
+    /// An encryptor with no key and an unseeded CSPRNG: all zero bytes, so `static E: ... = EMPTY` costs no
+    /// flash and no stack. Set a key ([`Self::set_key`], [`Self::set_packed_key`]) and seed it
+    /// ([`Self::seed`]) before encrypting.
+    pub const EMPTY: Self = Self {
+        key: [[P::SPECTRAL_ZERO; N]; K],
+        scratch: [P::SPECTRAL_ZERO; N],
+        rng: Blake2bXof::UNSEEDED,
+        noise: NoiseSlot::Unset,
+        parameter_set: ParameterSetId(0),
+        key_set: false,
+        seeded: false,
+    };
+
+    /// [`Self::EMPTY`], as a `const fn`.
+    pub const fn empty() -> Self {
+        Self::EMPTY
+    }
+
+    /// Prepares an encryptor with the constant-time noise sampler, returned by value (a host's
+    /// convenience: firmware builds [`Self::EMPTY`] in place and calls [`Self::set_key`] and
+    /// [`Self::seed`]). `rng` provides the mask seeds and the noise.
+    pub fn new<C: KeyStorage>(params: &GlweParameters, key: &GlweSecretKey<C>, rng: Blake2bXof) -> Result<Self> {
         Self::with_noise_sampling(params, key, rng, NoiseSampling::ConstantTime)
     }
 
     /// [`Self::new`] with an explicit noise sampler choice ([`NoiseSampling::Ziggurat`] is the paper's
     /// method and is not constant-time).
-    pub fn with_noise_sampling<C: AsRef<[u8]> + AsMut<[u8]>>(
+    pub fn with_noise_sampling<C: KeyStorage>(
         params: &GlweParameters,
         key: &GlweSecretKey<C>,
         rng: Blake2bXof,
         sampling: NoiseSampling,
     ) -> Result<Self> {
-        check_glwe_parameters::<N, K>(params)?;
-        if key.glwe_dimension().0 != K {
-            return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
-        }
-        let plan = crate::product::fft_plan(N)?;
-        let mut this = Self {
-            plan,
-            key: [[0.0; N]; K],
-            scratch: [0.0; N],
-            noise: DeviceNoise::for_parameters(params, sampling)?,
-            parameter_set: params.id(),
-            rng,
-        };
-        compute_glwe_key_spectrum(&this.plan, key, this.key.as_flattened_mut())?;
+        let mut this = Self::EMPTY;
+        this.set_key_with_noise_sampling(params, key, sampling)?;
+        this.rng = rng;
+        this.seeded = true;
         Ok(this)
     }
 
-    /// The parameter set this encryptor was built for.
+    /// Sets the key, in place, with the constant-time noise sampler: checks that `params` is a 32-bit set of
+    /// size `N` and GLWE dimension `K` matching `key`, resolves and validates its noise, and computes the
+    /// key's spectra into the encryptor. `key` is only read (it may be in flash). On error the encryptor
+    /// has no key.
+    pub fn set_key<C: KeyStorage>(&mut self, params: &GlweParameters, key: &GlweSecretKey<C>) -> Result<()> {
+        self.set_key_with_noise_sampling(params, key, NoiseSampling::ConstantTime)
+    }
+
+    /// [`Self::set_key`] with an explicit noise sampler choice.
+    pub fn set_key_with_noise_sampling<C: KeyStorage>(
+        &mut self,
+        params: &GlweParameters,
+        key: &GlweSecretKey<C>,
+        sampling: NoiseSampling,
+    ) -> Result<()> {
+        self.forget_key();
+        check_glwe_parameters::<N, K>(params)?;
+        check_key_shape::<N, K, C>(key)?;
+        let noise = DeviceNoise::for_parameters(params, sampling)?;
+        compute_glwe_key_spectrum(&P::PLAN, key, self.key.as_flattened_mut())?;
+        self.noise = NoiseSlot::Set(noise);
+        self.parameter_set = params.id();
+        self.key_set = true;
+        Ok(())
+    }
+
+    /// Sets the key from its packed form (`K * N / 8` bytes, eight coefficients per byte, least-significant
+    /// bit first: what a credential file holds, [`crate::credentials_file`]), with the constant-time noise
+    /// sampler. The packed bytes are only read (they may stay in flash); each polynomial is unpacked into an
+    /// `N`-byte stack buffer (1 KiB at `N = 1024`, wiped afterwards), less than an encryption's own stack.
+    pub fn set_packed_key(&mut self, params: &GlweParameters, packed: &[u8]) -> Result<()> {
+        self.forget_key();
+        check_glwe_parameters::<N, K>(params)?;
+        if packed.len() != Self::PACKED_KEY_BYTES {
+            return Err(Error::WrongLength {
+                expected: Self::PACKED_KEY_BYTES,
+                found: packed.len(),
+            });
+        }
+        let noise = DeviceNoise::for_parameters(params, NoiseSampling::ConstantTime)?;
+        let plan = P::PLAN;
+        let mut bits = [0u8; N];
+        for (spectrum, packed) in self.key.iter_mut().zip(packed.chunks_exact(N / 8)) {
+            unpack_secret_key(packed, &mut bits)?;
+            plan.forward_binary(&bits, spectrum);
+        }
+        bits.zeroize();
+        self.noise = NoiseSlot::Set(noise);
+        self.parameter_set = params.id();
+        self.key_set = true;
+        Ok(())
+    }
+
+    /// Wipes the key spectra; encrypting then fails with [`Error::KeyNotSet`] until a key is set again.
+    pub fn forget_key(&mut self) {
+        self.key_set = false;
+        self.key.zeroize();
+        self.scratch.zeroize();
+    }
+
+    /// Seeds the CSPRNG, in place, with 32 bytes from `rng` (a hardware TRNG; a HAL's rand_core 0.6 or
+    /// 0.9 RNG through [`crate::seeding::Rng06`] / [`crate::seeding::Rng09`]). The first call keys it; a
+    /// later call mixes the bytes into the current state ([`Blake2bXof::reseed`]), so the result is
+    /// unpredictable if either is. If `rng` fails, returns [`Error::RngFailed`] and leaves the CSPRNG as it
+    /// was (an unseeded encryptor stays unseeded).
+    pub fn seed<R: TryCryptoRng + ?Sized>(&mut self, rng: &mut R) -> Result<()> {
+        crate::seeding::seed_in_place(&mut self.rng, &mut self.seeded, rng)
+    }
+
+    /// Replaces the CSPRNG with `rng` (already seeded, e.g. [`crate::seeding::from_os_entropy`]).
+    pub fn set_rng(&mut self, rng: Blake2bXof) {
+        self.rng = rng;
+        self.seeded = true;
+    }
+
+    /// Whether a key is set and the CSPRNG seeded: whether encrypting can succeed.
+    pub fn is_ready(&self) -> bool {
+        self.key_set && self.seeded
+    }
+
+    fn check_ready(&self) -> Result<()> {
+        if !self.key_set {
+            Err(Error::KeyNotSet)
+        } else if !self.seeded {
+            Err(Error::NotSeeded)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The parameter set this encryptor's key was set for (`ParameterSetId(0)` before [`Self::set_key`]).
     pub fn parameter_set(&self) -> ParameterSetId {
         self.parameter_set
     }
 
-    /// The noise sampler in use.
-    pub fn noise(&self) -> DeviceNoise {
-        self.noise
+    /// The noise sampler in use (`None` before a key is set).
+    pub fn noise(&self) -> Option<DeviceNoise> {
+        self.noise.get()
     }
 
-    /// Mixes `entropy` (from a hardware TRNG or the OS) into the CSPRNG ([`Blake2bXof::reseed`]).
+    /// Mixes `entropy` (from a hardware TRNG or the OS) into the CSPRNG ([`Blake2bXof::reseed`]). On an
+    /// unseeded encryptor this does not count as seeding: use [`Self::seed`].
     pub fn reseed(&mut self, entropy: &[u8]) {
         self.rng.reseed(entropy);
     }
@@ -105,19 +240,22 @@ impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
     /// Encrypts up to `N / 8` message bytes (`N` bits, least-significant bit first, zero-padded) as a
     /// seeded ciphertext: writes the body into `body` (length `N`) and returns the mask seed.
     ///
-    /// The mask is expanded from the seed straight into the FFT scratch; no buffer holds it as integers.
+    /// The mask is expanded from the seed straight into the product's scratch; no buffer holds it as
+    /// integers.
     pub fn encrypt_seeded_glwe_ciphertext(
         &mut self,
         message: &[u8],
         body: &mut [u32],
     ) -> Result<[u8; MASK_SEED_BYTES]> {
+        self.check_ready()?;
         check_lengths::<N>(message, body)?;
         self.rng.reseed_if_forked()?;
         encode_bits(message, body);
+        let noise = self.noise.get().ok_or(Error::KeyNotSet)?;
         let seed = encrypt_seeded_glwe_ciphertext_assign(
-            &self.plan,
+            &P::PLAN,
             self.key.as_flattened(),
-            &self.noise,
+            &noise,
             body,
             &mut self.scratch,
             &mut self.rng,
@@ -128,7 +266,8 @@ impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
 
     /// The deterministic inner encryption: [`Self::encrypt_seeded_glwe_ciphertext`] with the mask seed and
     /// the noise (`N` torus values) given instead of drawn. For known-answer tests only: reusing a seed or a
-    /// noise vector breaks the encryption, and this entry point does neither draw nor ratchet.
+    /// noise vector breaks the encryption, and this entry point does neither draw nor ratchet (so it needs a
+    /// key but no seeded CSPRNG).
     #[cfg(feature = "hazmat")]
     pub fn encrypt_seeded_glwe_ciphertext_with_randomness(
         &mut self,
@@ -137,10 +276,13 @@ impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
         noise: &[u32],
         body: &mut [u32],
     ) -> Result<()> {
+        if !self.key_set {
+            return Err(Error::KeyNotSet);
+        }
         check_lengths::<N>(message, body)?;
         encode_bits(message, body);
         crate::glwe_encryption::encrypt_seeded_glwe_ciphertext_with_randomness_assign(
-            &self.plan,
+            &P::PLAN,
             self.key.as_flattened(),
             mask_seed,
             noise,
@@ -158,6 +300,7 @@ impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
         message: &[u8],
         out: &mut GlweCiphertext<u32, C>,
     ) -> Result<()> {
+        self.check_ready()?;
         if out.polynomial_size().0 != N || out.glwe_dimension().0 != K {
             return Err(Error::WrongLength {
                 expected: (K + 1) * N,
@@ -168,10 +311,11 @@ impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
         check_lengths::<N>(message, body)?;
         self.rng.reseed_if_forked()?;
         encode_bits(message, body);
+        let noise = self.noise.get().ok_or(Error::KeyNotSet)?;
         encrypt_glwe_ciphertext_assign(
-            &self.plan,
+            &P::PLAN,
             self.key.as_flattened(),
-            &self.noise,
+            &noise,
             mask,
             body,
             &mut self.scratch,
@@ -182,19 +326,54 @@ impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
     }
 
     /// [`Self::encrypt_seeded_glwe_ciphertext`] with the key's spectra recomputed first: the paper's
-    /// "on-the-fly" variant, kept for measuring what the reuse saves.
-    pub fn encrypt_seeded_glwe_ciphertext_on_the_fly<C: AsRef<[u8]> + AsMut<[u8]>>(
+    /// "on-the-fly" variant, kept for measuring what the reuse saves. `key` must be the key that was set.
+    pub fn encrypt_seeded_glwe_ciphertext_on_the_fly<C: KeyStorage>(
         &mut self,
         key: &GlweSecretKey<C>,
         message: &[u8],
         body: &mut [u32],
     ) -> Result<[u8; MASK_SEED_BYTES]> {
-        if key.glwe_dimension().0 != K {
-            return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
-        }
-        compute_glwe_key_spectrum(&self.plan, key, self.key.as_flattened_mut())?;
+        self.check_ready()?;
+        check_key_shape::<N, K, C>(key)?;
+        compute_glwe_key_spectrum(&P::PLAN, key, self.key.as_flattened_mut())?;
         self.encrypt_seeded_glwe_ciphertext(message, body)
     }
+}
+
+/// The noise sampler slot of an encryptor built empty: `Unset` is tag 0 with no payload, so an empty
+/// encryptor is all zero bytes (`Option<DeviceNoise>` would encode `None` in a non-zero niche, moving a
+/// `static` encryptor from `.bss` to `.data`: 17 KB of flash).
+#[derive(Clone, Copy)]
+#[repr(u8)]
+pub(crate) enum NoiseSlot {
+    /// No key set yet.
+    Unset = 0,
+    /// The resolved sampler.
+    Set(DeviceNoise) = 1,
+}
+
+impl NoiseSlot {
+    /// The sampler, if set.
+    pub(crate) fn get(self) -> Option<DeviceNoise> {
+        match self {
+            Self::Unset => None,
+            Self::Set(noise) => Some(noise),
+        }
+    }
+}
+
+/// Checks that `key` has `K` polynomials of `N` coefficients.
+pub(crate) fn check_key_shape<const N: usize, const K: usize, C: KeyStorage>(key: &GlweSecretKey<C>) -> Result<()> {
+    if key.polynomial_size().0 != N {
+        return Err(Error::PolynomialSizeMismatch {
+            expected: N,
+            found: key.polynomial_size().0,
+        });
+    }
+    if key.glwe_dimension().0 != K {
+        return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
+    }
+    Ok(())
 }
 
 /// `body[i] = encode_bool(bit i of message)`, eight coefficients per message byte (missing bytes are 0),
@@ -245,21 +424,28 @@ pub(crate) fn check_lengths<const N: usize>(message: &[u8], body: &[u32]) -> Res
     Ok(())
 }
 
-impl<const N: usize, const K: usize> Drop for GlweEncryptor<N, K> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> Drop for GlweEncryptor<N, K, P> {
     fn drop(&mut self) {
-        self.key.as_flattened_mut().zeroize();
+        self.key.zeroize();
         self.scratch.zeroize();
     }
 }
 
-impl<const N: usize, const K: usize> zeroize::ZeroizeOnDrop for GlweEncryptor<N, K> {}
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> zeroize::ZeroizeOnDrop
+    for GlweEncryptor<N, K, P>
+{
+}
 
-impl<const N: usize, const K: usize> core::fmt::Debug for GlweEncryptor<N, K> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> core::fmt::Debug
+    for GlweEncryptor<N, K, P>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GlweEncryptor")
             .field("polynomial_size", &N)
             .field("glwe_dimension", &K)
             .field("parameter_set", &self.parameter_set)
+            .field("key_set", &self.key_set)
+            .field("seeded", &self.seeded)
             .finish_non_exhaustive()
     }
 }

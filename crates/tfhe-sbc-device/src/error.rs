@@ -35,6 +35,12 @@ pub enum Error {
     MessageTooLarge,
     /// The operating system's random source failed.
     Entropy,
+    /// The caller's random number generator (a hardware TRNG) reported a failure while seeding.
+    RngFailed,
+    /// The encryptor or decryptor has no key yet (built from `EMPTY`, or the key was forgotten).
+    KeyNotSet,
+    /// The encryptor's CSPRNG has not been seeded yet (built from `EMPTY`).
+    NotSeeded,
     /// [`crate::noise::NoiseSampling::Ziggurat`] was asked for a set whose noise is not Gaussian.
     ZigguratNeedsGaussianSet,
     /// The noise is too small to hide the key or too large to decrypt (see
@@ -82,6 +88,9 @@ impl core::fmt::Display for Error {
             Self::BufferTooSmall => f.write_str("output buffer too small for the frame"),
             Self::MessageTooLarge => f.write_str("message longer than 2^32 - 1 bytes"),
             Self::Entropy => f.write_str("the operating system's random source failed"),
+            Self::RngFailed => f.write_str("the random number generator failed while seeding"),
+            Self::KeyNotSet => f.write_str("no key set: call set_key first"),
+            Self::NotSeeded => f.write_str("the CSPRNG is not seeded: call seed first"),
             Self::BadKeyFile => f.write_str(
                 "key file rejected: wrong format or version, unknown parameter set, wrong length or bad checksum",
             ),

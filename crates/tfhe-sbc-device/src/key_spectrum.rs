@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::product::NegacyclicProduct;
 use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
-use tfhe_sbc_core::entities::GlweSecretKey;
+use tfhe_sbc_core::entities::{GlweSecretKey, KeyStorage};
 use zeroize::Zeroize;
 
 /// The spectra of the `k` polynomials of a binary GLWE key, one after another in `C` (`k * N` elements of
@@ -56,7 +56,7 @@ impl<S: Zeroize, C: AsRef<[S]> + AsMut<[S]>> GlweKeySpectrum<S, C> {
 }
 
 /// Writes the spectra of `key`'s `k` polynomials into `spectrum` (the same `k` and `N`).
-pub fn compute_glwe_key_spectrum<P: NegacyclicProduct, K: AsRef<[u8]> + AsMut<[u8]>>(
+pub fn compute_glwe_key_spectrum<P: NegacyclicProduct, K: KeyStorage>(
     product: &P,
     key: &GlweSecretKey<K>,
     spectrum: &mut [P::Spectral],

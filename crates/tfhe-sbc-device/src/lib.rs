@@ -5,16 +5,26 @@
 //! The encryption path, by name:
 //! 1. [`xof::Blake2bXof`]: the CSPRNG (keyed BLAKE2b in counter mode, one compression per 64 bytes, key
 //!    erasure after every encryption), seeded from the OS ([`seeding`], feature `getrandom`) or from any
-//!    caller `CryptoRng` (a hardware RNG).
-//! 2. [`encryption::GlweEncryptor`] (`k` = 1 by default, any `k` as `GlweEncryptor<N, K>`): takes the binary
-//!    key once and keeps only its spectra ([`key_spectrum`]); each call encodes the bits into the body and
-//!    calls the generic core [`glwe_encryption`]: draw a 32-byte seed, expand the mask from it straight into
-//!    the FFT scratch ([`mask`]), multiply by the key spectra ([`product`]) and add the noise ([`noise`]:
-//!    constant-time TUniform by default, the paper's Ziggurat only as an opt-in).
+//!    caller's fallible rand_core 0.10 `TryCryptoRng` (a hardware TRNG; an RNG failure is
+//!    [`Error::RngFailed`]; `seeding::Rng06` / `seeding::Rng09` adapt a HAL's rand_core 0.6 / 0.9 RNG,
+//!    features `rand_core_06` / `rand_core_09`).
+//! 2. [`encryption::GlweEncryptor`] (`k` = 1 by default, any `k` as `GlweEncryptor<N, K>`, any exact product
+//!    as `GlweEncryptor<N, K, P>` with its plan for `N` a compile-time constant, [`product`]): takes the
+//!    binary key once (only reading it: it may stay in flash, or come packed from a credential file) and
+//!    keeps only its spectra ([`key_spectrum`]). Firmware builds it in place: `GlweEncryptor::EMPTY` in a
+//!    `static` (all zero bytes, `.bss`), then `set_key` / `set_packed_key` and `seed`. Each call encodes the
+//!    bits into the body and calls the generic core [`glwe_encryption`]: draw a 32-byte seed, expand the
+//!    mask from it straight into the product's scratch ([`mask`]), multiply by the key spectra
+//!    ([`product`]) and add the noise ([`noise`]: constant-time TUniform by default, the paper's Ziggurat only
+//!    as an opt-in).
 //!    [`public_key_encryptor::PublicKeyEncryptor`] is the same for a device that holds only the public key
 //!    ([`public_key`]); [`credentials_file`] reads what provisioning gave the device.
 //! 3. [`wire`]: authenticated v2 frames (fixed header with device id, key id and sequence number; seed; body;
-//!    [`frame_mac`] tag) written into a caller slice.
+//!    [`frame_mac`] tag) written into a caller slice; `GlweEncryptor::encrypt_seeded_frame_into` computes the
+//!    body in the frame buffer itself, so a firmware needs no other buffer.
+//!
+//! [`Error`]'s `Display` and `Debug` use no float formatting, so printing an error costs a firmware no
+//! `core::fmt::float` code.
 //!
 //! [`decryption`] is for the trusted party and for tests.
 //!

@@ -7,7 +7,6 @@
 //! implements it exactly for the 32-bit torus (`f64` spectra); a 64-bit torus needs an exact integer product
 //! (issues \[F\] and \[G\]) implementing the same trait.
 
-use crate::error::{Error, Result};
 use crate::mask::{expand_mask_into_fft_input_at, for_each_mask_run};
 use negacyclic_fft::Plan;
 use negacyclic_ntt::{NttPlan32, NttPlan64};
@@ -202,15 +201,4 @@ impl NegacyclicProduct for NttPlan64 {
 
 impl<const N: usize> NegacyclicProductPlan<N> for NttPlan64 {
     const PLAN: NttPlan64 = NttPlan64::new::<N>();
-}
-
-/// The FFT plan for `n`, as a device error if `n` is unsupported.
-pub(crate) fn fft_plan(n: usize) -> Result<Plan> {
-    Plan::new(n).map_err(|_| {
-        Error::Core(tfhe_sbc_core::Error::PolynomialSizeOutOfRange {
-            size: n,
-            min: negacyclic_fft::MIN_POLYNOMIAL_SIZE,
-            max: negacyclic_fft::MAX_POLYNOMIAL_SIZE,
-        })
-    })
 }

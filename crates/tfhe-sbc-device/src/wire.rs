@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::frame_mac::{DeviceCredentials, MacKey};
 use crate::mask::MASK_XOF_ID;
 use crate::message::Chunk;
+use crate::product::NegacyclicProductPlan;
 use serde::{Deserialize, Serialize};
 use tfhe_sbc_core::entities::{GlweCiphertext, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::ParameterSetId;
@@ -236,6 +237,48 @@ pub fn write_full_frame(
     write_frame(header, &[], [mask, body], mac_key, out)
 }
 
+/// Writes a frame whose payload is computed in the frame buffer itself: `header | prefix | words | tag`,
+/// where `fill` computes the `words` payload words (as native `u32`) and returns the `PREFIX` bytes that go
+/// before them (a seeded frame's mask seed; nothing for a full frame). Returns the frame's length. No
+/// buffer besides `out` is used.
+///
+/// The words are not 4-aligned in the frame (the header is 47 bytes), so `fill` runs on a 4-aligned
+/// window starting up to 3 bytes before their place (a checked `bytemuck` cast, no `unsafe` here); the
+/// words are then made little-endian in place and moved to their place with `copy_within`, and the header
+/// and the prefix are written after, since the window overlaps them. On an error from `fill` the frame is
+/// incomplete and must not be sent.
+pub fn write_frame_in_place<const PREFIX: usize, F>(
+    header: &FrameHeader,
+    words: usize,
+    mac_key: &MacKey,
+    out: &mut [u8],
+    fill: F,
+) -> Result<usize>
+where
+    F: FnOnce(&mut [u32]) -> Result<[u8; PREFIX]>,
+{
+    let offset = HEADER_BYTES + PREFIX;
+    let payload_end = offset + 4 * words;
+    let total = payload_end + TAG_BYTES;
+    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
+    // The first 4-aligned position at or after `offset - 3`: within 3 bytes before `offset`.
+    let window_start = (offset - 3..=offset)
+        .find(|&i| (out.as_ptr() as usize).wrapping_add(i).is_multiple_of(4))
+        .ok_or(Error::BufferTooSmall)?;
+    let window = &mut out[window_start..window_start + 4 * words];
+    let aligned: &mut [u32] = bytemuck::try_cast_slice_mut(window).map_err(|_| Error::BufferTooSmall)?;
+    let prefix = fill(aligned)?;
+    for w in aligned.iter_mut() {
+        *w = w.to_le();
+    }
+    out.copy_within(window_start..window_start + 4 * words, offset);
+    header.write(out)?;
+    out[HEADER_BYTES..offset].copy_from_slice(&prefix);
+    let (authenticated, tag) = out.split_at_mut(payload_end);
+    tag.copy_from_slice(&mac_key.tag(authenticated));
+    Ok(total)
+}
+
 /// The device's frame counter: hands out strictly increasing sequence numbers in `[next, end)`.
 ///
 /// Sequence numbers must never repeat for a device, across reboots too: the server drops a repeated or
@@ -369,16 +412,38 @@ impl OutgoingMessage {
     }
 }
 
-impl<const N: usize, const K: usize> GlweEncryptor<N, K> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> GlweEncryptor<N, K, P> {
     /// Reserves the sequence numbers of a `message_length`-byte message in chunks of `N / 8` bytes
     /// ([`FrameCounter::begin_message`]).
     pub fn begin_message(&self, counter: &mut FrameCounter, message_length: usize) -> Result<OutgoingMessage> {
         counter.begin_message(message_length, N / 8)
     }
 
+    /// Encrypts `chunk` of `message` as a seeded ciphertext straight into the frame buffer `out` (at least
+    /// [`seeded_frame_bytes`]`(N)` bytes: 4191 at `N = 1024`) and authenticates it: the body is computed in
+    /// `out` itself ([`write_frame_in_place`]), so the frame buffer is the only buffer. Returns the frame's
+    /// length, always [`seeded_frame_bytes`]`(N)`. The frame is byte for byte what
+    /// [`Self::encrypt_seeded_frame`] writes.
+    pub fn encrypt_seeded_frame_into(
+        &mut self,
+        credentials: &DeviceCredentials,
+        message: &OutgoingMessage,
+        chunk: &Chunk<'_>,
+        out: &mut [u8],
+    ) -> Result<usize> {
+        message.check_chunk(chunk)?;
+        if out.len() < seeded_frame_bytes(N) {
+            return Err(Error::BufferTooSmall);
+        }
+        let header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
+        write_frame_in_place(&header, N, credentials.mac_key(), out, |body| {
+            self.encrypt_seeded_glwe_ciphertext(chunk.bytes, body)
+        })
+    }
+
     /// Encrypts `chunk` of `message` as a seeded ciphertext and writes the authenticated frame into `out`
     /// (at least [`seeded_frame_bytes`]`(N)` bytes), using `body` as the body buffer. Returns the frame's
-    /// length, always [`seeded_frame_bytes`]`(N)`.
+    /// length, always [`seeded_frame_bytes`]`(N)`. [`Self::encrypt_seeded_frame_into`] needs no body buffer.
     pub fn encrypt_seeded_frame(
         &mut self,
         credentials: &DeviceCredentials,

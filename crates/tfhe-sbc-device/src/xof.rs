@@ -91,11 +91,21 @@ pub(crate) struct KeyedStream {
     /// The index of the next block to compute.
     counter: u64,
     buffer: [u8; BUFFER_BYTES],
-    /// Bytes of `buffer` already handed out (`BUFFER_BYTES` when empty).
-    used: usize,
+    /// Bytes of `buffer` not yet handed out (0 when empty: the empty state is all zero bytes, so an
+    /// unseeded encryptor in a `static` lands in `.bss`). The next byte is `buffer[BUFFER_BYTES - remaining]`.
+    remaining: usize,
 }
 
 impl KeyedStream {
+    /// A stream with no key: all zero bytes. Never read from it: the encryptor keys it first
+    /// ([`Blake2bXof::UNSEEDED`]).
+    const UNKEYED: Self = Self {
+        state: [0; 8],
+        counter: 0,
+        buffer: [0; BUFFER_BYTES],
+        remaining: 0,
+    };
+
     /// The stream of `key` in the domain whose parameter-block chaining value is `h0`.
     pub(crate) fn new(h0: &[u64; 8], key: &[u8; SEED_BYTES]) -> Self {
         let mut words = key_words(key);
@@ -105,7 +115,7 @@ impl KeyedStream {
             state,
             counter: 0,
             buffer: [0; BUFFER_BYTES],
-            used: BUFFER_BYTES,
+            remaining: 0,
         }
     }
 
@@ -116,7 +126,7 @@ impl KeyedStream {
         words.zeroize();
         self.counter = 0;
         self.buffer.zeroize();
-        self.used = BUFFER_BYTES;
+        self.remaining = 0;
     }
 
     /// The first 32 bytes of the reserved block [`RATCHET_COUNTER`].
@@ -138,7 +148,7 @@ impl KeyedStream {
         );
         self.counter = index;
         self.buffer.zeroize();
-        self.used = BUFFER_BYTES;
+        self.remaining = 0;
     }
 
     fn advance_counter(&mut self) {
@@ -153,16 +163,16 @@ impl KeyedStream {
     fn refill(&mut self) {
         lanes::blocks(&self.state, self.counter, &mut self.buffer);
         self.advance_counter();
-        self.used = 0;
+        self.remaining = BUFFER_BYTES;
     }
 
     /// Fills `dst` with the next bytes of the stream.
     pub(crate) fn fill(&mut self, mut dst: &mut [u8]) {
         // Drain what is buffered.
-        let available = BUFFER_BYTES - self.used;
-        let take = available.min(dst.len());
-        dst[..take].copy_from_slice(&self.buffer[self.used..self.used + take]);
-        self.used += take;
+        let used = BUFFER_BYTES - self.remaining;
+        let take = self.remaining.min(dst.len());
+        dst[..take].copy_from_slice(&self.buffer[used..used + take]);
+        self.remaining -= take;
         dst = &mut dst[take..];
         // Whole block groups straight into the destination.
         let mut groups = dst.chunks_exact_mut(BUFFER_BYTES);
@@ -175,21 +185,22 @@ impl KeyedStream {
         if !rest.is_empty() {
             self.refill();
             rest.copy_from_slice(&self.buffer[..rest.len()]);
-            self.used = rest.len();
+            self.remaining = BUFFER_BYTES - rest.len();
         }
     }
 
     /// The next little-endian `u32` of the stream.
     #[inline]
     pub(crate) fn next_u32(&mut self) -> u32 {
-        if self.used + 4 <= BUFFER_BYTES {
+        if self.remaining >= 4 {
+            let used = BUFFER_BYTES - self.remaining;
             let bytes = [
-                self.buffer[self.used],
-                self.buffer[self.used + 1],
-                self.buffer[self.used + 2],
-                self.buffer[self.used + 3],
+                self.buffer[used],
+                self.buffer[used + 1],
+                self.buffer[used + 2],
+                self.buffer[used + 3],
             ];
-            self.used += 4;
+            self.remaining -= 4;
             return u32::from_le_bytes(bytes);
         }
         let mut bytes = [0u8; 4];
@@ -203,7 +214,7 @@ impl Drop for KeyedStream {
         self.state.zeroize();
         self.buffer.zeroize();
         self.counter.zeroize();
-        self.used.zeroize();
+        self.remaining.zeroize();
     }
 }
 
@@ -227,6 +238,24 @@ pub struct Blake2bXof {
 }
 
 impl Blake2bXof {
+    /// A generator with no key, all zero bytes, for an encryptor built in a `static`
+    /// ([`crate::encryption::GlweEncryptor::EMPTY`]). Its stream is predictable: the encryptor refuses to
+    /// encrypt until [`Self::seed_in_place`] has keyed it, which is why this is not public.
+    pub(crate) const UNSEEDED: Self = Self {
+        stream: KeyedStream::UNKEYED,
+        #[cfg(feature = "getrandom")]
+        pid: 0,
+    };
+
+    /// Keys the generator with `seed` in place (no generator is built on the stack), discarding its state.
+    pub(crate) fn seed_in_place(&mut self, seed: &[u8; SEED_BYTES]) {
+        self.stream.rekey(&RNG_H0, seed);
+        #[cfg(feature = "getrandom")]
+        {
+            self.pid = std::process::id();
+        }
+    }
+
     /// Block `index` of the stream of `seed`, computed with the RustCrypto `blake2` crate: the reference the
     /// multi-lane path is tested against.
     pub fn block(seed: &[u8; SEED_BYTES], index: u64, out: &mut [u8; BLOCK_BYTES]) {

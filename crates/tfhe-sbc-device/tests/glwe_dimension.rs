@@ -23,7 +23,7 @@ fn round_trip<const N: usize, const K: usize>(params: &GlweParameters) {
     let mut rng = Blake2bXof::from_seed([9; 32]);
     let key = GlweSecretKey::generate_binary(vec![0u8; K * N], params.polynomial_size(), &mut rng).unwrap();
     let mut encryptor = Box::new(GlweEncryptor::<N, K>::new(params, &key, Blake2bXof::from_seed([10; 32])).unwrap());
-    assert!(matches!(encryptor.noise(), DeviceNoise::TUniform(t) if t.bound_log2() == 3));
+    assert!(matches!(encryptor.noise(), Some(DeviceNoise::TUniform(t)) if t.bound_log2() == 3));
     let mut decryptor = Box::new(GlweDecryptor::<N, K>::new(&key).unwrap());
     let mut message = vec![0u8; N / 8];
     let mut body = vec![0u32; N];

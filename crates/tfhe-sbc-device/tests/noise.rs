@@ -34,7 +34,7 @@ fn measure(sampling: NoiseSampling, expected: f64) -> i64 {
     let key = GlweSecretKey::generate_binary([0u8; 1024], params.polynomial_size(), &mut rng).unwrap();
     let mut encryptor =
         GlweEncryptor::<1024>::with_noise_sampling(&params, &key, Blake2bXof::from_seed([43; 32]), sampling).unwrap();
-    assert!((encryptor.noise().std_dev_scaled() - expected).abs() < 0.05);
+    assert!((encryptor.noise().unwrap().std_dev_scaled() - expected).abs() < 0.05);
     let mut decryptor = GlweDecryptor::<1024>::new(&key).unwrap();
     let (mut sum, mut sum_sq, mut count, mut max_abs) = (0.0f64, 0.0f64, 0usize, 0i64);
     let mut message = [0u8; 128];
@@ -80,7 +80,7 @@ fn encryptor_validates_the_noise() {
         GlweSecretKey::generate_binary([0u8; 64], PolynomialSize(64), &mut Blake2bXof::from_seed([1; 32])).unwrap();
     let make = |params: &GlweParameters, sampling| {
         GlweEncryptor::<64>::with_noise_sampling(params, &key, Blake2bXof::from_seed([2; 32]), sampling)
-            .map(|e| e.noise())
+            .map(|e| e.noise().unwrap())
     };
     let tiny = set(NoiseDistribution::Gaussian {
         std_dev: 2f64.powi(-40),
