@@ -1,5 +1,6 @@
-//! Picks the board's `memory.x` for a Cortex-M target, and computes on the host the digest the firmware must
-//! reproduce (`$OUT_DIR/expected_digest.rs`), with the same crates and the same inputs (`src/kat_inputs.rs`).
+//! Picks the board's `memory.x` for a Cortex-M target, and computes on the host the packed KAT key and the
+//! digest the firmware must reproduce (`$OUT_DIR/expected.rs`), with the same crates and the same inputs
+//! (`src/kat_inputs.rs`).
 //! The host path uses the host's product (the `f64` FFT), so a firmware built with another product (the
 //! integer NTT on Cortex-M) is checked against it bit for bit.
 
@@ -7,7 +8,6 @@
 #[allow(dead_code)]
 mod kat_inputs;
 
-use blake2::{Blake2b256, Digest};
 use kat_inputs::*;
 use rand_core::SeedableRng;
 use std::env;
@@ -16,13 +16,17 @@ use std::fs;
 use std::path::PathBuf;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::credentials_file::pack_secret_key;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::message::chunks;
 use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 use tfhe_sbc_device::xof::Blake2bXof;
 
-fn expected_digest() -> [u8; 32] {
+/// The KAT key, packed (128 bytes), and the digests of the run's two frames (keyed BLAKE2b-128 under
+/// `DIGEST_KEY`), computed with the plain host
+/// API (`new`, `encrypt_seeded_frame` with a body buffer): the firmware's in-place path must match it.
+fn expected() -> ([u8; 128], [u8; 32]) {
     let params = TFHE_LIB_GLWE_1024;
     let key = GlweSecretKey::generate_binary(
         [0u8; 1024],
@@ -30,27 +34,25 @@ fn expected_digest() -> [u8; 32] {
         &mut Blake2bXof::from_seed(KEY_SEED),
     )
     .expect("KAT key");
+    let mut packed = [0u8; 128];
+    pack_secret_key(key.as_bytes(), &mut packed).expect("pack the key");
     let mut encryptor =
         Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed(RNG_SEED)).expect("encryptor"));
-    let mut hasher = Blake2b256::new();
-
-    let mut body = [0u32; 1024];
-    let seed = encryptor
-        .encrypt_seeded_glwe_ciphertext(&MESSAGE, &mut body)
-        .expect("encryption");
-    hasher.update(seed);
-    body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
-
     let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
     let mut counter = FrameCounter::new(FIRST_SEQUENCE);
-    let message = encryptor.begin_message(&mut counter, MESSAGE.len()).expect("message");
     let chunk = chunks(&MESSAGE, 128).next().expect("one chunk");
+    let mut digest = [0u8; 32];
+    let mut body = [0u32; 1024];
     let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
-    let written = encryptor
-        .encrypt_seeded_frame(&credentials, &message, &chunk, &mut body, &mut frame)
-        .expect("frame");
-    hasher.update(&frame[..written]);
-    hasher.finalize().into()
+    let digest_key = MacKey::from_bytes(DIGEST_KEY);
+    for half in digest.chunks_exact_mut(16) {
+        let message = encryptor.begin_message(&mut counter, MESSAGE.len()).expect("message");
+        let written = encryptor
+            .encrypt_seeded_frame(&credentials, &message, &chunk, &mut body, &mut frame)
+            .expect("frame");
+        half.copy_from_slice(&digest_key.tag(&frame[..written]));
+    }
+    (packed, digest)
 }
 
 fn main() {
@@ -58,13 +60,26 @@ fn main() {
     println!("cargo:rerun-if-changed=memory");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
 
-    let mut digest = String::from("/// BLAKE2b-256 of the known-answer run, computed on the host by build.rs.\n");
-    digest.push_str("pub const EXPECTED_DIGEST: [u8; 32] = [");
-    for b in expected_digest() {
-        write!(digest, "{b:#04x}, ").expect("write to a String");
-    }
-    digest.push_str("];\n");
-    fs::write(out.join("expected_digest.rs"), digest).expect("write expected_digest.rs");
+    let (packed, digest) = expected();
+    let mut out_rs = String::new();
+    let mut array = |doc: &str, name: &str, bytes: &[u8]| {
+        write!(out_rs, "/// {doc}\npub const {name}: [u8; {}] = [", bytes.len()).expect("write to a String");
+        for b in bytes {
+            write!(out_rs, "{b:#04x}, ").expect("write to a String");
+        }
+        out_rs.push_str("];\n");
+    };
+    array(
+        "The KAT key (`KEY_SEED`), packed eight coefficients to a byte: build.rs, on the host.",
+        "PACKED_KEY",
+        &packed,
+    );
+    array(
+        "The run's two frame digests: build.rs, on the host, with the host's product.",
+        "EXPECTED_DIGEST",
+        &digest,
+    );
+    fs::write(out.join("expected.rs"), out_rs).expect("write expected.rs");
 
     if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("none") {
         // thumbv7em runs on the MPS2 AN386 model; thumbv7m and thumbv6m code on the LM3S6965 model.

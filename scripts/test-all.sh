@@ -10,6 +10,8 @@
 #      dependency that pulls std in makes this step fail
 #   5b. the portable kernels (--cfg tfhe_sbc_backend="soft") under the device crates' tests, and every
 #      feature alone (cargo hack check) for thumbv7em and for the adapter without tfhe-rs
+#   5c. the Cortex-M firmware (scripts/firmware.sh): KAT digest, RAM and flash budgets and instruction counts
+#      on thumbv7em, thumbv7m and thumbv6m under qemu-system-arm
 #   6. the constant-time check: scripts/ctgrind.sh runs the device code under valgrind memcheck with its secrets
 #      marked undefined; any secret-dependent branch or address in the default path fails the run
 set -euo pipefail
@@ -63,6 +65,11 @@ bash scripts/aarch64-count.sh
 step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
+
+# --- Cortex-M firmware (issue [F] 2): begin ---
+step "Cortex-M firmware under qemu-system-arm: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m)"
+bash scripts/firmware.sh
+# --- Cortex-M firmware: end ---
 
 # --- backend override and feature matrix (issue [F]) ---------------------------------------------------------
 # The crates that run on a device; negacyclic-ntt has no SIMD instance but belongs to the same KATs.

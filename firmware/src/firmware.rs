@@ -1,8 +1,9 @@
 //! The firmware proper (Cortex-M only): the known-answer run, its digest check and the measurements.
+// With `stack-overflow`, main stops at the deliberate overflow: what follows it is unused.
+#![cfg_attr(feature = "stack-overflow", allow(unused, unreachable_code))]
 
 use crate::expected::EXPECTED_DIGEST;
-use crate::run::{Encryptor, PRODUCT, Phase, Probe, run};
-use core::mem::MaybeUninit;
+use crate::run::{Encryptor, Phase, Probe, Product, run};
 use core::sync::atomic::{AtomicU32, Ordering};
 use cortex_m::peripheral::SYST;
 use cortex_m::peripheral::syst::SystClkSource;
@@ -33,17 +34,23 @@ unsafe extern "C" {
 
 #[entry]
 fn main() -> ! {
-    // cortex-m-rt turns these into `&'static mut` references, taken once: the encryptor's slot, the body
-    // buffer and the frame buffer are statics.
-    static mut ENCRYPTOR: MaybeUninit<Encryptor> = MaybeUninit::uninit();
-    static mut BODY: [u32; 1024] = [0; 1024];
+    // cortex-m-rt turns these into `&'static mut` references, taken once. The encryptor and the frame buffer
+    // are the only large statics; `EMPTY` is all zero bytes, so both are in `.bss`.
+    static mut ENCRYPTOR: Encryptor = Encryptor::EMPTY;
     static mut FRAME: [u8; SEEDED_FRAME_BYTES_1024] = [0; SEEDED_FRAME_BYTES_1024];
 
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         fail("the core peripherals were taken twice")
     };
     let clock = Clock::start(peripherals.SYST);
-    hprintln!("board={} target={} product={}", BOARD, TARGET, PRODUCT);
+    #[cfg(feature = "stack-overflow")]
+    overflow_the_stack(clock);
+    hprintln!(
+        "board={} target={} product={}",
+        BOARD,
+        TARGET,
+        core::any::type_name::<Product>()
+    );
     let calibration = clock.calibrate();
 
     let mut probe = Measure {
@@ -52,7 +59,7 @@ fn main() -> ! {
         ticks: [0; 3],
         stack_construct: 0,
     };
-    let digest = match run(ENCRYPTOR, BODY, FRAME, &mut probe) {
+    let digest = match run(ENCRYPTOR, FRAME, &mut probe) {
         Ok(digest) => digest,
         Err(what) => fail(what),
     };
@@ -112,6 +119,37 @@ impl Probe for Measure {
             repaint_stack();
         }
     }
+}
+
+/// A 1 KiB canary in `.bss`, for [`overflow_the_stack`].
+#[cfg(feature = "stack-overflow")]
+static CANARY: [AtomicU32; 256] = [const { AtomicU32::new(0) }; 256];
+
+/// The flip-link check (feature `stack-overflow`): recurses until the stack overflows, checking at every
+/// level that a static in `.bss` is intact. With flip-link the stack sits below the statics, so the overflow
+/// runs off the start of RAM and faults (qemu: "Lockup") with `.bss` intact; without it, the stack runs into
+/// `.bss` first, and this prints `result=CORRUPTED` (`scripts/firmware.sh` runs both).
+#[cfg(feature = "stack-overflow")]
+fn overflow_the_stack(_clock: Clock) -> ! {
+    #[inline(never)]
+    #[allow(unconditional_recursion)]
+    fn recurse(depth: u32) -> u32 {
+        let mut frame = [0u8; 256];
+        frame[depth as usize % 256] = depth as u8;
+        core::hint::black_box(&mut frame);
+        if CANARY.iter().any(|word| word.load(Ordering::Relaxed) != 0xA5A5_A5A5) {
+            hprintln!("result=CORRUPTED .bss at depth {}", depth);
+            exit(debug::EXIT_FAILURE)
+        }
+        recurse(depth + 1).wrapping_add(u32::from(frame[0]))
+    }
+    CANARY
+        .iter()
+        .for_each(|word| word.store(0xA5A5_A5A5, Ordering::Relaxed));
+    hprintln!("overflowing the stack");
+    let never = recurse(0);
+    hprintln!("result=ERROR the recursion returned {}", never);
+    exit(debug::EXIT_FAILURE)
 }
 
 /// Ends the qemu run with `status` (semihosting `SYS_EXIT`).

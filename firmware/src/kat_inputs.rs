@@ -2,11 +2,13 @@
 //! the host), the firmware and the host tests: the key and CSPRNG seeds of the device crate's
 //! `tests/kat.rs` (`common::key_and_encryptor(0x11, 0x22)`, message `0..128`), plus fixed frame credentials.
 //!
-//! The run: (1) a seeded encryption of [`MESSAGE`] into a body buffer (exactly the first encryption of the
-//! KAT), then (2) a second encryption of [`MESSAGE`] as an authenticated seeded frame. The digest is
-//! BLAKE2b-256 over `seed | body (u32 little-endian) | frame`.
+//! The run encrypts [`MESSAGE`] twice, as two authenticated seeded frames (sequence numbers
+//! [`FIRST_SEQUENCE`] and the next); the first frame's payload is exactly the KAT's first encryption (its
+//! mask seed and body). The digest is the two frames' keyed BLAKE2b-128 under [`DIGEST_KEY`], 32 bytes.
 
 /// The KAT's key seed: `GlweSecretKey::generate_binary` draws the key from `Blake2bXof::from_seed(KEY_SEED)`.
+/// build.rs packs that key into the firmware's flash (`PACKED_KEY`); the firmware itself does not use the seed.
+#[allow(dead_code)] // Read by build.rs and the host tests, not by the firmware.
 pub const KEY_SEED: [u8; 32] = [0x11; 32];
 /// The KAT's CSPRNG seed: the encryptor's `Blake2bXof::from_seed(RNG_SEED)`.
 pub const RNG_SEED: [u8; 32] = [0x22; 32];
@@ -16,6 +18,9 @@ pub const DEVICE_ID: u64 = 0x0123_4567_89ab_cdef;
 pub const KEY_ID: u32 = 7;
 /// The frame MAC key.
 pub const MAC_KEY: [u8; 32] = [0x5a; 32];
+/// The (public) key of the run's digest: each frame's digest is its BLAKE2b-128 under this key, computed by
+/// the device crate's frame MAC code (`run::frame_digest`).
+pub const DIGEST_KEY: [u8; 32] = *b"tfhe-sbc firmware KAT digest key";
 /// The frame counter's first sequence number.
 pub const FIRST_SEQUENCE: u64 = 1000;
 

@@ -1,11 +1,11 @@
 //! Cortex-M firmware test of the device crate, run under `qemu-system-arm` by `scripts/firmware.sh`.
 //!
 //! On a Cortex-M target (`target_os = "none"`) this is `#![no_std] #![no_main]` firmware (cortex-m-rt,
-//! semihosting for output and the exit code): it builds the known-answer encryptor ([`kat_inputs`]), encrypts,
-//! prints the digest and exits non-zero unless it equals the one `build.rs` computed on the host. It also
-//! prints what the budgets are checked on: the statics and the peak stack (the reset handler paints the stack,
-//! `cortex-m-rt`'s `paint-stack`), and the instructions of each phase (SysTick under `-icount shift=0`,
-//! calibrated against a loop of known length).
+//! semihosting for output and the exit code): it sets up the known-answer encryptor ([`kat_inputs`]) in a
+//! `static`, encrypts two frames, prints the digest and exits non-zero unless it equals the one `build.rs`
+//! computed on the host. It also prints what the budgets are checked on: the statics and the peak stack (the
+//! reset handler paints the stack, `cortex-m-rt`'s `paint-stack`), and the instructions of each phase
+//! (SysTick under `-icount shift=0`, calibrated against a loop of known length).
 //!
 //! On the host it runs the same sequence ([`run`]) with the host's product and checks it against the same
 //! digest; its tests also tie the inputs to the device crate's pinned KAT.
@@ -14,9 +14,9 @@
 mod kat_inputs;
 mod run;
 
-/// The expected digest, computed by `build.rs` on the host.
+/// The packed KAT key and the expected digest, computed by `build.rs` on the host.
 mod expected {
-    include!(concat!(env!("OUT_DIR"), "/expected_digest.rs"));
+    include!(concat!(env!("OUT_DIR"), "/expected.rs"));
 }
 
 #[cfg(target_os = "none")]
@@ -31,20 +31,14 @@ fn main() {
         fn start(&mut self, _: run::Phase) {}
         fn end(&mut self, _: run::Phase) {}
     }
-    let mut slot = Box::new(core::mem::MaybeUninit::uninit());
-    let mut body = Box::new([0u32; 1024]);
+    let mut encryptor = Box::new(run::Encryptor::EMPTY);
     let mut frame = vec![0u8; tfhe_sbc_device::wire::SEEDED_FRAME_BYTES_1024];
     let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
-    match run::run(&mut slot, &mut body, &mut frame, &mut Quiet) {
+    match run::run(&mut encryptor, &mut frame, &mut Quiet) {
         Ok(digest) => {
             println!("digest={} (host run)", hex(&digest));
             println!("expected={} (build.rs)", hex(&expected::EXPECTED_DIGEST));
             println!("Cortex-M: bash scripts/firmware.sh builds this firmware and runs it under qemu-system-arm");
-            // SAFETY: `run` succeeded, so it initialised the slot; dropping it wipes the key spectra.
-            #[allow(unsafe_code)]
-            unsafe {
-                slot.assume_init_drop()
-            };
             std::process::exit(if digest == expected::EXPECTED_DIGEST { 0 } else { 1 });
         }
         Err(what) => {
@@ -54,57 +48,41 @@ fn main() {
     }
 }
 
-#[cfg(all(test, not(target_os = "none")))]
+#[cfg(test)]
 mod tests {
     use super::kat_inputs::*;
-    use super::run::{Phase, Probe, run};
+    use super::run::{Encryptor, PACKED_KEY, Phase, Probe, run};
     use rand_core::SeedableRng;
     use sha2::{Digest, Sha256};
     use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
     use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+    use tfhe_sbc_device::credentials_file::unpack_secret_key;
     use tfhe_sbc_device::encryption::GlweEncryptor;
-    use tfhe_sbc_device::wire::SEEDED_FRAME_BYTES_1024;
+    use tfhe_sbc_device::wire::{HEADER_BYTES, SEEDED_FRAME_BYTES_1024};
     use tfhe_sbc_device::xof::Blake2bXof;
 
-    /// Records the phases, in order.
+    /// Records the phases, in order, and the frames.
     #[derive(Default)]
-    struct Phases(Vec<(Phase, bool)>);
+    struct Record {
+        phases: Vec<(Phase, bool)>,
+        frames: Vec<Vec<u8>>,
+    }
 
-    impl Probe for Phases {
+    impl Probe for Record {
         fn start(&mut self, phase: Phase) {
-            self.0.push((phase, true));
+            self.phases.push((phase, true));
         }
         fn end(&mut self, phase: Phase) {
-            self.0.push((phase, false));
+            self.phases.push((phase, false));
+        }
+        fn frame(&mut self, index: usize, bytes: &[u8]) {
+            assert_eq!(index, self.frames.len());
+            self.frames.push(bytes.to_vec());
         }
     }
 
-    /// The firmware's run, on the host: it reproduces the digest build.rs computed independently, and
-    /// reports each phase once, start before end.
-    #[test]
-    fn the_firmware_run_gives_the_expected_digest_on_the_host() {
-        let mut slot = Box::new(core::mem::MaybeUninit::uninit());
-        let mut body = Box::new([0u32; 1024]);
-        let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
-        let mut phases = Phases::default();
-        let digest = run(&mut slot, &mut body, &mut frame, &mut phases).unwrap();
-        assert_eq!(digest, super::expected::EXPECTED_DIGEST);
-        let expected: Vec<(Phase, bool)> = [Phase::Construct, Phase::Encrypt, Phase::Frame]
-            .into_iter()
-            .flat_map(|p| [(p, true), (p, false)])
-            .collect();
-        assert_eq!(phases.0, expected);
-        // SAFETY: `run` succeeded, so it initialised the slot; dropping it wipes the key spectra.
-        #[allow(unsafe_code)]
-        unsafe {
-            slot.assume_init_drop()
-        };
-    }
-
-    /// The firmware's inputs are the device crate's KAT inputs: they reproduce its pinned SHA-256 digest
-    /// (`crates/tfhe-sbc-device/tests/kat.rs`, `fixed_seeds_give_a_fixed_ciphertext`).
-    #[test]
-    fn inputs_reproduce_the_device_kat() {
+    /// The device KAT's key and encryptor (`crates/tfhe-sbc-device/tests/common`), built the plain way.
+    fn kat_key_and_encryptor() -> (GlweSecretKey<[u8; 1024]>, Box<GlweEncryptor<1024>>) {
         let params = TFHE_LIB_GLWE_1024;
         let key = GlweSecretKey::generate_binary(
             [0u8; 1024],
@@ -112,8 +90,54 @@ mod tests {
             &mut Blake2bXof::from_seed(KEY_SEED),
         )
         .unwrap();
-        let mut encryptor =
-            Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed(RNG_SEED)).unwrap());
+        let encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed(RNG_SEED)).unwrap());
+        (key, encryptor)
+    }
+
+    /// The firmware's run, on the host: it reproduces the digest build.rs computed with the plain API, reports
+    /// each phase once (start before end), and frame 0 carries exactly the device KAT's first encryption
+    /// (its mask seed and body).
+    #[test]
+    fn the_firmware_run_matches_build_rs_and_the_device_kat() {
+        let mut encryptor = Box::new(Encryptor::EMPTY);
+        let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
+        let mut record = Record::default();
+        let digest = run(&mut encryptor, &mut frame, &mut record).unwrap();
+        assert_eq!(digest, super::expected::EXPECTED_DIGEST);
+        let expected: Vec<(Phase, bool)> = [Phase::Construct, Phase::Encrypt, Phase::Frame]
+            .into_iter()
+            .flat_map(|p| [(p, true), (p, false)])
+            .collect();
+        assert_eq!(record.phases, expected);
+
+        let (_key, mut kat) = kat_key_and_encryptor();
+        let mut body = [0u32; 1024];
+        let seed = kat.encrypt_seeded_glwe_ciphertext(&MESSAGE, &mut body).unwrap();
+        let payload = &record.frames[0][HEADER_BYTES..HEADER_BYTES + 32 + 4096];
+        assert_eq!(&payload[..32], &seed[..]);
+        let words: Vec<u32> = payload[32..]
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        assert_eq!(words, body);
+        assert_ne!(record.frames[0], record.frames[1]);
+    }
+
+    /// The packed key build.rs put in flash is the KAT key.
+    #[test]
+    fn the_packed_key_is_the_kat_key() {
+        let (key, _) = kat_key_and_encryptor();
+        let mut bits = [0u8; 1024];
+        unpack_secret_key(&PACKED_KEY, &mut bits).unwrap();
+        assert_eq!(&bits, key.as_bytes());
+    }
+
+    /// The firmware's inputs are the device crate's KAT inputs: they reproduce its pinned SHA-256 digest
+    /// (`crates/tfhe-sbc-device/tests/kat.rs`, `fixed_seeds_give_a_fixed_ciphertext`).
+    #[test]
+    fn inputs_reproduce_the_device_kat() {
+        let params = TFHE_LIB_GLWE_1024;
+        let (_key, mut encryptor) = kat_key_and_encryptor();
         let mut hasher = Sha256::new();
         let mut body = [0u32; 1024];
         let seed = encryptor.encrypt_seeded_glwe_ciphertext(&MESSAGE, &mut body).unwrap();

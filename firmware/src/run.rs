@@ -1,91 +1,116 @@
-//! The known-answer run, shared by the firmware and the host tests: the firmware passes a [`Probe`] that
-//! counts instructions and measures the stack around each [`Phase`]; the host test passes one that does
-//! nothing and checks the digest against `build.rs`'s.
+//! The known-answer run, shared by the firmware and the host: the firmware passes a [`Probe`] that counts
+//! instructions and measures the stack around each [`Phase`]; the host passes one that records the frames.
+//!
+//! This is how firmware uses the device crate: the encryptor is a `static` built in place (its `EMPTY`
+//! value is all zero bytes, in `.bss`), the key stays in flash in its packed 128-byte form, and each
+//! encryption goes straight into the one frame buffer.
 
-use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, KEY_ID, KEY_SEED, MAC_KEY, MESSAGE, RNG_SEED};
-use blake2::{Blake2b256, Digest};
-use core::mem::MaybeUninit;
+use crate::kat_inputs::{DEVICE_ID, DIGEST_KEY, FIRST_SEQUENCE, KEY_ID, MAC_KEY, MESSAGE, RNG_SEED};
 use rand_core::SeedableRng;
-use tfhe_sbc_core::entities::GlweSecretKey;
+use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::FrameCounter;
+use tfhe_sbc_device::wire::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place};
 use tfhe_sbc_device::xof::Blake2bXof;
 
-/// The encryptor under test.
-pub type Encryptor = GlweEncryptor<1024>;
-/// The product being measured, as the firmware prints it.
-#[cfg_attr(not(target_os = "none"), allow(dead_code))]
-pub const PRODUCT: &str = "fft";
+/// The product being measured: the f64 FFT, named explicitly (feature `fft`).
+#[cfg(feature = "fft")]
+pub type Product = negacyclic_fft::Plan;
+/// The product being measured: the device crate's default (the integer NTT on Cortex-M, the f64 FFT on
+/// hosts with an FPU).
+#[cfg(not(feature = "fft"))]
+pub type Product = tfhe_sbc_device::product::DefaultProduct;
+
+/// The encryptor under test: N = 1024, k = 1, through [`Product`].
+pub type Encryptor = GlweEncryptor<1024, 1, Product>;
+
+/// The KAT key in its packed form (128 bytes, in flash), computed by build.rs from `KEY_SEED`.
+pub use crate::expected::PACKED_KEY;
+
+/// The device's frame credentials, as provisioning would leave them: in flash.
+static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
 
 /// A measured phase of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Key generation and the encryptor's construction.
+    /// Setting the key (its spectrum, from the packed key in flash) and the CSPRNG in the empty encryptor.
     Construct,
-    /// One seeded encryption into a body buffer.
+    /// One seeded encryption, its body computed inside the frame buffer.
     Encrypt,
-    /// One seeded encryption written as an authenticated frame.
+    /// One whole frame: `encrypt_seeded_frame_into` (the encryption, the header and the MAC).
     Frame,
 }
 
-/// What the run reports around each phase.
+/// What the run reports around each phase, and each frame it writes.
 pub trait Probe {
     /// `phase` starts.
     fn start(&mut self, phase: Phase);
     /// `phase` ended.
     fn end(&mut self, phase: Phase);
+    /// Frame `index` (0 or 1) was written.
+    fn frame(&mut self, _index: usize, _bytes: &[u8]) {}
 }
 
-/// Builds the encryptor in `slot`, encrypts twice and returns the digest: BLAKE2b-256 of `seed | body |
-/// frame` (`kat_inputs`). `body` and `frame` are the caller's buffers (statics on the firmware).
-pub fn run(
-    slot: &mut MaybeUninit<Encryptor>,
-    body: &mut [u32; 1024],
-    frame: &mut [u8],
-    probe: &mut impl Probe,
-) -> Result<[u8; 32], &'static str> {
+/// Sets up `encryptor` (the empty value, as a `static` holds it) and writes two authenticated seeded frames of
+/// [`MESSAGE`] into `frame`, returning the digests of frame 0 and frame 1 ([`frame_digest`]). Frame 0 is written with
+/// `write_frame_in_place`, so that the encryption alone is measured ([`Phase::Encrypt`]); frame 1 with
+/// `encrypt_seeded_frame_into`, what firmware calls ([`Phase::Frame`]).
+pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {
     probe.start(Phase::Construct);
-    let encryptor = build_encryptor(slot)?;
+    set_up(encryptor)?;
     probe.end(Phase::Construct);
 
-    probe.start(Phase::Encrypt);
-    let seed = encryptor
-        .encrypt_seeded_glwe_ciphertext(&MESSAGE, body)
-        .map_err(|_| "encryption")?;
-    probe.end(Phase::Encrypt);
-    let mut hasher = Blake2b256::new();
-    hasher.update(seed);
-    body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
-
-    let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
+    let params = TFHE_LIB_GLWE_1024;
+    let credentials = &CREDENTIALS;
     let mut counter = FrameCounter::new(FIRST_SEQUENCE);
+    let chunk = chunks(&MESSAGE, Encryptor::MESSAGE_BYTES).next().ok_or("chunks")?;
+
     let message = encryptor
         .begin_message(&mut counter, MESSAGE.len())
         .map_err(|_| "begin_message")?;
-    let chunk = chunks(&MESSAGE, Encryptor::MESSAGE_BYTES).next().ok_or("chunks")?;
+    let header =
+        FrameHeader::new(FrameKind::Seeded, params.id(), credentials, &message, &chunk).map_err(|_| "header")?;
+    let written = write_frame_in_place::<MASK_SEED_BYTES, _>(&header, 1024, credentials.mac_key(), frame, |body| {
+        probe.start(Phase::Encrypt);
+        let seed = encryptor.encrypt_seeded_glwe_ciphertext(chunk.bytes, body);
+        probe.end(Phase::Encrypt);
+        seed
+    })
+    .map_err(|_| "encryption")?;
+    probe.frame(0, &frame[..written]);
+    let mut digest = [0u8; 32];
+    digest[..16].copy_from_slice(&frame_digest(&frame[..written]));
+
+    let message = encryptor
+        .begin_message(&mut counter, MESSAGE.len())
+        .map_err(|_| "begin_message")?;
     probe.start(Phase::Frame);
     let written = encryptor
-        .encrypt_seeded_frame(&credentials, &message, &chunk, body, frame)
+        .encrypt_seeded_frame_into(credentials, &message, &chunk, frame)
         .map_err(|_| "frame encryption")?;
     probe.end(Phase::Frame);
-    hasher.update(&frame[..written]);
-    Ok(hasher.finalize().into())
+    probe.frame(1, &frame[..written]);
+    digest[16..].copy_from_slice(&frame_digest(&frame[..written]));
+    Ok(digest)
 }
 
-/// Generates the KAT key and builds the encryptor in `slot`, in its own stack frame (popped before the
-/// encryptions). With this API the encryptor is built on the stack and then moved into `slot`.
+/// The digest of one frame: BLAKE2b-128 keyed with the public [`DIGEST_KEY`], through the device crate's own
+/// frame MAC code, so that checking adds no hash to flash and no hash state to the encryptions' stack.
+/// build.rs computes the same on the host.
 #[inline(never)]
-fn build_encryptor(slot: &mut MaybeUninit<Encryptor>) -> Result<&mut Encryptor, &'static str> {
-    let params = TFHE_LIB_GLWE_1024;
-    let key = GlweSecretKey::generate_binary(
-        [0u8; 1024],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed(KEY_SEED),
-    )
-    .map_err(|_| "key generation")?;
-    let built = Encryptor::new(&params, &key, Blake2bXof::from_seed(RNG_SEED)).map_err(|_| "construction")?;
-    Ok(slot.write(built))
+pub fn frame_digest(frame: &[u8]) -> [u8; 16] {
+    MacKey::from_bytes(DIGEST_KEY).tag(frame)
+}
+
+/// Sets the key from its packed form in flash and the CSPRNG from the KAT seed, in place. Its own stack
+/// frame (popped before the encryptions).
+#[inline(never)]
+fn set_up(encryptor: &mut Encryptor) -> Result<(), &'static str> {
+    encryptor
+        .set_packed_key(&TFHE_LIB_GLWE_1024, &PACKED_KEY)
+        .map_err(|_| "set_packed_key")?;
+    encryptor.set_rng(Blake2bXof::from_seed(RNG_SEED));
+    Ok(())
 }
