@@ -192,7 +192,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
     }
 
     /// Seeds the CSPRNG, in place, with 32 bytes from `rng` (a hardware TRNG; a HAL's rand_core 0.6 or
-    /// 0.9 RNG through [`crate::seeding::Rng06`] / [`crate::seeding::Rng09`]). The first call keys it; a
+    /// 0.9 RNG through `seeding::Rng06` / `seeding::Rng09`). The first call keys it; a
     /// later call mixes the bytes into the current state ([`Blake2bXof::reseed`]), so the result is
     /// unpredictable if either is. If `rng` fails, returns [`Error::RngFailed`] and leaves the CSPRNG as it
     /// was (an unseeded encryptor stays unseeded).
@@ -200,7 +200,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
         crate::seeding::seed_in_place(&mut self.rng, &mut self.seeded, rng)
     }
 
-    /// Replaces the CSPRNG with `rng` (already seeded, e.g. [`crate::seeding::from_os_entropy`]).
+    /// Replaces the CSPRNG with `rng` (already seeded, e.g. `seeding::from_os_entropy()`, feature `getrandom`).
     pub fn set_rng(&mut self, rng: Blake2bXof) {
         self.rng = rng;
         self.seeded = true;

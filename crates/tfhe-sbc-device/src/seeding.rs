@@ -9,7 +9,7 @@
 //! # A HAL's RNG (rand_core 0.6 or 0.9)
 //! Most embedded HALs implement an older rand_core: `stm32f4xx-hal`'s and `nrf-hal`'s RNGs implement
 //! rand_core 0.6 `RngCore + CryptoRng`, newer HALs (`embassy-stm32`, `esp-hal`) 0.9 `TryRngCore +
-//! TryCryptoRng`. Wrap them in [`Rng06`] (feature `rand_core_06`) or [`Rng09`] (feature `rand_core_09`):
+//! TryCryptoRng`. Wrap them in `Rng06` (feature `rand_core_06`) or `Rng09` (feature `rand_core_09`):
 //!
 //! ```ignore
 //! // Cargo.toml: tfhe-sbc-device = { version = "0.1", default-features = false, features = ["rand_core_06"] }
@@ -37,7 +37,7 @@ pub fn from_crypto_rng<R: CryptoRng + ?Sized>(rng: &mut R) -> Blake2bXof {
 }
 
 /// A generator seeded with 32 bytes from a fallible `rng` (e.g. a hardware TRNG, or a HAL RNG through
-/// [`Rng06`] / [`Rng09`]); [`Error::RngFailed`] if it fails.
+/// `Rng06` / `Rng09`); [`Error::RngFailed`] if it fails.
 pub fn try_from_crypto_rng<R: TryCryptoRng + ?Sized>(rng: &mut R) -> Result<Blake2bXof> {
     let mut seed = [0u8; SEED_BYTES];
     let drawn = rng.try_fill_bytes(&mut seed);
@@ -77,7 +77,7 @@ pub fn from_os_entropy() -> Result<Blake2bXof> {
     Ok(xof)
 }
 
-/// The error of a HAL RNG seen through [`Rng06`] or [`Rng09`]: it failed; for rand_core 0.6, with the
+/// The error of a HAL RNG seen through `Rng06` or `Rng09`: it failed; for rand_core 0.6, with the
 /// error code the HAL gave, if any.
 #[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
