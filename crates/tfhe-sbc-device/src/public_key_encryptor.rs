@@ -97,6 +97,16 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> P
         crate::seeding::seed_in_place(&mut self.rng, &mut self.seeded, rng)
     }
 
+    /// Keys the CSPRNG in place with these 32 bytes, exactly as `Blake2bXof::from_seed(seed)` would (the same
+    /// stream: a known-answer test reproduces it), without building a generator on the stack, and wipes
+    /// `seed`. Replaces the CSPRNG's state. The bytes must be secret and never used twice (e.g. read from a
+    /// hardware TRNG into a buffer); [`Self::seed`] draws them from an RNG instead.
+    pub fn seed_from_bytes(&mut self, seed: &mut [u8; crate::xof::SEED_BYTES]) {
+        self.rng.seed_in_place(seed);
+        seed.zeroize();
+        self.seeded = true;
+    }
+
     /// Replaces the CSPRNG with `rng` (already seeded).
     pub fn set_rng(&mut self, rng: Blake2bXof) {
         self.rng = rng;

@@ -155,6 +155,17 @@ fn seeding_in_place_equals_seeding_by_value() {
         one_chunk_frame(&mut in_place, &message, true),
         one_chunk_frame(&mut hosted, &message, true)
     );
+    // From bytes, in place: the same stream as `Blake2bXof::from_seed`, and the bytes are wiped.
+    let mut from_bytes = Box::new(GlweEncryptor::<1024>::EMPTY);
+    from_bytes.set_key(&params, &key).unwrap();
+    let mut seed = [0x77u8; 32];
+    from_bytes.seed_from_bytes(&mut seed);
+    assert_eq!(seed, [0; 32]);
+    let mut from_seed = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([0x77; 32])).unwrap());
+    assert_eq!(
+        one_chunk_frame(&mut from_bytes, &message, true),
+        one_chunk_frame(&mut from_seed, &message, true)
+    );
 }
 
 #[test]
