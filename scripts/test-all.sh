@@ -62,6 +62,11 @@ cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
 step "aarch64 instruction count per encryption (qemu-user + the insn_count TCG plugin)"
 bash scripts/aarch64-count.sh
 
+# --- Pi client (issue [F] 4): begin ---
+step "Raspberry Pi client end to end: cross-built for aarch64 (glibc, static musl) and armv7, run under qemu-user against tfhe-sbc-server on loopback"
+bash scripts/pi-client-e2e.sh
+# --- Pi client: end ---
+
 step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde

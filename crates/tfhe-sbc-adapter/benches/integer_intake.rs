@@ -6,7 +6,7 @@
 //! `cargo bench -p tfhe-sbc-adapter --features tfhe --bench integer_intake`
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use criterion::{Criterion, criterion_group};
+use criterion::{Criterion, SamplingMode, criterion_group};
 use rand_core::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -24,6 +24,8 @@ use tfhe_sbc_device::xof::Blake2bXof;
 
 /// Values per iteration of the slow modes (a PBS per block): 8 `FheUint8` = 32 blocks.
 const SLOW_VALUES: usize = 8;
+/// Rounds of the paired comparison.
+const PAIRED_ROUNDS: usize = 5;
 /// Values per iteration of fleet mode: a full N = 2048 ciphertext.
 const FLEET_VALUES: usize = 512;
 
@@ -99,8 +101,25 @@ fn intake(c: &mut Criterion) {
     check(expand(&packed));
 
     let mut group = c.benchmark_group("integer_intake_per_fheuint8");
+    // Flat sampling: the slow modes run 10 iterations, not criterion's 55 of linear sampling.
+    group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(5));
+    group.bench_function("fleet_extract_wrap_1_thread_x8", |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                black_box(
+                    extractor
+                        .extract_readings::<FheUint8Id, _>(&fleet_glwe, 0, SLOW_VALUES)
+                        .unwrap(),
+                );
+            }
+            let e = t.elapsed();
+            record("fleet x8, 1 thread", e, iters, SLOW_VALUES);
+            e
+        })
+    });
     group.bench_function("fleet_extract_wrap_1_thread_x512", |b| {
         b.iter_custom(|iters| {
             let t = Instant::now();
@@ -112,7 +131,7 @@ fn intake(c: &mut Criterion) {
                 );
             }
             let e = t.elapsed();
-            record("fleet, 1 thread", e, iters, FLEET_VALUES);
+            record("fleet x512, 1 thread", e, iters, FLEET_VALUES);
             e
         })
     });
@@ -127,7 +146,7 @@ fn intake(c: &mut Criterion) {
                 );
             }
             let e = t.elapsed();
-            record("fleet, rayon", e, iters, FLEET_VALUES);
+            record("fleet x512, rayon", e, iters, FLEET_VALUES);
             e
         })
     });
@@ -142,7 +161,7 @@ fn intake(c: &mut Criterion) {
                 );
             }
             let e = t.elapsed();
-            record("per-device, rayon", e, iters, SLOW_VALUES);
+            record("per-device x8, rayon", e, iters, SLOW_VALUES);
             e
         })
     });
@@ -166,7 +185,7 @@ fn intake(c: &mut Criterion) {
                 black_box(expand(&list));
             }
             let e = t.elapsed();
-            record("tfhe-rs expand", e, iters, SLOW_VALUES);
+            record("tfhe-rs expand x8", e, iters, SLOW_VALUES);
             e
         })
     });
@@ -177,35 +196,89 @@ fn intake(c: &mut Criterion) {
                 black_box(expand(&packed));
             }
             let e = t.elapsed();
-            record("tfhe-rs expand, packed", e, iters, SLOW_VALUES);
+            record("tfhe-rs expand x8, packed", e, iters, SLOW_VALUES);
             e
         })
     });
     group.finish();
 
-    let reference = median("tfhe-rs expand").unwrap_or(f64::NAN);
+    // Paired rounds: on a shared machine the load drifts between criterion's groups, so each round times
+    // both sides back to back and the ratio is the median of the rounds' ratios.
+    let mut fleet_ratios = Vec::new();
+    let mut per_device_ratios = Vec::new();
+    for _ in 0..PAIRED_ROUNDS {
+        let t = Instant::now();
+        for _ in 0..100 {
+            black_box(
+                extractor
+                    .extract_readings::<FheUint8Id, _>(&fleet_glwe, 0, SLOW_VALUES)
+                    .unwrap(),
+            );
+        }
+        let fleet = t.elapsed();
+        let t = Instant::now();
+        for _ in 0..100 {
+            black_box(expand(&list));
+        }
+        fleet_ratios.push(fleet.as_secs_f64() / t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        black_box(
+            refresher
+                .extract_readings_par::<FheUint8Id, _>(&ksk, &device_glwe, 0, SLOW_VALUES)
+                .unwrap(),
+        );
+        let per_device = t.elapsed();
+        let t = Instant::now();
+        black_box(expand(&packed));
+        per_device_ratios.push(per_device.as_secs_f64() / t.elapsed().as_secs_f64());
+    }
+    let median_of = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    eprintln!(
+        "\nPaired rounds ({PAIRED_ROUNDS}, median ratio): fleet / unpacked expand = {:.3} (rounds {:?}); per-device / \
+         packed expand = {:.3} (rounds {:?})",
+        median_of(fleet_ratios.clone()),
+        fleet_ratios
+            .iter()
+            .map(|r| (r * 1000.0).round() / 1000.0)
+            .collect::<Vec<_>>(),
+        median_of(per_device_ratios.clone()),
+        per_device_ratios
+            .iter()
+            .map(|r| (r * 1000.0).round() / 1000.0)
+            .collect::<Vec<_>>()
+    );
+
+    // Fleet mode is compared with expanding an unpacked list (no PBS: its blocks are big-key encryptions
+    // already), per-device mode with a packed one (one key switch and PBS per packed block to cast it).
+    let unpacked = median("tfhe-rs expand x8").unwrap_or(f64::NAN);
+    let packed = median("tfhe-rs expand x8, packed").unwrap_or(f64::NAN);
     eprintln!(
         "\nIntake per FheUint8 (medians of criterion's samples, {} rayon threads; per block = / 4):",
         rayon::current_num_threads()
     );
     eprintln!(
-        "{:<40} {:>14} {:>14} {:>16}",
-        "mode", "per value", "per block", "/ tfhe-rs expand"
+        "{:<36} {:>14} {:>14} {:>10} {:>10}",
+        "mode", "per value", "per block", "/ expand", "/ packed"
     );
     for name in [
-        "fleet, 1 thread",
-        "fleet, rayon",
-        "per-device, rayon",
+        "fleet x8, 1 thread",
+        "fleet x512, 1 thread",
+        "fleet x512, rayon",
+        "per-device x8, rayon",
         "per-device, 1 thread (4 x 1 block)",
-        "tfhe-rs expand",
-        "tfhe-rs expand, packed",
+        "tfhe-rs expand x8",
+        "tfhe-rs expand x8, packed",
     ] {
         if let Some(m) = median(name) {
             eprintln!(
-                "{name:<40} {:>11.3} us {:>11.3} us {:>16.4}",
+                "{name:<36} {:>11.3} us {:>11.3} us {:>10.3} {:>10.3}",
                 m * 1e6,
                 m * 1e6 / 4.0,
-                m / reference
+                m / unpacked,
+                m / packed
             );
         }
     }
