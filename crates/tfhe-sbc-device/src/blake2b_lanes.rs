@@ -231,3 +231,54 @@ fn blocks_portable(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
     // The words are secret stream output: leave none of them behind on the stack.
     words.zeroize();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blake2::Blake2bMac;
+    use blake2::digest::consts::{U16, U32, U64};
+    use blake2::digest::{FixedOutput, Update};
+
+    /// RustCrypto's `Blake2bMac::<$out>::new_with_salt_and_personal(key, &[], personalization)` of `message`.
+    macro_rules! reference {
+        ($out:ty, $key:expr, $personalization:expr, $message:expr) => {{
+            let key: &[u8] = $key;
+            let mut mac =
+                Blake2bMac::<$out>::new_with_salt_and_personal((!key.is_empty()).then_some(key), &[], $personalization)
+                    .unwrap();
+            mac.update($message);
+            mac.finalize_fixed()
+        }};
+    }
+
+    /// [`blake2b`] is RustCrypto's keyed, personalized BLAKE2b for the digest lengths the device uses (16:
+    /// frame MAC and key-file checks; 32: `Blake2bXof::reseed`; 64), with no key, a 32-byte and a 64-byte key,
+    /// at every block boundary.
+    #[test]
+    fn blake2b_is_rustcrypto_blake2b_mac() {
+        let message: [u8; 400] = core::array::from_fn(|i| (i * 37 + 11) as u8);
+        let all_keys: [u8; 64] = core::array::from_fn(|i| (i * 3 + 1) as u8);
+        let p = b"TFHE-SBC test v2";
+        for key_len in [0usize, 32, 64] {
+            let key = &all_keys[..key_len];
+            for len in [0, 1, 127, 128, 129, 256, 257, 400] {
+                let m = &message[..len];
+                assert_eq!(
+                    blake2b::<16>(p, key, m)[..],
+                    reference!(U16, key, p, m)[..],
+                    "16, {key_len}, {len}"
+                );
+                assert_eq!(
+                    blake2b::<32>(p, key, m)[..],
+                    reference!(U32, key, p, m)[..],
+                    "32, {key_len}, {len}"
+                );
+                assert_eq!(
+                    blake2b::<64>(p, key, m)[..],
+                    reference!(U64, key, p, m)[..],
+                    "64, {key_len}, {len}"
+                );
+            }
+        }
+    }
+}

@@ -276,15 +276,8 @@ impl Blake2bXof {
     /// The new stream is unpredictable if either the old state or `entropy` is.
     pub fn reseed(&mut self, entropy: &[u8]) {
         let mut ratchet = self.stream.ratchet_key();
-        let mut mac = blake2::Blake2bMac::<blake2::digest::consts::U32>::new_with_salt_and_personal(
-            Some(&ratchet),
-            &[],
-            RESEED_PERSONALIZATION,
-        )
-        .unwrap_or_else(|_| unreachable!("a 32-byte key and a 16-byte personalization are valid"));
-        mac.update(entropy);
-        let mut key = [0u8; SEED_BYTES];
-        mac.finalize_into((&mut key).into());
+        // The XOF's own BLAKE2b (one compression linked on a microcontroller, not the blake2 crate's too).
+        let mut key = lanes::blake2b::<SEED_BYTES>(RESEED_PERSONALIZATION, &ratchet, entropy);
         self.stream.rekey(&RNG_H0, &key);
         key.zeroize();
         ratchet.zeroize();
