@@ -62,7 +62,6 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     set_up(encryptor)?;
     probe.end(Phase::Construct);
 
-    let params = TFHE_LIB_GLWE_1024;
     let credentials = &CREDENTIALS;
     let mut counter = FrameCounter::new(FIRST_SEQUENCE);
     let chunk = chunks(&MESSAGE, Encryptor::MESSAGE_BYTES).next().ok_or("chunks")?;
@@ -70,8 +69,14 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     let message = encryptor
         .begin_message(&mut counter, MESSAGE.len())
         .map_err(|_| "begin_message")?;
-    let header =
-        FrameHeader::new(FrameKind::Seeded, params.id(), credentials, &message, &chunk).map_err(|_| "header")?;
+    let header = FrameHeader::new(
+        FrameKind::Seeded,
+        encryptor.parameter_set(),
+        credentials,
+        &message,
+        &chunk,
+    )
+    .map_err(|_| "header")?;
     let written = write_frame_in_place::<MASK_SEED_BYTES, _>(&header, 1024, credentials.mac_key(), frame, |body| {
         probe.start(Phase::Encrypt);
         let seed = encryptor.encrypt_seeded_glwe_ciphertext(chunk.bytes, body);
