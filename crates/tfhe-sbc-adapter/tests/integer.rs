@@ -301,6 +301,7 @@ fn per_device_readings_are_refreshed_into_the_client_key() {
         .unwrap();
     let per_value = t.elapsed().as_secs_f64() * 1e3 / count as f64;
     let params = FheUint8ConformanceParams::from(&k.server_key);
+    let mut errors = Vec::new();
     for (ct, &v) in cts.iter().zip(&values[100..]) {
         assert!(ct.is_conformant(&params));
         let d: u8 = ct.decrypt(&k.client_key);
@@ -314,8 +315,35 @@ fn per_device_readings_are_refreshed_into_the_client_key() {
                 "error 2^{:.1}",
                 (e.unsigned_abs() as f64).log2()
             );
+            errors.push(e as f64);
         }
     }
+    let std = (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt();
+    // The same measure on tfhe-rs's own PBS outputs (a message extraction of fresh encryptions).
+    let integer_server: &tfhe::integer::ServerKey = k.server_key.as_ref();
+    let shortint_server: &tfhe::shortint::ServerKey = integer_server.as_ref();
+    let mut tfhe_errors = Vec::new();
+    for (i, &v) in values[..16].iter().enumerate() {
+        let own = FheUint8::encrypt(v as u8, &k.client_key);
+        let (radix, ..) = own.into_raw_parts();
+        let block = shortint_server.message_extract(&radix.blocks()[i % 4]);
+        tfhe_errors.push(block_error(&k.client_key, &block, (v >> (2 * (i % 4))) & 3) as f64);
+    }
+    let tfhe_std = (tfhe_errors.iter().map(|e| e * e).sum::<f64>() / tfhe_errors.len() as f64).sqrt();
+    // A nominal ciphertext: the noise of a PBS output, as tfhe-rs's own (64 and 16 samples: the log2 of a
+    // standard deviation estimate is good to about 0.2 either way).
+    assert!(
+        (std.log2() - tfhe_std.log2()).abs() < 0.75,
+        "per-device 2^{:.2}, tfhe-rs 2^{:.2}",
+        std.log2(),
+        tfhe_std.log2()
+    );
+    eprintln!(
+        "per-device block error std 2^{:.2} over {} blocks; tfhe-rs's own PBS outputs 2^{:.2} over 16",
+        std.log2(),
+        errors.len(),
+        tfhe_std.log2()
+    );
     // The fleet key's extraction would not decrypt these: the device key is not the client key's.
     let wrong = IntegerExtractor::new()
         .extract_readings::<tfhe::FheUint8Id, _>(&glwe, 100, count)

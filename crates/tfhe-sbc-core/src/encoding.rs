@@ -285,6 +285,38 @@ mod tests {
         assert_eq!(enc.decode_value(&all), Ok(u64::MAX));
     }
 
+    proptest::proptest! {
+        /// Any width and values: packing then decoding each value gives it back, the tail is zero, and
+        /// nothing panics (widths, values and lengths the encoding refuses give errors).
+        #[test]
+        fn radix_packing_round_trips(
+            values in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..40),
+            value_bits in 0u32..70,
+            len in 0usize..300,
+        ) {
+            let enc = RadixEncoding::new(4, 4, 64).unwrap();
+            let mut out = [1u64; 300];
+            let out = &mut out[..len];
+            // Mostly in range: keep the low `value_bits` bits of most values.
+            let values: [u64; 40] = core::array::from_fn(|i| {
+                let v = values.get(i).copied().unwrap_or(0);
+                if i % 7 == 6 { v } else { v & u64::MAX.checked_shr(64 - value_bits.min(64)).unwrap_or(0) }
+            });
+            let values = &values[..values.len().min(len / 4 + 1)];
+            match enc.encode_values(values, value_bits, out) {
+                Ok(used) => {
+                    let blocks = enc.blocks_per_value(value_bits).unwrap();
+                    proptest::prop_assert_eq!(used, values.len() * blocks);
+                    for (v, words) in values.iter().zip(out.chunks_exact(blocks)) {
+                        proptest::prop_assert_eq!(enc.decode_value(words), Ok(*v));
+                    }
+                    proptest::prop_assert!(out[used..].iter().all(|&w| w == 0));
+                }
+                Err(_) => proptest::prop_assert!(out.iter().all(|&w| w == 1)),
+            }
+        }
+    }
+
     #[test]
     fn radix_errors_name_what_was_wrong() {
         let enc = RadixEncoding::new(4, 4, 64).unwrap();

@@ -239,6 +239,7 @@ impl<'a> IntegerRefresher<'a> {
             || ksk.output_key_lwe_dimension() != self.small_dimension
             || ksk.decomposition_base_log() != base_log
             || ksk.decomposition_level_count() != levels
+            || !ksk.ciphertext_modulus().is_native_modulus()
         {
             return Err(IntegerError::BadKeySwitchingKey {
                 expected,
@@ -256,7 +257,7 @@ impl<'a> IntegerRefresher<'a> {
         big: LweCiphertextOwned<u64>,
     ) -> Result<tfhe::shortint::Ciphertext, IntegerError> {
         self.check_ksk(ksk)?;
-        if big.lwe_size().0 != self.extractor.lwe_size() {
+        if big.lwe_size().0 != self.extractor.lwe_size() || !big.ciphertext_modulus().is_native_modulus() {
             return Err(IntegerError::WrongLweSize {
                 expected: self.extractor.lwe_size(),
                 found: big.lwe_size().0,
