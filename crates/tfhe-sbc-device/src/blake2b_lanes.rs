@@ -212,6 +212,23 @@ crate::dispatch::dispatch! {
     pub(crate) fn blocks(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) => blocks_portable;
 }
 
+/// On a microcontroller (no SIMD to widen the lanes into), one block at a time straight into `out`: the
+/// lane-contiguous `words` below would be 512 more bytes of stack in every encryption (issue \[F\]'s 24 KiB
+/// RAM budget; `scripts/firmware.sh` checks the stream through its known-answer digest).
+#[cfg(target_os = "none")]
+#[inline(always)]
+fn blocks_portable(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
+    for (lane, bytes) in out.chunks_exact_mut(64).enumerate() {
+        let mut w = block(h, first.wrapping_add(lane as u64));
+        for (word, eight) in w.iter().zip(bytes.chunks_exact_mut(8)) {
+            eight.copy_from_slice(&word.to_le_bytes());
+        }
+        // Secret stream output: leave none of it behind on the stack.
+        w.zeroize();
+    }
+}
+
+#[cfg(not(target_os = "none"))]
 #[inline(always)]
 fn blocks_portable(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {
     // words[i][lane]: lane-contiguous, so the vectorized loop stores whole vectors.
