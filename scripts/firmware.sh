@@ -165,7 +165,7 @@ printf '|%s|\n' "------------------------|---------|------------|--------|------
 printf '%s\n' "${ROWS[@]}"
 echo "build: default = DefaultProduct (what firmware gets), fft = the f64 FFT named explicitly; debug = opt-level 0."
 echo "stk-c / stk-e: peak stack while setting the key and CSPRNG / during the encryptions; RAM = statics + the"
-echo "larger peak. construct: set_packed_key + set_rng; encrypt: one seeded N = 1024 encryption (its body in the"
+echo "larger peak. construct: set_packed_key + seed_from_bytes; encrypt: one seeded N = 1024 encryption (its body in the"
 echo "frame buffer); frame: encrypt_seeded_frame_into (the encryption, the v2 header and the MAC)."
 echo "firmware.sh took $(( $(date +%s) - start )) s"
 

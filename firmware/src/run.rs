@@ -6,14 +6,12 @@
 //! encryption goes straight into the one frame buffer.
 
 use crate::kat_inputs::{DEVICE_ID, DIGEST_KEY, FIRST_SEQUENCE, KEY_ID, MAC_KEY, MESSAGE, RNG_SEED};
-use rand_core::SeedableRng;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::message::chunks;
 use tfhe_sbc_device::wire::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place};
-use tfhe_sbc_device::xof::Blake2bXof;
 
 /// The product being measured: the f64 FFT, named explicitly (feature `fft`).
 #[cfg(feature = "fft")]
@@ -35,7 +33,8 @@ static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID
 /// A measured phase of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Setting the key (its spectrum, from the packed key in flash) and the CSPRNG in the empty encryptor.
+    /// Setting the key (its spectrum, from the packed key in flash) and keying the CSPRNG in the empty
+    /// encryptor.
     Construct,
     /// One seeded encryption, its body computed inside the frame buffer.
     Encrypt,
@@ -109,13 +108,15 @@ pub fn frame_digest(frame: &[u8]) -> [u8; 16] {
     MacKey::from_bytes(DIGEST_KEY).tag(frame)
 }
 
-/// Sets the key from its packed form in flash and the CSPRNG from the KAT seed, in place. Its own stack
+/// Sets the key from its packed form in flash and keys the CSPRNG with the KAT seed, in place. Its own stack
 /// frame (popped before the encryptions).
 #[inline(never)]
 fn set_up(encryptor: &mut Encryptor) -> Result<(), &'static str> {
     encryptor
         .set_packed_key(&TFHE_LIB_GLWE_1024, &PACKED_KEY)
         .map_err(|_| "set_packed_key")?;
-    encryptor.set_rng(Blake2bXof::from_seed(RNG_SEED));
+    // In place, exactly as `Blake2bXof::from_seed(RNG_SEED)` (no generator on the stack).
+    let mut seed = RNG_SEED;
+    encryptor.seed_from_bytes(&mut seed);
     Ok(())
 }
