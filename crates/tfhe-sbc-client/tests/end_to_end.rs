@@ -3,6 +3,8 @@
 //! the input; resends are acknowledged as duplicates; a restart continues above the persisted counter; and
 //! the refusals that sending again cannot fix end the client with an error that says what to do.
 
+#![allow(clippy::unwrap_used)]
+
 use rand_core::SeedableRng;
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};

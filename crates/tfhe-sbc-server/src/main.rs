@@ -1,0 +1,224 @@
+//! `tfhe-sbc-server`: the reference server a cloud user can run and read. It loads the key set the
+//! provisioning tool wrote (`server_key.bin`, `key_store.bin`), accepts device connections over TCP (tokio),
+//! runs every frame through the authenticated intake (`tfhe_sbc_adapter::intake`, one thread), acknowledges
+//! it (`tfhe_sbc_adapter::ack`: accepted, or already accepted for a resend), and turns each complete message
+//! into tfhe-rs boolean ciphertexts, one per message bit: extraction and, for `tfhe-lib`, a key switch with
+//! the device's key. It decrypts nothing.
+//!
+//! For a demonstration, `--threshold T` computes with tfhe-rs gates the encrypted bit "some byte of the
+//! message is above T", and `--demo-client-key` (the trusted party's key, never on a real server) decrypts
+//! and prints what arrived.
+//!
+//! ```text
+//! tfhe-sbc-server --keys keys --listen 0.0.0.0:7700
+//! ```
+//!
+//! * `net`: the connections (tokio, tokio-util's length-delimited codec, the acknowledgement encoder);
+//! * `pipeline`: the intake thread and the tfhe-rs thread.
+
+mod net;
+mod pipeline;
+
+use clap::Parser;
+use pipeline::{Converter, Counts, Demo, FrameIntake};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, mpsc};
+use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
+use tfhe_sbc_adapter::interop::BooleanBridge;
+use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
+use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
+use tfhe_sbc_adapter::registry::DeviceRegistry;
+use tfhe_sbc_device::std_io::mode_name;
+use tfhe_sbc_keys::files::{CLIENT_KEY_FILE, KEY_STORE_FILE, SERVER_KEY_FILE};
+use tfhe_sbc_keys::key_file::{read_client_key, read_server_key, short_hex};
+use tracing::{info, warn};
+
+/// The tfhe-sbc reference server: device frames in, acknowledgements back, tfhe-rs ciphertexts out.
+#[derive(Parser, Debug)]
+#[command(name = "tfhe-sbc-server", version)]
+struct Cli {
+    /// The key set directory from `tfhe-sbc-keys init` (server_key.bin and key_store.bin are read).
+    #[arg(long, value_name = "DIR")]
+    keys: PathBuf,
+    /// The address to listen on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7700")]
+    listen: String,
+    /// Write the address actually listened on into this file (useful with port 0).
+    #[arg(long, value_name = "FILE")]
+    address_file: Option<PathBuf>,
+    /// Compute, for each message, the encrypted bit "some byte is above T" with tfhe-rs gates.
+    #[arg(long, value_name = "T")]
+    threshold: Option<u8>,
+    /// Demonstrations only: the trusted party's client key (client_key.bin), to decrypt and print what
+    /// arrived. A real server never holds it.
+    #[arg(long, value_name = "FILE")]
+    demo_client_key: Option<PathBuf>,
+    /// Exit after this many messages (and print the summary).
+    #[arg(long, value_name = "N")]
+    exit_after: Option<u64>,
+    /// Testing: close each connection after every Nth frame, before acknowledging it.
+    #[arg(long, value_name = "N", hide = true)]
+    drop_connection_every: Option<u64>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .init();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("tfhe-sbc-server: error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The key store of `dir`, bound to the server key with `fingerprint`.
+fn load_key_store(dir: &Path, fingerprint: &[u8; 32]) -> Result<KeyStore, String> {
+    let path = dir.join(KEY_STORE_FILE);
+    let bytes = tfhe_sbc_keys::files::read(&path, "key store").map_err(|e| e.to_string())?;
+    let store = KeyStore::decode(&bytes).map_err(|e| {
+        format!(
+            "{}: {e}: restore it from the key set tfhe-sbc-keys wrote",
+            path.display()
+        )
+    })?;
+    if store.server_key_fingerprint() != *fingerprint {
+        return Err(format!(
+            "{} belongs to another server key (fingerprint {}, {} is {}): give --keys the directory of one key set",
+            path.display(),
+            short_hex(&store.server_key_fingerprint()),
+            dir.join(SERVER_KEY_FILE).display(),
+            short_hex(fingerprint)
+        ));
+    }
+    Ok(store)
+}
+
+fn run(cli: &Cli) -> Result<(), String> {
+    // The key set.
+    let server_key_path = cli.keys.join(SERVER_KEY_FILE);
+    let (header, server_key) = read_server_key(&server_key_path).map_err(|e| e.to_string())?;
+    let store = load_key_store(&cli.keys, &header.server_key_fingerprint)?;
+    let devices: Vec<String> = store
+        .iter()
+        .map(|r| format!("{} ({})", r.device_id(), mode_name(r.mode())))
+        .collect();
+    let client_key = match &cli.demo_client_key {
+        Some(path) => {
+            let (client, key) = read_client_key(path).map_err(|e| e.to_string())?;
+            if client.server_key_fingerprint != header.server_key_fingerprint {
+                return Err(format!(
+                    "{} is not the client key of the key set in {}: give the {CLIENT_KEY_FILE} of the same key set",
+                    path.display(),
+                    cli.keys.display()
+                ));
+            }
+            warn!("demo mode: this server holds the client key and prints what the devices sent");
+            Some(key)
+        }
+        None => None,
+    };
+
+    // The intake and the conversion into tfhe-rs ciphertexts.
+    let config = IntakeConfig::default();
+    let (intake, converter) = if header.set == BooleanSet::TfheLib {
+        let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
+        let intake = KeyedIntake::new(config, store, bridge).map_err(|e| e.to_string())?;
+        let bridge = intake.bridge().clone();
+        (FrameIntake::Keyed(intake), Converter::KeySwitched(bridge))
+    } else {
+        let mut registry = DeviceRegistry::new();
+        for record in store.into_records() {
+            let (credentials, material) = record.into_parts();
+            registry
+                .register_device(credentials, material.encryption(), 0)
+                .map_err(|e| format!("key store: {e:?}"))?;
+        }
+        let bridge = BigKeyBridge::for_server_key(header.set, &server_key).map_err(|e| e.to_string())?;
+        (
+            FrameIntake::Plain(Intake::new(config, registry)),
+            Converter::BigKey(bridge),
+        )
+    };
+    let server_key = Arc::new(server_key);
+    let demo = Demo {
+        threshold: cli.threshold.map(|t| (t, server_key.clone())),
+        client_key,
+    };
+
+    // The worker threads: intake, then tfhe-rs.
+    let counts = Counts::default();
+    let (jobs, job_queue) = mpsc::channel();
+    let (complete, messages) = mpsc::channel();
+    {
+        let counts = counts.clone();
+        std::thread::Builder::new()
+            .name("intake".into())
+            .spawn(move || pipeline::run_intake(intake, job_queue, complete, counts))
+            .map_err(|e| format!("cannot start the intake thread: {e}"))?;
+    }
+    let (finished, all_done) = tokio::sync::oneshot::channel::<()>();
+    {
+        let counts = counts.clone();
+        let exit_after = cli.exit_after;
+        std::thread::Builder::new()
+            .name("tfhe-rs".into())
+            .spawn(move || {
+                pipeline::run_compute(converter, messages, demo, counts, exit_after);
+                let _ = finished.send(());
+            })
+            .map_err(|e| format!("cannot start the tfhe-rs thread: {e}"))?;
+    }
+
+    // The network.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start tokio: {e}"))?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&cli.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e} (choose another --listen address)", cli.listen))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        if let Some(path) = &cli.address_file {
+            std::fs::write(path, format!("{address}\n"))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        info!(
+            "listening on {address}: {} ({}), key id {:#010x}, {} devices: {}",
+            tfhe_sbc_keys::parameters_name(header.set),
+            header.set.tfhe_name(),
+            header.key_id,
+            devices.len(),
+            devices.join(", ")
+        );
+        tokio::select! {
+            () = net::accept(listener, jobs, cli.drop_connection_every) => {}
+            _ = all_done => info!("{} messages done", cli.exit_after.unwrap_or(0)),
+            _ = tokio::signal::ctrl_c() => info!("interrupted"),
+        }
+        Ok::<(), String>(())
+    })?;
+    drop(runtime);
+
+    println!("device | frames | resent frames acknowledged again | refused | messages | message bytes");
+    if let Ok(counts) = counts.lock() {
+        for (device, c) in counts.iter() {
+            println!(
+                "{device:>6} | {:>6} | {:>32} | {:>7} | {:>8} | {:>13}",
+                c.frames, c.duplicates, c.refused, c.messages, c.bytes
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! The two worker threads behind the network: the intake (one thread, it owns the replay windows and the
+//! reassembly) and the tfhe-rs side (key switching into gate inputs, and the optional demo computation).
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tfhe::boolean::ciphertext::Ciphertext;
+use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
+use tfhe_sbc_adapter::IntakeError;
+use tfhe_sbc_adapter::ack::ack_for;
+use tfhe_sbc_adapter::intake::{Intake, Message, Received};
+use tfhe_sbc_adapter::interop::BooleanBridge;
+use tfhe_sbc_adapter::interop::big_key::BigKeyBridge;
+use tfhe_sbc_adapter::key_store::KeyedIntake;
+use tfhe_sbc_device::ack::{Ack, AckStatus};
+use tokio::sync::oneshot;
+use tracing::{debug, info, warn};
+
+/// One frame from a connection, and where its acknowledgement goes.
+pub struct Job {
+    /// The frame's bytes.
+    pub frame: bytes::Bytes,
+    /// The connection waiting for the acknowledgement.
+    pub reply: oneshot::Sender<Ack>,
+}
+
+/// The authenticated intake: with the key store's key switching (TFHE_LIB), or plain (the 128-bit sets,
+/// whose gates take extracted bits as they are).
+pub enum FrameIntake {
+    /// TFHE_LIB: intake and bridge from one key store.
+    Keyed(KeyedIntake),
+    /// The big-key sets.
+    Plain(Intake),
+}
+
+impl FrameIntake {
+    fn receive(&mut self, frame: &[u8], now: Instant) -> Result<Received, IntakeError> {
+        match self {
+            Self::Keyed(intake) => intake.receive(frame, now),
+            Self::Plain(intake) => intake.receive(frame, now),
+        }
+    }
+
+    fn evict_expired(&mut self, now: Instant) -> Vec<IntakeError> {
+        match self {
+            Self::Keyed(intake) => intake.evict_expired(now),
+            Self::Plain(intake) => intake.evict_expired(now),
+        }
+    }
+}
+
+/// Turns a whole message into tfhe-rs gate inputs, one per message bit.
+pub enum Converter {
+    /// Extraction and a key switch per bit (the device's key, or the server key's for fleet and public-key
+    /// devices).
+    KeySwitched(Arc<BooleanBridge>),
+    /// Extraction only.
+    BigKey(BigKeyBridge),
+}
+
+impl Converter {
+    fn to_booleans(&self, message: &Message) -> Result<Vec<Ciphertext>, String> {
+        match self {
+            Self::KeySwitched(bridge) => bridge.message_to_booleans(message).map_err(|e| e.to_string()),
+            Self::BigKey(bridge) => bridge.message_to_booleans(message).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// Per-device counts, for the log and the summary.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceCounts {
+    /// Frames accepted.
+    pub frames: u64,
+    /// Frames acknowledged again (resends of accepted frames).
+    pub duplicates: u64,
+    /// Frames refused.
+    pub refused: u64,
+    /// Messages completed and converted.
+    pub messages: u64,
+    /// Message bytes (each bit one gate input).
+    pub bytes: u64,
+}
+
+/// The counts of every device, shared by the threads.
+pub type Counts = Arc<Mutex<BTreeMap<u64, DeviceCounts>>>;
+
+fn count(counts: &Counts, device_id: u64, update: impl FnOnce(&mut DeviceCounts)) {
+    if let Ok(mut counts) = counts.lock() {
+        update(counts.entry(device_id).or_default());
+    }
+}
+
+/// The intake thread: one frame at a time, in arrival order; acknowledges each, hands complete messages on,
+/// drops expired messages every second.
+pub fn run_intake(mut intake: FrameIntake, jobs: mpsc::Receiver<Job>, complete: mpsc::Sender<Message>, counts: Counts) {
+    let mut last_eviction = Instant::now();
+    loop {
+        match jobs.recv_timeout(Duration::from_secs(1)) {
+            Ok(Job { frame, reply }) => {
+                let result = intake.receive(&frame, Instant::now());
+                let ack = ack_for(&frame, &result);
+                match &result {
+                    Ok(_) => {
+                        debug!(device = ack.device_id, sequence = ack.sequence, "frame accepted");
+                        count(&counts, ack.device_id, |c| c.frames += 1);
+                    }
+                    Err(e) if ack.status == AckStatus::Duplicate => {
+                        info!(
+                            device = ack.device_id,
+                            sequence = ack.sequence,
+                            "{e}: acknowledged again (a resend)"
+                        );
+                        count(&counts, ack.device_id, |c| c.duplicates += 1);
+                    }
+                    Err(e) => {
+                        warn!(device = ack.device_id, sequence = ack.sequence, status = ?ack.status, "frame refused: {e}");
+                        count(&counts, ack.device_id, |c| c.refused += 1);
+                    }
+                }
+                if let Ok(Received::Complete(message)) = result
+                    && complete.send(message).is_err()
+                {
+                    return;
+                }
+                // The connection may have gone meanwhile: the device sends the frame again and gets `Duplicate`.
+                let _ = reply.send(ack);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        if last_eviction.elapsed() >= Duration::from_secs(1) {
+            last_eviction = Instant::now();
+            for e in intake.evict_expired(last_eviction) {
+                warn!("{e}");
+            }
+        }
+    }
+}
+
+/// What the tfhe-rs thread computes besides the conversion.
+pub struct Demo {
+    /// With the server key: the encrypted "some byte of the message is above the threshold" bit, from gates.
+    pub threshold: Option<(u8, Arc<ServerKey>)>,
+    /// The trusted party's client key, for demonstrations only: decrypt and print what arrived.
+    pub client_key: Option<tfhe_sbc_keys::key_file::SecretClientKey>,
+}
+
+/// The tfhe-rs thread: each complete message becomes gate inputs (and, for the demo, an alarm bit and its
+/// decryption). Returns after `exit_after` messages, or when the intake stops.
+pub fn run_compute(
+    converter: Converter,
+    messages: mpsc::Receiver<Message>,
+    demo: Demo,
+    counts: Counts,
+    exit_after: Option<u64>,
+) {
+    let mut done = 0u64;
+    for message in messages {
+        let started = Instant::now();
+        let bits = match converter.to_booleans(&message) {
+            Ok(bits) => bits,
+            Err(e) => {
+                warn!(
+                    device = message.device_id,
+                    message_id = message.message_id,
+                    "conversion failed: {e}"
+                );
+                continue;
+            }
+        };
+        let conversion = started.elapsed();
+        count(&counts, message.device_id, |c| {
+            c.messages += 1;
+            c.bytes += u64::from(message.message_length);
+        });
+        info!(
+            device = message.device_id,
+            message_id = message.message_id,
+            bytes = message.message_length,
+            frames = message.frames.len(),
+            gate_inputs = bits.len(),
+            "message converted to tfhe-rs ciphertexts in {conversion:.2?}"
+        );
+        let alarm = demo.threshold.as_ref().map(|(threshold, server_key)| {
+            let started = Instant::now();
+            let alarm = any_byte_above(server_key, &bits, *threshold);
+            debug!(
+                gates = 9 * (bits.len() / 8),
+                "alarm computed in {:.2?}",
+                started.elapsed()
+            );
+            alarm
+        });
+        if let Some(client_key) = demo.client_key.as_ref().map(|k| k.get()) {
+            let values: Vec<u8> = bits
+                .chunks(8)
+                .map(|byte| {
+                    byte.iter()
+                        .enumerate()
+                        .fold(0u8, |acc, (j, bit)| acc | (u8::from(client_key.decrypt(bit)) << j))
+                })
+                .collect();
+            let alarm = alarm.as_ref().map(|a| client_key.decrypt(a));
+            info!(
+                device = message.device_id,
+                message_id = message.message_id,
+                ?values,
+                ?alarm,
+                "decrypted with the demo client key"
+            );
+        } else if alarm.is_some() {
+            info!(
+                device = message.device_id,
+                message_id = message.message_id,
+                "encrypted alarm bit computed"
+            );
+        }
+        done += 1;
+        if exit_after.is_some_and(|limit| done >= limit) {
+            return;
+        }
+    }
+}
+
+/// `byte > t` for some byte of `bits` (bits little-endian, eight per byte), from gates; a trivial false for
+/// no bytes.
+fn any_byte_above(server_key: &ServerKey, bits: &[Ciphertext], t: u8) -> Ciphertext {
+    bits.chunks_exact(8)
+        .map(|byte| {
+            let mut greater = server_key.trivial_encrypt(false);
+            for (j, bit) in byte.iter().enumerate() {
+                // Where t's bit is 0, a 1 makes the byte greater; where it is 1, a 0 makes it smaller.
+                greater = if (t >> j) & 1 == 0 {
+                    server_key.or(bit, &greater)
+                } else {
+                    server_key.and(bit, &greater)
+                };
+            }
+            greater
+        })
+        .reduce(|a, b| server_key.or(&a, &b))
+        .unwrap_or_else(|| server_key.trivial_encrypt(false))
+}

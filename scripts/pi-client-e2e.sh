@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The Raspberry Pi client end to end, on loopback: tfhe-sbc-client cross-built for the Pi and run under
+# qemu-user against tfhe-sbc-server on this machine.
+#
+#   1. set-up: rustup targets (aarch64 glibc and musl, armv7 glibc), Debian's cross gcc and qemu-user
+#   2. host: tfhe-sbc-keys and tfhe-sbc-server (tfhe-rs); a key set with three devices, one per key mode
+#   3. the client for aarch64-unknown-linux-gnu (64-bit Pi OS), aarch64-unknown-linux-musl (static, linked
+#      with rust-lld and Rust's self-contained musl CRT: no musl cross gcc needed) and
+#      armv7-unknown-linux-gnueabihf (32-bit Pi OS); sizes and the glibc version the glibc builds need
+#   4. the server with the demo client key (it decrypts what arrived) and a fault: it closes each connection
+#      after every 5th frame before acknowledging it, so the clients reconnect and resend
+#   5. each client under qemu, readings from a file, from stdin and from a periodic sensor command; the run
+#      fails unless the server decrypted exactly the readings sent, each message once, and acknowledged
+#      resends as duplicates
+#
+# Env: CARGO_TARGET_DIR (host and default for the client), CLIENT_TARGET_DIR (the client's cross builds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+step() { printf '\n--> [%3d s] %s\n' "$(( $(date +%s) - started ))" "$*"; }
+
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+CLIENT_TARGET_DIR=${CLIENT_TARGET_DIR:-$TARGET_DIR}
+WORK="$TARGET_DIR/pi-client-e2e"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+step "set-up: rustup targets, cross gcc and qemu-user"
+rustup target add aarch64-unknown-linux-gnu aarch64-unknown-linux-musl armv7-unknown-linux-gnueabihf >/dev/null
+if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v arm-linux-gnueabihf-gcc >/dev/null \
+    || ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-arm >/dev/null \
+    || [ ! -d /usr/aarch64-linux-gnu/lib ] || [ ! -d /usr/arm-linux-gnueabihf/lib ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+    gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user
+fi
+
+step "host: tfhe-sbc-keys and tfhe-sbc-server"
+cargo build --quiet -p tfhe-sbc-keys -p tfhe-sbc-server
+KEYS_BIN="$TARGET_DIR/debug/tfhe-sbc-keys"
+SERVER_BIN="$TARGET_DIR/debug/tfhe-sbc-server"
+
+step "the client, cross-built (release)"
+# aarch64 glibc: the linker and runner of .cargo/config.toml. musl: rust-lld with the self-contained CRT.
+# armv7: Debian's arm-linux-gnueabihf-gcc.
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld
+export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_LINKER=arm-linux-gnueabihf-gcc
+declare -A CLIENT RUN
+for target in aarch64-unknown-linux-gnu aarch64-unknown-linux-musl armv7-unknown-linux-gnueabihf; do
+  CARGO_TARGET_DIR="$CLIENT_TARGET_DIR" cargo build --quiet --release -p tfhe-sbc-client --target "$target"
+  CLIENT[$target]="$CLIENT_TARGET_DIR/$target/release/tfhe-sbc-client"
+done
+RUN[aarch64-unknown-linux-gnu]="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+RUN[aarch64-unknown-linux-musl]="qemu-aarch64"
+RUN[armv7-unknown-linux-gnueabihf]="qemu-arm -L /usr/arm-linux-gnueabihf"
+printf '%-32s %10s %10s  %s\n' target bytes stripped "needs"
+for target in "${!CLIENT[@]}"; do
+  bin=${CLIENT[$target]}
+  cp "$bin" "$WORK/client-$target"
+  case $target in
+    aarch64-*-gnu) strip_tool=aarch64-linux-gnu-strip; dump=aarch64-linux-gnu-objdump ;;
+    aarch64-*-musl) strip_tool=aarch64-linux-gnu-strip; dump="" ;;
+    armv7-*) strip_tool=arm-linux-gnueabihf-strip; dump=arm-linux-gnueabihf-objdump ;;
+  esac
+  $strip_tool -o "$WORK/client-$target.stripped" "$bin"
+  if [ -n "$dump" ]; then
+    needs="glibc >= $($dump -T "$bin" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V -u | tail -1)"
+  else
+    needs="nothing (static: $(file -b "$bin" | grep -o 'statically linked'))"
+  fi
+  printf '%-32s %10d %10d  %s\n' "$target" "$(stat -c %s "$bin")" "$(stat -c %s "$WORK/client-$target.stripped")" "$needs"
+done
+
+step "key set: tfhe-lib, devices 7 (per-device), 8 (public-key), 9 (fleet)"
+"$KEYS_BIN" init --dir "$WORK/keys" --parameters tfhe-lib --key-id 0x5eed >"$WORK/keys.log"
+"$KEYS_BIN" issue --dir "$WORK/keys" --device-id 7 --mode per-device >>"$WORK/keys.log"
+"$KEYS_BIN" issue --dir "$WORK/keys" --device-id 8 --mode public-key >>"$WORK/keys.log"
+"$KEYS_BIN" issue --dir "$WORK/keys" --device-id 9 --mode fleet >>"$WORK/keys.log"
+
+# Readings: device 7 from a file, 8 from stdin (u16), 9 from a sensor command run three times.
+seq 11 50 >"$WORK/readings-7.txt"                                 # 40 u8 readings, batches of 4: 10 messages
+printf '%s\n' 1000 2000 65535 4 5 6 7 8 9 10 11 12 >"$WORK/readings-8.txt"  # 12 u16, batches of 3: 4 messages
+MESSAGES=$((10 + 4 + 4))
+
+step "server: demo client key, threshold 25, drops each connection after every 3rd frame"
+"$SERVER_BIN" --keys "$WORK/keys" --listen 127.0.0.1:0 --address-file "$WORK/address" \
+  --demo-client-key "$WORK/keys/client_key.bin" --threshold 25 --exit-after "$MESSAGES" \
+  --drop-connection-every 3 >"$WORK/server.out" 2>"$WORK/server.log" &
+SERVER_PID=$!
+trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 600); do
+  [ -s "$WORK/address" ] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log"; echo "the server did not start"; exit 1; }
+  sleep 0.1
+done
+ADDRESS=$(cat "$WORK/address")
+echo "server on $ADDRESS"
+
+step "clients under qemu"
+client_started=$(date +%s)
+C="--give-up-after 120s --max-backoff 500ms"
+${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C \
+  --credentials "$WORK/keys/devices/7.tsdc" --server "$ADDRESS" --input "$WORK/readings-7.txt" --batch 4 \
+  2>"$WORK/client-7.log" &
+P7=$!
+${RUN[aarch64-unknown-linux-musl]} "$WORK/client-aarch64-unknown-linux-musl" $C \
+  --credentials "$WORK/keys/devices/8.tsdc" --server "$ADDRESS" --format u16 --batch 3 \
+  <"$WORK/readings-8.txt" 2>"$WORK/client-8.log" &
+P8=$!
+${RUN[armv7-unknown-linux-gnueabihf]} "$WORK/client-armv7-unknown-linux-gnueabihf" $C \
+  --credentials "$WORK/keys/devices/9.tsdc" --server "$ADDRESS" \
+  --command 'echo 21 22; echo 23' --interval 300ms --runs 4 --batch 3 2>"$WORK/client-9.log" &
+P9=$!
+status=0
+for p in 7 8 9; do
+  pid_var="P$p"
+  if ! wait "${!pid_var}"; then
+    echo "client of device $p failed:"; cat "$WORK/client-$p.log"; status=1
+  fi
+done
+[ "$status" -eq 0 ] || exit 1
+echo "clients done in $(( $(date +%s) - client_started )) s"
+for p in 7 8 9; do tail -n 1 "$WORK/client-$p.log"; done
+
+wait "$SERVER_PID" || { cat "$WORK/server.log"; echo "the server failed"; exit 1; }
+trap - EXIT
+
+step "what the server decrypted (demo client key)"
+# Each device's decrypted bytes, in message order, as one list.
+decrypted() {
+  grep "decrypted with the demo client key" "$WORK/server.log" | grep "device=$1 " \
+    | sed -E 's/.*values=\[([^]]*)\].*/\1/' | tr -d ' ' | paste -sd, -
+}
+expect_7=$(seq -s, 11 50)
+expect_8=$(awk '{ printf "%s%d,%d", sep, $1 % 256, int($1 / 256); sep = "," }' "$WORK/readings-8.txt")  # u16 LE
+expect_9=$(printf '21,22,23%.0s,' 1 2 3 4 | sed 's/,$//')
+fail=0
+for p in 7 8 9; do
+  got=$(decrypted "$p")
+  want_var="expect_$p"
+  if [ "$got" == "${!want_var}" ]; then
+    echo "device $p: $got"
+  else
+    echo "device $p: decrypted [$got], sent [${!want_var}]"; fail=1
+  fi
+done
+# The alarm bit each message got from tfhe-rs gates, against the plaintext answer for its decrypted bytes.
+read -r alarms wrong < <(grep "decrypted with the demo client key" "$WORK/server.log" \
+  | sed -E 's/.*values=\[([^]]*)\] alarm=Some\(([a-z]+)\).*/\1 \2/' | tr -d ',' \
+  | awk '{ above = "false"; for (i = 1; i < NF; i++) if ($i > 25) above = "true";
+           if ($NF == "true") t++; if ($NF != above) w++ } END { print t + 0, w + 0 }')
+echo "alarm bits (some byte > 25, computed with tfhe-rs gates): true in $alarms of $MESSAGES messages, $wrong wrong"
+duplicates=$(grep -c "acknowledged again" "$WORK/server.log" || true)
+drops=$(grep -c "fault injection" "$WORK/server.log" || true)
+echo "connections dropped by the server: $drops; resent frames acknowledged as duplicates: $duplicates"
+cat "$WORK/server.out"
+if [ "$drops" -eq 0 ] || [ "$duplicates" -eq 0 ]; then
+  echo "expected dropped connections and resends"; fail=1
+fi
+if [ "$wrong" -ne 0 ] || [ "$alarms" -eq 0 ] || [ "$(grep -c "decrypted with the demo" "$WORK/server.log")" -ne "$MESSAGES" ]; then
+  echo "expected $MESSAGES decrypted messages, some alarms and no wrong alarm bit"; fail=1
+fi
+[ "$fail" -eq 0 ] || { echo "see $WORK"; exit 1; }
+echo "pi client end to end: ok in $(( $(date +%s) - started )) s"
