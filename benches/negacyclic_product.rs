@@ -1,5 +1,6 @@
 //! One negacyclic product at N = 1024 with a precomputed key transform: ours vs tfhe-fft (Zama's, used by
-//! tfhe-rs) vs a rustfft-based product vs the schoolbook O(N^2) product. Every FFT variant does the same work:
+//! tfhe-rs) vs a rustfft-based product vs the schoolbook O(N^2) product; and our exact integer NTT (the
+//! Cortex-M default, two 30-bit primes and CRT; also its 64-bit torus plan at N = 2048, three primes). Every FFT variant does the same work:
 //! fold + twist, forward FFT, pointwise product with the key spectrum, inverse FFT, untwist, round.
 //!
 //! The peers' glue code is compiled for AVX2 like ours, and the bare transforms are timed too, so the table
@@ -176,6 +177,52 @@ fn bench(c: &mut Criterion) {
     });
     assert_eq!(out, expected, "rustfft");
 
+    // The integer NTT (negacyclic-ntt): forward transform of `a` modulo both primes, pointwise product with
+    // the key's precomputed spectrum, inverse transforms, CRT.
+    let ntt = negacyclic_ntt::NttPlan32::new::<N>();
+    let mut ntt_key = vec![[0u32; 2]; N];
+    ntt.forward(&key, &mut ntt_key);
+    let mut ntt_spectrum = vec![[0u32; 2]; N];
+    out.fill(0);
+    group.bench_function("negacyclic-ntt", |b| {
+        b.iter(|| {
+            ntt.forward(black_box(&a), &mut ntt_spectrum);
+            ntt.mul_assign(&mut ntt_spectrum, &ntt_key);
+            ntt.inverse_wrapping(&mut ntt_spectrum, &mut out);
+        })
+    });
+    assert_eq!(out, expected, "negacyclic-ntt");
+
+    // The 64-bit torus plan (three primes) at N = 2048, the size issue [G] needs: one product.
+    const N64: usize = 2048;
+    let ntt64 = negacyclic_ntt::NttPlan64::new::<N64>();
+    let mut rng = StdRng::seed_from_u64(8);
+    let a64: Vec<u64> = (0..N64).map(|_| rng.random()).collect();
+    let key64: Vec<u8> = (0..N64).map(|_| rng.random_range(0..2)).collect();
+    let (mut key64_spectrum, mut spectrum64) = (vec![[0u32; 3]; N64], vec![[0u32; 3]; N64]);
+    ntt64.forward(&key64, &mut key64_spectrum);
+    let mut out64 = vec![0u64; N64];
+    group.bench_function("negacyclic-ntt u64 N=2048", |b| {
+        b.iter(|| {
+            ntt64.forward(black_box(&a64), &mut spectrum64);
+            ntt64.mul_assign(&mut spectrum64, &key64_spectrum);
+            ntt64.inverse_wrapping(&mut spectrum64, &mut out64);
+        })
+    });
+    let naive64_coefficient = |j: usize| {
+        (0..N64).fold(0u64, |acc, i| {
+            let s = u64::from(key64[i]);
+            if i <= j {
+                acc.wrapping_add(a64[j - i].wrapping_mul(s))
+            } else {
+                acc.wrapping_sub(a64[N64 + j - i].wrapping_mul(s))
+            }
+        })
+    };
+    for j in [0, 1, 777, N64 - 1] {
+        assert_eq!(out64[j], naive64_coefficient(j), "negacyclic-ntt u64, coefficient {j}");
+    }
+
     group.bench_function("naive", |b| {
         b.iter(|| negacyclic_fft::naive::negacyclic_product_wrapping_into(black_box(&a), &key, &mut out))
     });
@@ -196,5 +243,11 @@ fn main() {
             "tfhe-fft forward+inverse only",
         ],
         "tfhe-fft",
+    );
+    common::print_ratio_table(
+        "The integer NTT against our FFT and the schoolbook product, same run (ratio = time / negacyclic-fft time)",
+        GROUP,
+        &["negacyclic-ntt", "negacyclic-fft", "naive", "negacyclic-ntt u64 N=2048"],
+        "negacyclic-fft",
     );
 }
