@@ -73,7 +73,7 @@ use zeroize::Zeroize;
 /// aarch64): checked under valgrind by `scripts/ctgrind.sh`. On Cortex-M without a double-precision FPU the
 /// `f64` FFT runs in software, and compiler-builtins' soft-float multiply takes an early exit on zero
 /// operands, so its time depends on the key's zero coefficients (measured under qemu); issue \[F\] brings an
-/// integer product for those targets. [`NoiseSampling::Ziggurat`] is not constant-time.
+/// integer product for those targets. `NoiseSampling::Ziggurat` (feature `ziggurat`) is not constant-time.
 pub struct GlweEncryptor<const N: usize, const K: usize = 1, P: NegacyclicProductPlan<N, Torus = u32> = DefaultProduct>
 {
     key: [[P::Spectral; N]; K],
@@ -116,7 +116,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
         Self::with_noise_sampling(params, key, rng, NoiseSampling::ConstantTime)
     }
 
-    /// [`Self::new`] with an explicit noise sampler choice ([`NoiseSampling::Ziggurat`] is the paper's
+    /// [`Self::new`] with an explicit noise sampler choice (`NoiseSampling::Ziggurat`, feature `ziggurat`, is the paper's
     /// method and is not constant-time).
     pub fn with_noise_sampling<C: KeyStorage>(
         params: &GlweParameters,

@@ -41,7 +41,7 @@ pub enum Error {
     KeyNotSet,
     /// The encryptor's CSPRNG has not been seeded yet (built from `EMPTY`).
     NotSeeded,
-    /// [`crate::noise::NoiseSampling::Ziggurat`] was asked for a set whose noise is not Gaussian.
+    /// The Ziggurat sampler (feature `ziggurat`) was asked for a set whose noise is not Gaussian.
     ZigguratNeedsGaussianSet,
     /// The noise is too small to hide the key or too large to decrypt (see
     /// [`crate::noise::DeviceNoise::for_parameters`]).

@@ -41,7 +41,7 @@
 //!   the `f64` FFT runs in software, and compiler-builtins' soft-float multiply exits early on zero
 //!   operands, so an encryption's time depends on the key's zero coefficients (measured under qemu). Do not
 //!   rely on constant time there yet; issue \[F\] brings an integer product for those targets.
-//! * [`noise::NoiseSampling::Ziggurat`] (opt-in) is not constant-time on any target: its rejection path and
+//! * `noise::NoiseSampling::Ziggurat` (opt-in, feature `ziggurat`) is not constant-time on any target: its rejection path and
 //!   its table loads depend on the samples.
 //! * Not covered by any check: the time of `reseed_if_forked` (a `getpid` system call), and what the
 //!   compiler may do on targets we do not build here.

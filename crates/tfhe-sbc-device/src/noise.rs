@@ -1,4 +1,5 @@
-//! The device's noise sampler: constant-time TUniform by default, the paper's Ziggurat as an explicit opt-in.
+//! The device's noise sampler: constant-time TUniform by default, the paper's Ziggurat as an explicit opt-in
+//! (feature `ziggurat`: builds without it do not contain the Ziggurat at all).
 //!
 //! The noise is as secret as the key: the boolean encoding is a multiple of `2^29`, so
 //! `b - e = a * s (mod 2^29)` with `a` public, and whoever learns the noise of a couple of ciphertexts solves
@@ -26,6 +27,7 @@
 
 use crate::error::{Error, Result};
 use rand_core::Rng;
+#[cfg(feature = "ziggurat")]
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution};
 use tfhe_sbc_core::torus::UnsignedTorus;
@@ -41,7 +43,8 @@ pub enum NoiseSampling {
     ConstantTime,
     /// The TFHE-SBC paper's Ziggurat at the set's Gaussian sigma. **Not constant-time**: it leaks noise
     /// magnitudes to timing and cache attackers, and the noise is as secret as the key. Only for a device
-    /// no attacker can time or probe, or for measuring the paper's method.
+    /// no attacker can time or probe, or for measuring the paper's method. Feature `ziggurat`.
+    #[cfg(feature = "ziggurat")]
     Ziggurat,
 }
 
@@ -52,7 +55,8 @@ pub enum NoiseSampling {
 pub enum DeviceNoise {
     /// TUniform(b): constant-time.
     TUniform(TUniform),
-    /// The Ziggurat at this standard deviation in units of `1/q`: not constant-time.
+    /// The Ziggurat at this standard deviation in units of `1/q`: not constant-time. Feature `ziggurat`.
+    #[cfg(feature = "ziggurat")]
     Ziggurat {
         /// The standard deviation in units of `1/q`.
         std_dev_scaled: f64,
@@ -78,9 +82,11 @@ impl DeviceNoise {
             (NoiseSampling::ConstantTime, _) => {
                 Self::TUniform(TUniform::new(distribution.tuniform_bound_at_least(bits))?)
             }
+            #[cfg(feature = "ziggurat")]
             (NoiseSampling::Ziggurat, NoiseDistribution::Gaussian { .. }) => Self::Ziggurat {
                 std_dev_scaled: distribution.std_dev_scaled(bits),
             },
+            #[cfg(feature = "ziggurat")]
             (NoiseSampling::Ziggurat, _) => return Err(Error::ZigguratNeedsGaussianSet),
         };
         noise.check(bits)?;
@@ -91,6 +97,7 @@ impl DeviceNoise {
         let max_log2 = torus_bits - LOG2_MARGIN;
         let ok = match *self {
             Self::TUniform(t) => t.bound_log2() < max_log2,
+            #[cfg(feature = "ziggurat")]
             Self::Ziggurat { std_dev_scaled } => {
                 std_dev_scaled.is_finite() && std_dev_scaled >= 1.0 && 8.0 * std_dev_scaled < (1u64 << max_log2) as f64
             }
@@ -102,6 +109,7 @@ impl DeviceNoise {
     pub fn std_dev_scaled(&self) -> f64 {
         match *self {
             Self::TUniform(t) => t.std_dev_scaled(),
+            #[cfg(feature = "ziggurat")]
             Self::Ziggurat { std_dev_scaled } => std_dev_scaled,
         }
     }
@@ -115,6 +123,7 @@ impl DeviceNoise {
     pub fn add_noise<T: UnsignedTorus, R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [T]) {
         match *self {
             Self::TUniform(t) => t.add_noise_torus(rng, out),
+            #[cfg(feature = "ziggurat")]
             Self::Ziggurat { std_dev_scaled } => Ziggurat.add_noise_torus(rng, std_dev_scaled, out),
         }
     }

@@ -19,6 +19,7 @@ fn default_noise_is_tuniform_8() {
     assert!(max_abs <= 256, "TUniform(8) is bounded by 2^8: {max_abs}");
 }
 
+#[cfg(feature = "ziggurat")]
 #[test]
 fn ziggurat_noise_has_the_parameter_sets_sigma() {
     let max_abs = measure(NoiseSampling::Ziggurat, TFHE_LIB_GLWE_1024.noise_std_dev_scaled());
@@ -65,48 +66,78 @@ fn measure(sampling: NoiseSampling, expected: f64) -> i64 {
     max_abs
 }
 
-/// The encryptor checks the noise itself, whatever the parameter set let through: a Ziggurat below one unit
-/// of `1/q` (rounding would leave most samples 0) and a TUniform bound past `q / 8` (no decryption) are
-/// refused, the Ziggurat is refused on a TUniform set, and a TUniform set's own bound is used as it is.
+/// An encryptor for `noise` at N = 64 (a custom, insecure set: only the noise checks matter here).
+fn make(
+    noise: tfhe_sbc_core::parameters::NoiseDistribution,
+    sampling: NoiseSampling,
+) -> Result<tfhe_sbc_device::noise::DeviceNoise, tfhe_sbc_device::Error> {
+    use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
+    use tfhe_sbc_core::parameters::GlweParameters;
+
+    let params = GlweParameters::new_allow_insecure(32, PolynomialSize(64), GlweDimension(1), noise).unwrap();
+    let key =
+        GlweSecretKey::generate_binary([0u8; 64], PolynomialSize(64), &mut Blake2bXof::from_seed([1; 32])).unwrap();
+    GlweEncryptor::<64>::with_noise_sampling(&params, &key, Blake2bXof::from_seed([2; 32]), sampling)
+        .map(|e| e.noise().unwrap())
+}
+
+/// The encryptor checks the noise itself, whatever the parameter set let through: a TUniform bound past
+/// `q / 8` (no decryption) is refused, a TUniform set's own bound is used as it is, and a Gaussian set gets
+/// the smallest TUniform with at least its standard deviation.
 #[test]
 fn encryptor_validates_the_noise() {
-    use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
-    use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution};
+    use tfhe_sbc_core::parameters::NoiseDistribution;
     use tfhe_sbc_device::Error;
     use tfhe_sbc_device::noise::DeviceNoise;
 
-    let set = |noise| GlweParameters::new_allow_insecure(32, PolynomialSize(64), GlweDimension(1), noise).unwrap();
-    let key =
-        GlweSecretKey::generate_binary([0u8; 64], PolynomialSize(64), &mut Blake2bXof::from_seed([1; 32])).unwrap();
-    let make = |params: &GlweParameters, sampling| {
-        GlweEncryptor::<64>::with_noise_sampling(params, &key, Blake2bXof::from_seed([2; 32]), sampling)
-            .map(|e| e.noise().unwrap())
-    };
-    let tiny = set(NoiseDistribution::Gaussian {
-        std_dev: 2f64.powi(-40),
-    });
-    assert_eq!(make(&tiny, NoiseSampling::Ziggurat).err(), Some(Error::NoiseOutOfRange));
-    let huge = set(NoiseDistribution::TUniform { bound_log2: 29 });
     assert_eq!(
-        make(&huge, NoiseSampling::ConstantTime).err(),
+        make(
+            NoiseDistribution::TUniform { bound_log2: 29 },
+            NoiseSampling::ConstantTime
+        )
+        .err(),
         Some(Error::NoiseOutOfRange)
     );
-    let wide = set(NoiseDistribution::Gaussian { std_dev: 2f64.powi(-5) });
-    assert_eq!(make(&wide, NoiseSampling::Ziggurat).err(), Some(Error::NoiseOutOfRange));
-    let tuniform = set(NoiseDistribution::TUniform { bound_log2: 10 });
+    assert!(matches!(
+        make(NoiseDistribution::TUniform { bound_log2: 10 }, NoiseSampling::ConstantTime),
+        Ok(DeviceNoise::TUniform(t)) if t.bound_log2() == 10
+    ));
+    let sigma = NoiseDistribution::Gaussian {
+        std_dev: 2f64.powi(-25),
+    };
+    assert!(matches!(
+        make(sigma, NoiseSampling::ConstantTime),
+        Ok(DeviceNoise::TUniform(t)) if t.bound_log2() == 8
+    ));
+}
+
+/// The opt-in Ziggurat's checks: below one unit of `1/q` (rounding would leave most samples 0) or with 8
+/// standard deviations past `q / 8` it is refused, on a TUniform set too, and at sigma = 2^-25 it runs at
+/// sigma * q = 128.
+#[cfg(feature = "ziggurat")]
+#[test]
+fn encryptor_validates_the_ziggurat_noise() {
+    use tfhe_sbc_core::parameters::NoiseDistribution;
+    use tfhe_sbc_device::Error;
+    use tfhe_sbc_device::noise::DeviceNoise;
+
+    let gaussian = |log2: i32| NoiseDistribution::Gaussian {
+        std_dev: 2f64.powi(log2),
+    };
     assert_eq!(
-        make(&tuniform, NoiseSampling::Ziggurat).err(),
+        make(gaussian(-40), NoiseSampling::Ziggurat).err(),
+        Some(Error::NoiseOutOfRange)
+    );
+    assert_eq!(
+        make(gaussian(-5), NoiseSampling::Ziggurat).err(),
+        Some(Error::NoiseOutOfRange)
+    );
+    assert_eq!(
+        make(NoiseDistribution::TUniform { bound_log2: 10 }, NoiseSampling::Ziggurat).err(),
         Some(Error::ZigguratNeedsGaussianSet)
     );
     assert!(matches!(
-        make(&tuniform, NoiseSampling::ConstantTime),
-        Ok(DeviceNoise::TUniform(t)) if t.bound_log2() == 10
+        make(gaussian(-25), NoiseSampling::Ziggurat),
+        Ok(DeviceNoise::Ziggurat { std_dev_scaled }) if std_dev_scaled == 128.0
     ));
-    let sigma = set(NoiseDistribution::Gaussian {
-        std_dev: 2f64.powi(-25),
-    });
-    let ok = make(&sigma, NoiseSampling::Ziggurat);
-    assert!(matches!(ok, Ok(DeviceNoise::Ziggurat { std_dev_scaled }) if std_dev_scaled == 128.0));
-    let substituted = make(&sigma, NoiseSampling::ConstantTime);
-    assert!(matches!(substituted, Ok(DeviceNoise::TUniform(t)) if t.bound_log2() == 8));
 }
