@@ -70,10 +70,9 @@ use zeroize::Zeroize;
 /// # Timing
 /// With the default [`NoiseSampling::ConstantTime`], an encryption's branches and memory addresses do not
 /// depend on the key, the message, the CSPRNG output or the noise on hosts with a hardware FPU (x86_64,
-/// aarch64): checked under valgrind by `scripts/ctgrind.sh`. On Cortex-M without a double-precision FPU the
-/// `f64` FFT runs in software, and compiler-builtins' soft-float multiply takes an early exit on zero
-/// operands, so its time depends on the key's zero coefficients (measured under qemu); issue \[F\] brings an
-/// integer product for those targets. `NoiseSampling::Ziggurat` (feature `ziggurat`) is not constant-time.
+/// aarch64): checked under valgrind by `scripts/ctgrind.sh`. On Cortex-M the default product is the
+/// constant-time integer NTT (see the crate's Timing section); the `f64` FFT named there runs in software
+/// floating point, whose multiply takes an early exit on zero operands, so its time depends on the key. `NoiseSampling::Ziggurat` (feature `ziggurat`) is not constant-time.
 pub struct GlweEncryptor<const N: usize, const K: usize = 1, P: NegacyclicProductPlan<N, Torus = u32> = DefaultProduct>
 {
     key: [[P::Spectral; N]; K],

@@ -37,10 +37,12 @@
 //!   valgrind memcheck with the key, the CSPRNG's seed and output and the message marked undefined, and CI
 //!   fails on any report. The same check flags the Ziggurat, so it can fail. It checks x86_64 code
 //!   generation; aarch64 runs the same portable code but is not checked under valgrind here.
-//! * Cortex-M without a double-precision FPU (thumbv6m, thumbv7m, thumbv7em with a single-precision FPU):
-//!   the `f64` FFT runs in software, and compiler-builtins' soft-float multiply exits early on zero
-//!   operands, so an encryption's time depends on the key's zero coefficients (measured under qemu). Do not
-//!   rely on constant time there yet; issue \[F\] brings an integer product for those targets.
+//! * Cortex-M (bare-metal ARM: thumbv6m, thumbv7m, thumbv7em): the default product is the integer NTT
+//!   ([`negacyclic_ntt`], [`product::DefaultProduct`]), whose masks and loops are the same portable code
+//!   (checked under valgrind through `NttPlan32` on x86_64, the Cortex-M assembly read by hand) and whose
+//!   multiplier is chosen per core: `UMULL` on the M4/M7, 16x16-bit `MUL` partial products on the M3 (early
+//!   terminating `UMULL`) and the M0/M0+ (no long multiply). Naming the `f64` FFT there instead runs it in
+//!   software floating point, whose multiply exits early on zero operands: its time depends on the key.
 //! * `noise::NoiseSampling::Ziggurat` (opt-in, feature `ziggurat`) is not constant-time on any target: its rejection path and
 //!   its table loads depend on the samples.
 //! * Not covered by any check: the time of `reseed_if_forked` (a `getpid` system call), and what the
