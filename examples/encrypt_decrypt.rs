@@ -1,7 +1,7 @@
 //! Encrypts 1024 bits as one TRLWE ciphertext with the core pieces (parameter set, binary key, the paper's
 //! Ziggurat noise, exact negacyclic FFT with the key's spectrum computed once), decrypts them, and reports the
 //! noise. The device crate's `GlweEncryptor` packages this path, with constant-time TUniform noise by default
-//! (the Ziggurat only as an opt-in); this example shows the pieces it stands on.
+//! (the Ziggurat only as an opt-in, feature `ziggurat`); this example shows the pieces it stands on.
 //!
 //! Run: `cargo run --release --example encrypt_decrypt`
 #![allow(clippy::unwrap_used)]
