@@ -13,7 +13,8 @@
 #      fails unless the server decrypted exactly the readings sent, each message once, and acknowledged
 #      resends as duplicates
 #
-# Env: CARGO_TARGET_DIR (host and default for the client), CLIENT_TARGET_DIR (the client's cross builds).
+# Env: CARGO_TARGET_DIR (host and default for the client), CLIENT_TARGET_DIR (the client's cross builds),
+# PI_E2E_WORKSPACE_BUILD=1 (test-all.sh: build the host binaries as its workspace test step did).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -38,7 +39,14 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v arm-linux-gnuea
 fi
 
 step "host: tfhe-sbc-keys and tfhe-sbc-server"
-cargo build --quiet -p tfhe-sbc-keys -p tfhe-sbc-server
+if [ "${PI_E2E_WORKSPACE_BUILD:-0}" = 1 ]; then
+  # test-all.sh: built exactly as its host step built the workspace's tests (the server's and the keys' tests
+  # need their binaries), so tfhe-rs is reused; `cargo build -p` resolves features differently (serde's
+  # `alloc`, ...) and would compile tfhe-rs again, for minutes.
+  cargo test --quiet --workspace --all-features --no-run
+else
+  cargo build --quiet -p tfhe-sbc-keys -p tfhe-sbc-server
+fi
 KEYS_BIN="$TARGET_DIR/debug/tfhe-sbc-keys"
 SERVER_BIN="$TARGET_DIR/debug/tfhe-sbc-server"
 

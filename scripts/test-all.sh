@@ -64,7 +64,7 @@ bash scripts/aarch64-count.sh
 
 # --- Pi client (issue [F] 4): begin ---
 step "Raspberry Pi client end to end: cross-built for aarch64 (glibc, static musl) and armv7, run under qemu-user against tfhe-sbc-server on loopback"
-bash scripts/pi-client-e2e.sh
+PI_E2E_WORKSPACE_BUILD=1 bash scripts/pi-client-e2e.sh
 # --- Pi client: end ---
 
 step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"

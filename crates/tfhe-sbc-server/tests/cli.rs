@@ -1,0 +1,47 @@
+//! The server's command line without a key set: help, and one-line errors that say what to fix (the full
+//! path, with keys and devices, is `scripts/pi-client-e2e.sh`).
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+
+fn server(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn help_and_one_line_errors() {
+    let (code, stdout, _) = server(&["--help"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("--keys") && stdout.contains("--demo-client-key"),
+        "{stdout}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing-here");
+    let (code, _, stderr) = server(&["--keys", missing.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("server_key.bin") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+
+    // A file that is not a server key.
+    std::fs::write(dir.path().join("server_key.bin"), b"not a key").unwrap();
+    let (code, _, stderr) = server(&["--keys", dir.path().to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.starts_with("tfhe-sbc-server: error: ") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
