@@ -95,7 +95,7 @@ MESSAGES=$((10 + 4 + 4))
 step "server: demo client key, threshold 25, drops each connection after every 3rd frame"
 "$SERVER_BIN" --keys "$WORK/keys" --listen 127.0.0.1:0 --address-file "$WORK/address" \
   --demo-client-key "$WORK/keys/client_key.bin" --threshold 25 --exit-after "$MESSAGES" \
-  --drop-connection-every 3 >"$WORK/server.out" 2>"$WORK/server.log" &
+  --drop-connection-every 3 --state "$WORK/floors" >"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
 for _ in $(seq 600); do
@@ -171,4 +171,24 @@ if [ "$wrong" -ne 0 ] || [ "$alarms" -eq 0 ] || [ "$(grep -c "decrypted with the
   echo "expected $MESSAGES decrypted messages, some alarms and no wrong alarm bit"; fail=1
 fi
 [ "$fail" -eq 0 ] || { echo "see $WORK"; exit 1; }
+
+step "restart: the server keeps its replay floors (--state); a client whose counter file was lost is refused"
+floor_7=$(awk '$1 == 7 { print $2 }' "$WORK/floors")
+echo "floors written by the server: $(tr '\n' ' ' <"$WORK/floors")"
+"$SERVER_BIN" --keys "$WORK/keys" --listen 127.0.0.1:0 --address-file "$WORK/address-2" --state "$WORK/floors" \
+  2>"$WORK/server-2.log" &
+SERVER_PID=$!
+trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 600); do [ -s "$WORK/address-2" ] && break; sleep 0.1; done
+rm "$WORK/keys/devices/7.counter"
+code=0
+${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" --give-up-after 60s \
+  --credentials "$WORK/keys/devices/7.tsdc" --server "$(cat "$WORK/address-2")" --input "$WORK/readings-7.txt" \
+  2>"$WORK/client-7-again.log" || code=$?
+kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; trap - EXIT
+tail -n 1 "$WORK/client-7-again.log"
+if [ "$code" -ne 1 ] || ! grep -q "write $floor_7 into .*7.counter" "$WORK/client-7-again.log"; then
+  echo "expected the restarted server to refuse sequence 0 and the client to ask for $floor_7 in its counter file"
+  exit 1
+fi
 echo "pi client end to end: ok in $(( $(date +%s) - started )) s"

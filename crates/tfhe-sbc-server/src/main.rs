@@ -21,6 +21,7 @@ mod pipeline;
 
 use clap::Parser;
 use pipeline::{Converter, Counts, Demo, FrameIntake};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, mpsc};
@@ -54,6 +55,10 @@ struct Cli {
     /// arrived. A real server never holds it.
     #[arg(long, value_name = "FILE")]
     demo_client_key: Option<PathBuf>,
+    /// Keep each device's replay floor in this file, written before acknowledgements leave, so that after a
+    /// restart no frame is accepted twice (without it, a restarted server forgets what it accepted).
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
     /// Exit after this many messages (and print the summary).
     #[arg(long, value_name = "N")]
     exit_after: Option<u64>,
@@ -130,18 +135,27 @@ fn run(cli: &Cli) -> Result<(), String> {
     };
 
     // The intake and the conversion into tfhe-rs ciphertexts.
+    let floors = cli.state.as_deref().map(pipeline::Floors::load).transpose()?;
+    let floor_of = |device: u64| {
+        floors
+            .as_ref()
+            .and_then(|f| f.floors().get(&device).copied())
+            .unwrap_or(0)
+    };
     let config = IntakeConfig::default();
     let (intake, converter) = if header.set == BooleanSet::TfheLib {
         let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
-        let intake = KeyedIntake::new(config, store, bridge).map_err(|e| e.to_string())?;
+        let known: HashMap<u64, u64> = store.iter().map(|r| (r.device_id(), floor_of(r.device_id()))).collect();
+        let intake = KeyedIntake::with_floors(config, store, bridge, &known).map_err(|e| e.to_string())?;
         let bridge = intake.bridge().clone();
         (FrameIntake::Keyed(intake), Converter::KeySwitched(bridge))
     } else {
         let mut registry = DeviceRegistry::new();
         for record in store.into_records() {
+            let floor = floor_of(record.device_id());
             let (credentials, material) = record.into_parts();
             registry
-                .register_device(credentials, material.encryption(), 0)
+                .register_device(credentials, material.encryption(), floor)
                 .map_err(|e| format!("key store: {e:?}"))?;
         }
         let bridge = BigKeyBridge::for_server_key(header.set, &server_key).map_err(|e| e.to_string())?;
@@ -164,7 +178,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         let counts = counts.clone();
         std::thread::Builder::new()
             .name("intake".into())
-            .spawn(move || pipeline::run_intake(intake, job_queue, complete, counts))
+            .spawn(move || pipeline::run_intake(intake, job_queue, complete, counts, floors))
             .map_err(|e| format!("cannot start the intake thread: {e}"))?;
     }
     let (finished, all_done) = tokio::sync::oneshot::channel::<()>();

@@ -15,7 +15,7 @@ use tfhe_sbc_adapter::interop::big_key::BigKeyBridge;
 use tfhe_sbc_adapter::key_store::KeyedIntake;
 use tfhe_sbc_device::ack::{Ack, AckStatus};
 use tokio::sync::oneshot;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 /// One frame from a connection, and where its acknowledgement goes.
 pub struct Job {
@@ -92,13 +92,97 @@ fn count(counts: &Counts, device_id: u64, update: impl FnOnce(&mut DeviceCounts)
     }
 }
 
-/// The intake thread: one frame at a time, in arrival order; acknowledges each, hands complete messages on,
-/// drops expired messages every second.
-pub fn run_intake(mut intake: FrameIntake, jobs: mpsc::Receiver<Job>, complete: mpsc::Sender<Message>, counts: Counts) {
+/// The replay floors file: one line `<device id> <lowest sequence number still acceptable>` per device.
+pub struct Floors {
+    path: std::path::PathBuf,
+    floors: BTreeMap<u64, u64>,
+}
+
+impl Floors {
+    /// Reads `path` (absent: no floors).
+    pub fn load(path: &std::path::Path) -> Result<Self, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let mut floors = BTreeMap::new();
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let mut fields = line.split_whitespace().map(str::parse::<u64>);
+            match (fields.next(), fields.next(), fields.next()) {
+                (Some(Ok(device)), Some(Ok(floor)), None) => {
+                    floors.insert(device, floor);
+                }
+                _ => {
+                    return Err(format!(
+                        "{} line {}: expected `<device id> <floor>`: restore the file (deleting it lets frames \
+                         accepted before the restart be accepted again)",
+                        path.display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            floors,
+        })
+    }
+
+    /// The floors, by device.
+    pub fn floors(&self) -> &BTreeMap<u64, u64> {
+        &self.floors
+    }
+
+    /// Raises `device`'s floor above `sequence`; whether it moved.
+    fn accept(&mut self, device: u64, sequence: u64) -> bool {
+        let floor = self.floors.entry(device).or_default();
+        let moved = sequence.saturating_add(1) > *floor;
+        *floor = (*floor).max(sequence.saturating_add(1));
+        moved
+    }
+
+    /// Writes the file atomically and durably (temporary file, fsync, rename).
+    fn save(&self) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut temporary = self.path.clone().into_os_string();
+        temporary.push(".tmp");
+        let mut file = std::fs::File::create(&temporary)?;
+        for (device, floor) in &self.floors {
+            writeln!(file, "{device} {floor}")?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&temporary, &self.path)
+    }
+}
+
+/// The intake thread: frames in arrival order; acknowledges each, hands complete messages on, drops expired
+/// messages every second. With `floors`, every accepted sequence number is written to disk before its
+/// acknowledgement leaves (one write per batch of waiting frames), so that after a restart the server
+/// accepts no frame twice.
+pub fn run_intake(
+    mut intake: FrameIntake,
+    jobs: mpsc::Receiver<Job>,
+    complete: mpsc::Sender<Message>,
+    counts: Counts,
+    mut floors: Option<Floors>,
+) {
     let mut last_eviction = Instant::now();
     loop {
-        match jobs.recv_timeout(Duration::from_secs(1)) {
-            Ok(Job { frame, reply }) => {
+        let mut batch = match jobs.recv_timeout(Duration::from_secs(1)) {
+            Ok(job) => vec![job],
+            Err(mpsc::RecvTimeoutError::Timeout) => Vec::new(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        };
+        while batch.len() < 64
+            && let Ok(job) = jobs.try_recv()
+        {
+            batch.push(job);
+        }
+        let mut replies = Vec::with_capacity(batch.len());
+        let mut moved = false;
+        for Job { frame, reply } in batch {
+            {
                 let result = intake.receive(&frame, Instant::now());
                 let ack = ack_for(&frame, &result);
                 match &result {
@@ -119,16 +203,28 @@ pub fn run_intake(mut intake: FrameIntake, jobs: mpsc::Receiver<Job>, complete: 
                         count(&counts, ack.device_id, |c| c.refused += 1);
                     }
                 }
+                if let (Ok(_), Some(floors)) = (&result, floors.as_mut()) {
+                    moved |= floors.accept(ack.device_id, ack.sequence);
+                }
                 if let Ok(Received::Complete(message)) = result
                     && complete.send(message).is_err()
                 {
                     return;
                 }
-                // The connection may have gone meanwhile: the device sends the frame again and gets `Duplicate`.
-                let _ = reply.send(ack);
+                replies.push((reply, ack));
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        if moved
+            && let Some(floors) = &floors
+            && let Err(e) = floors.save()
+        {
+            // Without the floors on disk the acknowledgements would promise what a restart forgets.
+            error!("cannot write {}: {e}; stopping", floors.path.display());
+            return;
+        }
+        for (reply, ack) in replies {
+            // The connection may have gone meanwhile: the device sends the frame again and gets `Duplicate`.
+            let _ = reply.send(ack);
         }
         if last_eviction.elapsed() >= Duration::from_secs(1) {
             last_eviction = Instant::now();
