@@ -56,8 +56,10 @@ step "the client, cross-built (release)"
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld
 export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_LINKER=arm-linux-gnueabihf-gcc
 declare -A CLIENT RUN
+# One cargo invocation for the three targets: the host's proc-macros (clap's derive, ...) are built once.
+CARGO_TARGET_DIR="$CLIENT_TARGET_DIR" cargo build --quiet --release -p tfhe-sbc-client \
+  --target aarch64-unknown-linux-gnu --target aarch64-unknown-linux-musl --target armv7-unknown-linux-gnueabihf
 for target in aarch64-unknown-linux-gnu aarch64-unknown-linux-musl armv7-unknown-linux-gnueabihf; do
-  CARGO_TARGET_DIR="$CLIENT_TARGET_DIR" cargo build --quiet --release -p tfhe-sbc-client --target "$target"
   CLIENT[$target]="$CLIENT_TARGET_DIR/$target/release/tfhe-sbc-client"
 done
 RUN[aarch64-unknown-linux-gnu]="qemu-aarch64 -L /usr/aarch64-linux-gnu"
