@@ -526,3 +526,90 @@ pub fn mode_name(mode: KeyMode) -> &'static str {
         KeyMode::PublicKey => "public-key",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ack::AckStatus;
+
+    /// A fresh, empty directory under the system's temporary directory.
+    fn scratch_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(std::format!("tfhe-sbc-std-io-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn counter_reserves_blocks_and_never_goes_back() {
+        let dir = scratch_dir("counter");
+        let path = dir.join("7.counter");
+        let mut counter = PersistentCounter::open(&path, 4).unwrap();
+        assert_eq!(counter.next_sequence(), 0);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "4\n");
+        let first = counter.begin_message(300, 128).unwrap(); // 3 chunks: 0, 1, 2
+        assert_eq!((first.first_sequence(), first.chunk_count()), (0, 3));
+        let second = counter.begin_message(200, 128).unwrap(); // 2 chunks: past the block, 3 and 4
+        assert_eq!(second.first_sequence(), 3);
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "8\n",
+            "the next block (the old end plus 4) persisted before its numbers were handed out"
+        );
+        drop(counter);
+        // A restart starts at the persisted end: every number handed out before stays below it.
+        let counter = PersistentCounter::open(&path, 4).unwrap();
+        assert_eq!(counter.next_sequence(), 8);
+        assert!(matches!(
+            PersistentCounter::open(&path, 0),
+            Err(FileError::CounterExhausted { .. })
+        ));
+        fs::write(&path, "nine\n").unwrap();
+        let error = PersistentCounter::open(&path, 4).unwrap_err();
+        assert!(matches!(error, FileError::BadCounter { .. }));
+        assert!(std::format!("{error}").contains("7.counter"));
+        fs::write(&path, std::format!("{}\n", u64::MAX - 2)).unwrap();
+        assert!(matches!(
+            PersistentCounter::open(&path, 4),
+            Err(FileError::CounterExhausted { .. })
+        ));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn credential_files_are_checked() {
+        let dir = scratch_dir("credentials");
+        let missing = CredentialsFile::read(&dir.join("absent.tsdc")).unwrap_err();
+        assert!(std::format!("{missing}").contains("no such file"), "{missing}");
+        fs::write(dir.join("bad.tsdc"), b"TSDC and then nothing useful").unwrap();
+        let bad = CredentialsFile::read(&dir.join("bad.tsdc")).unwrap_err();
+        assert!(matches!(bad, FileError::BadCredentials { .. }));
+        assert!(std::format!("{bad}").contains("tfhe-sbc-keys issue"), "{bad}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn frames_and_acks_over_a_stream() {
+        let mut wire = Vec::new();
+        write_frame(&mut wire, b"frame").unwrap();
+        assert_eq!(wire, [5, 0, 0, 0, b'f', b'r', b'a', b'm', b'e']);
+        let mut acks = Vec::new();
+        let ack = Ack::new(AckStatus::Accepted, 7, 12);
+        write_ack(&mut acks, &ack).unwrap();
+        write_ack(&mut acks, &ack).unwrap();
+        let mut reader = &acks[..];
+        assert_eq!(read_ack(&mut reader).unwrap(), Some(ack));
+        assert_eq!(read_ack(&mut reader).unwrap(), Some(ack));
+        assert_eq!(read_ack(&mut reader).unwrap(), None);
+        let mut truncated = &acks[..10];
+        assert_eq!(
+            read_ack(&mut truncated).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        let garbage = [0u8; ACK_BYTES];
+        assert_eq!(
+            read_ack(&mut &garbage[..]).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+    }
+}
