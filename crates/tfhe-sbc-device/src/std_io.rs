@@ -30,7 +30,7 @@
 //! ```
 
 use crate::ack::{ACK_BYTES, Ack};
-use crate::credentials_file::{Credentials, KeyMode, decode_credentials, unpack_secret_key};
+use crate::credentials_file::{Credentials, KeyMode, decode_credentials};
 use crate::encryption::GlweEncryptor;
 use crate::error::{Error, Result};
 use crate::frame_mac::DeviceCredentials;
@@ -47,7 +47,6 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::vec;
 use std::vec::Vec;
-use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::GlweParameters;
 use zeroize::Zeroizing;
 
@@ -358,7 +357,6 @@ trait ChunkEncryptor: Send {
 
 struct SecretKeyChunks<const N: usize, const K: usize> {
     encryptor: GlweEncryptor<N, K>,
-    body: [u32; N],
 }
 
 impl<const N: usize, const K: usize> ChunkEncryptor for SecretKeyChunks<N, K> {
@@ -370,14 +368,12 @@ impl<const N: usize, const K: usize> ChunkEncryptor for SecretKeyChunks<N, K> {
         out: &mut [u8],
     ) -> Result<usize> {
         self.encryptor
-            .encrypt_seeded_frame(credentials, message, chunk, &mut self.body, out)
+            .encrypt_seeded_frame_into(credentials, message, chunk, out)
     }
 }
 
 struct PublicKeyChunks<const N: usize, const K: usize> {
     encryptor: PublicKeyEncryptor<N, K>,
-    mask: Vec<u32>,
-    body: [u32; N],
 }
 
 impl<const N: usize, const K: usize> ChunkEncryptor for PublicKeyChunks<N, K> {
@@ -389,7 +385,7 @@ impl<const N: usize, const K: usize> ChunkEncryptor for PublicKeyChunks<N, K> {
         out: &mut [u8],
     ) -> Result<usize> {
         self.encryptor
-            .encrypt_public_key_frame(credentials, message, chunk, &mut self.mask, &mut self.body, out)
+            .encrypt_public_key_frame_into(credentials, message, chunk, out)
     }
 }
 
@@ -398,14 +394,14 @@ fn secret_key_chunks<const N: usize, const K: usize>(
     packed_key: &[u8],
     rng: Blake2bXof,
 ) -> Result<Box<dyn ChunkEncryptor>> {
-    let mut bits = vec![0u8; K * N];
-    unpack_secret_key(packed_key, &mut bits)?;
-    // The key wipes `bits` when dropped, on error too.
-    let key = GlweSecretKey::from_container(bits, params.polynomial_size())?;
-    Ok(Box::new(SecretKeyChunks::<N, K> {
-        encryptor: GlweEncryptor::new(params, &key, rng)?,
-        body: [0; N],
-    }))
+    // Built in place on the heap: the empty encryptor holds no secret, and the key's spectrum is computed
+    // where it stays (no copy of it left behind by a move).
+    let mut chunks = Box::new(SecretKeyChunks::<N, K> {
+        encryptor: GlweEncryptor::EMPTY,
+    });
+    chunks.encryptor.set_packed_key(params, packed_key)?;
+    chunks.encryptor.set_rng(rng);
+    Ok(chunks)
 }
 
 fn public_key_chunks<const N: usize, const K: usize>(
@@ -421,8 +417,6 @@ fn public_key_chunks<const N: usize, const K: usize>(
     }
     Ok(Box::new(PublicKeyChunks::<N, K> {
         encryptor: PublicKeyEncryptor::new(params, &header.seed, &body, rng)?,
-        mask: vec![0; K * N],
-        body: [0; N],
     }))
 }
 
