@@ -97,6 +97,7 @@ mod error;
 mod file_check;
 pub mod frame_mac;
 pub mod glwe_encryption;
+pub mod integer_encryption;
 pub mod key_spectrum;
 pub mod mask;
 pub mod message;

@@ -1,0 +1,209 @@
+//! The integer encryptor (issue [G]): round trips of `u8`/`u16`/`u32` readings through a test-side `u64`
+//! decryptor (the generic core's phase with `NttPlan64`), a fixed-seed known-answer digest, the noise's
+//! standard deviation against TUniform(17), and the firmware-shape properties.
+#![allow(clippy::unwrap_used)]
+
+use negacyclic_ntt::NttPlan64;
+use rand_core::{Rng, SeedableRng};
+use sha2::{Digest, Sha256};
+use tfhe_sbc_core::entities::{GlweSecretKey, MASK_SEED_BYTES};
+use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_device::Error;
+use tfhe_sbc_device::glwe_encryption::decrypt_seeded_glwe_phase;
+use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
+use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
+use tfhe_sbc_device::product::NegacyclicProductPlan;
+use tfhe_sbc_device::xof::Blake2bXof;
+
+const N: usize = 2048;
+
+fn key(seed: u8) -> GlweSecretKey<Vec<u8>> {
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
+    GlweSecretKey::generate_binary(
+        vec![0u8; N],
+        params.polynomial_size(),
+        &mut Blake2bXof::from_seed([seed; 32]),
+    )
+    .unwrap()
+}
+
+fn encryptor(key: &GlweSecretKey<Vec<u8>>, rng_seed: u8) -> Box<IntegerEncryptor> {
+    let mut e = Box::new(IntegerEncryptor::<N>::EMPTY);
+    e.set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, key).unwrap();
+    e.seed_from_bytes(&mut [rng_seed; 32]);
+    e
+}
+
+/// The test-side decryptor: the phase `b - a * s` of a seeded `u64` ciphertext.
+fn phase(key: &GlweSecretKey<Vec<u8>>, seed: &[u8; MASK_SEED_BYTES], body: &[u64]) -> Vec<u64> {
+    let plan = <NttPlan64 as NegacyclicProductPlan<N>>::PLAN;
+    let mut spectrum = vec![[0u32; 3]; N];
+    compute_glwe_key_spectrum(&plan, key, &mut spectrum).unwrap();
+    let mut scratch = vec![[0u32; 3]; N];
+    let mut out = vec![0u64; N];
+    decrypt_seeded_glwe_phase(&plan, &spectrum, seed, body, &mut out, &mut scratch).unwrap();
+    out
+}
+
+fn decode(phase: &[u64], value_bits: u32, count: usize) -> Vec<u64> {
+    let encoding = MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
+    let blocks = encoding.blocks_per_value(value_bits).unwrap();
+    phase[..count * blocks]
+        .chunks_exact(blocks)
+        .map(|b| encoding.decode_value(b).unwrap())
+        .collect()
+}
+
+#[test]
+fn u8_u16_u32_readings_round_trip() {
+    let key = key(3);
+    let mut enc = encryptor(&key, 4);
+    assert_eq!((enc.capacity(8), enc.capacity(16), enc.capacity(32)), (512, 256, 128));
+    let mut rng = Blake2bXof::from_seed([5; 32]);
+    let mut body = vec![0u64; N];
+
+    let readings8: Vec<u8> = (0..512).map(|_| rng.next_u32() as u8).collect();
+    let seed = enc.encrypt_u8(&readings8, &mut body).unwrap();
+    let got = decode(&phase(&key, &seed, &body), 8, 512);
+    assert_eq!(got, readings8.iter().map(|&v| u64::from(v)).collect::<Vec<_>>());
+
+    let mut readings16: Vec<u16> = (0..200).map(|_| rng.next_u32() as u16).collect();
+    readings16[0] = u16::MAX;
+    let seed = enc.encrypt_u16(&readings16, &mut body).unwrap();
+    let ph = phase(&key, &seed, &body);
+    let got = decode(&ph, 16, 256);
+    assert_eq!(
+        &got[..200],
+        readings16.iter().map(|&v| u64::from(v)).collect::<Vec<_>>()
+    );
+    assert!(got[200..].iter().all(|&v| v == 0), "padding coefficients encrypt 0");
+
+    let mut readings32: Vec<u32> = (0..128).map(|_| rng.next_u32()).collect();
+    readings32[5] = u32::MAX;
+    let seed = enc.encrypt_u32(&readings32, &mut body).unwrap();
+    let got = decode(&phase(&key, &seed, &body), 32, 128);
+    assert_eq!(got, readings32.iter().map(|&v| u64::from(v)).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_noise_is_tuniform_17() {
+    // TUniform(b): uniform on [-2^b, 2^b] with half weight on the two ends; variance (2^(2b+1) + 1) / 6.
+    let expected_std = ((2f64.powi(35) + 1.0) / 6.0).sqrt(); // 75,674.4: 2^16.21
+    let key = key(7);
+    let mut enc = encryptor(&key, 8);
+    assert!((enc.noise().unwrap().std_dev_scaled() - expected_std).abs() < 1e-6 * expected_std);
+    let encoding = MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
+    let mut rng = Blake2bXof::from_seed([9; 32]);
+    let mut body = vec![0u64; N];
+    let mut expected = vec![0u64; N];
+    let (mut sum, mut sum_sq, mut count, mut max_abs) = (0f64, 0f64, 0usize, 0i64);
+    for _ in 0..128 {
+        let readings: Vec<u8> = (0..512).map(|_| rng.next_u32() as u8).collect();
+        let seed = enc.encrypt_u8(&readings, &mut body).unwrap();
+        let values: Vec<u64> = readings.iter().map(|&v| u64::from(v)).collect();
+        encoding.encode_values(&values, 8, &mut expected).unwrap();
+        for (p, m) in phase(&key, &seed, &body).iter().zip(&expected) {
+            let e = p.wrapping_sub(*m) as i64;
+            max_abs = max_abs.max(e.abs());
+            sum += e as f64;
+            sum_sq += (e as f64) * (e as f64);
+            count += 1;
+        }
+    }
+    assert!(count >= 1 << 18);
+    let mean = sum / count as f64;
+    let std = (sum_sq / count as f64 - mean * mean).sqrt();
+    println!(
+        "noise over {count} coefficients: mean {mean:.1}, std {std:.1} (expected {expected_std:.1}), max |e| {max_abs}"
+    );
+    assert!(max_abs <= 1 << 17, "TUniform(17) is bounded by 2^17");
+    assert!((std / expected_std - 1.0).abs() < 0.02, "std {std} vs {expected_std}");
+    assert!(mean.abs() < 5.0 * expected_std / (count as f64).sqrt(), "mean {mean}");
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn fixed_seeds_give_a_fixed_ciphertext() {
+    let key = key(0x11);
+    let mut enc = encryptor(&key, 0x22);
+    let readings: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+    let mut body = vec![0u64; N];
+    let seed = enc.encrypt_u32(&readings, &mut body).unwrap();
+    let mut hasher = Sha256::new();
+    hasher.update(seed);
+    body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
+    let digest = hex(&hasher.finalize());
+    println!("integer ciphertext digest: {digest}");
+    assert_eq!(
+        digest,
+        "525377e3374704f12a1cfc87717d10ef80ef86632444f478121637ec60e4c907"
+    );
+}
+
+#[test]
+fn firmware_shape_and_errors() {
+    let key = key(1);
+    let mut body = vec![0u64; N];
+    let mut enc = Box::new(IntegerEncryptor::<N>::EMPTY);
+    assert!(matches!(enc.encrypt_u8(&[1], &mut body), Err(Error::KeyNotSet)));
+    assert_eq!(enc.capacity(8), 0);
+    enc.set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &key).unwrap();
+    assert!(matches!(enc.encrypt_u8(&[1], &mut body), Err(Error::NotSeeded)));
+    enc.seed(&mut Blake2bXof::from_seed([2; 32])).unwrap();
+    assert!(enc.is_ready());
+    assert!(matches!(
+        enc.encrypt_u8(&[0; 513], &mut body),
+        Err(Error::MessageTooLong {
+            capacity: 512,
+            found: 513
+        })
+    ));
+    assert!(matches!(
+        enc.encrypt_u32(&[0; 1], &mut body[..N - 1]),
+        Err(Error::WrongLength { expected: N, .. })
+    ));
+    // The packed key gives the same ciphertexts as the unpacked one.
+    let packed: Vec<u8> = key
+        .as_bytes()
+        .chunks(8)
+        .map(|c| c.iter().rev().fold(0, |a, &b| (a << 1) | b))
+        .collect();
+    let mut a = encryptor(&key, 6);
+    let mut b = Box::new(IntegerEncryptor::<N>::EMPTY);
+    b.set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &packed).unwrap();
+    b.seed_from_bytes(&mut [6; 32]);
+    let mut body_b = vec![0u64; N];
+    assert_eq!(
+        a.encrypt_u16(&[7, 8, 9], &mut body).unwrap(),
+        b.encrypt_u16(&[7, 8, 9], &mut body_b).unwrap()
+    );
+    assert_eq!(body, body_b);
+    assert!(matches!(
+        b.set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &packed[1..]),
+        Err(Error::WrongLength { .. })
+    ));
+    assert!(!b.is_ready(), "a failed set_key leaves no key");
+    // Redacted Debug: no key material.
+    let debug = format!("{a:?}");
+    assert!(
+        debug.contains("IntegerEncryptor") && !debug.contains("key:") && debug.len() < 200,
+        "{debug}"
+    );
+    // A 32-bit boolean set is refused at the type level (IntegerParameters), and a 1024 key by shape.
+    let small = GlweSecretKey::generate_binary(
+        vec![0u8; 1024],
+        TFHE_LIB_GLWE_1024.polynomial_size(),
+        &mut Blake2bXof::from_seed([1; 32]),
+    )
+    .unwrap();
+    assert!(matches!(
+        a.set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &small),
+        Err(Error::PolynomialSizeMismatch {
+            expected: N,
+            found: 1024
+        })
+    ));
+}
