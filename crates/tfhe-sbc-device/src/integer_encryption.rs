@@ -30,10 +30,13 @@
 use crate::credentials_file::unpack_secret_key;
 use crate::encryption::{NoiseSlot, check_key_shape};
 use crate::error::{Error, Result};
+use crate::frame_mac::DeviceCredentials;
 use crate::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
 use crate::key_spectrum::compute_glwe_key_spectrum;
+use crate::message::Chunk;
 use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::product::NegacyclicProductPlan;
+use crate::wire::{FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place_u64};
 use crate::xof::Blake2bXof;
 use negacyclic_ntt::NttPlan64;
 use rand_core::TryCryptoRng;
@@ -71,6 +74,14 @@ pub struct IntegerEncryptor<const N: usize = 2048, P: NegacyclicProductPlan<N, T
 impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<N, P> {
     /// The bytes of a packed key ([`Self::set_packed_key`]): `N / 8`.
     pub const PACKED_KEY_BYTES: usize = N / 8;
+    /// The reading bytes one frame carries: `N / 4` (512 at `N = 2048`), four two-bit blocks per byte.
+    /// Readings travel as their little-endian bytes: the blocks of a little-endian `u16` or `u32` are its
+    /// bytes' blocks one after another, so a message of 512 `u8`, 256 `u16` or 128 `u32` readings fills a
+    /// frame, and the receiver's integer type says how to group the blocks.
+    pub const MESSAGE_BYTES: usize = N / 4;
+    /// The bytes of a seeded frame of this encryptor: `frame_bytes(Seeded, 1, N, 64, 64)`, 47 + 32 +
+    /// `8 N` + 16 (16,479 at `N = 2048`).
+    pub const SEEDED_FRAME_BYTES: usize = frame_bytes(FrameKind::Seeded, 1, N, 64, 64);
 
     /// An encryptor with no key and an unseeded CSPRNG: all zero bytes. Set a key and seed it before
     /// encrypting.
@@ -205,6 +216,35 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
         self.encrypt_readings(readings, 32, body)
     }
 
+    /// Reserves the sequence numbers of a message of `message_length` reading bytes (little-endian readings)
+    /// in chunks of [`Self::MESSAGE_BYTES`] ([`FrameCounter::begin_message`]).
+    pub fn begin_message(&self, counter: &mut FrameCounter, message_length: usize) -> Result<OutgoingMessage> {
+        counter.begin_message(message_length, Self::MESSAGE_BYTES)
+    }
+
+    /// Encrypts `chunk` of `message` (reading bytes, [`Self::MESSAGE_BYTES`] per chunk) as a seeded
+    /// ciphertext straight into the frame buffer `out` (at least [`Self::SEEDED_FRAME_BYTES`]) and
+    /// authenticates it: `header (body_bits = 64) | seed | N body words, 8-byte little-endian | tag`. The
+    /// body is computed in `out` itself ([`write_frame_in_place_u64`]). Returns the frame's length, always
+    /// [`Self::SEEDED_FRAME_BYTES`].
+    pub fn encrypt_seeded_frame_into(
+        &mut self,
+        credentials: &DeviceCredentials,
+        message: &OutgoingMessage,
+        chunk: &Chunk<'_>,
+        out: &mut [u8],
+    ) -> Result<usize> {
+        message.check_chunk(chunk)?;
+        if out.len() < Self::SEEDED_FRAME_BYTES {
+            return Err(Error::BufferTooSmall);
+        }
+        let mut header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
+        header.body_bits = 64;
+        write_frame_in_place_u64(&header, N, credentials.mac_key(), out, |body| {
+            self.encrypt_u8(chunk.bytes, body)
+        })
+    }
+
     /// The generic path: encodes, encrypts in place, erases the CSPRNG's key.
     pub(crate) fn encrypt_readings<T: Copy + Into<u64>>(
         &mut self,
@@ -276,7 +316,7 @@ fn check_integer_parameters<const N: usize>(params: &IntegerParameters) -> Resul
     if glwe.glwe_dimension().0 != 1 {
         return Err(Error::UnsupportedGlweDimension(glwe.glwe_dimension().0));
     }
-    if IntegerParameters::from_id(glwe.id()) != Some(*params) {
+    if IntegerParameters::from_id(glwe.id()) != Some(*params) || params.block_bits() != 2 {
         return Err(Error::Core(tfhe_sbc_core::Error::UnknownParameterSet(glwe.id().0)));
     }
     DeviceNoise::for_parameters(&glwe, NoiseSampling::ConstantTime)

@@ -279,6 +279,41 @@ where
     Ok(total)
 }
 
+/// [`write_frame_in_place`] for 64-bit torus words (issue \[G\]): `fill` computes the `words` payload words
+/// as native `u64` in an 8-aligned window starting up to 7 bytes before their place; they travel as 8-byte
+/// little-endian words (`docs/wire-format.md`). Returns the frame's length.
+pub fn write_frame_in_place_u64<const PREFIX: usize, F>(
+    header: &FrameHeader,
+    words: usize,
+    mac_key: &MacKey,
+    out: &mut [u8],
+    fill: F,
+) -> Result<usize>
+where
+    F: FnOnce(&mut [u64]) -> Result<[u8; PREFIX]>,
+{
+    let offset = HEADER_BYTES + PREFIX;
+    let payload_end = offset + 8 * words;
+    let total = payload_end + TAG_BYTES;
+    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
+    // The first 8-aligned position at or after `offset - 7`: within 7 bytes before `offset`.
+    let window_start = (offset - 7..=offset)
+        .find(|&i| (out.as_ptr() as usize).wrapping_add(i).is_multiple_of(8))
+        .ok_or(Error::BufferTooSmall)?;
+    let window = &mut out[window_start..window_start + 8 * words];
+    let aligned: &mut [u64] = bytemuck::try_cast_slice_mut(window).map_err(|_| Error::BufferTooSmall)?;
+    let prefix = fill(aligned)?;
+    for w in aligned.iter_mut() {
+        *w = w.to_le();
+    }
+    out.copy_within(window_start..window_start + 8 * words, offset);
+    header.write(out)?;
+    out[HEADER_BYTES..offset].copy_from_slice(&prefix);
+    let (authenticated, tag) = out.split_at_mut(payload_end);
+    tag.copy_from_slice(&mac_key.tag(authenticated));
+    Ok(total)
+}
+
 /// The device's frame counter: hands out strictly increasing sequence numbers in `[next, end)`.
 ///
 /// Sequence numbers must never repeat for a device, across reboots too: the server drops a repeated or

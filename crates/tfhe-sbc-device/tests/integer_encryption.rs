@@ -207,3 +207,65 @@ fn firmware_shape_and_errors() {
         })
     ));
 }
+
+#[test]
+fn frames_carry_u64_words_little_endian() {
+    use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+    use tfhe_sbc_device::message::chunks;
+    use tfhe_sbc_device::wire::{FrameCounter, FrameHeader, FrameKind, HEADER_BYTES, TAG_BYTES, frame_bytes};
+
+    type Enc = IntegerEncryptor<N>;
+    assert_eq!(Enc::SEEDED_FRAME_BYTES, 47 + 32 + 16384 + 16);
+    assert_eq!(Enc::SEEDED_FRAME_BYTES, frame_bytes(FrameKind::Seeded, 1, 2048, 64, 64));
+    let key = key(12);
+    let mut enc = encryptor(&key, 13);
+    let credentials = DeviceCredentials::new(0xD1, 7, MacKey::from_bytes([4; 32]));
+    // 300 u16 readings: 600 bytes, two frames (512 + 88 bytes).
+    let readings: Vec<u16> = (0..300u16).map(|i| i.wrapping_mul(40_503)).collect();
+    let bytes: Vec<u8> = readings.iter().flat_map(|r| r.to_le_bytes()).collect();
+    let outgoing = enc.begin_message(&mut FrameCounter::new(10), bytes.len()).unwrap();
+    assert_eq!(outgoing.chunk_count(), 2);
+    let mut decoded = Vec::new();
+    // An odd offset in the buffer: the in-place writer must not depend on the buffer's alignment.
+    let mut buffer = vec![0u8; Enc::SEEDED_FRAME_BYTES + 3];
+    for (i, chunk) in chunks(&bytes, Enc::MESSAGE_BYTES).enumerate() {
+        let out = &mut buffer[1 + i..];
+        let len = enc
+            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, out)
+            .unwrap();
+        assert_eq!(len, Enc::SEEDED_FRAME_BYTES);
+        let (header, _): (FrameHeader, _) = postcard::take_from_bytes(&out[5..HEADER_BYTES]).unwrap();
+        assert_eq!(
+            (
+                header.frame_kind(),
+                header.parameter_set,
+                header.body_bits,
+                header.sequence
+            ),
+            (Some(FrameKind::Seeded), 4, 64, 10 + i as u64)
+        );
+        assert!(
+            credentials
+                .mac_key()
+                .verify(&out[..len - TAG_BYTES], &out[len - TAG_BYTES..len])
+        );
+        let seed: [u8; 32] = out[HEADER_BYTES..HEADER_BYTES + 32].try_into().unwrap();
+        let body: Vec<u64> = out[HEADER_BYTES + 32..len - TAG_BYTES]
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        decoded.extend(decode(&phase(&key, &seed, &body), 16, 256));
+    }
+    // The blocks of the little-endian bytes are the blocks of the u16 readings.
+    assert_eq!(
+        &decoded[..300],
+        readings.iter().map(|&v| u64::from(v)).collect::<Vec<_>>()
+    );
+    assert!(decoded[300..].iter().all(|&v| v == 0));
+    let short = &mut buffer[..Enc::SEEDED_FRAME_BYTES - 1];
+    let chunk = chunks(&bytes, Enc::MESSAGE_BYTES).next().unwrap();
+    assert!(matches!(
+        enc.encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, short),
+        Err(Error::BufferTooSmall)
+    ));
+}
