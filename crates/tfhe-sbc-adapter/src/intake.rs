@@ -11,6 +11,13 @@
 //! 5. only then the mask expansion into exactly the `2N` words a ciphertext of the (known) parameter set
 //!    needs, and the reassembly itself.
 //!
+//! Integer frames (issue \[G\], the 64-bit set `MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048`, id 4) go through
+//! [`Intake::receive_integer`] instead: the same checks in the same order (MAC before any allocation, the
+//! replay window), then the `u64` mask expansion into an [`IntegerFrame`]. Every integer chunk holds whole
+//! readings (`N / 4` bytes: 512 `u8`, 256 `u16` or 128 `u32`), so each authenticated frame is handed out at
+//! once, with no reassembly buffer; [`Intake::receive`] refuses integer frames with
+//! [`IntakeError::UnsupportedParameterSet`].
+//!
 //! No length field of the input ever sizes an allocation: sizes come from the parameter set and the
 //! configured limits ([`IntakeConfig::max_buffered_bytes`]).
 
@@ -21,9 +28,9 @@ use crate::replay::{ReplayError, ReplayWindow};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, MASK_SEED_BYTES};
-use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
+use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters, ParameterSetId};
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::mask::{MASK_XOF_ID, expand_mask_u32};
+use tfhe_sbc_device::mask::{MASK_XOF_ID, expand_mask, expand_mask_u32};
 use tfhe_sbc_device::wire::{
     FORMAT_VERSION, FrameHeader, FrameKind, HEADER_BYTES, MAGIC, PREFIX_BYTES, TAG_BYTES, payload_bytes,
 };
@@ -137,9 +144,42 @@ impl ParsedFrame<'_> {
     }
 }
 
+impl ParsedFrame<'_> {
+    /// Expands the `u64` mask of a seeded integer frame and reads its `u64` body (8-byte little-endian
+    /// words) into a fresh ciphertext of exactly `2N` words. Only after the MAC verified.
+    fn to_integer_frame(self, parameters: IntegerParameters) -> IntegerFrame {
+        let n = self.parameters.polynomial_size().0;
+        let mut data = vec![0u64; 2 * n];
+        let (mask, body) = data.split_at_mut(n);
+        let (seed, body_bytes) = self.payload().split_at(MASK_SEED_BYTES);
+        let mut seed_array = [0u8; MASK_SEED_BYTES];
+        seed_array.copy_from_slice(seed);
+        expand_mask(&seed_array, mask);
+        for (w, b) in body.iter_mut().zip(body_bytes.chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(b);
+            *w = u64::from_le_bytes(word);
+        }
+        let ciphertext = GlweCiphertext::from_container(data, self.parameters.polynomial_size())
+            .unwrap_or_else(|_| unreachable!("2N words for a set of size N"));
+        IntegerFrame {
+            header: self.header,
+            parameters,
+            ciphertext,
+        }
+    }
+}
+
 fn read_words(bytes: &[u8], out: &mut [u32]) {
     for (w, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
         *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+}
+
+/// Moves the replay window of an authenticated frame's device past its sequence number.
+fn device_accept(devices: &mut HashMap<u64, DeviceState>, header: &FrameHeader) {
+    if let Some(device) = devices.get_mut(&header.device_id) {
+        device.window.accept(header.sequence);
     }
 }
 
@@ -186,9 +226,12 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         parameters.glwe_dimension().0,
         parameters.polynomial_size().0,
     );
-    if torus_bits != 32 {
-        return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
-    }
+    // 32-bit boolean sets, and the 64-bit sets with an integer encoding (issue [G]).
+    let chunk_bytes = match (torus_bits, IntegerParameters::from_id(parameters.id())) {
+        (32, _) => n / 8,
+        (64, Some(integer)) if k == 1 && integer.block_bits() == 2 => n / 4,
+        _ => return Err(IntakeError::UnsupportedParameterSet(header.parameter_set)),
+    };
     let expected_xof = if kind == FrameKind::Seeded { MASK_XOF_ID } else { 0 };
     if header.xof_id != expected_xof {
         return Err(IntakeError::UnsupportedXof(header.xof_id));
@@ -199,7 +242,7 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
             supported: torus_bits as u8,
         });
     }
-    check_chunking(&header, n, config)?;
+    check_chunking(&header, chunk_bytes, config)?;
     let expected = HEADER_BYTES + payload_bytes(kind, k, n, torus_bits, torus_bits) + TAG_BYTES;
     if bytes.len() != expected {
         return Err(IntakeError::WrongFrameLength {
@@ -217,7 +260,7 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
     })
 }
 
-fn check_chunking(header: &FrameHeader, n: usize, config: &IntakeConfig) -> Result<(), IntakeError> {
+fn check_chunking(header: &FrameHeader, chunk_bytes: usize, config: &IntakeConfig) -> Result<(), IntakeError> {
     let (index, count) = (header.chunk_index, header.chunk_count);
     if count == 0 {
         return Err(IntakeError::ZeroChunkCount);
@@ -231,7 +274,7 @@ fn check_chunking(header: &FrameHeader, n: usize, config: &IntakeConfig) -> Resu
             limit: config.max_chunks_per_message,
         });
     }
-    let chunk_bytes = (n / 8) as u64;
+    let chunk_bytes = chunk_bytes as u64;
     let (length, count64) = (u64::from(header.message_length), u64::from(count));
     // The message fills count - 1 chunks and part of the last; an empty message travels as one chunk.
     let consistent =
@@ -275,6 +318,35 @@ impl Frame {
         (self.header.message_length as usize)
             .saturating_sub(start)
             .min(chunk_bytes)
+    }
+}
+
+/// An authenticated integer frame (issue \[G\]): its header, its integer set, and the `u64` GLWE ciphertext
+/// (the seeded mask expanded) that `interop::integer::IntegerExtractor` (feature `tfhe`) takes.
+#[derive(Clone, Debug)]
+pub struct IntegerFrame {
+    /// The validated header.
+    pub header: FrameHeader,
+    /// The integer set the header names.
+    pub parameters: IntegerParameters,
+    /// The ciphertext, mask regenerated bit for bit.
+    pub ciphertext: GlweCiphertextOwned<u64>,
+}
+
+impl IntegerFrame {
+    /// The reading bytes this frame carries: `N / 4` per chunk (4 two-bit blocks per byte), the last chunk
+    /// as many as `message_length` leaves.
+    pub fn chunk_message_bytes(&self) -> usize {
+        let chunk_bytes = self.parameters.glwe().polynomial_size().0 / 4;
+        let start = self.header.chunk_index as usize * chunk_bytes;
+        (self.header.message_length as usize)
+            .saturating_sub(start)
+            .min(chunk_bytes)
+    }
+
+    /// The whole readings of `value_bits` bits this frame carries: `chunk_message_bytes() * 8 / value_bits`.
+    pub fn readings(&self, value_bits: u32) -> usize {
+        self.chunk_message_bytes() * 8 / value_bits.max(1) as usize
     }
 }
 
@@ -427,6 +499,42 @@ impl Intake {
     pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
         let parsed = parse_frame(bytes, &self.config)?;
         let header = parsed.header;
+        if parsed.parameters.torus_bits() != 32 {
+            // Integer frames: `receive_integer`.
+            return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
+        }
+        self.authenticate(&parsed)?;
+        // A frame refused by the reassembly (limits, mismatch, expiry) does not consume its sequence number.
+        self.reassembler.admit(&header, now)?;
+        device_accept(&mut self.devices, &header);
+        self.reassembler.insert(parsed.to_frame(), now)
+    }
+
+    /// Validates, authenticates and de-duplicates one integer frame (issue \[G\]: a seeded frame of a 64-bit
+    /// integer set) and hands it out at once: every integer chunk holds whole readings, so there is no
+    /// reassembly. The checks are [`Intake::receive`]'s, in the same order (MAC before any allocation, then
+    /// the replay window); a boolean set's frame gets [`IntakeError::UnsupportedParameterSet`], a full or
+    /// public-key integer frame [`IntakeError::FrameKindNotAllowed`].
+    pub fn receive_integer(&mut self, bytes: &[u8]) -> Result<IntegerFrame, IntakeError> {
+        let parsed = parse_frame(bytes, &self.config)?;
+        let header = parsed.header;
+        let integer = IntegerParameters::from_id(parsed.parameters.id())
+            .ok_or(IntakeError::UnsupportedParameterSet(header.parameter_set))?;
+        self.authenticate(&parsed)?;
+        if parsed.kind != FrameKind::Seeded {
+            return Err(IntakeError::FrameKindNotAllowed {
+                device_id: header.device_id,
+                kind: parsed.kind,
+            });
+        }
+        device_accept(&mut self.devices, &header);
+        Ok(parsed.to_integer_frame(integer))
+    }
+
+    /// Device lookup, key id, MAC (constant-time), the frame kinds the device may send, and the replay
+    /// window check (not the update): everything before the frame may be used.
+    fn authenticate(&mut self, parsed: &ParsedFrame<'_>) -> Result<(), IntakeError> {
+        let header = parsed.header;
         let device = self
             .devices
             .get_mut(&header.device_id)
@@ -464,10 +572,7 @@ impl Intake {
                 lowest_acceptable,
             },
         })?;
-        // A frame refused by the reassembly (limits, mismatch, expiry) does not consume its sequence number.
-        self.reassembler.admit(&header, now)?;
-        device.window.accept(header.sequence);
-        self.reassembler.insert(parsed.to_frame(), now)
+        Ok(())
     }
 
     /// Drops every incomplete message older than `max_message_age` at `now`; one
