@@ -53,7 +53,8 @@ use zeroize::Zeroize;
 /// allocates.
 ///
 /// Size at `N = 2048` with [`NttPlan64`] (`[u32; 3]` spectra): 24 KiB of key spectrum, 24 KiB of scratch,
-/// the CSPRNG (592 bytes) and a few bytes of state.
+/// the CSPRNG (592 bytes) and a few bytes of state: `size_of` is 49,784 bytes on x86_64 (the test checks the
+/// spectra plus at most 1 KiB). Encrypting needs no other buffer besides the caller's body or frame.
 ///
 /// Secret: the key spectrum, the scratch buffer and the RNG state are zeroized on drop; `Debug` is redacted.
 /// Build it where it lives ([`Self::EMPTY`] is all zero bytes): a copy left by a move is not wiped.

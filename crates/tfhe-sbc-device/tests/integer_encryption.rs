@@ -186,6 +186,11 @@ fn firmware_shape_and_errors() {
         Err(Error::WrongLength { .. })
     ));
     assert!(!b.is_ready(), "a failed set_key leaves no key");
+    // RAM: two `[u32; 3]` spectra of N (key and scratch, 24 KiB each), the CSPRNG and a few bytes.
+    let size = size_of::<IntegerEncryptor<N>>();
+    let spectra = 2 * N * size_of::<[u32; 3]>();
+    println!("size_of::<IntegerEncryptor<2048>>() = {size} bytes ({spectra} of spectra)");
+    assert!(size >= spectra && size - spectra <= 1024, "{size}");
     // Redacted Debug: no key material.
     let debug = format!("{a:?}");
     assert!(
