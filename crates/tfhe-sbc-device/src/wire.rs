@@ -257,26 +257,7 @@ pub fn write_frame_in_place<const PREFIX: usize, F>(
 where
     F: FnOnce(&mut [u32]) -> Result<[u8; PREFIX]>,
 {
-    let offset = HEADER_BYTES + PREFIX;
-    let payload_end = offset + 4 * words;
-    let total = payload_end + TAG_BYTES;
-    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
-    // The first 4-aligned position at or after `offset - 3`: within 3 bytes before `offset`.
-    let window_start = (offset - 3..=offset)
-        .find(|&i| (out.as_ptr() as usize).wrapping_add(i).is_multiple_of(4))
-        .ok_or(Error::BufferTooSmall)?;
-    let window = &mut out[window_start..window_start + 4 * words];
-    let aligned: &mut [u32] = bytemuck::try_cast_slice_mut(window).map_err(|_| Error::BufferTooSmall)?;
-    let prefix = fill(aligned)?;
-    for w in aligned.iter_mut() {
-        *w = w.to_le();
-    }
-    out.copy_within(window_start..window_start + 4 * words, offset);
-    header.write(out)?;
-    out[HEADER_BYTES..offset].copy_from_slice(&prefix);
-    let (authenticated, tag) = out.split_at_mut(payload_end);
-    tag.copy_from_slice(&mac_key.tag(authenticated));
-    Ok(total)
+    write_words_in_place(header, words, mac_key, out, fill)
 }
 
 /// [`write_frame_in_place`] for 64-bit torus words (issue \[G\]): `fill` computes the `words` payload words
@@ -292,21 +273,54 @@ pub fn write_frame_in_place_u64<const PREFIX: usize, F>(
 where
     F: FnOnce(&mut [u64]) -> Result<[u8; PREFIX]>,
 {
+    write_words_in_place(header, words, mac_key, out, fill)
+}
+
+/// A payload word: travels little-endian.
+trait PayloadWord: bytemuck::Pod {
+    fn to_le_word(self) -> Self;
+}
+
+impl PayloadWord for u32 {
+    fn to_le_word(self) -> Self {
+        self.to_le()
+    }
+}
+
+impl PayloadWord for u64 {
+    fn to_le_word(self) -> Self {
+        self.to_le()
+    }
+}
+
+/// [`write_frame_in_place`] for words of type `W`: the window is aligned to `size_of::<W>()` and starts
+/// within `size_of::<W>() - 1` bytes before the words' place.
+fn write_words_in_place<const PREFIX: usize, W: PayloadWord, F>(
+    header: &FrameHeader,
+    words: usize,
+    mac_key: &MacKey,
+    out: &mut [u8],
+    fill: F,
+) -> Result<usize>
+where
+    F: FnOnce(&mut [W]) -> Result<[u8; PREFIX]>,
+{
+    let size = size_of::<W>();
     let offset = HEADER_BYTES + PREFIX;
-    let payload_end = offset + 8 * words;
+    let payload_end = offset + size * words;
     let total = payload_end + TAG_BYTES;
     let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
-    // The first 8-aligned position at or after `offset - 7`: within 7 bytes before `offset`.
-    let window_start = (offset - 7..=offset)
-        .find(|&i| (out.as_ptr() as usize).wrapping_add(i).is_multiple_of(8))
+    // The first aligned position at or after `offset - (size - 1)`.
+    let window_start = (offset - (size - 1)..=offset)
+        .find(|&i| (out.as_ptr() as usize).wrapping_add(i).is_multiple_of(size))
         .ok_or(Error::BufferTooSmall)?;
-    let window = &mut out[window_start..window_start + 8 * words];
-    let aligned: &mut [u64] = bytemuck::try_cast_slice_mut(window).map_err(|_| Error::BufferTooSmall)?;
+    let window = &mut out[window_start..window_start + size * words];
+    let aligned: &mut [W] = bytemuck::try_cast_slice_mut(window).map_err(|_| Error::BufferTooSmall)?;
     let prefix = fill(aligned)?;
     for w in aligned.iter_mut() {
-        *w = w.to_le();
+        *w = w.to_le_word();
     }
-    out.copy_within(window_start..window_start + 8 * words, offset);
+    out.copy_within(window_start..window_start + size * words, offset);
     header.write(out)?;
     out[HEADER_BYTES..offset].copy_from_slice(&prefix);
     let (authenticated, tag) = out.split_at_mut(payload_end);
