@@ -18,7 +18,7 @@ use zeroize::Zeroize;
 /// A boolean public-key encryptor for polynomial size `N` and GLWE dimension `K` (1 by default) through the
 /// product `P` ([`DefaultProduct`] by default). It holds the public key's `K + 1` spectra, the spectrum of
 /// the per-encryption `u`, one scratch spectrum, its noise sampler and its CSPRNG: `(K + 3) * 8N` bytes of
-/// spectra (`f64` FFT or `[u32; 2]` NTT) plus 624 (the CSPRNG's 592, noise sampler, id and flags): 33,392 bytes
+/// spectra (`f64` FFT or `[u32; 2]` NTT) plus 624 (the CSPRNG's 592, noise sampler, id and flags): 33,392 bytes on x86_64
 /// at `N = 1024`, `K = 1` (`tests/firmware_api.rs` checks it).
 ///
 /// Build it where it lives: [`Self::EMPTY`] (all zero bytes), then [`Self::set_public_key`] and
