@@ -1,6 +1,6 @@
 //! Picks the board's `memory.x` for a Cortex-M target, and computes on the host the packed KAT key and the
 //! digest the firmware must reproduce (`$OUT_DIR/expected.rs`), with the same crates and the same inputs
-//! (`src/kat_inputs.rs`).
+//! (`src/kat_inputs.rs`): for the boolean run and for the integer run (feature `integer`).
 //! The host path uses the host's product (the `f64` FFT), so a firmware built with another product (the
 //! integer NTT on Cortex-M) is checked against it bit for bit.
 
@@ -15,10 +15,11 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::credentials_file::pack_secret_key;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
 use tfhe_sbc_device::message::chunks;
 use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 use tfhe_sbc_device::xof::Blake2bXof;
@@ -55,6 +56,40 @@ fn expected() -> ([u8; 128], [u8; 32]) {
     (packed, digest)
 }
 
+/// The integer KAT key, packed (256 bytes), and the digests of the integer run's two frames, computed with
+/// `set_key` (the unpacked key), `set_rng` and `encrypt_seeded_frame_into` for both frames: the firmware sets
+/// the packed key, seeds in place and writes frame 0 around `encrypt_u8` itself.
+fn expected_integer() -> ([u8; 256], [u8; 32]) {
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    let key = GlweSecretKey::generate_binary(
+        vec![0u8; 2048],
+        params.glwe().polynomial_size(),
+        &mut Blake2bXof::from_seed(INTEGER_KEY_SEED),
+    )
+    .expect("integer KAT key");
+    let mut packed = [0u8; 256];
+    pack_secret_key(key.as_bytes(), &mut packed).expect("pack the integer key");
+    let mut encryptor = Box::new(IntegerEncryptor::<2048>::EMPTY);
+    encryptor.set_key(&params, &key).expect("integer key");
+    encryptor.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+    let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
+    let mut counter = FrameCounter::new(FIRST_SEQUENCE);
+    let chunk = chunks(&INTEGER_READINGS, 512).next().expect("one chunk");
+    let mut frame = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
+    let digest_key = MacKey::from_bytes(DIGEST_KEY);
+    let mut digest = [0u8; 32];
+    for half in digest.chunks_exact_mut(16) {
+        let message = encryptor
+            .begin_message(&mut counter, INTEGER_READINGS.len())
+            .expect("message");
+        let written = encryptor
+            .encrypt_seeded_frame_into(&credentials, &message, &chunk, &mut frame)
+            .expect("integer frame");
+        half.copy_from_slice(&digest_key.tag(&frame[..written]));
+    }
+    (packed, digest)
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=src/kat_inputs.rs");
     println!("cargo:rerun-if-changed=memory");
@@ -77,6 +112,17 @@ fn main() {
     array(
         "The run's two frame digests: build.rs, on the host, with the host's product.",
         "EXPECTED_DIGEST",
+        &digest,
+    );
+    let (packed, digest) = expected_integer();
+    array(
+        "The integer KAT key (`INTEGER_KEY_SEED`), packed: build.rs, on the host.",
+        "INTEGER_PACKED_KEY",
+        &packed,
+    );
+    array(
+        "The integer run's two frame digests: build.rs, on the host.",
+        "INTEGER_EXPECTED_DIGEST",
         &digest,
     );
     fs::write(out.join("expected.rs"), out_rs).expect("write expected.rs");

@@ -18,6 +18,13 @@
 # deliberate stack overflow checks that flip-link makes it fault. Then a debug build (opt-level 0 everywhere,
 # as a new firmware project builds by default) must link on the M3 and pass too.
 #
+# The integer variant (issue [G] §2, feature `integer`): the u64 IntegerEncryptor<2048, NttPlan64> (two 24 KiB
+# spectra) and its 16,479-byte frame, on the M4 model only (one more build and qemu run, about 30 s). Its own
+# budgets, since it needs about 68 KiB of RAM and no 24 KiB part can hold it: RAM <= 96 KiB (a 128 KiB part),
+# flash <= 64 KiB, <= 4.5 M instructions per N = 2048 encryption of 512 u8 readings. The MPS2 AN386 layout
+# (firmware/memory/mps2-an386.x, 4 MiB of RAM) is the same for both variants: the budgets are checked on what
+# the program uses.
+#
 # Usage: bash scripts/firmware.sh   (CARGO_TARGET_DIR is honoured; FIRMWARE_SKIP_DEBUG=1 skips the debug build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +33,10 @@ RAM_BUDGET=$((24 * 1024))
 FLASH_BUDGET=$((64 * 1024))
 # Issue [F] §3: instructions per N = 1024 encryption on the M4 model, default product.
 M4_INSTRUCTION_BUDGET=1500000
+# Issue [G] §2: the integer variant on the M4 model (N = 2048, u64 torus, 512 u8 readings per frame).
+INTEGER_RAM_BUDGET=$((96 * 1024))
+INTEGER_FLASH_BUDGET=$((64 * 1024))
+INTEGER_INSTRUCTION_BUDGET=4500000
 FLIP_LINK_VERSION=0.1.12
 TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
@@ -70,6 +81,7 @@ field() { printf '%s\n' "$OUT" | grep -oE "(^| )$1=[^ ]+" | head -n 1 | sed 's/.
 
 step "clippy (firmware code, thumbv7em-none-eabihf, -D warnings)"
 cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware -- -D warnings
+cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware --features integer -- -D warnings
 
 ROWS=()
 FAILURES=()
@@ -110,6 +122,39 @@ for product in default fft; do
       "$(field construct)" "$(field encrypt)" "$(field frame)" "$status")")
   done
 done
+
+# The integer variant (feature `integer`) on the M4 model, with its own budgets.
+t=thumbv7em-none-eabihf
+step "build the integer variant (IntegerEncryptor<2048, NttPlan64>, 512 u8 readings per frame) for $t"
+cargo build -p tfhe-sbc-firmware --profile firmware --target "$t" --features integer
+elf="$TARGET_DIR/$t/firmware/tfhe-sbc-firmware"
+read -r text data bss _ < <("$LLVM_SIZE" "$elf" | tail -n 1)
+flash=$((text + data))
+step "run $t (integer variant): flash $flash B (text $text, data $data), .bss $bss B"
+run_elf "$elf" "$t"
+status=ok
+if [ "$RC" -ne 0 ] || [ "$(field result)" != ok ] || [ "$(field variant)" != integer ]; then
+  if printf '%s' "$OUT" | grep -q Lockup; then status="FAIL(stack overflow: lockup)"
+  elif [ "$RC" -eq 124 ]; then status="FAIL(timeout)"
+  else status="FAIL(exit $RC)"; fi
+fi
+statics=$(field statics); total=$(field total)
+if [ "$status" = ok ] && [ "$statics" != "$((data + bss))" ]; then
+  status="FAIL(statics $statics != ELF .data + .bss $((data + bss)))"
+fi
+if [ "$status" = ok ]; then
+  over=()
+  if [ "$total" -gt "$INTEGER_RAM_BUDGET" ]; then over+=("RAM $total > $INTEGER_RAM_BUDGET"); fi
+  if [ "$flash" -gt "$INTEGER_FLASH_BUDGET" ]; then over+=("flash $flash > $INTEGER_FLASH_BUDGET"); fi
+  if [ "$(field encrypt)" -gt "$INTEGER_INSTRUCTION_BUDGET" ]; then
+    over+=("instructions $(field encrypt) > $INTEGER_INSTRUCTION_BUDGET")
+  fi
+  if [ "${#over[@]}" -ne 0 ]; then status="OVER($(IFS=,; echo "${over[*]}"))"; fi
+fi
+[ "$status" = ok ] || FAILURES+=("$t (integer): $status")
+ROWS+=("$(printf '| %-22s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s | %s |' \
+  "$t" integer "$(field product | sed 's/.*:://')" "$flash" "$statics" "$(field stack_construct)" "$(field stack_encrypt)" "$total" \
+  "$(field construct)" "$(field encrypt)" "$(field frame)" "$status")")
 
 # flip-link, checked: the `stack-overflow` build recurses until the stack overflows, checking a canary in .bss
 # at every level. Linked by flip-link it must fault (qemu: "Lockup") with .bss intact; linked plainly (rust-lld),
@@ -163,9 +208,11 @@ printf '| %-22s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s |
   target build product flash statics stk-c stk-e RAM construct encrypt frame status
 printf '|%s|\n' "------------------------|---------|------------|--------|---------|--------|--------|--------|-----------|-----------|-----------|-------"
 printf '%s\n' "${ROWS[@]}"
-echo "build: default = DefaultProduct (what firmware gets), fft = the f64 FFT named explicitly; debug = opt-level 0."
+echo "build: default = DefaultProduct (what firmware gets), fft = the f64 FFT named explicitly; debug = opt-level 0;"
+echo "integer = the u64 IntegerEncryptor<2048, NttPlan64>, one frame of 512 u8 readings (16,479 B), budgets RAM <="
+echo "$INTEGER_RAM_BUDGET, flash <= $INTEGER_FLASH_BUDGET, encrypt <= $INTEGER_INSTRUCTION_BUDGET."
 echo "stk-c / stk-e: peak stack while setting the key and CSPRNG / during the encryptions; RAM = statics + the"
-echo "larger peak. construct: set_packed_key + seed_from_bytes; encrypt: one seeded N = 1024 encryption (its body in the"
+echo "larger peak. construct: set_packed_key + seed_from_bytes; encrypt: one seeded N = 1024 (integer: N = 2048) encryption (its body in the"
 echo "frame buffer); frame: encrypt_seeded_frame_into (the encryption, the v2 header and the MAC)."
 echo "firmware.sh took $(( $(date +%s) - start )) s"
 

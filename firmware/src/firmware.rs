@@ -1,20 +1,31 @@
-//! The firmware proper (Cortex-M only): the known-answer run, its digest check and the measurements.
+//! The firmware proper (Cortex-M only): the known-answer run, its digest check and the measurements. The run
+//! is the boolean one ([`crate::run`]) or, with the feature `integer`, the integer one
+//! ([`crate::integer_run`]).
 // With `stack-overflow`, main stops at the deliberate overflow: what follows it is unused.
 #![cfg_attr(feature = "stack-overflow", allow(unused, unreachable_code))]
 
-use crate::expected::EXPECTED_DIGEST;
-use crate::run::{Encryptor, Phase, Probe, Product, run};
+#[cfg(feature = "integer")]
+use crate::integer_run as variant;
+#[cfg(not(feature = "integer"))]
+use crate::run as variant;
+use crate::run::{Phase, Probe};
 use core::sync::atomic::{AtomicU32, Ordering};
 use cortex_m::peripheral::SYST;
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m_rt::{ExceptionFrame, entry, exception};
 use cortex_m_semihosting::{debug, hprintln};
-use tfhe_sbc_device::wire::SEEDED_FRAME_BYTES_1024;
+use variant::{EXPECTED_DIGEST, Encryptor, FRAME_BYTES, Product, run};
 
 /// The board this build is linked for (`build.rs`).
 const BOARD: &str = env!("FIRMWARE_BOARD");
 /// The target triple of this build (`build.rs`).
 const TARGET: &str = env!("FIRMWARE_TARGET");
+/// Which run this build carries.
+const VARIANT: &str = if cfg!(feature = "integer") {
+    "integer"
+} else {
+    "boolean"
+};
 
 /// The value `cortex-m-rt` paints the stack with before `main`.
 const PAINT: u32 = cortex_m_rt::STACK_PAINT_VALUE;
@@ -37,7 +48,7 @@ fn main() -> ! {
     // cortex-m-rt turns these into `&'static mut` references, taken once. The encryptor and the frame buffer
     // are the only large statics; `EMPTY` is all zero bytes, so both are in `.bss`.
     static mut ENCRYPTOR: Encryptor = Encryptor::EMPTY;
-    static mut FRAME: [u8; SEEDED_FRAME_BYTES_1024] = [0; SEEDED_FRAME_BYTES_1024];
+    static mut FRAME: [u8; FRAME_BYTES] = [0; FRAME_BYTES];
 
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         fail("the core peripherals were taken twice")
@@ -46,9 +57,10 @@ fn main() -> ! {
     #[cfg(feature = "stack-overflow")]
     overflow_the_stack(clock);
     hprintln!(
-        "board={} target={} product={}",
+        "board={} target={} variant={} product={}",
         BOARD,
         TARGET,
+        VARIANT,
         core::any::type_name::<Product>()
     );
     let calibration = clock.calibrate();

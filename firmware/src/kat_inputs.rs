@@ -34,3 +34,23 @@ pub const MESSAGE: [u8; 128] = {
     }
     m
 };
+
+/// The integer run's key seed: build.rs draws the `N = 2048` integer key with
+/// `GlweSecretKey::generate_binary` from `Blake2bXof::from_seed(INTEGER_KEY_SEED)` and packs it into the
+/// firmware's flash (`INTEGER_PACKED_KEY`, 256 bytes).
+#[allow(dead_code)] // Read by build.rs and the host tests, not by the firmware.
+pub const INTEGER_KEY_SEED: [u8; 32] = [0x33; 32];
+/// The integer run's CSPRNG seed (`seed_from_bytes`, exactly as `Blake2bXof::from_seed`).
+pub const INTEGER_RNG_SEED: [u8; 32] = [0x44; 32];
+
+/// The integer run's readings: 512 `u8` readings, one full `N = 2048` frame (four two-bit blocks each),
+/// every byte value twice, in an order that is not the blocks' natural one.
+pub const INTEGER_READINGS: [u8; 512] = {
+    let mut m = [0u8; 512];
+    let mut i = 0;
+    while i < 512 {
+        m[i] = (i * 167 + 13) as u8;
+        i += 1;
+    }
+    m
+};

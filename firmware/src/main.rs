@@ -7,11 +7,20 @@
 //! reset handler paints the stack, `cortex-m-rt`'s `paint-stack`), and the instructions of each phase
 //! (SysTick under `-icount shift=0`, calibrated against a loop of known length).
 //!
-//! On the host it runs the same sequence ([`run`]) with the host's product and checks it against the same
-//! digest; its tests also tie the inputs to the device crate's pinned KAT.
+//! With the feature `integer` the firmware runs [`integer_run`] instead: the `u64` integer encryptor
+//! (`IntegerEncryptor<2048, NttPlan64>`, issue \[G\]) on a frame of 512 `u8` readings, with the same
+//! measurements (`scripts/firmware.sh` runs it on the M4 model with its own RAM budget).
+//!
+//! On the host it runs the same sequences ([`run`], [`integer_run`]) with the host's products and checks them
+//! against the same digests; its tests also tie the inputs to the device crate's pinned KAT.
 #![cfg_attr(target_os = "none", no_std, no_main)]
 
+// A firmware carries one of the two runs (the feature `integer` picks which); the host runs both.
+#[cfg_attr(all(target_os = "none", not(feature = "integer")), allow(dead_code, unused_imports))]
+mod integer_run;
+#[cfg_attr(target_os = "none", allow(dead_code))]
 mod kat_inputs;
+#[cfg_attr(all(target_os = "none", feature = "integer"), allow(dead_code, unused_imports))]
 mod run;
 
 /// The packed KAT key and the expected digest, computed by `build.rs` on the host.
@@ -23,7 +32,8 @@ mod expected {
 #[allow(unsafe_code)] // Linker symbols, the stack scan, the calibration loop: each `unsafe` has a SAFETY comment.
 mod firmware;
 
-/// On the host: the firmware's run with the host's product, checked against build.rs's digest.
+/// On the host: the firmware's two runs (boolean, integer) with the host's products, checked against
+/// build.rs's digests.
 #[cfg(not(target_os = "none"))]
 fn main() {
     struct Quiet;
@@ -31,21 +41,32 @@ fn main() {
         fn start(&mut self, _: run::Phase) {}
         fn end(&mut self, _: run::Phase) {}
     }
-    let mut encryptor = Box::new(run::Encryptor::EMPTY);
-    let mut frame = vec![0u8; tfhe_sbc_device::wire::SEEDED_FRAME_BYTES_1024];
     let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
-    match run::run(&mut encryptor, &mut frame, &mut Quiet) {
-        Ok(digest) => {
-            println!("digest={} (host run)", hex(&digest));
-            println!("expected={} (build.rs)", hex(&expected::EXPECTED_DIGEST));
-            println!("Cortex-M: bash scripts/firmware.sh builds this firmware and runs it under qemu-system-arm");
-            std::process::exit(if digest == expected::EXPECTED_DIGEST { 0 } else { 1 });
-        }
-        Err(what) => {
-            eprintln!("error: {what}");
-            std::process::exit(1);
+    let mut encryptor = Box::new(run::Encryptor::EMPTY);
+    let mut frame = vec![0u8; run::FRAME_BYTES];
+    let boolean = run::run(&mut encryptor, &mut frame, &mut Quiet);
+    let mut integer_encryptor = Box::new(integer_run::Encryptor::EMPTY);
+    let mut frame = vec![0u8; integer_run::FRAME_BYTES];
+    let integer = integer_run::run(&mut integer_encryptor, &mut frame, &mut Quiet);
+    let mut ok = true;
+    for (variant, result, expected) in [
+        ("boolean", boolean, run::EXPECTED_DIGEST),
+        ("integer", integer, integer_run::EXPECTED_DIGEST),
+    ] {
+        match result {
+            Ok(digest) => {
+                println!("{variant}: digest={} (host run)", hex(&digest));
+                println!("{variant}: expected={} (build.rs)", hex(&expected));
+                ok &= digest == expected;
+            }
+            Err(what) => {
+                eprintln!("{variant}: error: {what}");
+                ok = false;
+            }
         }
     }
+    println!("Cortex-M: bash scripts/firmware.sh builds this firmware and runs it under qemu-system-arm");
+    std::process::exit(if ok { 0 } else { 1 });
 }
 
 #[cfg(test)]
@@ -121,6 +142,75 @@ mod tests {
             .collect();
         assert_eq!(words, body);
         assert_ne!(record.frames[0], record.frames[1]);
+    }
+
+    /// The integer run, on the host: it reproduces build.rs's digest (computed with `set_key`, `set_rng` and
+    /// `encrypt_seeded_frame_into`), frame 0 carries exactly what `encrypt_u8` gives for the same key and
+    /// seed, and it decrypts to the 512 readings.
+    #[test]
+    fn the_integer_run_matches_build_rs_and_decrypts_to_the_readings() {
+        use super::integer_run::{self, N};
+        use negacyclic_ntt::NttPlan64;
+        use tfhe_sbc_core::entities::MASK_SEED_BYTES;
+        use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+        use tfhe_sbc_device::glwe_encryption::decrypt_seeded_glwe_phase;
+        use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
+        use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
+        use tfhe_sbc_device::product::NegacyclicProductPlan;
+
+        let mut encryptor = Box::new(integer_run::Encryptor::EMPTY);
+        let mut frame = vec![0u8; integer_run::FRAME_BYTES];
+        let mut record = Record::default();
+        let digest = integer_run::run(&mut encryptor, &mut frame, &mut record).unwrap();
+        assert_eq!(digest, integer_run::EXPECTED_DIGEST);
+        let expected: Vec<(Phase, bool)> = [Phase::Construct, Phase::Encrypt, Phase::Frame]
+            .into_iter()
+            .flat_map(|p| [(p, true), (p, false)])
+            .collect();
+        assert_eq!(record.phases, expected);
+        assert_eq!(record.frames[0].len(), 16_479);
+
+        let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+        let key = GlweSecretKey::generate_binary(
+            vec![0u8; N],
+            params.glwe().polynomial_size(),
+            &mut Blake2bXof::from_seed(INTEGER_KEY_SEED),
+        )
+        .unwrap();
+        let mut packed = [0u8; N / 8];
+        tfhe_sbc_device::credentials_file::pack_secret_key(key.as_bytes(), &mut packed).unwrap();
+        assert_eq!(
+            packed,
+            integer_run::PACKED_KEY,
+            "the packed key in flash is the KAT key"
+        );
+        let mut plain = Box::new(IntegerEncryptor::<N>::EMPTY);
+        plain.set_key(&params, &key).unwrap();
+        plain.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+        let mut body = vec![0u64; N];
+        let seed = plain.encrypt_u8(&INTEGER_READINGS, &mut body).unwrap();
+        let payload = &record.frames[0][HEADER_BYTES..HEADER_BYTES + MASK_SEED_BYTES + 8 * N];
+        assert_eq!(&payload[..MASK_SEED_BYTES], &seed[..]);
+        let words: Vec<u64> = payload[MASK_SEED_BYTES..]
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        assert_eq!(words, body);
+        assert_ne!(record.frames[0], record.frames[1]);
+
+        // Decrypt frame 0: the phase b - a * s, rounded to the radix blocks, gives back the readings.
+        let plan = <NttPlan64 as NegacyclicProductPlan<N>>::PLAN;
+        let mut spectrum = vec![[0u32; 3]; N];
+        compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
+        let (mut phase, mut scratch) = (vec![0u64; N], vec![[0u32; 3]; N]);
+        let seed: [u8; MASK_SEED_BYTES] = payload[..MASK_SEED_BYTES].try_into().unwrap();
+        decrypt_seeded_glwe_phase(&plan, &spectrum, &seed, &words, &mut phase, &mut scratch).unwrap();
+        let encoding = params.encoding();
+        let readings: Vec<u8> = phase
+            .chunks_exact(encoding.blocks_per_value(8).unwrap())
+            .map(|blocks| u8::try_from(encoding.decode_value(blocks).unwrap()).unwrap())
+            .collect();
+        assert_eq!(readings, INTEGER_READINGS);
     }
 
     /// The packed key build.rs put in flash is the KAT key.

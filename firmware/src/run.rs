@@ -24,8 +24,14 @@ pub type Product = tfhe_sbc_device::product::DefaultProduct;
 /// The encryptor under test: N = 1024, k = 1, through [`Product`].
 pub type Encryptor = GlweEncryptor<1024, 1, Product>;
 
+/// The bytes of one seeded frame (4191 at `N = 1024`).
+pub const FRAME_BYTES: usize = tfhe_sbc_device::wire::SEEDED_FRAME_BYTES_1024;
+
 /// The KAT key in its packed form (128 bytes, in flash), computed by build.rs from `KEY_SEED`.
 pub use crate::expected::PACKED_KEY;
+
+/// The run's expected digest, computed by build.rs on the host.
+pub use crate::expected::EXPECTED_DIGEST;
 
 /// The device's frame credentials, as provisioning would leave them: in flash.
 static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));

@@ -1,0 +1,102 @@
+//! The integer known-answer run (issue \[G\] §2): the `u64` integer encryptor
+//! (`IntegerEncryptor<2048, NttPlan64>`, tfhe-rs's `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` GLWE
+//! side) built in place in a `static` from its packed key in flash, encrypting a full frame of 512 `u8`
+//! readings ([`INTEGER_READINGS`]) twice. Same [`Phase`]s and [`Probe`] as the boolean run ([`crate::run`]);
+//! the firmware runs this one instead with the feature `integer`.
+
+use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, INTEGER_READINGS, INTEGER_RNG_SEED, KEY_ID, MAC_KEY};
+use crate::run::{Phase, Probe, frame_digest};
+use negacyclic_ntt::NttPlan64;
+use tfhe_sbc_core::entities::MASK_SEED_BYTES;
+use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
+use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::wire::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place_u64};
+
+/// The integer product: the exact three-prime NTT over the 64-bit torus (the only `u64` product, on every
+/// target).
+pub type Product = NttPlan64;
+
+/// The polynomial size of the integer set.
+pub const N: usize = 2048;
+
+/// The encryptor under test: `N = 2048`, `k = 1`, 64-bit torus, through [`Product`].
+pub type Encryptor = IntegerEncryptor<N, Product>;
+
+/// The bytes of one seeded integer frame (16,479 at `N = 2048`, full 64-bit body).
+pub const FRAME_BYTES: usize = Encryptor::SEEDED_FRAME_BYTES;
+
+/// The integer KAT key in its packed form (256 bytes, in flash), computed by build.rs from
+/// `INTEGER_KEY_SEED`.
+pub use crate::expected::INTEGER_PACKED_KEY as PACKED_KEY;
+
+/// The run's expected digest, computed by build.rs on the host.
+pub use crate::expected::INTEGER_EXPECTED_DIGEST as EXPECTED_DIGEST;
+
+/// The device's frame credentials (the boolean run's), in flash.
+static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
+
+/// Sets up `encryptor` (the empty value, as a `static` holds it) and writes two authenticated seeded frames of
+/// the 512 readings into `frame`, returning the digests of frame 0 and frame 1 ([`frame_digest`]). Frame 0 is
+/// written with `write_frame_in_place_u64` around `encrypt_u8`, so that the encryption alone is measured
+/// ([`Phase::Encrypt`]); frame 1 with `encrypt_seeded_frame_into`, what firmware calls ([`Phase::Frame`]).
+pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {
+    probe.start(Phase::Construct);
+    set_up(encryptor)?;
+    probe.end(Phase::Construct);
+
+    let credentials = &CREDENTIALS;
+    let mut counter = FrameCounter::new(FIRST_SEQUENCE);
+    let chunk = chunks(&INTEGER_READINGS, Encryptor::MESSAGE_BYTES)
+        .next()
+        .ok_or("chunks")?;
+
+    let message = encryptor
+        .begin_message(&mut counter, INTEGER_READINGS.len())
+        .map_err(|_| "begin_message")?;
+    let mut header = FrameHeader::new(
+        FrameKind::Seeded,
+        encryptor.parameter_set(),
+        credentials,
+        &message,
+        &chunk,
+    )
+    .map_err(|_| "header")?;
+    // A full 64-bit body, as `encrypt_seeded_frame_into` writes it.
+    header.body_bits = 64;
+    let written = write_frame_in_place_u64::<MASK_SEED_BYTES, _>(&header, N, credentials.mac_key(), frame, |body| {
+        probe.start(Phase::Encrypt);
+        let seed = encryptor.encrypt_u8(chunk.bytes, body);
+        probe.end(Phase::Encrypt);
+        seed
+    })
+    .map_err(|_| "encryption")?;
+    probe.frame(0, &frame[..written]);
+    let mut digest = [0u8; 32];
+    digest[..16].copy_from_slice(&frame_digest(&frame[..written]));
+
+    let message = encryptor
+        .begin_message(&mut counter, INTEGER_READINGS.len())
+        .map_err(|_| "begin_message")?;
+    probe.start(Phase::Frame);
+    let written = encryptor
+        .encrypt_seeded_frame_into(credentials, &message, &chunk, frame)
+        .map_err(|_| "frame encryption")?;
+    probe.end(Phase::Frame);
+    probe.frame(1, &frame[..written]);
+    digest[16..].copy_from_slice(&frame_digest(&frame[..written]));
+    Ok(digest)
+}
+
+/// Sets the key from its packed form in flash (unpacked in a wiped 2 KiB stack buffer, then its spectrum
+/// computed in place) and keys the CSPRNG, in place. Its own stack frame (popped before the encryptions).
+#[inline(never)]
+fn set_up(encryptor: &mut Encryptor) -> Result<(), &'static str> {
+    encryptor
+        .set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &PACKED_KEY)
+        .map_err(|_| "set_packed_key")?;
+    let mut seed = INTEGER_RNG_SEED;
+    encryptor.seed_from_bytes(&mut seed);
+    Ok(())
+}
