@@ -22,7 +22,8 @@
 # - memcheck sees branches and addresses, not operand-dependent instruction latency (division, a soft-float
 #   multiply's early exit on Cortex-M), and not a conditional move (constant-time on x86_64).
 # - No suppression file: nothing outside our code (std start-up included) is reported.
-# Logs: target/ctgrind/<profile>-<mode>.log (valgrind's) and .out (the harness's: errors per check).
+# Logs: $CARGO_TARGET_DIR/ctgrind/<profile>-<mode>.log (valgrind's) and .out (the harness's: errors per
+# check); CARGO_TARGET_DIR defaults to target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,7 +38,7 @@ if ! command -v valgrind >/dev/null; then
 fi
 echo "ctgrind: $(valgrind --version), $(uname -m)"
 
-OUT=target/ctgrind
+OUT=${CARGO_TARGET_DIR:-target}/ctgrind
 mkdir -p "$OUT"
 PROFILES=${CTGRIND_PROFILES:-"release dev"}
 VALGRIND=(valgrind --tool=memcheck --error-exitcode=99 --track-origins=yes --leak-check=no

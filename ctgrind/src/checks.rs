@@ -13,10 +13,11 @@ use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::{PaddedIntegerEncoding, encode_bool};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
-use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_core::tuniform::TUniform;
 use tfhe_sbc_device::encryption::GlweEncryptor;
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
+use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
 use tfhe_sbc_device::key_spectrum::{GlweKeySpectrum, compute_glwe_key_spectrum};
 use tfhe_sbc_device::message::{chunks, message_bit};
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
@@ -90,6 +91,16 @@ pub static DEFAULT: &[Check] = &[
         run: ntt64_product,
     },
     Check {
+        name: "integer-encrypt",
+        what: "IntegerEncryptor::<2048, NttPlan64> (issue [G]): set_key (secret key), seed_from_bytes (secret seed), encrypt_u8/u16/u32 of secret readings, reseed(secret entropy)",
+        run: integer_encrypt,
+    },
+    Check {
+        name: "integer-frame",
+        what: "the integer firmware path: IntegerEncryptor::<2048, NttPlan64>::EMPTY, set_packed_key (secret packed key), seed (secret TryCryptoRng), encrypt_seeded_frame_into of secret u8 readings (a full and a short chunk) under a secret MAC key",
+        run: integer_frame,
+    },
+    Check {
         name: "frame-mac",
         what: "MacKey::tag of a public frame under a secret MAC key",
         run: frame_mac,
@@ -127,6 +138,11 @@ pub static ZIGGURAT: &[Check] = &[
         name: "encrypt-ziggurat",
         what: "GlweEncryptor::with_noise_sampling(.., NoiseSampling::Ziggurat): the device's opt-in",
         run: encrypt_ziggurat,
+    },
+    Check {
+        name: "integer-ziggurat",
+        what: "the integer encryption's core (N = 2048, u64, NttPlan64, secret key and XOF, secret readings) with the Ziggurat as its noise: integer-encrypt's negative control",
+        run: integer_ziggurat,
     },
 ];
 
@@ -170,6 +186,28 @@ fn secret_key(label: u8) -> GlweSecretKey<[u8; N]> {
     }
     classify_bits(&mut bytes, 0x01);
     GlweSecretKey::from_container(bytes, PolynomialSize(N)).expect("a binary key of N coefficients")
+}
+
+/// The integer set's polynomial size (`MESSAGE_2_CARRY_2_TUNIFORM_2M128`).
+const N64: usize = 2048;
+
+/// A binary key of [`N64`] coefficients with bit 0 of each classified.
+fn secret_key_2048(label: u8) -> GlweSecretKey<[u8; N64]> {
+    let mut bytes = [0u8; N64];
+    public_xof(label).fill_bytes(&mut bytes);
+    for b in &mut bytes {
+        *b &= 1;
+    }
+    classify_bits(&mut bytes, 0x01);
+    GlweSecretKey::from_container(bytes, PolynomialSize(N64)).expect("a binary key of 2048 coefficients")
+}
+
+/// `M` classified reading bytes.
+fn secret_readings<const M: usize>(label: u8) -> [u8; M] {
+    let mut readings = [0u8; M];
+    public_xof(label).fill_bytes(&mut readings);
+    classify(&mut readings);
+    readings
 }
 
 /// A classified message of `N / 8` bytes.
@@ -511,7 +549,6 @@ fn encrypt_ntt() -> Outcome {
 
 fn ntt64_product() -> Outcome {
     use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
-    const N64: usize = 2048;
     let plan = <NttPlan64 as NegacyclicProductPlan<N64>>::PLAN;
     let mut bytes = [0u8; N64];
     public_xof(90).fill_bytes(&mut bytes);
@@ -531,6 +568,143 @@ fn ntt64_product() -> Outcome {
     declassify(&mut out);
     let mut digest = Digest::default();
     for x in out {
+        digest.update(&x.to_le_bytes());
+    }
+    Outcome {
+        tainted,
+        digest: digest.finish(),
+    }
+}
+
+/// The integer encryptor's own entry points: keyed from a secret unpacked key, seeded from secret bytes,
+/// encrypting secret `u8`, `u16` and `u32` readings (a full, a partial and a one-reading ciphertext: the
+/// encoding of 0 after the last reading), then reseeded with secret entropy.
+fn integer_encrypt() -> Outcome {
+    let key = secret_key_2048(100);
+    let mut encryptor = Box::new(IntegerEncryptor::<N64, NttPlan64>::EMPTY);
+    encryptor
+        .set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &key)
+        .expect("the integer set, 2048 coefficients");
+    let mut seed = [101u8; 32];
+    classify(&mut seed);
+    encryptor.seed_from_bytes(&mut seed);
+    let mut digest = Digest::default();
+    let mut taint = [None; 8];
+    let mut body = vec![0u64; N64];
+    let mut record = |seed: [u8; 32], body: &mut [u64], taint: &mut [Option<bool>]| {
+        let mut seed = seed;
+        taint[0] = is_tainted(&seed);
+        taint[1] = is_tainted(body);
+        declassify(&mut seed);
+        declassify(body);
+        digest.update(&seed);
+        for x in body.iter() {
+            digest.update(&x.to_le_bytes());
+        }
+    };
+    let readings8 = secret_readings::<512>(102);
+    let s = encryptor.encrypt_u8(&readings8, &mut body).expect("512 u8 readings");
+    record(s, &mut body, &mut taint[0..2]);
+    let mut readings16 = [0u16; 200];
+    for (r, b) in readings16.iter_mut().zip(secret_readings::<400>(103).chunks_exact(2)) {
+        *r = u16::from_le_bytes([b[0], b[1]]);
+    }
+    let s = encryptor.encrypt_u16(&readings16, &mut body).expect("200 u16 readings");
+    record(s, &mut body, &mut taint[2..4]);
+    let mut readings32 = [0u32; 1];
+    readings32[0] = u32::from_le_bytes(secret_readings::<4>(104));
+    let s = encryptor.encrypt_u32(&readings32, &mut body).expect("one u32 reading");
+    record(s, &mut body, &mut taint[4..6]);
+    let mut entropy = [105u8; 32];
+    classify(&mut entropy);
+    encryptor.reseed(&entropy);
+    let readings8 = secret_readings::<100>(106);
+    let s = encryptor.encrypt_u8(&readings8, &mut body).expect("100 u8 readings");
+    record(s, &mut body, &mut taint[6..8]);
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+/// The integer firmware's path (`firmware/src/integer_run.rs`): an empty encryptor keyed in place from the
+/// packed key of a credential file and seeded from a (secret) hardware RNG, secret readings encrypted
+/// straight into the frame buffer (its 8-aligned body window) and authenticated under a secret MAC key.
+fn integer_frame() -> Outcome {
+    use tfhe_sbc_device::credentials_file::pack_secret_key;
+    type Encryptor = IntegerEncryptor<N64, NttPlan64>;
+    let key = secret_key_2048(110);
+    let mut packed = [0u8; N64 / 8];
+    pack_secret_key(key.as_bytes(), &mut packed).expect("N bits into N / 8 bytes");
+    let mut encryptor = Box::new(Encryptor::EMPTY);
+    encryptor
+        .set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &packed)
+        .expect("the integer set, 256 bytes");
+    declassify(&mut packed);
+    encryptor
+        .seed(&mut ClassifiedRng(public_xof(111)))
+        .expect("an infallible RNG");
+    let credentials = DeviceCredentials::new(10, 1, secret_mac_key(112));
+    let mut counter = FrameCounter::new(0);
+    // A full chunk of 512 readings and a short one of 100.
+    let readings = secret_readings::<{ Encryptor::MESSAGE_BYTES + 100 }>(113);
+    let outgoing = encryptor
+        .begin_message(&mut counter, readings.len())
+        .expect("sequence numbers left");
+    let mut digest = Digest::default();
+    let mut taint = [None; 2];
+    // Three bytes of offset: the body's 8-aligned window is not where the body lands.
+    let mut buffer = vec![0u8; Encryptor::SEEDED_FRAME_BYTES + 3];
+    for (chunk, taint) in chunks(&readings, Encryptor::MESSAGE_BYTES).zip(&mut taint) {
+        let frame = &mut buffer[3..];
+        let len = encryptor
+            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, frame)
+            .expect("a chunk of this message, a large enough buffer");
+        *taint = is_tainted(&frame[..len]);
+        declassify(frame);
+        digest.update(&frame[..len]);
+    }
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+/// [`integer_encrypt`]'s negative control: the same core the integer encryptor calls
+/// (`encrypt_seeded_glwe_ciphertext_assign` with `NttPlan64` at `N = 2048`, secret key spectrum, secret XOF,
+/// secret readings radix-encoded in the body), with the Ziggurat at the scale of TUniform(17) as its noise
+/// instead of TUniform(17). Memcheck must flag it: the taint reaches the same code, and a leaky sampler is seen.
+fn integer_ziggurat() -> Outcome {
+    use tfhe_sbc_device::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
+    use tfhe_sbc_device::product::NegacyclicProductPlan;
+    let plan = <NttPlan64 as NegacyclicProductPlan<N64>>::PLAN;
+    let key = secret_key_2048(120);
+    let mut spectrum = vec![[0u32; 3]; N64];
+    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).expect("k = 1, N = 2048");
+    // TUniform(17)'s standard deviation is about 2^16.2 in units of 1/q = 2^-64.
+    let noise = DeviceNoise::Ziggurat {
+        std_dev_scaled: 75_674.5,
+    };
+    let encoding = MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
+    let readings = secret_readings::<512>(121);
+    let mut body = vec![0u64; N64];
+    for (&r, blocks) in readings.iter().zip(body.chunks_exact_mut(4)) {
+        encoding
+            .encode_value(u64::from(r), 8, blocks)
+            .expect("a u8 in four blocks");
+    }
+    let mut scratch = vec![[0u32; 3]; N64];
+    let mut seed =
+        encrypt_seeded_glwe_ciphertext_assign(&plan, &spectrum, &noise, &mut body, &mut scratch, &mut secret_xof(122))
+            .expect("N body words");
+    // The Vec's contents, not the Vec itself.
+    let body = body.as_mut_slice();
+    let tainted = all_tainted(&[is_tainted(body), is_tainted(&seed)]);
+    declassify(body);
+    declassify(&mut seed);
+    let mut digest = Digest::default();
+    digest.update(&seed);
+    for x in body.iter() {
         digest.update(&x.to_le_bytes());
     }
     Outcome {
