@@ -94,6 +94,15 @@ pub enum Error {
         /// The coefficients there are.
         available: usize,
     },
+    /// A compact body width outside `1..=torus_bits`, or below what the parameter set's noise budget allows.
+    UnsupportedBodyBits {
+        /// The width given.
+        body_bits: u32,
+        /// The torus width.
+        torus_bits: u32,
+    },
+    /// The unused bits at the end of a packed body are not 0.
+    NonZeroPadding,
 }
 
 impl core::fmt::Display for Error {
@@ -177,6 +186,12 @@ impl core::fmt::Display for Error {
                     "the values need {needed} coefficients, the plaintext has {available}"
                 )
             }
+            Self::UnsupportedBodyBits { body_bits, torus_bits } => write!(
+                f,
+                "body width {body_bits} bits is not supported on a {torus_bits}-bit torus: use the set's \
+                 compact_body_bits() up to {torus_bits}"
+            ),
+            Self::NonZeroPadding => f.write_str("the unused bits at the end of a packed body must be 0"),
         }
     }
 }
@@ -243,6 +258,12 @@ impl core::fmt::Debug for Error {
                 .field("needed", &needed)
                 .field("available", &available)
                 .finish(),
+            Self::UnsupportedBodyBits { body_bits, torus_bits } => f
+                .debug_struct("UnsupportedBodyBits")
+                .field("body_bits", &body_bits)
+                .field("torus_bits", &torus_bits)
+                .finish(),
+            Self::NonZeroPadding => f.write_str("NonZeroPadding"),
         }
     }
 }

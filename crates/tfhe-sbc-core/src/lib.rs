@@ -29,6 +29,7 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+pub mod compact_body;
 pub mod dimensions;
 pub mod encoding;
 pub mod entities;

@@ -39,6 +39,7 @@ use crate::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe
 use crate::key_spectrum::compute_glwe_key_spectrum;
 use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::product::{DefaultProduct, NegacyclicProductPlan};
+use crate::wire::{FrameKind, frame_bytes};
 use crate::xof::Blake2bXof;
 use rand_core::TryCryptoRng;
 use tfhe_sbc_core::encoding::encode_bool;
@@ -82,6 +83,8 @@ pub struct GlweEncryptor<const N: usize, const K: usize = 1, P: NegacyclicProduc
     parameter_set: ParameterSetId,
     key_set: bool,
     seeded: bool,
+    /// The body bits frames carry; 0 means the torus width (so that [`Self::EMPTY`] is all zero bytes).
+    body_bits: u8,
 }
 
 impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> GlweEncryptor<N, K, P> {
@@ -101,6 +104,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
         parameter_set: ParameterSetId(0),
         key_set: false,
         seeded: false,
+        body_bits: 0,
     };
 
     /// [`Self::EMPTY`], as a `const fn`.
@@ -186,6 +190,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
     /// Wipes the key spectra; encrypting then fails with [`Error::KeyNotSet`] until a key is set again.
     pub fn forget_key(&mut self) {
         self.key_set = false;
+        self.body_bits = 0;
         self.key.zeroize();
         self.scratch.zeroize();
     }
@@ -233,6 +238,37 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
     /// The parameter set this encryptor's key was set for (`ParameterSetId(0)` before [`Self::set_key`]).
     pub fn parameter_set(&self) -> ParameterSetId {
         self.parameter_set
+    }
+
+    /// Makes frames carry only the top `body_bits` bits of each body coefficient (a compact body,
+    /// [`tfhe_sbc_core::compact_body`]): from the key's set's
+    /// [`GlweParameters::compact_body_bits`] (11 bits for `TFHE_LIB_GLWE_1024`: a seeded frame of 1,503 bytes
+    /// instead of 4,191 at `N = 1024`) up to 32 (the full body, the default). Needs a key (the width is
+    /// checked against its set; a custom set allows only 32); setting a key again restores the full body.
+    pub fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
+        if !self.key_set {
+            return Err(Error::KeyNotSet);
+        }
+        check_body_bits_for(self.parameter_set, 32, body_bits)?;
+        self.body_bits = if body_bits == 32 { 0 } else { body_bits as u8 };
+        Ok(())
+    }
+
+    /// The top bits of each body coefficient that frames carry (32 unless [`Self::set_body_bits`] chose fewer).
+    pub fn body_bits(&self) -> u32 {
+        if self.body_bits == 0 {
+            32
+        } else {
+            u32::from(self.body_bits)
+        }
+    }
+
+    /// The length of the seeded frames this encryptor writes now:
+    /// `frame_bytes(Seeded, K, N, 32, body_bits())` (4,191 at `N = 1024` with the full body, 1,503 with 11 bits).
+    /// [`Self::encrypt_seeded_frame_into`] still needs a buffer of [`crate::wire::seeded_frame_bytes`]`(N)`: the full
+    /// body is computed there before it is compacted.
+    pub fn seeded_frame_len(&self) -> usize {
+        frame_bytes(FrameKind::Seeded, K, N, 32, self.body_bits())
     }
 
     /// The noise sampler in use (`None` before a key is set).
@@ -399,6 +435,22 @@ pub(crate) fn encode_bits(message: &[u8], body: &mut [u32]) {
             *b = TRUE.wrapping_add(zero.wrapping_mul(FALSE_MINUS_TRUE));
         }
     }
+}
+
+/// Checks that frames of the set `id` on a `torus_bits`-bit torus may carry `body_bits` body bits: from the
+/// named set's [`GlweParameters::compact_body_bits`] to the torus width; only the torus width for a custom set.
+pub(crate) fn check_body_bits_for(id: ParameterSetId, torus_bits: u32, body_bits: u32) -> Result<()> {
+    match GlweParameters::from_id(id) {
+        Some(params) => params.check_body_bits(body_bits)?,
+        None if body_bits == torus_bits => {}
+        None => {
+            return Err(Error::Core(tfhe_sbc_core::Error::UnsupportedBodyBits {
+                body_bits,
+                torus_bits,
+            }));
+        }
+    }
+    Ok(())
 }
 
 /// Checks that `params` is a 32-bit set of polynomial size `N` and GLWE dimension `K`: what a firmware

@@ -28,7 +28,7 @@
 //! ```
 
 use crate::credentials_file::unpack_secret_key;
-use crate::encryption::{NoiseSlot, check_key_shape};
+use crate::encryption::{NoiseSlot, check_body_bits_for, check_key_shape};
 use crate::error::{Error, Result};
 use crate::frame_mac::DeviceCredentials;
 use crate::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
@@ -70,6 +70,8 @@ pub struct IntegerEncryptor<const N: usize = 2048, P: NegacyclicProductPlan<N, T
     parameter_set: ParameterSetId,
     key_set: bool,
     seeded: bool,
+    /// The body bits frames carry; 0 means 64 (so that [`Self::EMPTY`] is all zero bytes).
+    body_bits: u8,
 }
 
 impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<N, P> {
@@ -94,6 +96,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
         parameter_set: ParameterSetId(0),
         key_set: false,
         seeded: false,
+        body_bits: 0,
     };
 
     /// [`Self::EMPTY`], as a `const fn`.
@@ -144,6 +147,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
     /// Wipes the key spectrum; encrypting then fails with [`Error::KeyNotSet`].
     pub fn forget_key(&mut self) {
         self.key_set = false;
+        self.body_bits = 0;
         self.noise = NoiseSlot::Unset;
         self.key.zeroize();
         self.scratch.zeroize();
@@ -189,6 +193,35 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
         self.noise.get()
     }
 
+    /// Makes frames carry only the top `body_bits` bits of each body coefficient (a compact body,
+    /// [`tfhe_sbc_core::compact_body`]): from the set's `compact_body_bits()` (14 for
+    /// [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`]: a 3,679-byte frame instead of 16,479, about 7.2 bytes per `u8`
+    /// reading) up to 64 (the full body, the default). Needs a key; setting a key again restores the full body.
+    pub fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
+        if !self.key_set {
+            return Err(Error::KeyNotSet);
+        }
+        check_body_bits_for(self.parameter_set, 64, body_bits)?;
+        self.body_bits = if body_bits == 64 { 0 } else { body_bits as u8 };
+        Ok(())
+    }
+
+    /// The top bits of each body coefficient that frames carry (64 unless [`Self::set_body_bits`] chose fewer).
+    pub fn body_bits(&self) -> u32 {
+        if self.body_bits == 0 {
+            64
+        } else {
+            u32::from(self.body_bits)
+        }
+    }
+
+    /// The length of the seeded frames this encryptor writes now: `frame_bytes(Seeded, 1, N, 64,
+    /// body_bits())`. [`Self::encrypt_seeded_frame_into`] still needs a buffer of
+    /// [`Self::SEEDED_FRAME_BYTES`]: the full body is computed there before it is compacted.
+    pub fn seeded_frame_len(&self) -> usize {
+        frame_bytes(FrameKind::Seeded, 1, N, 64, self.body_bits())
+    }
+
     /// The readings of `value_bits` bits one ciphertext holds: `N / blocks per value` (512 `u8`, 256 `u16`,
     /// 128 `u32` at `N = 2048` with two-bit blocks); 0 before a key is set.
     pub fn capacity(&self, value_bits: u32) -> usize {
@@ -225,9 +258,9 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
 
     /// Encrypts `chunk` of `message` (reading bytes, [`Self::MESSAGE_BYTES`] per chunk) as a seeded
     /// ciphertext straight into the frame buffer `out` (at least [`Self::SEEDED_FRAME_BYTES`]) and
-    /// authenticates it: `header (body_bits = 64) | seed | N body words, 8-byte little-endian | tag`. The
-    /// body is computed in `out` itself ([`write_frame_in_place_u64`]). Returns the frame's length, always
-    /// [`Self::SEEDED_FRAME_BYTES`].
+    /// authenticates it: `header (body_bits) | seed | body | tag`, the body as `N` 8-byte little-endian words,
+    /// or their top [`Self::body_bits`] bits packed. The body is computed in `out` itself
+    /// ([`write_frame_in_place_u64`]). Returns the frame's length, [`Self::seeded_frame_len`].
     pub fn encrypt_seeded_frame_into(
         &mut self,
         credentials: &DeviceCredentials,
@@ -240,7 +273,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
             return Err(Error::BufferTooSmall);
         }
         let mut header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
-        header.body_bits = 64;
+        header.body_bits = self.body_bits() as u8;
         write_frame_in_place_u64(&header, N, credentials.mac_key(), out, |body| {
             self.encrypt_u8(chunk.bytes, body)
         })

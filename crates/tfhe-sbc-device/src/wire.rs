@@ -22,8 +22,10 @@ use crate::mask::MASK_XOF_ID;
 use crate::message::Chunk;
 use crate::product::NegacyclicProductPlan;
 use serde::{Deserialize, Serialize};
+use tfhe_sbc_core::compact_body::{pack_body, pack_body_in_place};
 use tfhe_sbc_core::entities::{GlweCiphertext, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::ParameterSetId;
+use tfhe_sbc_core::torus::UnsignedTorus;
 
 pub use crate::frame_mac::TAG_BYTES;
 
@@ -153,7 +155,7 @@ impl FrameHeader {
 /// The bytes of a body of `n` coefficients of which the top `body_bits` bits travel, bit-packed:
 /// `ceil(n * body_bits / 8)`.
 pub const fn body_bytes(n: usize, body_bits: u32) -> usize {
-    (n * body_bits as usize).div_ceil(8)
+    tfhe_sbc_core::compact_body::packed_body_bytes(n, body_bits)
 }
 
 /// The exact payload length of a `kind` frame for a set with GLWE dimension `k`, polynomial size `n` and a
@@ -192,24 +194,27 @@ fn write_words(words: &[u32], out: &mut [u8]) {
     }
 }
 
-/// Writes `header`, then `parts` (already-encoded payload pieces, then words), then the tag under `mac_key`.
+/// Writes `header`, then `prefix` (a seed, or nothing), the `mask` words, the `body` words (their top
+/// `header.body_bits` bits, [`pack_body`]), then the tag under `mac_key`.
 fn write_frame(
     header: &FrameHeader,
-    seed: &[u8],
-    words: [&[u32]; 2],
+    prefix: &[u8],
+    mask: &[u32],
+    body: &[u32],
     mac_key: &MacKey,
     out: &mut [u8],
 ) -> Result<usize> {
-    let payload = seed.len() + 4 * (words[0].len() + words[1].len());
+    let body_bits = u32::from(header.body_bits);
+    let payload = prefix.len() + 4 * mask.len() + body_bytes(body.len(), body_bits);
     let total = HEADER_BYTES + payload + TAG_BYTES;
     let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
     header.write(out)?;
     let (authenticated, tag) = out.split_at_mut(total - TAG_BYTES);
-    let (seed_out, rest) = authenticated[HEADER_BYTES..].split_at_mut(seed.len());
-    seed_out.copy_from_slice(seed);
-    let (first, second) = rest.split_at_mut(4 * words[0].len());
-    write_words(words[0], first);
-    write_words(words[1], second);
+    let (prefix_out, rest) = authenticated[HEADER_BYTES..].split_at_mut(prefix.len());
+    prefix_out.copy_from_slice(prefix);
+    let (mask_out, body_out) = rest.split_at_mut(4 * mask.len());
+    write_words(mask, mask_out);
+    pack_body(body, body_bits, body_out)?;
     tag.copy_from_slice(&mac_key.tag(authenticated));
     Ok(total)
 }
@@ -223,7 +228,7 @@ pub fn write_seeded_frame(
     mac_key: &MacKey,
     out: &mut [u8],
 ) -> Result<usize> {
-    write_frame(header, seed, [&[], body], mac_key, out)
+    write_frame(header, seed, &[], body, mac_key, out)
 }
 
 /// Writes a full frame (`header | mask | body | tag`) into `out`; returns its length.
@@ -234,7 +239,7 @@ pub fn write_full_frame(
     mac_key: &MacKey,
     out: &mut [u8],
 ) -> Result<usize> {
-    write_frame(header, &[], [mask, body], mac_key, out)
+    write_frame(header, &[], mask, body, mac_key, out)
 }
 
 /// Writes a frame whose payload is computed in the frame buffer itself: `header | prefix | words | tag`,
@@ -277,7 +282,7 @@ where
 }
 
 /// A payload word: travels little-endian.
-trait PayloadWord: bytemuck::Pod {
+trait PayloadWord: bytemuck::Pod + UnsignedTorus {
     fn to_le_word(self) -> Self;
 }
 
@@ -306,10 +311,14 @@ where
     F: FnOnce(&mut [W]) -> Result<[u8; PREFIX]>,
 {
     let size = size_of::<W>();
+    let body_bits = u32::from(header.body_bits);
     let offset = HEADER_BYTES + PREFIX;
-    let payload_end = offset + size * words;
-    let total = payload_end + TAG_BYTES;
-    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
+    // The words are computed at full width first, so the buffer must hold them all; the frame is shorter
+    // when the body is compact.
+    let full_payload_end = offset + size * words;
+    let out = out
+        .get_mut(..full_payload_end + TAG_BYTES)
+        .ok_or(Error::BufferTooSmall)?;
     // The first aligned position at or after `offset - (size - 1)`.
     let window_start = (offset - (size - 1)..=offset)
         .find(|&i| (out.as_ptr() as usize).wrapping_add(i).is_multiple_of(size))
@@ -320,12 +329,20 @@ where
     for w in aligned.iter_mut() {
         *w = w.to_le_word();
     }
-    out.copy_within(window_start..window_start + size * words, offset);
+    // A compact body is packed at the start of the window (each word is read before its bytes are
+    // overwritten), then moved to its place.
+    let body_len = if body_bits == W::BITS {
+        size * words
+    } else {
+        pack_body_in_place::<W>(window, words, body_bits)?
+    };
+    out.copy_within(window_start..window_start + body_len, offset);
+    let payload_end = offset + body_len;
     header.write(out)?;
     out[HEADER_BYTES..offset].copy_from_slice(&prefix);
-    let (authenticated, tag) = out.split_at_mut(payload_end);
-    tag.copy_from_slice(&mac_key.tag(authenticated));
-    Ok(total)
+    let (authenticated, rest) = out.split_at_mut(payload_end);
+    rest[..TAG_BYTES].copy_from_slice(&mac_key.tag(authenticated));
+    Ok(payload_end + TAG_BYTES)
 }
 
 /// The device's frame counter: hands out strictly increasing sequence numbers in `[next, end)`.
@@ -471,7 +488,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
     /// Encrypts `chunk` of `message` as a seeded ciphertext straight into the frame buffer `out` (at least
     /// [`seeded_frame_bytes`]`(N)` bytes: 4191 at `N = 1024`) and authenticates it: the body is computed in
     /// `out` itself ([`write_frame_in_place`]), so the frame buffer is the only buffer. Returns the frame's
-    /// length, always [`seeded_frame_bytes`]`(N)`. The frame is byte for byte what
+    /// length, [`Self::seeded_frame_len`] (with the body bits of [`Self::set_body_bits`]). The frame is byte for byte what
     /// [`Self::encrypt_seeded_frame`] writes.
     pub fn encrypt_seeded_frame_into(
         &mut self,
@@ -484,7 +501,8 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
         if out.len() < seeded_frame_bytes(N) {
             return Err(Error::BufferTooSmall);
         }
-        let header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
+        let mut header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
+        header.body_bits = self.body_bits() as u8;
         write_frame_in_place(&header, N, credentials.mac_key(), out, |body| {
             self.encrypt_seeded_glwe_ciphertext(chunk.bytes, body)
         })
@@ -492,7 +510,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
 
     /// Encrypts `chunk` of `message` as a seeded ciphertext and writes the authenticated frame into `out`
     /// (at least [`seeded_frame_bytes`]`(N)` bytes), using `body` as the body buffer. Returns the frame's
-    /// length, always [`seeded_frame_bytes`]`(N)`. [`Self::encrypt_seeded_frame_into`] needs no body buffer.
+    /// length, [`Self::seeded_frame_len`]. [`Self::encrypt_seeded_frame_into`] needs no body buffer.
     pub fn encrypt_seeded_frame(
         &mut self,
         credentials: &DeviceCredentials,
@@ -502,10 +520,11 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
         out: &mut [u8],
     ) -> Result<usize> {
         message.check_chunk(chunk)?;
-        if out.len() < seeded_frame_bytes(N) {
+        if out.len() < self.seeded_frame_len() {
             return Err(Error::BufferTooSmall);
         }
-        let header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
+        let mut header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
+        header.body_bits = self.body_bits() as u8;
         let seed = self.encrypt_seeded_glwe_ciphertext(chunk.bytes, body)?;
         write_seeded_frame(&header, &seed, body, credentials.mac_key(), out)
     }

@@ -276,6 +276,35 @@ impl GlweParameters {
     pub const fn torus_bits(&self) -> u32 {
         self.torus_bits
     }
+
+    /// The fewest top bits of each body coefficient a compact frame may send ([`crate::compact_body`]): the
+    /// smallest width whose rounding variance, times the set's worst linear combination before a bootstrap
+    /// (2-norm squared: 8 for boolean gates, 25 for `MESSAGE_2_CARRY_2`), stays at or below 1% of the variance
+    /// the set budgets at the PBS input (key switch and modulus switch; `docs/noise-budget.md` shows the
+    /// arithmetic, and the adapter's tests recompute it from tfhe-rs's parameters). 11 for
+    /// [`TFHE_LIB_GLWE_1024`] and [`DEFAULT_KS_PBS_GLWE_512_K3`], 12 for
+    /// [`ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2`], 14 for
+    /// [`MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048`]; a custom set gets the torus width (no rounding).
+    pub const fn compact_body_bits(&self) -> u32 {
+        match self.id.0 {
+            1 | 2 => 11,
+            3 => 12,
+            4 => 14,
+            _ => self.torus_bits,
+        }
+    }
+
+    /// Checks that `body_bits` is a width frames of this set may carry: from
+    /// [`Self::compact_body_bits`] to the torus width.
+    pub fn check_body_bits(&self, body_bits: u32) -> Result<()> {
+        if body_bits < self.compact_body_bits() || body_bits > self.torus_bits {
+            return Err(Error::UnsupportedBodyBits {
+                body_bits,
+                torus_bits: self.torus_bits,
+            });
+        }
+        Ok(())
+    }
     /// `N`.
     pub const fn polynomial_size(&self) -> PolynomialSize {
         self.polynomial_size
