@@ -56,10 +56,11 @@ fn expected() -> ([u8; 128], [u8; 32]) {
     (packed, digest)
 }
 
-/// The integer KAT key, packed (256 bytes), and the digests of the integer run's two frames, computed with
-/// `set_key` (the unpacked key), `set_rng` and `encrypt_seeded_frame_into` for both frames: the firmware sets
-/// the packed key, seeds in place and writes frame 0 around `encrypt_u8` itself.
-fn expected_integer() -> ([u8; 256], [u8; 32]) {
+/// The integer KAT key, packed (256 bytes), and the digests of the integer run's three frames (two with the
+/// full body, one with the compact body), computed with `set_key` (the unpacked key), `set_rng` and
+/// `encrypt_seeded_frame_into` for every frame: the firmware sets the packed key, seeds in place and writes
+/// frame 0 around `encrypt_u8` itself.
+fn expected_integer() -> ([u8; 256], [u8; 48]) {
     let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
     let key = GlweSecretKey::generate_binary(
         vec![0u8; 2048],
@@ -77,15 +78,20 @@ fn expected_integer() -> ([u8; 256], [u8; 32]) {
     let chunk = chunks(&INTEGER_READINGS, 512).next().expect("one chunk");
     let mut frame = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
     let digest_key = MacKey::from_bytes(DIGEST_KEY);
-    let mut digest = [0u8; 32];
-    for half in digest.chunks_exact_mut(16) {
+    let mut digest = [0u8; 48];
+    for (i, part) in digest.chunks_exact_mut(16).enumerate() {
+        if i == 2 {
+            encryptor
+                .set_body_bits(params.glwe().compact_body_bits())
+                .expect("the set's compact width");
+        }
         let message = encryptor
             .begin_message(&mut counter, INTEGER_READINGS.len())
             .expect("message");
         let written = encryptor
             .encrypt_seeded_frame_into(&credentials, &message, &chunk, &mut frame)
             .expect("integer frame");
-        half.copy_from_slice(&digest_key.tag(&frame[..written]));
+        part.copy_from_slice(&digest_key.tag(&frame[..written]));
     }
     (packed, digest)
 }
@@ -121,7 +127,7 @@ fn main() {
         &packed,
     );
     array(
-        "The integer run's two frame digests: build.rs, on the host.",
+        "The integer run's three frame digests: build.rs, on the host.",
         "INTEGER_EXPECTED_DIGEST",
         &digest,
     );

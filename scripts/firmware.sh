@@ -79,6 +79,18 @@ run_elf() {
 # The value of `key=` in $OUT (first occurrence), or "-".
 field() { printf '%s\n' "$OUT" | grep -oE "(^| )$1=[^ ]+" | head -n 1 | sed 's/.*=//' || true; }
 
+TABLE_FORMAT='| %-22s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s | %9s | %s |'
+# One table row from $OUT: target, build, flash, statics, total RAM, status. The compact frame (integer run
+# only) is "-" when the run has none.
+row() {
+  local compact
+  compact=$(field compact_frame)
+  [ "$compact" = 0 ] && compact="-"
+  # shellcheck disable=SC2059 # the format is ours
+  printf "$TABLE_FORMAT" "$1" "$2" "$(field product | sed 's/.*:://')" "$3" "$4" "$(field stack_construct)" \
+    "$(field stack_encrypt)" "$5" "$(field construct)" "$(field encrypt)" "$(field frame)" "${compact:--}" "$6"
+}
+
 step "clippy (firmware code, thumbv7em-none-eabihf, -D warnings)"
 cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware -- -D warnings
 cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware --features integer -- -D warnings
@@ -117,9 +129,7 @@ for product in default fft; do
       if [ "${#over[@]}" -ne 0 ]; then status="OVER($(IFS=,; echo "${over[*]}"))"; fi
     fi
     [ "$status" = ok ] || FAILURES+=("$t ($product): $status")
-    ROWS+=("$(printf '| %-22s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s | %s |' \
-      "$t" "$product" "$(field product | sed 's/.*:://')" "$flash" "$statics" "$(field stack_construct)" "$(field stack_encrypt)" "$total" \
-      "$(field construct)" "$(field encrypt)" "$(field frame)" "$status")")
+    ROWS+=("$(row "$t" "$product" "$flash" "$statics" "$total" "$status")")
   done
 done
 
@@ -152,9 +162,8 @@ if [ "$status" = ok ]; then
   if [ "${#over[@]}" -ne 0 ]; then status="OVER($(IFS=,; echo "${over[*]}"))"; fi
 fi
 [ "$status" = ok ] || FAILURES+=("$t (integer): $status")
-ROWS+=("$(printf '| %-22s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s | %s |' \
-  "$t" integer "$(field product | sed 's/.*:://')" "$flash" "$statics" "$(field stack_construct)" "$(field stack_encrypt)" "$total" \
-  "$(field construct)" "$(field encrypt)" "$(field frame)" "$status")")
+ROWS+=("$(row "$t" integer "$flash" "$statics" "$total" "$status")")
+INTEGER_FRAMES="integer frames: $(field frame_bytes) B with the full body, $(field compact_frame_bytes) B compact"
 
 # flip-link, checked: the `stack-overflow` build recurses until the stack overflows, checking a canary in .bss
 # at every level. Linked by flip-link it must fault (qemu: "Lockup") with .bss intact; linked plainly (rust-lld),
@@ -198,22 +207,21 @@ if [ "${FIRMWARE_SKIP_DEBUG:-0}" != 1 ]; then
     OUT="" flash="-" status="FAIL(does not link in 256 KiB of flash: see the linker's message above)"
   fi
   [ "$status" = ok ] || FAILURES+=("thumbv7m-none-eabi (debug): $status")
-  ROWS+=("$(printf '| %-22s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s | %s |' \
-    "thumbv7m-none-eabi" "debug" "$(field product | sed 's/.*:://')" "$flash" "$(field statics)" "$(field stack_construct)" \
-    "$(field stack_encrypt)" "$(field total)" "$(field construct)" "$(field encrypt)" "$(field frame)" "$status")")
+  ROWS+=("$(row thumbv7m-none-eabi debug "$flash" "$(field statics)" "$(field total)" "$status")")
 fi
 
 step "table (bytes; instructions per phase; budgets on the default product: RAM <= $RAM_BUDGET, flash <= $FLASH_BUDGET, M4 encrypt <= $M4_INSTRUCTION_BUDGET)"
-printf '| %-22s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s | %s |\n' \
-  target build product flash statics stk-c stk-e RAM construct encrypt frame status
-printf '|%s|\n' "------------------------|---------|------------|--------|---------|--------|--------|--------|-----------|-----------|-----------|-------"
+# shellcheck disable=SC2059 # the format is ours
+printf "$TABLE_FORMAT\n" target build product flash statics stk-c stk-e RAM construct encrypt frame compact status
+printf '|%s|\n' "------------------------|---------|------------|--------|---------|--------|--------|--------|-----------|-----------|-----------|-----------|-------"
 printf '%s\n' "${ROWS[@]}"
 echo "build: default = DefaultProduct (what firmware gets), fft = the f64 FFT named explicitly; debug = opt-level 0;"
 echo "integer = the u64 IntegerEncryptor<2048, NttPlan64>, one frame of 512 u8 readings (16,479 B), budgets RAM <="
 echo "$INTEGER_RAM_BUDGET, flash <= $INTEGER_FLASH_BUDGET, encrypt <= $INTEGER_INSTRUCTION_BUDGET."
 echo "stk-c / stk-e: peak stack while setting the key and CSPRNG / during the encryptions; RAM = statics + the"
 echo "larger peak. construct: set_packed_key + seed_from_bytes; encrypt: one seeded N = 1024 (integer: N = 2048) encryption (its body in the"
-echo "frame buffer); frame: encrypt_seeded_frame_into (the encryption, the v2 header and the MAC)."
+echo "frame buffer); frame: encrypt_seeded_frame_into (the encryption, the v2 header and the MAC); compact: the same"
+echo "with the set's compact body (integer run). ${INTEGER_FRAMES:-}"
 echo "firmware.sh took $(( $(date +%s) - start )) s"
 
 if [ "${#FAILURES[@]}" -ne 0 ]; then

@@ -20,6 +20,8 @@ use variant::{EXPECTED_DIGEST, Encryptor, FRAME_BYTES, Product, run};
 const BOARD: &str = env!("FIRMWARE_BOARD");
 /// The target triple of this build (`build.rs`).
 const TARGET: &str = env!("FIRMWARE_TARGET");
+/// The number of [`Phase`]s (the last one is `CompactFrame`).
+const PHASES: usize = Phase::CompactFrame as usize + 1;
 /// Which run this build carries.
 const VARIANT: &str = if cfg!(feature = "integer") {
     "integer"
@@ -68,7 +70,8 @@ fn main() -> ! {
     let mut probe = Measure {
         clock,
         started: 0,
-        ticks: [0; 3],
+        ticks: [0; PHASES],
+        frame_bytes: [0; 3],
         stack_construct: 0,
     };
     let digest = match run(ENCRYPTOR, FRAME, &mut probe) {
@@ -86,10 +89,16 @@ fn main() -> ! {
         calibration.loop_ticks
     );
     hprintln!(
-        "instructions: construct={} encrypt={} frame={}",
+        "instructions: construct={} encrypt={} frame={} compact_frame={}",
         instructions(Phase::Construct),
         instructions(Phase::Encrypt),
-        instructions(Phase::Frame)
+        instructions(Phase::Frame),
+        instructions(Phase::CompactFrame)
+    );
+    hprintln!(
+        "frames: frame_bytes={} compact_frame_bytes={}",
+        probe.frame_bytes[1],
+        probe.frame_bytes[2]
     );
     let statics = statics_bytes();
     hprintln!(
@@ -115,7 +124,8 @@ fn main() -> ! {
 struct Measure {
     clock: Clock,
     started: u64,
-    ticks: [u64; 3],
+    ticks: [u64; PHASES],
+    frame_bytes: [usize; 3],
     stack_construct: usize,
 }
 
@@ -129,6 +139,12 @@ impl Probe for Measure {
         if phase == Phase::Construct {
             self.stack_construct = stack_peak();
             repaint_stack();
+        }
+    }
+
+    fn frame(&mut self, index: usize, bytes: &[u8]) {
+        if let Some(len) = self.frame_bytes.get_mut(index) {
+            *len = bytes.len();
         }
     }
 }
@@ -179,15 +195,17 @@ fn fail(what: &str) -> ! {
     exit(debug::EXIT_FAILURE)
 }
 
-fn print_hex(label: &str, bytes: &[u8; 32]) {
+/// Prints `label=` and up to 48 bytes in hex.
+fn print_hex(label: &str, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = [0u8; 64];
+    let mut out = [0u8; 96];
+    let bytes = &bytes[..bytes.len().min(48)];
     for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
         pair[0] = HEX[usize::from(b >> 4)];
         pair[1] = HEX[usize::from(b & 15)];
     }
     // The buffer holds only ASCII hex digits.
-    let text = core::str::from_utf8(&out).unwrap_or("?");
+    let text = core::str::from_utf8(&out[..2 * bytes.len()]).unwrap_or("?");
     hprintln!("{}={}", label, text);
 }
 

@@ -1,8 +1,9 @@
 //! The integer known-answer run (issue \[G\] §2): the `u64` integer encryptor
 //! (`IntegerEncryptor<2048, NttPlan64>`, tfhe-rs's `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` GLWE
 //! side) built in place in a `static` from its packed key in flash, encrypting a full frame of 512 `u8`
-//! readings ([`INTEGER_READINGS`]) twice. Same [`Phase`]s and [`Probe`] as the boolean run ([`crate::run`]);
-//! the firmware runs this one instead with the feature `integer`.
+//! readings ([`INTEGER_READINGS`]) three times: twice with the full 64-bit body (16,479-byte frames), then
+//! with the set's compact body (`compact_body_bits()`, 14 bits: 3,679 bytes). Same [`Phase`]s and [`Probe`]
+//! as the boolean run ([`crate::run`]); the firmware runs this one instead with the feature `integer`.
 
 use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, INTEGER_READINGS, INTEGER_RNG_SEED, KEY_ID, MAC_KEY};
 use crate::run::{Phase, Probe, frame_digest};
@@ -37,11 +38,12 @@ pub use crate::expected::INTEGER_EXPECTED_DIGEST as EXPECTED_DIGEST;
 /// The device's frame credentials (the boolean run's), in flash.
 static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
 
-/// Sets up `encryptor` (the empty value, as a `static` holds it) and writes two authenticated seeded frames of
-/// the 512 readings into `frame`, returning the digests of frame 0 and frame 1 ([`frame_digest`]). Frame 0 is
+/// Sets up `encryptor` (the empty value, as a `static` holds it) and writes three authenticated seeded frames
+/// of the 512 readings into `frame`, returning the digests of frames 0, 1 and 2 ([`frame_digest`]). Frame 0 is
 /// written with `write_frame_in_place_u64` around `encrypt_u8`, so that the encryption alone is measured
-/// ([`Phase::Encrypt`]); frame 1 with `encrypt_seeded_frame_into`, what firmware calls ([`Phase::Frame`]).
-pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {
+/// ([`Phase::Encrypt`]); frame 1 with `encrypt_seeded_frame_into`, what firmware calls ([`Phase::Frame`]);
+/// frame 2 the same with the compact body ([`Phase::CompactFrame`]).
+pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 48], &'static str> {
     probe.start(Phase::Construct);
     set_up(encryptor)?;
     probe.end(Phase::Construct);
@@ -73,7 +75,7 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     })
     .map_err(|_| "encryption")?;
     probe.frame(0, &frame[..written]);
-    let mut digest = [0u8; 32];
+    let mut digest = [0u8; 48];
     digest[..16].copy_from_slice(&frame_digest(&frame[..written]));
 
     let message = encryptor
@@ -85,7 +87,22 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
         .map_err(|_| "frame encryption")?;
     probe.end(Phase::Frame);
     probe.frame(1, &frame[..written]);
-    digest[16..].copy_from_slice(&frame_digest(&frame[..written]));
+    digest[16..32].copy_from_slice(&frame_digest(&frame[..written]));
+
+    // The compact body: the same buffer (the full body is computed there before it is packed).
+    encryptor
+        .set_body_bits(MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().compact_body_bits())
+        .map_err(|_| "set_body_bits")?;
+    let message = encryptor
+        .begin_message(&mut counter, INTEGER_READINGS.len())
+        .map_err(|_| "begin_message")?;
+    probe.start(Phase::CompactFrame);
+    let written = encryptor
+        .encrypt_seeded_frame_into(credentials, &message, &chunk, frame)
+        .map_err(|_| "compact frame encryption")?;
+    probe.end(Phase::CompactFrame);
+    probe.frame(2, &frame[..written]);
+    digest[32..].copy_from_slice(&frame_digest(&frame[..written]));
     Ok(digest)
 }
 

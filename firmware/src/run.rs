@@ -46,6 +46,9 @@ pub enum Phase {
     Encrypt,
     /// One whole frame: `encrypt_seeded_frame_into` (the encryption, the header and the MAC).
     Frame,
+    /// One whole frame with a compact body (the integer run only): `encrypt_seeded_frame_into` after
+    /// `set_body_bits(compact_body_bits())` (the encryption, rounding and packing the body, header, MAC).
+    CompactFrame,
 }
 
 /// What the run reports around each phase, and each frame it writes.
@@ -54,7 +57,7 @@ pub trait Probe {
     fn start(&mut self, phase: Phase);
     /// `phase` ended.
     fn end(&mut self, phase: Phase);
-    /// Frame `index` (0 or 1) was written.
+    /// Frame `index` (0, 1, and 2 in the integer run) was written.
     fn frame(&mut self, _index: usize, _bytes: &[u8]) {}
 }
 
