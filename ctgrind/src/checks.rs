@@ -97,7 +97,7 @@ pub static DEFAULT: &[Check] = &[
     },
     Check {
         name: "integer-frame",
-        what: "the integer firmware path: IntegerEncryptor::<2048, NttPlan64>::EMPTY, set_packed_key (secret packed key), seed (secret TryCryptoRng), encrypt_seeded_frame_into of secret u8 readings (a full and a short chunk) under a secret MAC key",
+        what: "the integer firmware path: IntegerEncryptor::<2048, NttPlan64>::EMPTY, set_packed_key (secret packed key), seed (secret TryCryptoRng), encrypt_seeded_frame_into of secret u8 readings (a full and a short chunk, then a compact body) under a secret MAC key",
         run: integer_frame,
     },
     Check {
@@ -629,7 +629,8 @@ fn integer_encrypt() -> Outcome {
 
 /// The integer firmware's path (`firmware/src/integer_run.rs`): an empty encryptor keyed in place from the
 /// packed key of a credential file and seeded from a (secret) hardware RNG, secret readings encrypted
-/// straight into the frame buffer (its 8-aligned body window) and authenticated under a secret MAC key.
+/// straight into the frame buffer (its 8-aligned body window) and authenticated under a secret MAC key; then
+/// the same message again with the set's compact body (the body rounded and packed in place).
 fn integer_frame() -> Outcome {
     use tfhe_sbc_device::credentials_file::pack_secret_key;
     type Encryptor = IntegerEncryptor<N64, NttPlan64>;
@@ -652,17 +653,30 @@ fn integer_frame() -> Outcome {
         .begin_message(&mut counter, readings.len())
         .expect("sequence numbers left");
     let mut digest = Digest::default();
-    let mut taint = [None; 2];
+    let mut taint = [None; 4];
     // Three bytes of offset: the body's 8-aligned window is not where the body lands.
     let mut buffer = vec![0u8; Encryptor::SEEDED_FRAME_BYTES + 3];
-    for (chunk, taint) in chunks(&readings, Encryptor::MESSAGE_BYTES).zip(&mut taint) {
-        let frame = &mut buffer[3..];
-        let len = encryptor
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, frame)
-            .expect("a chunk of this message, a large enough buffer");
-        *taint = is_tainted(&frame[..len]);
-        declassify(frame);
-        digest.update(&frame[..len]);
+    for (pass, taint) in taint.chunks_exact_mut(2).enumerate() {
+        if pass == 1 {
+            let compact = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().compact_body_bits();
+            encryptor.set_body_bits(compact).expect("the set's compact width");
+        }
+        let outgoing = if pass == 0 {
+            outgoing
+        } else {
+            encryptor
+                .begin_message(&mut counter, readings.len())
+                .expect("sequence numbers left")
+        };
+        for (chunk, taint) in chunks(&readings, Encryptor::MESSAGE_BYTES).zip(taint) {
+            let frame = &mut buffer[3..];
+            let len = encryptor
+                .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, frame)
+                .expect("a chunk of this message, a large enough buffer");
+            *taint = is_tainted(&frame[..len]);
+            declassify(frame);
+            digest.update(&frame[..len]);
+        }
     }
     Outcome {
         tainted: all_tainted(&taint),
