@@ -20,8 +20,12 @@ use variant::{EXPECTED_DIGEST, Encryptor, FRAME_BYTES, Product, run};
 const BOARD: &str = env!("FIRMWARE_BOARD");
 /// The target triple of this build (`build.rs`).
 const TARGET: &str = env!("FIRMWARE_TARGET");
-/// The number of [`Phase`]s (the last one is `CompactFrame`).
+/// The [`Phase`]s this run measures: the integer run has a compact frame too. (The boolean build keeps its
+/// probe as small as before: the probe is on `main`'s stack, which the RAM budget counts.)
+#[cfg(feature = "integer")]
 const PHASES: usize = Phase::CompactFrame as usize + 1;
+#[cfg(not(feature = "integer"))]
+const PHASES: usize = Phase::Frame as usize + 1;
 /// Which run this build carries.
 const VARIANT: &str = if cfg!(feature = "integer") {
     "integer"
@@ -71,6 +75,7 @@ fn main() -> ! {
         clock,
         started: 0,
         ticks: [0; PHASES],
+        #[cfg(feature = "integer")]
         frame_bytes: [0; 3],
         stack_construct: 0,
     };
@@ -82,21 +87,22 @@ fn main() -> ! {
     let stack_encrypt = stack_peak();
     let stack_construct = probe.stack_construct;
 
-    let instructions = |phase: Phase| calibration.instructions(probe.ticks[phase as usize]);
+    let instructions = |phase: Phase| calibration.instructions(probe.ticks.get(phase as usize).copied().unwrap_or(0));
     hprintln!(
         "calibration: loop_instructions={} ticks={}",
         calibration.loop_instructions,
         calibration.loop_ticks
     );
     hprintln!(
-        "instructions: construct={} encrypt={} frame={} compact_frame={}",
+        "instructions: construct={} encrypt={} frame={}",
         instructions(Phase::Construct),
         instructions(Phase::Encrypt),
-        instructions(Phase::Frame),
-        instructions(Phase::CompactFrame)
+        instructions(Phase::Frame)
     );
+    #[cfg(feature = "integer")]
     hprintln!(
-        "frames: frame_bytes={} compact_frame_bytes={}",
+        "integer: compact_frame={} frame_bytes={} compact_frame_bytes={}",
+        instructions(Phase::CompactFrame),
         probe.frame_bytes[1],
         probe.frame_bytes[2]
     );
@@ -125,6 +131,8 @@ struct Measure {
     clock: Clock,
     started: u64,
     ticks: [u64; PHASES],
+    /// The length of each frame (integer run: full, full, compact).
+    #[cfg(feature = "integer")]
     frame_bytes: [usize; 3],
     stack_construct: usize,
 }
@@ -135,13 +143,17 @@ impl Probe for Measure {
     }
 
     fn end(&mut self, phase: Phase) {
-        self.ticks[phase as usize] = self.clock.ticks() - self.started;
+        let ticks = self.clock.ticks() - self.started;
+        if let Some(slot) = self.ticks.get_mut(phase as usize) {
+            *slot = ticks;
+        }
         if phase == Phase::Construct {
             self.stack_construct = stack_peak();
             repaint_stack();
         }
     }
 
+    #[cfg(feature = "integer")]
     fn frame(&mut self, index: usize, bytes: &[u8]) {
         if let Some(len) = self.frame_bytes.get_mut(index) {
             *len = bytes.len();
