@@ -38,12 +38,14 @@ pub fn error_count() -> u32 {
     tsbc_count_errors()
 }
 
-/// The address and length in bytes of `value`.
+/// The address and length in bytes of `value`: its own bytes, so a `Vec` or a `Box` must be passed as its
+/// contents (`v.as_slice()`, `&*b`); passed itself, only its pointer and length would be (de)classified or read.
 fn bytes_of<T: ?Sized>(value: &T) -> (*const c_void, usize) {
     (core::ptr::from_ref(value).cast::<c_void>(), size_of_val(value))
 }
 
-/// Marks every bit of `value` secret (memcheck: undefined). Its bytes are unchanged.
+/// Marks every bit of `value` secret (memcheck: undefined). Its bytes are unchanged. `value`'s own bytes: pass
+/// a `Vec`'s contents (`v.as_mut_slice()`), not the `Vec`.
 ///
 /// `&mut` on purpose: the compiler must then assume the call may have written `value`, and reload it from
 /// memory afterwards instead of reusing a copy kept in a register (which would stay "defined").
@@ -80,7 +82,8 @@ pub fn classify_bits(bytes: &mut [u8], mask: u8) -> bool {
 }
 
 /// Whether any bit of `value` is secret (memcheck: undefined), without reporting an error: the proof that
-/// the marked secrets reached an output. `None` when not under valgrind.
+/// the marked secrets reached an output. `None` when not under valgrind. `value`'s own bytes: pass a `Vec`'s
+/// contents (`v.as_slice()`), not the `Vec` (its pointer and length are never tainted).
 pub fn is_tainted<T: ?Sized>(value: &T) -> Option<bool> {
     let (ptr, len) = bytes_of(value);
     let mut vbits = [0u8; VBITS_CHUNK];
