@@ -65,13 +65,18 @@ pub enum IntakeError {
     UnsupportedParameterSet(u16),
     /// The mask-expansion XOF id is not the one this kind needs.
     UnsupportedXof(u8),
-    /// `body_bits` is not the torus width (compact bodies are reserved for issue \[G\]).
+    /// `body_bits` is outside what the parameter set allows: from its noise-budget minimum
+    /// (`GlweParameters::compact_body_bits`) to the torus width.
     UnsupportedBodyBits {
         /// The header's value.
         found: u8,
-        /// The only value accepted for this parameter set.
-        supported: u8,
+        /// The fewest body bits this set accepts.
+        min: u8,
+        /// The torus width.
+        max: u8,
     },
+    /// The unused bits at the end of a compact body are not 0.
+    NonZeroBodyPadding,
     /// `chunk_count` is 0.
     ZeroChunkCount,
     /// `chunk_index >= chunk_count`.
@@ -226,12 +231,13 @@ impl fmt::Display for IntakeError {
             Self::UnknownParameterSet(id) => write!(f, "unknown parameter set {id}"),
             Self::UnsupportedParameterSet(id) => write!(f, "parameter set {id} is not supported by this adapter"),
             Self::UnsupportedXof(id) => write!(f, "unsupported XOF id {id} for this frame kind"),
-            Self::UnsupportedBodyBits { found, supported } => {
+            Self::UnsupportedBodyBits { found, min, max } => {
                 write!(
                     f,
-                    "body bits {found} not supported (only {supported}, the full torus width)"
+                    "body bits {found} not supported for this parameter set: the device must send {min} to {max}"
                 )
             }
+            Self::NonZeroBodyPadding => f.write_str("the unused bits at the end of the compact body are not 0"),
             Self::ZeroChunkCount => f.write_str("chunk count is 0"),
             Self::ChunkIndexOutOfRange { index, count } => {
                 write!(f, "chunk index {index} is not below chunk count {count}")

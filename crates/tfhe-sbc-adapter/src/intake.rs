@@ -27,6 +27,7 @@ use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice, Registe
 use crate::replay::{ReplayError, ReplayWindow};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+use tfhe_sbc_core::compact_body::unpack_body;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters, ParameterSetId};
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
@@ -132,7 +133,8 @@ impl ParsedFrame<'_> {
                 rest
             }
         };
-        read_words(body_bytes, body);
+        unpack_body(body_bytes, u32::from(self.header.body_bits), body)
+            .unwrap_or_else(|_| unreachable!("parse_frame checked the body's width, length and padding"));
         let ciphertext = GlweCiphertext::from_container(data, self.parameters.polynomial_size())
             .unwrap_or_else(|_| unreachable!("(k + 1) N words for a set of size N"));
         Frame {
@@ -146,7 +148,8 @@ impl ParsedFrame<'_> {
 
 impl ParsedFrame<'_> {
     /// Expands the `u64` mask of a seeded integer frame and reads its `u64` body (8-byte little-endian
-    /// words) into a fresh ciphertext of exactly `2N` words. Only after the MAC verified.
+    /// words, or their top `body_bits` bits packed) into a fresh ciphertext of exactly `2N` words. Only after
+    /// the MAC verified.
     fn to_integer_frame(self, parameters: IntegerParameters) -> IntegerFrame {
         let n = self.parameters.polynomial_size().0;
         let mut data = vec![0u64; 2 * n];
@@ -155,11 +158,8 @@ impl ParsedFrame<'_> {
         let mut seed_array = [0u8; MASK_SEED_BYTES];
         seed_array.copy_from_slice(seed);
         expand_mask(&seed_array, mask);
-        for (w, b) in body.iter_mut().zip(body_bytes.chunks_exact(8)) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(b);
-            *w = u64::from_le_bytes(word);
-        }
+        unpack_body(body_bytes, u32::from(self.header.body_bits), body)
+            .unwrap_or_else(|_| unreachable!("parse_frame checked the body's width, length and padding"));
         let ciphertext = GlweCiphertext::from_container(data, self.parameters.polynomial_size())
             .unwrap_or_else(|_| unreachable!("2N words for a set of size N"));
         IntegerFrame {
@@ -236,14 +236,17 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
     if header.xof_id != expected_xof {
         return Err(IntakeError::UnsupportedXof(header.xof_id));
     }
-    if u32::from(header.body_bits) != torus_bits {
+    // Compact bodies (issue [G]): from the set's noise-budget minimum up to the torus width.
+    let body_bits = u32::from(header.body_bits);
+    if parameters.check_body_bits(body_bits).is_err() {
         return Err(IntakeError::UnsupportedBodyBits {
             found: header.body_bits,
-            supported: torus_bits as u8,
+            min: parameters.compact_body_bits() as u8,
+            max: torus_bits as u8,
         });
     }
     check_chunking(&header, chunk_bytes, config)?;
-    let expected = HEADER_BYTES + payload_bytes(kind, k, n, torus_bits, torus_bits) + TAG_BYTES;
+    let expected = HEADER_BYTES + payload_bytes(kind, k, n, torus_bits, body_bits) + TAG_BYTES;
     if bytes.len() != expected {
         return Err(IntakeError::WrongFrameLength {
             expected,
@@ -251,6 +254,11 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         });
     }
     let (authenticated, tag) = bytes.split_at(expected - TAG_BYTES);
+    // One encoding per body: the unused bits of a packed body's last byte are 0.
+    let used_bits = (n * body_bits as usize) % 8;
+    if used_bits != 0 && authenticated.last().is_some_and(|&last| last >> used_bits != 0) {
+        return Err(IntakeError::NonZeroBodyPadding);
+    }
     Ok(ParsedFrame {
         header,
         kind,

@@ -165,10 +165,19 @@ fn every_malformed_header_gets_its_error() {
         (edit(|h| h.parameter_set = 999), IntakeError::UnknownParameterSet(999)),
         (edit(|h| h.xof_id = 9), IntakeError::UnsupportedXof(9)),
         (
-            edit(|h| h.body_bits = 16),
+            edit(|h| h.body_bits = 10),
             IntakeError::UnsupportedBodyBits {
-                found: 16,
-                supported: 32,
+                found: 10,
+                min: 11,
+                max: 32,
+            },
+        ),
+        (
+            edit(|h| h.body_bits = 33),
+            IntakeError::UnsupportedBodyBits {
+                found: 33,
+                min: 11,
+                max: 32,
             },
         ),
         (edit(|h| h.chunk_count = 0), IntakeError::ZeroChunkCount),
