@@ -69,6 +69,10 @@ struct Cli {
     /// Stop with an error when frames have waited this long for an acknowledgement (default: retry forever).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     give_up_after: Option<Duration>,
+    /// Send the full 32-bit body of every ciphertext instead of its top bits (by default secret-key frames
+    /// carry the set's compact body, e.g. 11 bits: 1,503 instead of 4,191 bytes per frame).
+    #[arg(long)]
+    full_body: bool,
     /// Print every message and acknowledgement.
     #[arg(short, long, conflicts_with = "quiet")]
     verbose: bool,
@@ -244,12 +248,15 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     let credentials = file.decode().map_err(setup)?;
     let device_id = credentials.credentials.device_id();
     let rng = tfhe_sbc_device::seeding::from_os_entropy().map_err(setup)?;
-    let encryptor = MessageEncryptor::new(&credentials, rng).map_err(|e| {
+    let mut encryptor = MessageEncryptor::new(&credentials, rng).map_err(|e| {
         setup(format!(
             "{}: cannot build the encryptor: {e}",
             cli.credentials.display()
         ))
     })?;
+    if !cli.full_body {
+        encryptor.use_compact_body();
+    }
     let chunk_bytes = encryptor.chunk_bytes();
     drop(credentials);
     if let Some(size) = cli.format.bytes() {
@@ -274,11 +281,12 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     config.give_up_after = cli.give_up_after;
     config.counter_file = Some(counter_file.clone());
     info!(
-        "device {device_id}: {} mode, parameter set {}, {}-byte frames of {chunk_bytes} message bytes, next \
-         sequence {} ({}), server {}",
+        "device {device_id}: {} mode, parameter set {}, {}-byte frames ({}-bit body) of {chunk_bytes} message \
+         bytes, next sequence {} ({}), server {}",
         mode_name(encryptor.mode()),
         encryptor.parameters().id().0,
         encryptor.frame_bytes(),
+        encryptor.body_bits(),
         counter.next_sequence(),
         counter_file.display(),
         cli.server

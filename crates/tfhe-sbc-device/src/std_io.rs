@@ -353,6 +353,12 @@ trait ChunkEncryptor: Send {
         chunk: &Chunk<'_>,
         out: &mut [u8],
     ) -> Result<usize>;
+
+    /// Makes frames carry the top `body_bits` bits of each body coefficient.
+    fn set_body_bits(&mut self, body_bits: u32) -> Result<()>;
+
+    /// The body bits frames carry.
+    fn body_bits(&self) -> u32;
 }
 
 struct SecretKeyChunks<const N: usize, const K: usize> {
@@ -370,6 +376,14 @@ impl<const N: usize, const K: usize> ChunkEncryptor for SecretKeyChunks<N, K> {
         self.encryptor
             .encrypt_seeded_frame_into(credentials, message, chunk, out)
     }
+
+    fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
+        self.encryptor.set_body_bits(body_bits)
+    }
+
+    fn body_bits(&self) -> u32 {
+        self.encryptor.body_bits()
+    }
 }
 
 struct PublicKeyChunks<const N: usize, const K: usize> {
@@ -386,6 +400,22 @@ impl<const N: usize, const K: usize> ChunkEncryptor for PublicKeyChunks<N, K> {
     ) -> Result<usize> {
         self.encryptor
             .encrypt_public_key_frame_into(credentials, message, chunk, out)
+    }
+
+    /// Public-key frames carry the full body (their mask travels in full anyway).
+    fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
+        if body_bits == 32 {
+            Ok(())
+        } else {
+            Err(Error::Core(tfhe_sbc_core::Error::UnsupportedBodyBits {
+                body_bits,
+                torus_bits: 32,
+            }))
+        }
+    }
+
+    fn body_bits(&self) -> u32 {
+        32
     }
 }
 
@@ -476,8 +506,36 @@ impl MessageEncryptor {
         }
     }
 
-    /// The length of each frame.
+    /// Makes secret-key frames carry only the top `body_bits` bits of each body coefficient (a compact body:
+    /// from the set's `compact_body_bits()` to 32). Public-key frames take only 32.
+    pub fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
+        self.inner.set_body_bits(body_bits)
+    }
+
+    /// Makes secret-key frames compact at the set's smallest width (`compact_body_bits()`); public-key
+    /// frames stay full. Returns the body bits frames now carry.
+    pub fn use_compact_body(&mut self) -> u32 {
+        if self.mode != KeyMode::PublicKey {
+            // The set's own width is always accepted for its secret-key encryptor.
+            let _ = self.inner.set_body_bits(self.parameters.compact_body_bits());
+        }
+        self.inner.body_bits()
+    }
+
+    /// The body bits frames carry.
+    pub fn body_bits(&self) -> u32 {
+        self.inner.body_bits()
+    }
+
+    /// The length of each frame (with the body bits in use).
     pub fn frame_bytes(&self) -> usize {
+        let (n, k) = (self.parameters.polynomial_size().0, self.parameters.glwe_dimension().0);
+        frame_bytes(self.frame_kind(), k, n, 32, self.body_bits())
+    }
+
+    /// The buffer one frame is computed in: the full-body frame (a compact body is computed in full, then
+    /// packed).
+    fn buffer_bytes(&self) -> usize {
         let (n, k) = (self.parameters.polynomial_size().0, self.parameters.glwe_dimension().0);
         frame_bytes(self.frame_kind(), k, n, 32, 32)
     }
@@ -491,7 +549,7 @@ impl MessageEncryptor {
         message: &[u8],
     ) -> Result<Vec<SealedFrame>> {
         let mut frames = Vec::with_capacity(outgoing.chunk_count() as usize);
-        let mut out = vec![0u8; self.frame_bytes()];
+        let mut out = vec![0u8; self.buffer_bytes()];
         for chunk in chunks(message, self.chunk_bytes()) {
             let len = self.inner.encrypt_chunk(credentials, outgoing, &chunk, &mut out)?;
             frames.push(SealedFrame {
