@@ -10,6 +10,9 @@
 //!    there, to exercise their decoding too.
 //!
 //! Frame `i` of a stream arrives at `i` seconds; messages expire after [`FUZZ_MAX_AGE_SECS`] seconds.
+//!
+//! Each single frame also goes to [`Intake::receive_integer`] (the 64-bit integer set's intake, issue
+//! \[G\]), raw and with the MAC fixed up; an accepted integer frame must hold exactly `2N` words.
 
 use crate::intake::{Intake, IntakeConfig, Message, Received, parse_frame};
 use crate::registry::DeviceRegistry;
@@ -97,6 +100,15 @@ pub fn intake(data: &[u8]) {
         }
         let mut checker = Checker::default();
         checker.check(intake.receive(&frame, t0));
+        // The integer intake, on a fresh intake (the boolean one may have taken the sequence number).
+        match fuzz_intake(fix_up).receive_integer(&frame) {
+            Ok(integer) => {
+                let n = integer.parameters.glwe().polynomial_size().0;
+                assert_eq!(integer.ciphertext.as_slice().len(), 2 * n);
+                assert!(integer.header.device_id == FUZZ_DEVICE_ID || integer.header.device_id == FUZZ_DEVICE_ID_2);
+            }
+            Err(error) => assert!(!error.to_string().is_empty()),
+        }
         // A stream of frames, one per second.
         let mut intake = fuzz_intake(fix_up);
         let mut checker = Checker::default();
@@ -207,6 +219,18 @@ impl SeedDevice {
         }
     }
 
+    /// The frames of one message with a compact body of `body_bits` bits.
+    fn compact_frames(&mut self, message: &[u8], body_bits: u32) -> Vec<Vec<u8>> {
+        self.encryptor
+            .set_body_bits(body_bits)
+            .unwrap_or_else(|e| unreachable!("a width the set allows: {e}"));
+        let frames = self.frames(message, false);
+        self.encryptor
+            .set_body_bits(32)
+            .unwrap_or_else(|e| unreachable!("the full width: {e}"));
+        frames
+    }
+
     /// The frames of one message, seeded or full.
     fn frames(&mut self, message: &[u8], full: bool) -> Vec<Vec<u8>> {
         use tfhe_sbc_core::entities::GlweCiphertext;
@@ -230,7 +254,10 @@ impl SeedDevice {
                     let mut out = vec![0u8; SEEDED_FRAME_BYTES_1024];
                     self.encryptor
                         .encrypt_seeded_frame(&self.credentials, &outgoing, &chunk, &mut body, &mut out)
-                        .map(|_| out)
+                        .map(|len| {
+                            out.truncate(len);
+                            out
+                        })
                 };
                 result.unwrap_or_else(|e| unreachable!("{e}"))
             })
@@ -270,6 +297,8 @@ pub fn seed_corpus() -> Vec<(&'static str, Vec<u8>)> {
     let a_short = a.frames(b"short", false);
     let a_more: Vec<Vec<Vec<u8>>> = (0..3).map(|i| a.frames(&[i; 130], false)).collect();
     let b_full = b.frames(&[0x55; 130], true);
+    let compact = a.compact_frames(&[0x99; 200], 11);
+    let integer = integer_seed_frame(&fuzz_credentials()[0], b"fuzz readings");
     vec![
         ("seeded-single", single.clone()),
         ("seeded-empty-message", empty),
@@ -303,7 +332,47 @@ pub fn seed_corpus() -> Vec<(&'static str, Vec<u8>)> {
             ]),
         ),
         ("stream-full-two-chunks", length_delimited(&[&b_full[0], &b_full[1]])),
+        ("compact-11-bit-chunk0", compact[0].clone()),
+        ("stream-compact-message", length_delimited(&[&compact[0], &compact[1]])),
+        ("integer-compact-14-bit", integer),
     ]
+}
+
+/// One compact (14-bit) seeded frame of the 64-bit integer set from the fuzz device `credentials`, from
+/// fixed seeds.
+fn integer_seed_frame(credentials: &DeviceCredentials, readings: &[u8]) -> Vec<u8> {
+    use rand_core::SeedableRng;
+    use tfhe_sbc_core::entities::GlweSecretKey;
+    use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
+    use tfhe_sbc_device::xof::Blake2bXof;
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    let key = GlweSecretKey::generate_binary(
+        vec![0u8; 2048],
+        params.glwe().polynomial_size(),
+        &mut Blake2bXof::from_seed([0x31; 32]),
+    )
+    .unwrap_or_else(|e| unreachable!("a valid key buffer: {e}"));
+    let mut encryptor = Box::new(IntegerEncryptor::<2048>::EMPTY);
+    encryptor
+        .set_key(&params, &key)
+        .unwrap_or_else(|e| unreachable!("the named set: {e}"));
+    encryptor.seed_from_bytes(&mut [0x32; 32]);
+    encryptor
+        .set_body_bits(params.glwe().compact_body_bits())
+        .unwrap_or_else(|e| unreachable!("the set's width: {e}"));
+    let outgoing = encryptor
+        .begin_message(&mut tfhe_sbc_device::wire::FrameCounter::new(1 << 20), readings.len())
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let chunk = tfhe_sbc_device::message::chunks(readings, IntegerEncryptor::<2048>::MESSAGE_BYTES)
+        .next()
+        .unwrap_or_else(|| unreachable!("one chunk"));
+    let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
+    let len = encryptor
+        .encrypt_seeded_frame_into(credentials, &outgoing, &chunk, &mut out)
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    out.truncate(len);
+    out
 }
 
 /// The annotated hex dump of docs/wire-format.md (`cargo run --example wire_format_dump`): one seeded frame

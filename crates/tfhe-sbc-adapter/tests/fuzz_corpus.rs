@@ -100,6 +100,24 @@ fn seeds_do_what_their_names_say() {
         IntakeError::FullFrameRejected
     );
     assert!(fuzz_intake(true).receive(&full, now).is_ok());
+    // Compact bodies: an 11-bit chunk waits for its second chunk; the integer frame is the integer intake's.
+    assert!(matches!(
+        fuzz_intake(false).receive(&read("corpus/intake_v2", "compact-11-bit-chunk0"), now),
+        Ok(Received::Pending { .. })
+    ));
+    let integer = read("corpus/intake_v2", "integer-compact-14-bit");
+    assert_eq!(
+        parse_frame(&integer, &IntakeConfig::default())
+            .unwrap()
+            .header
+            .body_bits,
+        14
+    );
+    assert!(fuzz_intake(false).receive_integer(&integer).is_ok());
+    assert!(matches!(
+        fuzz_intake(false).receive(&integer, now),
+        Err(IntakeError::UnsupportedParameterSet(4))
+    ));
     // MAC'd by device 1, naming device 2: refused; the fix-up path re-tags it under device 2's key.
     let mut relabelled = read("corpus/intake_v2", "maced-as-a-named-b");
     assert_eq!(
