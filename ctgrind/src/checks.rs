@@ -107,7 +107,7 @@ pub static DEFAULT: &[Check] = &[
     },
     Check {
         name: "seeded-frame",
-        what: "encrypt_seeded_frame (wire v2): encryption, framing and MAC of secret chunks under a secret MAC key",
+        what: "encrypt_seeded_frame (wire v2): encryption, framing and MAC of secret chunks under a secret MAC key, with the full body and with an 11-bit compact body (rounding and bit packing)",
         run: seeded_frame,
     },
     Check {
@@ -758,21 +758,24 @@ fn seeded_frame() -> Outcome {
     // Two chunks: a full one and a short last one.
     let message = [secret_message(18), secret_message(19)];
     let bytes = &message.as_flattened()[..N / 8 + 40];
-    let outgoing = encryptor
-        .begin_message(&mut counter, bytes.len())
-        .expect("sequence numbers left");
     let mut digest = Digest::default();
-    let mut taint = [None; 2];
-    for (chunk, taint) in chunks(bytes, N / 8).zip(&mut taint) {
-        let mut body = [0u32; N];
-        let mut frame = [0u8; SEEDED_FRAME_BYTES_1024];
-        let len = encryptor
-            .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame)
-            .expect("a chunk of this message, a large enough buffer");
-        *taint = is_tainted(&frame[..len]);
-        declassify(&mut frame);
-        declassify(&mut body);
-        digest.update(&frame[..len]);
+    let mut taint = [None; 4];
+    for (round, body_bits) in [32, params.compact_body_bits()].into_iter().enumerate() {
+        encryptor.set_body_bits(body_bits).expect("a width the set allows");
+        let outgoing = encryptor
+            .begin_message(&mut counter, bytes.len())
+            .expect("sequence numbers left");
+        for (chunk, taint) in chunks(bytes, N / 8).zip(&mut taint[2 * round..]) {
+            let mut body = [0u32; N];
+            let mut frame = [0u8; SEEDED_FRAME_BYTES_1024];
+            let len = encryptor
+                .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame)
+                .expect("a chunk of this message, a large enough buffer");
+            *taint = is_tainted(&frame[..len]);
+            declassify(&mut frame);
+            declassify(&mut body);
+            digest.update(&frame[..len]);
+        }
     }
     Outcome {
         tainted: all_tainted(&taint),
