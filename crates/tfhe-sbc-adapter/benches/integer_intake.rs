@@ -1,9 +1,24 @@
-//! Integer intake per `FheUint8`, in one run (issue [G] sections 3 and 6): fleet mode (extraction and
-//! wrapping), per-device mode (key switch + identity PBS per block), against tfhe-rs 1.8.2's
-//! `CompactCiphertextList::expand` (unpacked and packed) with a `CompactPublicKey`, all with the high-level
-//! default parameters. Prints a table of the medians per value and per block, and the ratios.
+//! Integer intake per `FheUint8`, in one run (issue [G] sections 3 and 6), with tfhe-rs 1.8.2's high-level
+//! default parameters and its dedicated compact public-key parameters (PKE + casting key):
 //!
-//! `cargo bench -p tfhe-sbc-adapter --features tfhe --bench integer_intake`
+//! * fleet mode: a device frame (512 `u8` readings, `IntegerEncryptor` under the client key's GLWE key) ->
+//!   [`Intake::receive_integer`] (MAC, mask from the seed) -> [`IntegerExtractor`] -> `FheUint8`: the whole
+//!   frame at once on one thread, the same in batches of 16 values (each batch dropped before the next: a
+//!   consumer that keeps up), and the whole frame on rayon's pool; batched also from a compact-body frame
+//!   (`set_body_bits(compact_body_bits())`: the intake unpacks the top 14 bits of each body word);
+//! * per-device mode: a frame of the device's own key -> intake -> [`IntegerRefresher`] (per block: key
+//!   switch with the device's seeded key-switching key, identity PBS) -> `FheUint8`, on rayon's pool, and one
+//!   block on one thread;
+//! * tfhe-rs: `CompactCiphertextList::expand` of the same values encrypted under a `CompactPublicKey`, with
+//!   casting (per block: a key switch to the small key and a PBS), unpacked and packed, then `get` of every
+//!   `FheUint8`.
+//!
+//! Every path is decrypted with the `ClientKey` before anything is timed. The slow modes (a PBS per block)
+//! run [`SLOW_VALUES`] values per iteration. Criterion's medians go into a table; paired rounds (per-device
+//! and expand timed back to back, `PAIRED_ROUNDS` times) give the ratio on a shared machine. In test mode
+//! (`cargo test`, no `--bench`) the slow modes take 2 values and one round.
+//!
+//! `cargo bench -p tfhe-sbc-adapter --features tfhe --bench integer_intake -- --warm-up-time 1`
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use criterion::{Criterion, SamplingMode, criterion_group};
@@ -13,23 +28,46 @@ use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tfhe::prelude::*;
+use tfhe::shortint::parameters::{
+    PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+};
 use tfhe::{
     ClientKey, CompactCiphertextList, CompactPublicKey, ConfigBuilder, FheUint8, FheUint8Id, Seed, set_server_key,
 };
+use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
 use tfhe_sbc_adapter::interop::integer::per_device::{IntegerDeviceKsk, IntegerRefresher};
-use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, encrypt_readings_reference, glwe_key_from_client_key};
-use tfhe_sbc_core::dimensions::PolynomialSize;
+use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
+use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
+use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::wire::FrameCounter;
 use tfhe_sbc_device::xof::Blake2bXof;
 
-/// Values per iteration of the slow modes (a PBS per block): 8 `FheUint8` = 32 blocks.
-const SLOW_VALUES: usize = 8;
-/// Rounds of the paired comparison.
-const PAIRED_ROUNDS: usize = 5;
-/// Values per iteration of fleet mode: a full N = 2048 ciphertext.
-const FLEET_VALUES: usize = 512;
+const N: usize = 2048;
+/// `u8` readings per frame (four two-bit blocks each).
+const FRAME_VALUES: usize = N / 4;
+/// Fleet mode, batched: values extracted per batch.
+const BATCH: usize = 16;
+/// Values per iteration of the slow modes (a PBS per block), in bench mode: 16 `FheUint8` = 64 blocks.
+const SLOW_VALUES: usize = 16;
+/// The same in test mode.
+const SLOW_VALUES_TEST: usize = 2;
+/// Paired rounds in bench mode (1 in test mode); odd rounds time the three in reverse order.
+const PAIRED_ROUNDS: usize = 7;
 
-/// Per-iteration times (seconds per value) recorded by each benchmark, for the summary.
+const FLEET_FRAME: &str = "fleet: frame -> FheUint8 x 512, 1 thread";
+const FLEET_BATCHED: &str = "fleet: frame -> FheUint8 x 512 in batches of 16, 1 thread";
+const FLEET_COMPACT: &str = "fleet: compact frame -> FheUint8 x 512 in batches of 16, 1 thread";
+const FLEET_RAYON: &str = "fleet: frame -> FheUint8 x 512, rayon";
+const PER_DEVICE: &str = "per-device: frame -> KS + PBS per block, rayon";
+const PER_DEVICE_BLOCK: &str = "per-device: 1 block (KS + PBS), 1 thread, x 4";
+const EXPAND: &str = "tfhe-rs CompactCiphertextList expand + cast";
+const EXPAND_PACKED: &str = "tfhe-rs CompactCiphertextList packed expand + cast";
+
+/// Seconds per value of every sample criterion took, per benchmark.
 static SAMPLES: Mutex<BTreeMap<&'static str, Vec<f64>>> = Mutex::new(BTreeMap::new());
 
 fn record(name: &'static str, elapsed: Duration, iters: u64, values: usize) {
@@ -37,255 +75,346 @@ fn record(name: &'static str, elapsed: Duration, iters: u64, values: usize) {
     SAMPLES.lock().unwrap().entry(name).or_default().push(per_value);
 }
 
-fn median(name: &str) -> Option<f64> {
-    let samples = SAMPLES.lock().unwrap();
-    let mut v = samples.get(name)?.clone();
+fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied()
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn intake(c: &mut Criterion) {
+/// A ratio with three significant digits (fleet mode is four orders of magnitude below expand).
+fn ratio(r: f64) -> String {
+    if r < 0.01 {
+        format!("{r:.2e}")
+    } else {
+        format!("{r:.3}")
+    }
+}
+
+fn median_of(name: &str) -> Option<f64> {
+    SAMPLES.lock().unwrap().get(name).cloned().map(median)
+}
+
+const FLEET_DEVICE: u64 = 0x1D_0010;
+const OWN_KEY_DEVICE: u64 = 0x1D_0011;
+
+fn credentials(device: u64) -> DeviceCredentials {
+    DeviceCredentials::new(device, 1, MacKey::from_bytes([device as u8; 32]))
+}
+
+/// A fresh intake (its replay window empty), so that the same frame can be received again.
+fn intake() -> Intake {
+    let mut registry = DeviceRegistry::new();
+    registry.register(credentials(FLEET_DEVICE)).unwrap();
+    registry.register(credentials(OWN_KEY_DEVICE)).unwrap();
+    Intake::new(IntakeConfig::default(), registry)
+}
+
+/// One seeded v2 frame of `readings` (at most 512) from `device`, encrypted under `key`, with the full body
+/// or (`compact`) the set's compact body.
+fn frame(device: u64, key: &GlweSecretKeyOwned, readings: &[u8], seed: u8, compact: bool) -> Vec<u8> {
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    let mut encryptor = Box::new(IntegerEncryptor::<N>::EMPTY);
+    encryptor.set_key(&params, key).unwrap();
+    if compact {
+        encryptor.set_body_bits(params.glwe().compact_body_bits()).unwrap();
+    }
+    encryptor.seed_from_bytes(&mut [seed; 32]);
+    let message = encryptor
+        .begin_message(&mut FrameCounter::new(0), readings.len())
+        .unwrap();
+    let chunk = chunks(readings, IntegerEncryptor::<N>::MESSAGE_BYTES).next().unwrap();
+    let mut out = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
+    let len = encryptor
+        .encrypt_seeded_frame_into(&credentials(device), &message, &chunk, &mut out)
+        .unwrap();
+    out.truncate(len);
+    out
+}
+
+/// Times `iters` runs of `f`, each on a fresh intake built outside the timed region.
+fn timed_with_intake(iters: u64, mut f: impl FnMut(&mut Intake)) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let mut intake = intake();
+        let t = Instant::now();
+        f(&mut intake);
+        total += t.elapsed();
+    }
+    total
+}
+
+fn intake_bench(c: &mut Criterion) {
+    let bench_mode = std::env::args().any(|a| a == "--bench");
+    let slow_values = if bench_mode { SLOW_VALUES } else { SLOW_VALUES_TEST };
+    let rounds = if bench_mode { PAIRED_ROUNDS } else { 1 };
+
     let t = Instant::now();
-    let client_key = ClientKey::generate_with_seed(ConfigBuilder::default().build(), Seed(7));
+    let config = ConfigBuilder::default()
+        .use_dedicated_compact_public_key_parameters((
+            PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+            PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+        ))
+        .build();
+    let client_key = ClientKey::generate_with_seed(config, Seed(7));
     let server_key = client_key.generate_server_key();
     set_server_key(server_key.clone());
-    eprintln!("keys: {:.1} s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "tfhe-rs keys (with the casting key): {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let mut rng = Blake2bXof::from_seed([7; 32]);
-    let values: Vec<u64> = (0..FLEET_VALUES).map(|_| rng.next_u64() & 0xff).collect();
+    let readings: Vec<u8> = (0..FRAME_VALUES).map(|_| rng.next_u64() as u8).collect();
+    let slow = &readings[..slow_values];
+    let extractor = IntegerExtractor::new();
 
     // Fleet: the client key's GLWE key on the device.
     let fleet_key = glwe_key_from_client_key(&client_key).unwrap();
-    let fleet_glwe = encrypt_readings_reference(&fleet_key, &values, 8, &mut rng).unwrap();
-    let extractor = IntegerExtractor::new();
-    // Per-device: the device's own key and its seeded key-switching key.
-    let device_key: GlweSecretKeyOwned =
-        GlweSecretKey::generate_binary(vec![0u8; 2048], PolynomialSize(2048), &mut rng).unwrap();
-    let device_glwe = encrypt_readings_reference(&device_key, &values, 8, &mut rng).unwrap();
+    let fleet_frame = frame(FLEET_DEVICE, &fleet_key, &readings, 1, false);
+    let compact_frame = frame(FLEET_DEVICE, &fleet_key, &readings, 3, true);
+    eprintln!(
+        "frames: {} B full body, {} B compact body",
+        fleet_frame.len(),
+        compact_frame.len()
+    );
+    // Per-device: the device's own key, and its seeded key-switching key in the cloud.
+    let t = Instant::now();
+    let device_key: GlweSecretKeyOwned = GlweSecretKey::generate_binary(
+        vec![0u8; N],
+        MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().polynomial_size(),
+        &mut rng,
+    )
+    .unwrap();
+    let device_frame = frame(OWN_KEY_DEVICE, &device_key, slow, 2, false);
     let ksk = IntegerDeviceKsk::generate(&device_key, &client_key, &mut rng)
         .unwrap()
         .decompress();
     let refresher = IntegerRefresher::new(&server_key).unwrap();
-    // tfhe-rs: a compact public key and lists of the same values.
+    eprintln!("per-device key-switching key: {:.1} s", t.elapsed().as_secs_f64());
+    // tfhe-rs: the same values under the compact public key.
     let public_key = CompactPublicKey::new(&client_key);
-    let slow: Vec<u8> = values[..SLOW_VALUES].iter().map(|&v| v as u8).collect();
     let list = CompactCiphertextList::builder(&public_key)
         .extend(slow.iter().copied())
         .build();
     let packed = CompactCiphertextList::builder(&public_key)
         .extend(slow.iter().copied())
         .build_packed();
-    // Everything decrypts before it is timed.
-    let check = |cts: Vec<FheUint8>| {
-        for (ct, &v) in cts.iter().zip(&slow) {
-            let d: u8 = ct.decrypt(&client_key);
-            assert_eq!(d, v);
-        }
-    };
-    check(
+
+    // The measured operations.
+    let fleet = |intake: &mut Intake| -> Vec<FheUint8> {
+        let opened: IntegerFrame = intake.receive_integer(&fleet_frame).unwrap();
         extractor
-            .extract_readings::<FheUint8Id, _>(&fleet_glwe, 0, SLOW_VALUES)
-            .unwrap(),
-    );
-    check(
+            .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
+            .unwrap()
+    };
+    // Returns the last batch, for the check.
+    let fleet_batched = |intake: &mut Intake, frame: &[u8]| -> Vec<FheUint8> {
+        let opened = intake.receive_integer(frame).unwrap();
+        let mut last = Vec::new();
+        for first in (0..FRAME_VALUES).step_by(BATCH) {
+            last = black_box(
+                extractor
+                    .extract_readings::<FheUint8Id, _>(&opened.ciphertext, first, BATCH)
+                    .unwrap(),
+            );
+        }
+        last
+    };
+    let fleet_rayon = |intake: &mut Intake| -> Vec<FheUint8> {
+        let opened = intake.receive_integer(&fleet_frame).unwrap();
+        extractor
+            .extract_readings_par::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
+            .unwrap()
+    };
+    let per_device = |intake: &mut Intake| -> Vec<FheUint8> {
+        let opened = intake.receive_integer(&device_frame).unwrap();
         refresher
-            .extract_readings_par(&ksk, &device_glwe, 0, SLOW_VALUES)
-            .unwrap(),
-    );
+            .extract_readings_par::<FheUint8Id, _>(&ksk, &opened.ciphertext, 0, slow_values)
+            .unwrap()
+    };
     let expand = |l: &CompactCiphertextList| -> Vec<FheUint8> {
         let expander = l.expand().unwrap();
-        (0..SLOW_VALUES)
+        (0..slow_values)
             .map(|i| expander.get::<FheUint8>(i).unwrap().unwrap())
             .collect()
     };
-    check(expand(&list));
-    check(expand(&packed));
+
+    // Everything decrypts before it is timed.
+    let check = |what: &str, cts: &[FheUint8], expected: &[u8]| {
+        assert_eq!(cts.len(), expected.len(), "{what}");
+        for (i, (ct, &v)) in cts.iter().zip(expected).enumerate() {
+            let d: u8 = ct.decrypt(&client_key);
+            assert_eq!(d, v, "{what}: value {i}");
+        }
+    };
+    check("fleet", &fleet(&mut intake()), &readings);
+    check("fleet, rayon", &fleet_rayon(&mut intake()), &readings);
+    let last = &readings[FRAME_VALUES - BATCH..];
+    check("fleet, batched", &fleet_batched(&mut intake(), &fleet_frame), last);
+    check(
+        "fleet, compact, batched",
+        &fleet_batched(&mut intake(), &compact_frame),
+        last,
+    );
+    let opened = intake().receive_integer(&compact_frame).unwrap();
+    let all = extractor
+        .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
+        .unwrap();
+    check("fleet, compact", &all, &readings);
+    drop(all);
+    check("per-device", &per_device(&mut intake()), slow);
+    check("tfhe-rs expand", &expand(&list), slow);
+    check("tfhe-rs packed expand", &expand(&packed), slow);
 
     let mut group = c.benchmark_group("integer_intake_per_fheuint8");
     // Flat sampling: the slow modes run 10 iterations, not criterion's 55 of linear sampling.
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
-    group.measurement_time(Duration::from_secs(5));
-    group.bench_function("fleet_extract_wrap_1_thread_x8", |b| {
+    group.bench_function(FLEET_FRAME, |b| {
         b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                black_box(
-                    extractor
-                        .extract_readings::<FheUint8Id, _>(&fleet_glwe, 0, SLOW_VALUES)
-                        .unwrap(),
-                );
-            }
-            let e = t.elapsed();
-            record("fleet x8, 1 thread", e, iters, SLOW_VALUES);
+            let e = timed_with_intake(iters, |intake| drop(black_box(fleet(intake))));
+            record(FLEET_FRAME, e, iters, FRAME_VALUES);
             e
         })
     });
-    group.bench_function("fleet_extract_wrap_1_thread_x512", |b| {
+    for (name, frame) in [(FLEET_BATCHED, &fleet_frame), (FLEET_COMPACT, &compact_frame)] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let e = timed_with_intake(iters, |intake| drop(fleet_batched(intake, frame)));
+                record(name, e, iters, FRAME_VALUES);
+                e
+            })
+        });
+    }
+    group.bench_function(FLEET_RAYON, |b| {
         b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                black_box(
-                    extractor
-                        .extract_readings::<FheUint8Id, _>(&fleet_glwe, 0, FLEET_VALUES)
-                        .unwrap(),
-                );
-            }
-            let e = t.elapsed();
-            record("fleet x512, 1 thread", e, iters, FLEET_VALUES);
+            let e = timed_with_intake(iters, |intake| drop(black_box(fleet_rayon(intake))));
+            record(FLEET_RAYON, e, iters, FRAME_VALUES);
             e
         })
     });
-    group.bench_function("fleet_extract_wrap_rayon_x512", |b| {
+    group.bench_function(PER_DEVICE, |b| {
         b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                black_box(
-                    extractor
-                        .extract_readings_par::<FheUint8Id, _>(&fleet_glwe, 0, FLEET_VALUES)
-                        .unwrap(),
-                );
-            }
-            let e = t.elapsed();
-            record("fleet x512, rayon", e, iters, FLEET_VALUES);
+            let e = timed_with_intake(iters, |intake| drop(black_box(per_device(intake))));
+            record(PER_DEVICE, e, iters, slow_values);
             e
         })
     });
-    group.bench_function("per_device_ks_pbs_rayon_x8", |b| {
+    group.bench_function(PER_DEVICE_BLOCK, |b| {
+        let block = extractor.extract_block(&device_frame_glwe(&device_frame), 0).unwrap();
         b.iter_custom(|iters| {
             let t = Instant::now();
             for _ in 0..iters {
-                black_box(
-                    refresher
-                        .extract_readings_par::<FheUint8Id, _>(&ksk, &device_glwe, 0, SLOW_VALUES)
-                        .unwrap(),
-                );
-            }
-            let e = t.elapsed();
-            record("per-device x8, rayon", e, iters, SLOW_VALUES);
-            e
-        })
-    });
-    group.bench_function("per_device_ks_pbs_1_block_1_thread", |b| {
-        let block = extractor.extract_block(&device_glwe, 0).unwrap();
-        b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                let _ = black_box(refresher.refresh_block(&ksk, block.ct.clone()).unwrap());
+                drop(black_box(refresher.refresh_block(&ksk, block.ct.clone()).unwrap()));
             }
             let e = t.elapsed();
             // Four blocks per FheUint8.
-            record("per-device, 1 thread (4 x 1 block)", e * 4, iters, 1);
+            record(PER_DEVICE_BLOCK, e * 4, iters, 1);
             e
         })
     });
-    group.bench_function("tfhe_rs_compact_list_expand_x8", |b| {
-        b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                black_box(expand(&list));
-            }
-            let e = t.elapsed();
-            record("tfhe-rs expand x8", e, iters, SLOW_VALUES);
-            e
-        })
-    });
-    group.bench_function("tfhe_rs_compact_list_packed_expand_x8", |b| {
-        b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                black_box(expand(&packed));
-            }
-            let e = t.elapsed();
-            record("tfhe-rs expand x8, packed", e, iters, SLOW_VALUES);
-            e
-        })
-    });
+    for (name, l) in [(EXPAND, &list), (EXPAND_PACKED, &packed)] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let t = Instant::now();
+                for _ in 0..iters {
+                    drop(black_box(expand(l)));
+                }
+                let e = t.elapsed();
+                record(name, e, iters, slow_values);
+                e
+            })
+        });
+    }
     group.finish();
 
-    // Paired rounds: on a shared machine the load drifts between criterion's groups, so each round times
-    // both sides back to back and the ratio is the median of the rounds' ratios.
-    let mut fleet_ratios = Vec::new();
-    let mut per_device_ratios = Vec::new();
-    for _ in 0..PAIRED_ROUNDS {
-        let t = Instant::now();
-        for _ in 0..100 {
-            black_box(
-                extractor
-                    .extract_readings::<FheUint8Id, _>(&fleet_glwe, 0, SLOW_VALUES)
-                    .unwrap(),
-            );
+    // Paired rounds: on a shared machine the load drifts between criterion's benchmarks, so each round times
+    // per-device intake and both expansions back to back; the ratios are the medians of the rounds' ratios.
+    let (mut unpacked_ratios, mut packed_ratios) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let mut times = [Duration::ZERO; 3];
+        let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [2, 1, 0] };
+        for which in order {
+            times[which] = match which {
+                0 => timed_with_intake(1, |intake| drop(black_box(per_device(intake)))),
+                _ => {
+                    let t = Instant::now();
+                    drop(black_box(expand(if which == 1 { &list } else { &packed })));
+                    t.elapsed()
+                }
+            };
         }
-        let fleet = t.elapsed();
-        let t = Instant::now();
-        for _ in 0..100 {
-            black_box(expand(&list));
-        }
-        fleet_ratios.push(fleet.as_secs_f64() / t.elapsed().as_secs_f64());
-        let t = Instant::now();
-        black_box(
-            refresher
-                .extract_readings_par::<FheUint8Id, _>(&ksk, &device_glwe, 0, SLOW_VALUES)
-                .unwrap(),
-        );
-        let per_device = t.elapsed();
-        let t = Instant::now();
-        black_box(expand(&packed));
-        per_device_ratios.push(per_device.as_secs_f64() / t.elapsed().as_secs_f64());
+        let [per_device_time, unpacked_time, packed_time] = times;
+        unpacked_ratios.push(per_device_time.as_secs_f64() / unpacked_time.as_secs_f64());
+        packed_ratios.push(per_device_time.as_secs_f64() / packed_time.as_secs_f64());
     }
-    let median_of = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    eprintln!(
-        "\nPaired rounds ({PAIRED_ROUNDS}, median ratio): fleet / unpacked expand = {:.3} (rounds {:?}); per-device / \
-         packed expand = {:.3} (rounds {:?})",
-        median_of(fleet_ratios.clone()),
-        fleet_ratios
-            .iter()
-            .map(|r| (r * 1000.0).round() / 1000.0)
-            .collect::<Vec<_>>(),
-        median_of(per_device_ratios.clone()),
-        per_device_ratios
-            .iter()
-            .map(|r| (r * 1000.0).round() / 1000.0)
-            .collect::<Vec<_>>()
-    );
+    let rounded = |v: &[f64]| v.iter().map(|r| (r * 1000.0).round() / 1000.0).collect::<Vec<_>>();
+    let paired_unpacked = median(unpacked_ratios.clone());
+    let paired_packed = median(packed_ratios.clone());
 
-    // Fleet mode is compared with expanding an unpacked list (no PBS: its blocks are big-key encryptions
-    // already), per-device mode with a packed one (tfhe-rs unpacks it with one lookup table, so one key
-    // switch and one PBS, per output block: two per packed block; the same work per block as ours).
-    let unpacked = median("tfhe-rs expand x8").unwrap_or(f64::NAN);
-    let packed = median("tfhe-rs expand x8, packed").unwrap_or(f64::NAN);
-    eprintln!(
-        "\nIntake per FheUint8 (medians of criterion's samples, {} rayon threads; per block = / 4):",
+    let expand_median = median_of(EXPAND).unwrap_or(f64::NAN);
+    let packed_median = median_of(EXPAND_PACKED).unwrap_or(f64::NAN);
+    println!(
+        "\nInteger intake per FheUint8 (4 blocks), medians of criterion's samples; {} rayon threads; slow modes \
+         {slow_values} values per iteration",
         rayon::current_num_threads()
     );
-    eprintln!(
-        "{:<36} {:>14} {:>14} {:>10} {:>10}",
+    println!(
+        "| {:<66} | {:>13} | {:>13} | {:>9} | {:>9} |",
         "mode", "per value", "per block", "/ expand", "/ packed"
     );
+    println!("|{:-<68}|{:->15}|{:->15}|{:->11}|{:->11}|", "", "", "", "", "");
     for name in [
-        "fleet x8, 1 thread",
-        "fleet x512, 1 thread",
-        "fleet x512, rayon",
-        "per-device x8, rayon",
-        "per-device, 1 thread (4 x 1 block)",
-        "tfhe-rs expand x8",
-        "tfhe-rs expand x8, packed",
+        FLEET_FRAME,
+        FLEET_BATCHED,
+        FLEET_COMPACT,
+        FLEET_RAYON,
+        PER_DEVICE,
+        PER_DEVICE_BLOCK,
+        EXPAND,
+        EXPAND_PACKED,
     ] {
-        if let Some(m) = median(name) {
-            eprintln!(
-                "{name:<36} {:>11.3} us {:>11.3} us {:>10.3} {:>10.3}",
+        if let Some(m) = median_of(name) {
+            println!(
+                "| {name:<66} | {:>10.3} us | {:>10.3} us | {:>9} | {:>9} |",
                 m * 1e6,
                 m * 1e6 / 4.0,
-                m / unpacked,
-                m / packed
+                ratio(m / expand_median),
+                ratio(m / packed_median)
             );
         }
     }
+    println!(
+        "Paired rounds ({rounds}), per-device / expand: {paired_unpacked:.3} (rounds {:?}); per-device / packed \
+         expand: {paired_packed:.3} (rounds {:?})",
+        rounded(&unpacked_ratios),
+        rounded(&packed_ratios)
+    );
+    let fleet_best = [FLEET_FRAME, FLEET_BATCHED, FLEET_COMPACT]
+        .iter()
+        .filter_map(|n| median_of(n))
+        .fold(f64::INFINITY, f64::min);
+    let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+    println!(
+        "Goals: fleet <= 10 us per value on one thread: {:.3} us, {}; per-device within 1.2x of expand: {:.3}x \
+         paired ({:.3}x from the medians), {}",
+        fleet_best * 1e6,
+        verdict(fleet_best <= 10e-6),
+        paired_unpacked,
+        median_of(PER_DEVICE).unwrap_or(f64::NAN) / expand_median,
+        verdict(paired_unpacked <= 1.2)
+    );
 }
 
-criterion_group!(benches, intake);
+/// The ciphertext of a per-device frame (a fresh intake opens it).
+fn device_frame_glwe(frame: &[u8]) -> tfhe_sbc_core::entities::GlweCiphertextOwned<u64> {
+    intake().receive_integer(frame).unwrap().ciphertext
+}
+
+criterion_group! {
+    name = benches;
+    // Command-line flags (`--warm-up-time`, `--measurement-time`) override these.
+    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
+    targets = intake_bench
+}
 
 fn main() {
     benches();
