@@ -1,5 +1,5 @@
 //! The firmware-facing integer encryptor (issue \[G\]): `u8`/`u16`/`u32` readings as tfhe-rs shortint radix
-//! blocks in one GLWE ciphertext over the 64-bit torus.
+//! blocks in one GLWE ciphertext over the 64-bit torus (`u64` too).
 //!
 //! [`IntegerEncryptor`] has the shape of [`crate::encryption::GlweEncryptor`] (build it in place from
 //! [`IntegerEncryptor::EMPTY`], [`IntegerEncryptor::set_key`] / [`IntegerEncryptor::set_packed_key`],
@@ -7,7 +7,7 @@
 //! encodes the readings with the set's [`RadixEncoding`] (two-bit blocks, little-endian, `delta = 2^59` for
 //! [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`]) into the `u64` body, then calls the generic core
 //! [`crate::glwe_encryption`] with the exact integer NTT [`NttPlan64`] and the set's constant-time
-//! TUniform(17) noise. One `N = 2048` ciphertext carries 512 `u8`, 256 `u16` or 128 `u32` readings.
+//! TUniform(17) noise. One `N = 2048` ciphertext carries 512 `u8`, 256 `u16`, 128 `u32` or 64 `u64` readings.
 //!
 //! ```
 //! # use rand_core::SeedableRng;
@@ -248,6 +248,11 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
     /// [`Self::encrypt_u8`] for `u32` readings (16 blocks each).
     pub fn encrypt_u32(&mut self, readings: &[u32], body: &mut [u64]) -> Result<[u8; MASK_SEED_BYTES]> {
         self.encrypt_readings(readings, 32, body)
+    }
+
+    /// [`Self::encrypt_u8`] for `u64` readings (32 blocks each: 64 per ciphertext at `N = 2048`).
+    pub fn encrypt_u64(&mut self, readings: &[u64], body: &mut [u64]) -> Result<[u8; MASK_SEED_BYTES]> {
+        self.encrypt_readings(readings, 64, body)
     }
 
     /// Reserves the sequence numbers of a message of `message_length` reading bytes (little-endian readings)

@@ -83,6 +83,20 @@ fn u8_u16_u32_readings_round_trip() {
     let seed = enc.encrypt_u32(&readings32, &mut body).unwrap();
     let got = decode(&phase(&key, &seed, &body), 32, 128);
     assert_eq!(got, readings32.iter().map(|&v| u64::from(v)).collect::<Vec<_>>());
+
+    assert_eq!(enc.capacity(64), 64);
+    let mut readings64: Vec<u64> = (0..64).map(|_| rng.next_u64()).collect();
+    readings64[7] = u64::MAX;
+    readings64[8] = 0;
+    let seed = enc.encrypt_u64(&readings64, &mut body).unwrap();
+    assert_eq!(decode(&phase(&key, &seed, &body), 64, 64), readings64);
+    assert!(matches!(
+        enc.encrypt_u64(&[0; 65], &mut body),
+        Err(Error::MessageTooLong {
+            capacity: 64,
+            found: 65
+        })
+    ));
 }
 
 #[test]
