@@ -298,10 +298,10 @@ fn print_table(compact_bits: u32) {
          samples; ratio = time / {OURS}"
     );
     println!(
-        "| {:<46} | {:>12} | {:>11} | {:>8} | {:>16} |",
+        "| {:<50} | {:>12} | {:>11} | {:>8} | {:>16} |",
         "encryption", "per 512 u8", "per value", "ratio", "bytes / FheUint8"
     );
-    println!("|{:-<48}|{:->14}|{:->13}|{:->10}|{:->18}|", "", "", "", "", "");
+    println!("|{:-<52}|{:->14}|{:->13}|{:->10}|{:->18}|", "", "", "", "", "");
     let bytes = BYTES.lock().unwrap();
     for name in [
         OURS,
@@ -316,7 +316,7 @@ fn print_table(compact_bits: u32) {
         let Some(m) = median(name) else { continue };
         let b = bytes.get(name).map_or("-".to_string(), |b| format!("{b:.2}"));
         println!(
-            "| {name:<46} | {:>12} | {:>11} | {:>8.2} | {b:>16} |",
+            "| {name:<50} | {:>12} | {:>11} | {:>8.2} | {b:>16} |",
             human(m),
             human(m / VALUES as f64),
             m / reference
