@@ -1,24 +1,34 @@
 //! The adapter's key store (feature `tfhe`): for every device, what the cloud holds for it. Device id ->
-//! key id, key mode ([`KeyMode`], the device credential file's), MAC key, and in per-device mode the seeded
-//! key-switching key from the device's key to the tfhe-rs small key. One record per device feeds both halves
-//! of the server: the authenticated [`Intake`] (MAC key, key id, and the frame kinds its mode may send) and
-//! the [`BooleanBridge`] (which key switch); [`KeyedIntake`] keeps the two together.
+//! key id, parameter set, key mode ([`KeyMode`], the device credential file's), MAC key, and in per-device
+//! mode the seeded key-switching key from the device's key to the tfhe-rs small key. One record per device
+//! feeds both halves of the server: the authenticated [`Intake`] (MAC key, key id, and the frame kinds its
+//! mode may send) and the converter into tfhe-rs: the [`BooleanBridge`] for the boolean sets (which key
+//! switch; [`KeyedIntake`] keeps the two together), the [`IntegerBridge`] for the integer set (extraction or
+//! key switch and identity PBS; [`IntegerKeyedIntake`]).
 //!
-//! # File format, version 1
+//! # File format, version 2
 //! ```text
-//! magic "TSBCKEYS" (8) | version = 1 (1) | postcard body | BLAKE2b-256 of every byte before it (32)
-//! body   = parameter_set: u16 | server_key_fingerprint: bytes (32) | devices: seq of record
-//! record = device_id: u64 | key_id: u32 | mac_key: bytes (32) | mode: u8 | ksk: option of
-//!          (mask_seed: bytes (16) | bodies: bytes (1024 * 8 * 4, little-endian u32))
+//! magic "TSBCKEYS" (8) | version = 2 (1) | postcard body | BLAKE2b-256 of every byte before it (32)
+//! body   = server_key_fingerprint: bytes (32) | devices: seq of record
+//! record = device_id: u64 | key_id: u32 | parameter_set: u16 | mac_key: bytes (32) | mode: u8
+//!          | ksk: option of (mask_seed: bytes (16) | bodies: bytes)
 //! ```
-//! Integers are postcard varints; `bytes` are a varint length then the bytes. `mode` is [`KeyMode`]'s wire
-//! id ([`KeyMode::to_u8`]: fleet 0, per-device 1, public key 2, as in the device's credential file): a
-//! per-device record carries a key-switching key, and fleet and public-key records do not (both are
-//! switched with the server key's); id 2 was reserved from the first version, so adding it changed no id
-//! and the version stays 1. The digest detects corruption and truncation; it is not a MAC (whoever can
-//! write the file can recompute it), so the file's authenticity and secrecy (it holds every device's MAC
-//! key) are the file system's: mode 0600, written by the provisioning tool. The server key fingerprint
-//! ([`server_key_fingerprint`]) binds the store to the key set its per-device keys switch into.
+//! Integers are postcard varints; `bytes` are a varint length then the bytes. `parameter_set` is the
+//! device's named set ([`ParameterSetId`]: 1 to 3 the boolean sets, 4 the integer set). `mode` is
+//! [`KeyMode`]'s wire id ([`KeyMode::to_u8`]: fleet 0, per-device 1, public key 2, as in the device's
+//! credential file). A per-device record carries a key-switching key and fleet and public-key records do
+//! not: on set 1 its bodies are `1024 * 8` little-endian `u32` ([`DeviceKsk`], 32 KiB), on set 4
+//! `2048 * 4` little-endian `u64` ([`IntegerDeviceKsk`], 64 KiB). Which modes a set allows: per-device on
+//! sets 1 and 4, public key on the boolean sets, fleet on every set (see `docs/security.md`).
+//!
+//! Version 1 (read, no longer written) had one `parameter_set: u16` before the fingerprint, always 1, and no
+//! per-record set: its devices are read as devices of set 1, as it recorded them.
+//!
+//! The digest detects corruption and truncation; it is not a MAC (whoever can write the file can recompute
+//! it), so the file's authenticity and secrecy (it holds every device's MAC key) are the file system's:
+//! mode 0600, written by the provisioning tool. The server key fingerprint ([`server_key_fingerprint`] of a
+//! boolean server key, [`integer_server_key_fingerprint`] of an integer one) binds the store to the key set
+//! its per-device keys switch into.
 //!
 //! [`KeyStore::decode`] never panics on untrusted bytes; every failure is a typed [`KeyStoreError`]. MAC keys
 //! are copied from the input straight into [`MacKey`]s, and [`KeyStore::encode`] writes into a
@@ -26,7 +36,10 @@
 //! reallocation.
 
 use crate::IntakeError;
-use crate::intake::{Intake, IntakeConfig, Received};
+use crate::intake::{Intake, IntakeConfig, IntegerFrame, Received};
+use crate::interop::big_key::BooleanSet;
+use crate::interop::integer::per_device::IntegerDeviceKsk;
+use crate::interop::integer::{IntegerBridge, IntegerError, integer_server_key_fingerprint};
 use crate::interop::{BooleanBridge, DeviceKsk, InteropError, device_ksk_words, server_key_fingerprint};
 use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice};
 use blake2::digest::consts::U32;
@@ -36,14 +49,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 use tfhe::boolean::server_key::ServerKey;
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe::{FheUint, FheUintId};
+use tfhe_sbc_core::parameters::{IntegerParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use zeroize::Zeroizing;
 
 /// The key store file's magic.
 pub const KEY_STORE_MAGIC: [u8; 8] = *b"TSBCKEYS";
-/// The key store format version this code writes and reads.
-pub const KEY_STORE_VERSION: u8 = 1;
+/// The key store format version this code writes (it reads this one and version 1).
+pub const KEY_STORE_VERSION: u8 = 2;
+/// The first version, still read: every device of parameter set 1.
+const KEY_STORE_VERSION_1: u8 = 1;
 const DIGEST_BYTES: usize = 32;
 const PREFIX_BYTES: usize = KEY_STORE_MAGIC.len() + 1;
 
@@ -67,6 +83,11 @@ pub enum DeviceKeyMaterial {
     /// are switched with the server key's key-switching key, as a fleet device's. The intake takes only
     /// public-key frames from it.
     PublicKey,
+    /// Per-device mode ([`KeyMode::PerDeviceSecretKey`]) on the integer set (id 4): the seeded
+    /// key-switching key from the device's key to the integer server key's small key; each block is
+    /// key-switched and bootstrapped once (identity PBS) at intake. An integer fleet device is
+    /// [`DeviceKeyMaterial::Fleet`] with parameter set 4.
+    IntegerPerDevice(IntegerDeviceKsk),
 }
 
 impl DeviceKeyMaterial {
@@ -74,7 +95,7 @@ impl DeviceKeyMaterial {
     pub fn mode(&self) -> KeyMode {
         match self {
             Self::Fleet => KeyMode::FleetSecretKey,
-            Self::PerDevice(_) => KeyMode::PerDeviceSecretKey,
+            Self::PerDevice(_) | Self::IntegerPerDevice(_) => KeyMode::PerDeviceSecretKey,
             Self::PublicKey => KeyMode::PublicKey,
         }
     }
@@ -83,9 +104,58 @@ impl DeviceKeyMaterial {
     /// only from a public-key device, never from a secret-key one.
     pub fn encryption(&self) -> DeviceEncryption {
         match self {
-            Self::Fleet | Self::PerDevice(_) => DeviceEncryption::SecretKey,
+            Self::Fleet | Self::PerDevice(_) | Self::IntegerPerDevice(_) => DeviceEncryption::SecretKey,
             Self::PublicKey => DeviceEncryption::PublicKey,
         }
+    }
+
+    /// Bytes of key material stored for the device: a per-device key's body words and seed, else 0.
+    pub fn stored_bytes(&self) -> usize {
+        match self {
+            Self::PerDevice(ksk) => ksk.stored_bytes(),
+            Self::IntegerPerDevice(ksk) => ksk.stored_bytes(),
+            Self::Fleet | Self::PublicKey => 0,
+        }
+    }
+}
+
+/// The family of a named parameter set the key store knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SetFamily {
+    Boolean(BooleanSet),
+    Integer,
+}
+
+fn set_family(id: ParameterSetId) -> Option<SetFamily> {
+    if let Some(set) = BooleanSet::from_id(id) {
+        Some(SetFamily::Boolean(set))
+    } else {
+        IntegerParameters::from_id(id).map(|_| SetFamily::Integer)
+    }
+}
+
+/// Whether parameter set `id` allows `key`: fleet on every known set, public key on the boolean sets,
+/// per-device with a [`DeviceKsk`] on set 1 and with an [`IntegerDeviceKsk`] on the integer set.
+fn check_material(device_id: u64, id: ParameterSetId, key: &DeviceKeyMaterial) -> Result<(), KeyStoreError> {
+    let family = set_family(id).ok_or(KeyStoreError::UnknownParameterSet {
+        device_id,
+        parameter_set: id.0,
+    })?;
+    let allowed = match (family, key) {
+        (_, DeviceKeyMaterial::Fleet) => true,
+        (SetFamily::Boolean(_), DeviceKeyMaterial::PublicKey) => true,
+        (SetFamily::Boolean(set), DeviceKeyMaterial::PerDevice(_)) => set == BooleanSet::TfheLib,
+        (SetFamily::Integer, DeviceKeyMaterial::IntegerPerDevice(_)) => true,
+        _ => false,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(KeyStoreError::ModeNotAllowed {
+            device_id,
+            mode: key.mode(),
+            parameter_set: id.0,
+        })
     }
 }
 
@@ -93,13 +163,49 @@ impl DeviceKeyMaterial {
 #[derive(Debug)]
 pub struct DeviceRecord {
     credentials: DeviceCredentials,
+    parameter_set: ParameterSetId,
     key: DeviceKeyMaterial,
 }
 
 impl DeviceRecord {
-    /// A record of `credentials` (device id, key id, MAC key) and key material.
+    /// A record of `credentials` (device id, key id, MAC key) and key material, for parameter set 1
+    /// (`TFHE_LIB_GLWE_1024`), or set 4 for [`DeviceKeyMaterial::IntegerPerDevice`]. A device of another
+    /// set: [`DeviceRecord::with_parameter_set`].
     pub fn new(credentials: DeviceCredentials, key: DeviceKeyMaterial) -> Self {
-        Self { credentials, key }
+        let parameter_set = match key {
+            DeviceKeyMaterial::IntegerPerDevice(_) => ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048,
+            _ => TFHE_LIB_GLWE_1024.id(),
+        };
+        Self {
+            credentials,
+            parameter_set,
+            key,
+        }
+    }
+
+    /// A record of a device of `parameter_set`, checked: the set must be a named set the store knows, and
+    /// allow the mode of `key` ([`KeyStoreError::UnknownParameterSet`], [`KeyStoreError::ModeNotAllowed`]).
+    pub fn with_parameter_set(
+        credentials: DeviceCredentials,
+        parameter_set: ParameterSetId,
+        key: DeviceKeyMaterial,
+    ) -> Result<Self, KeyStoreError> {
+        check_material(credentials.device_id(), parameter_set, &key)?;
+        Ok(Self {
+            credentials,
+            parameter_set,
+            key,
+        })
+    }
+
+    /// The device's parameter set.
+    pub fn parameter_set(&self) -> ParameterSetId {
+        self.parameter_set
+    }
+
+    /// Whether the device is of the integer set (its frames go through [`IntegerKeyedIntake`]).
+    pub fn is_integer(&self) -> bool {
+        set_family(self.parameter_set) == Some(SetFamily::Integer)
     }
 
     /// The device id.
@@ -181,6 +287,23 @@ pub enum KeyStoreError {
     },
     /// A device id twice.
     DuplicateDevice(u64),
+    /// A device of a parameter set this build does not know.
+    UnknownParameterSet {
+        /// The device.
+        device_id: u64,
+        /// The set's id.
+        parameter_set: u16,
+    },
+    /// A key mode the device's parameter set does not allow (per-device on a big-key boolean set, public key
+    /// on the integer set, a key-switching key of the other family).
+    ModeNotAllowed {
+        /// The device.
+        device_id: u64,
+        /// The mode.
+        mode: KeyMode,
+        /// The device's parameter set.
+        parameter_set: u16,
+    },
 }
 
 impl core::fmt::Display for KeyStoreError {
@@ -190,7 +313,7 @@ impl core::fmt::Display for KeyStoreError {
             Self::BadMagic => f.write_str("not a tfhe-sbc key store (bad magic)"),
             Self::UnsupportedVersion(v) => write!(
                 f,
-                "key store version {v} is not supported (this build reads version {KEY_STORE_VERSION})"
+                "key store version {v} is not supported (this build reads versions 1 and {KEY_STORE_VERSION})"
             ),
             Self::DigestMismatch => f.write_str("key store digest mismatch: the file is corrupt"),
             Self::Malformed(e) => write!(f, "key store body does not decode: {e}"),
@@ -215,6 +338,22 @@ impl core::fmt::Display for KeyStoreError {
                 _ => write!(f, "device {device_id}: {mode:?} record with the wrong key material"),
             },
             Self::DuplicateDevice(id) => write!(f, "device {id} appears twice in the key store"),
+            Self::UnknownParameterSet {
+                device_id,
+                parameter_set,
+            } => write!(
+                f,
+                "device {device_id}: parameter set {parameter_set} is not one this build knows"
+            ),
+            Self::ModeNotAllowed {
+                device_id,
+                mode,
+                parameter_set,
+            } => write!(
+                f,
+                "device {device_id}: key mode {mode:?} with this key material is not allowed on parameter set \
+                 {parameter_set}"
+            ),
         }
     }
 }
@@ -222,8 +361,27 @@ impl core::fmt::Display for KeyStoreError {
 impl std::error::Error for KeyStoreError {}
 
 #[derive(Serialize, Deserialize)]
-struct StoreWire<'a> {
+struct StoreWireV1<'a> {
     parameter_set: u16,
+    #[serde(borrow)]
+    server_key_fingerprint: &'a [u8],
+    #[serde(borrow)]
+    devices: Vec<RecordWireV1<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct RecordWireV1<'a> {
+    device_id: u64,
+    key_id: u32,
+    #[serde(borrow)]
+    mac_key: &'a [u8],
+    mode: u8,
+    #[serde(borrow)]
+    ksk: Option<KskWire<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoreWire<'a> {
     #[serde(borrow)]
     server_key_fingerprint: &'a [u8],
     #[serde(borrow)]
@@ -234,6 +392,7 @@ struct StoreWire<'a> {
 struct RecordWire<'a> {
     device_id: u64,
     key_id: u32,
+    parameter_set: u16,
     #[serde(borrow)]
     mac_key: &'a [u8],
     mode: u8,
@@ -262,7 +421,14 @@ impl KeyStore {
         Self::with_fingerprint(server_key_fingerprint(server_key))
     }
 
-    /// An empty store for the server key with this [`server_key_fingerprint`].
+    /// An empty store for the integer key set of `server_key` (bound to its
+    /// [`integer_server_key_fingerprint`]).
+    pub fn for_integers(server_key: &tfhe::ServerKey) -> Result<Self, IntegerError> {
+        Ok(Self::with_fingerprint(integer_server_key_fingerprint(server_key)?))
+    }
+
+    /// An empty store for the server key with this fingerprint ([`server_key_fingerprint`] or
+    /// [`integer_server_key_fingerprint`]).
     pub fn with_fingerprint(server_key_fingerprint: [u8; 32]) -> Self {
         Self {
             server_key_fingerprint,
@@ -315,49 +481,48 @@ impl KeyStore {
         self.devices.into_values()
     }
 
-    /// The file: see the module documentation. It holds every MAC key, so it is wiped on drop.
+    /// The file (version 2): see the module documentation. It holds every MAC key, so it is wiped on drop.
     pub fn encode(&self) -> Zeroizing<Vec<u8>> {
-        let ksk_bytes = 4 * device_ksk_words();
-        // Little-endian bodies, one buffer per per-device key (public data).
-        let bodies: Vec<Option<Vec<u8>>> = self
+        // Little-endian bodies and seeds, one buffer per per-device key (public data).
+        let keys: Vec<Option<([u8; 16], Vec<u8>)>> = self
             .devices
             .values()
             .map(|record| match &record.key {
                 DeviceKeyMaterial::Fleet | DeviceKeyMaterial::PublicKey => None,
-                DeviceKeyMaterial::PerDevice(ksk) => Some(ksk.bodies().iter().flat_map(|w| w.to_le_bytes()).collect()),
-            })
-            .collect();
-        let seeds: Vec<[u8; 16]> = self
-            .devices
-            .values()
-            .map(|record| match &record.key {
-                DeviceKeyMaterial::Fleet | DeviceKeyMaterial::PublicKey => [0; 16],
-                DeviceKeyMaterial::PerDevice(ksk) => ksk.mask_seed().to_le_bytes(),
+                DeviceKeyMaterial::PerDevice(ksk) => Some((
+                    ksk.mask_seed().to_le_bytes(),
+                    ksk.bodies().iter().flat_map(|w| w.to_le_bytes()).collect(),
+                )),
+                DeviceKeyMaterial::IntegerPerDevice(ksk) => Some((
+                    ksk.mask_seed().to_le_bytes(),
+                    ksk.bodies().iter().flat_map(|w| w.to_le_bytes()).collect(),
+                )),
             })
             .collect();
         let devices: Vec<RecordWire<'_>> = self
             .devices
             .values()
-            .zip(bodies.iter().zip(&seeds))
-            .map(|(record, (body, seed))| RecordWire {
+            .zip(&keys)
+            .map(|(record, key)| RecordWire {
                 device_id: record.device_id(),
                 key_id: record.key_id(),
+                parameter_set: record.parameter_set.0,
                 mac_key: record.credentials.mac_key().as_bytes(),
                 mode: record.mode().to_u8(),
-                ksk: body.as_ref().map(|bodies| KskWire {
+                ksk: key.as_ref().map(|(seed, bodies)| KskWire {
                     mask_seed: seed,
                     bodies,
                 }),
             })
             .collect();
         let wire = StoreWire {
-            parameter_set: TFHE_LIB_GLWE_1024.id().0,
             server_key_fingerprint: &self.server_key_fingerprint,
             devices,
         };
         // An upper bound of the encoded size: varints take at most 10 bytes, lengths at most 5.
-        let per_device = 10 + 5 + (5 + MAC_KEY_BYTES) + 1 + 1 + (5 + 16) + (5 + ksk_bytes);
-        let bound = PREFIX_BYTES + 3 + (5 + 32) + 10 + per_device * self.devices.len() + DIGEST_BYTES;
+        let per_device = 10 + 5 + 3 + (5 + MAC_KEY_BYTES) + 1 + 1 + (5 + 16) + 5;
+        let key_bytes: usize = keys.iter().flatten().map(|(_, bodies)| bodies.len()).sum();
+        let bound = PREFIX_BYTES + (5 + 32) + 10 + per_device * self.devices.len() + key_bytes + DIGEST_BYTES;
         let mut out = Zeroizing::new(vec![0u8; bound]);
         out[..KEY_STORE_MAGIC.len()].copy_from_slice(&KEY_STORE_MAGIC);
         out[KEY_STORE_MAGIC.len()] = KEY_STORE_VERSION;
@@ -371,7 +536,8 @@ impl KeyStore {
         out
     }
 
-    /// Reads a file written by [`KeyStore::encode`], checking everything (see [`KeyStoreError`]).
+    /// Reads a file written by [`KeyStore::encode`] (version 2) or by an earlier build (version 1, every
+    /// device of set 1), checking everything (see [`KeyStoreError`]).
     pub fn decode(bytes: &[u8]) -> Result<Self, KeyStoreError> {
         if bytes.len() < PREFIX_BYTES + DIGEST_BYTES {
             if bytes.len() >= KEY_STORE_MAGIC.len() && bytes[..KEY_STORE_MAGIC.len()] != KEY_STORE_MAGIC {
@@ -383,21 +549,44 @@ impl KeyStore {
             return Err(KeyStoreError::BadMagic);
         }
         let version = bytes[KEY_STORE_MAGIC.len()];
-        if version != KEY_STORE_VERSION {
+        if version != KEY_STORE_VERSION && version != KEY_STORE_VERSION_1 {
             return Err(KeyStoreError::UnsupportedVersion(version));
         }
         let (content, stored_digest) = bytes.split_at(bytes.len() - DIGEST_BYTES);
         if digest(content)[..] != *stored_digest {
             return Err(KeyStoreError::DigestMismatch);
         }
-        let (wire, rest): (StoreWire<'_>, _) =
-            postcard::take_from_bytes(&content[PREFIX_BYTES..]).map_err(KeyStoreError::Malformed)?;
-        if !rest.is_empty() {
-            return Err(KeyStoreError::TrailingBytes(rest.len()));
-        }
-        if wire.parameter_set != TFHE_LIB_GLWE_1024.id().0 {
-            return Err(KeyStoreError::UnsupportedParameterSet(wire.parameter_set));
-        }
+        let body = &content[PREFIX_BYTES..];
+        let wire = if version == KEY_STORE_VERSION_1 {
+            let (v1, rest): (StoreWireV1<'_>, _) = postcard::take_from_bytes(body).map_err(KeyStoreError::Malformed)?;
+            if !rest.is_empty() {
+                return Err(KeyStoreError::TrailingBytes(rest.len()));
+            }
+            if v1.parameter_set != TFHE_LIB_GLWE_1024.id().0 {
+                return Err(KeyStoreError::UnsupportedParameterSet(v1.parameter_set));
+            }
+            StoreWire {
+                server_key_fingerprint: v1.server_key_fingerprint,
+                devices: v1
+                    .devices
+                    .into_iter()
+                    .map(|r| RecordWire {
+                        device_id: r.device_id,
+                        key_id: r.key_id,
+                        parameter_set: v1.parameter_set,
+                        mac_key: r.mac_key,
+                        mode: r.mode,
+                        ksk: r.ksk,
+                    })
+                    .collect(),
+            }
+        } else {
+            let (wire, rest): (StoreWire<'_>, _) = postcard::take_from_bytes(body).map_err(KeyStoreError::Malformed)?;
+            if !rest.is_empty() {
+                return Err(KeyStoreError::TrailingBytes(rest.len()));
+            }
+            wire
+        };
         let server_key_fingerprint: [u8; 32] =
             wire.server_key_fingerprint
                 .try_into()
@@ -409,27 +598,66 @@ impl KeyStore {
                 })?;
         let mut store = Self::with_fingerprint(server_key_fingerprint);
         for record in wire.devices {
-            let device_id = record.device_id;
-            let wrong_length = |field, expected, found| KeyStoreError::WrongLength {
-                device_id: Some(device_id),
-                field,
-                expected,
-                found,
-            };
-            let mac_key = MacKey::from_slice(record.mac_key)
-                .map_err(|_| wrong_length("MAC key", MAC_KEY_BYTES, record.mac_key.len()))?;
-            let mode = KeyMode::from_u8(record.mode).ok_or(KeyStoreError::UnknownKeyMode {
-                device_id,
-                mode: record.mode,
-            })?;
-            let key = match (mode, record.ksk) {
-                (KeyMode::FleetSecretKey, None) => DeviceKeyMaterial::Fleet,
-                (KeyMode::PublicKey, None) => DeviceKeyMaterial::PublicKey,
-                (KeyMode::PerDeviceSecretKey, Some(ksk)) => {
-                    let seed: [u8; 16] = ksk
-                        .mask_seed
-                        .try_into()
-                        .map_err(|_| wrong_length("mask seed", 16, ksk.mask_seed.len()))?;
+            store.insert_checked(decode_record(record)?)?;
+        }
+        Ok(store)
+    }
+
+    fn insert_checked(&mut self, record: DeviceRecord) -> Result<(), KeyStoreError> {
+        self.insert(record)
+            .map_err(|DuplicateDevice(id)| KeyStoreError::DuplicateDevice(id))
+    }
+}
+
+/// One record of the file, checked: MAC key length, mode, parameter set, key material and its lengths.
+fn decode_record(record: RecordWire<'_>) -> Result<DeviceRecord, KeyStoreError> {
+    let device_id = record.device_id;
+    let wrong_length = |field, expected, found| KeyStoreError::WrongLength {
+        device_id: Some(device_id),
+        field,
+        expected,
+        found,
+    };
+    let mac_key =
+        MacKey::from_slice(record.mac_key).map_err(|_| wrong_length("MAC key", MAC_KEY_BYTES, record.mac_key.len()))?;
+    let mode = KeyMode::from_u8(record.mode).ok_or(KeyStoreError::UnknownKeyMode {
+        device_id,
+        mode: record.mode,
+    })?;
+    let parameter_set = ParameterSetId(record.parameter_set);
+    let family = set_family(parameter_set).ok_or(KeyStoreError::UnknownParameterSet {
+        device_id,
+        parameter_set: record.parameter_set,
+    })?;
+    let key = match (mode, record.ksk) {
+        (KeyMode::FleetSecretKey, None) => DeviceKeyMaterial::Fleet,
+        (KeyMode::PublicKey, None) => DeviceKeyMaterial::PublicKey,
+        (KeyMode::PerDeviceSecretKey, Some(ksk)) => {
+            let seed: [u8; 16] = ksk
+                .mask_seed
+                .try_into()
+                .map_err(|_| wrong_length("mask seed", 16, ksk.mask_seed.len()))?;
+            let seed = u128::from_le_bytes(seed);
+            match family {
+                SetFamily::Integer => {
+                    let expected = 8 * IntegerDeviceKsk::body_words();
+                    if ksk.bodies.len() != expected {
+                        return Err(wrong_length("key-switching key", expected, ksk.bodies.len()));
+                    }
+                    let words = ksk
+                        .bodies
+                        .chunks_exact(8)
+                        .map(|b| {
+                            let mut w = [0u8; 8];
+                            w.copy_from_slice(b);
+                            u64::from_le_bytes(w)
+                        })
+                        .collect();
+                    let ksk = IntegerDeviceKsk::from_parts(seed, words)
+                        .map_err(|_| wrong_length("key-switching key", expected, ksk.bodies.len()))?;
+                    DeviceKeyMaterial::IntegerPerDevice(ksk)
+                }
+                SetFamily::Boolean(_) => {
                     let expected = 4 * device_ksk_words();
                     if ksk.bodies.len() != expected {
                         return Err(wrong_length("key-switching key", expected, ksk.bodies.len()));
@@ -439,19 +667,16 @@ impl KeyStore {
                         .chunks_exact(4)
                         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                         .collect();
-                    let ksk = DeviceKsk::from_parts(u128::from_le_bytes(seed), words)
+                    let ksk = DeviceKsk::from_parts(seed, words)
                         .map_err(|_| wrong_length("key-switching key", expected, ksk.bodies.len()))?;
                     DeviceKeyMaterial::PerDevice(ksk)
                 }
-                (mode, _) => return Err(KeyStoreError::KeyMaterialMismatch { device_id, mode }),
-            };
-            let credentials = DeviceCredentials::new(device_id, record.key_id, mac_key);
-            store
-                .insert(DeviceRecord::new(credentials, key))
-                .map_err(|DuplicateDevice(id)| KeyStoreError::DuplicateDevice(id))?;
+            }
         }
-        Ok(store)
-    }
+        (mode, _) => return Err(KeyStoreError::KeyMaterialMismatch { device_id, mode }),
+    };
+    let credentials = DeviceCredentials::new(device_id, record.key_id, mac_key);
+    DeviceRecord::with_parameter_set(credentials, parameter_set, key)
 }
 
 fn digest(bytes: &[u8]) -> [u8; DIGEST_BYTES] {
@@ -470,7 +695,9 @@ pub struct KeyedIntake {
 
 impl KeyedIntake {
     /// The intake and bridge for the devices of `store`, none of which has sent a frame yet. `bridge` must
-    /// be made from the server key the store was made for, with no device registered.
+    /// be made from the server key the store was made for, with no device registered. A device of the
+    /// integer set is refused ([`InteropError::ParameterMismatch`]): integer devices go through
+    /// [`IntegerKeyedIntake`].
     pub fn new(config: IntakeConfig, store: KeyStore, bridge: BooleanBridge) -> Result<Self, InteropError> {
         Self::with_floors(config, store, bridge, &HashMap::new())
     }
@@ -484,6 +711,9 @@ impl KeyedIntake {
     ) -> Result<Self, InteropError> {
         if store.server_key_fingerprint != bridge.server_key_fingerprint() {
             return Err(InteropError::ServerKeyMismatch);
+        }
+        if store.iter().any(DeviceRecord::is_integer) {
+            return Err(InteropError::ParameterMismatch);
         }
         let mut registry = DeviceRegistry::new();
         for record in store.into_records() {
@@ -507,6 +737,9 @@ impl KeyedIntake {
     /// ([`DeviceKeyMaterial::encryption`]): public-key frames only from a public-key device, seeded ones
     /// only from a secret-key device.
     pub fn register(&mut self, record: DeviceRecord, floor: u64) -> Result<(), InteropError> {
+        if record.is_integer() {
+            return Err(InteropError::ParameterMismatch);
+        }
         let (credentials, material) = record.into_parts();
         let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
         let encryption = material.encryption();
@@ -536,6 +769,95 @@ impl KeyedIntake {
 
     /// The bridge, to share with the threads that key-switch and compute.
     pub fn bridge(&self) -> &Arc<BooleanBridge> {
+        &self.bridge
+    }
+}
+
+/// The authenticated intake and the [`IntegerBridge`], fed from one [`KeyStore`] of the integer key set: a
+/// device is known to both or to neither. Frames go in through [`IntegerKeyedIntake::receive`] (the
+/// intake's `receive_integer`: MAC, key id, replay window); [`IntegerKeyedIntake::readings`] turns an
+/// authenticated frame into `FheUint` values in the sending device's key mode, fleet or per-device, as the
+/// store records it. The bridge is shared through an `Arc` with the threads that compute.
+#[derive(Debug)]
+pub struct IntegerKeyedIntake {
+    intake: Intake,
+    bridge: Arc<IntegerBridge>,
+}
+
+impl IntegerKeyedIntake {
+    /// The intake and bridge for the devices of `store`, none of which has sent a frame yet. `bridge` must
+    /// be made from the integer server key the store was made for ([`IntegerError::ServerKeyMismatch`]),
+    /// with no device registered. Devices of other sets are registered too (their MACs are checked), and
+    /// their frames get [`IntegerError::NotAnIntegerDevice`] from [`IntegerKeyedIntake::readings`].
+    pub fn new(config: IntakeConfig, store: KeyStore, bridge: IntegerBridge) -> Result<Self, IntegerError> {
+        Self::with_floors(config, store, bridge, &HashMap::new())
+    }
+
+    /// As [`IntegerKeyedIntake::new`], with the persisted sequence-number floor of each device (absent: 0).
+    pub fn with_floors(
+        config: IntakeConfig,
+        store: KeyStore,
+        bridge: IntegerBridge,
+        floors: &HashMap<u64, u64>,
+    ) -> Result<Self, IntegerError> {
+        if store.server_key_fingerprint != bridge.server_key_fingerprint() {
+            return Err(IntegerError::ServerKeyMismatch);
+        }
+        let mut this = Self {
+            intake: Intake::new(config, DeviceRegistry::new()),
+            bridge: Arc::new(bridge),
+        };
+        for record in store.into_records() {
+            let floor = floors.get(&record.device_id()).copied().unwrap_or(0);
+            this.register(record, floor)?;
+        }
+        Ok(this)
+    }
+
+    /// Adds a device to both the intake and the bridge (or to neither, on error), whose frames must have
+    /// sequence numbers of at least `floor`.
+    pub fn register(&mut self, record: DeviceRecord, floor: u64) -> Result<(), IntegerError> {
+        let parameter_set = record.parameter_set();
+        let (credentials, material) = record.into_parts();
+        let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
+        let encryption = material.encryption();
+        self.bridge.register(device_id, key_id, parameter_set, material)?;
+        self.intake
+            .register_device(credentials, encryption, floor)
+            .map_err(|DuplicateDevice(id)| {
+                self.bridge.unregister(id);
+                IntegerError::DuplicateDevice(id)
+            })
+    }
+
+    /// [`Intake::receive_integer`]: authentication (by the store's MAC key and key id), replay window.
+    pub fn receive(&mut self, bytes: &[u8]) -> Result<IntegerFrame, IntakeError> {
+        self.intake.receive_integer(bytes)
+    }
+
+    /// [`IntegerBridge::readings`]: readings `first..first + count` of `frame` as `FheUint<Id>`, in the
+    /// sending device's key mode.
+    pub fn readings<Id: FheUintId + Send>(
+        &self,
+        frame: &IntegerFrame,
+        first: usize,
+        count: usize,
+    ) -> Result<Vec<FheUint<Id>>, IntegerError> {
+        self.bridge.readings(frame, first, count)
+    }
+
+    /// [`IntegerBridge::frame_readings`]: every whole reading of `Id`'s width in `frame`.
+    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Result<Vec<FheUint<Id>>, IntegerError> {
+        self.bridge.frame_readings(frame)
+    }
+
+    /// The intake (sequence-number high-water marks, configuration).
+    pub fn intake(&self) -> &Intake {
+        &self.intake
+    }
+
+    /// The bridge, to share with the threads that compute.
+    pub fn bridge(&self) -> &Arc<IntegerBridge> {
         &self.bridge
     }
 }

@@ -369,10 +369,10 @@ fn key_store_file_round_trips_and_refuses_corruption() {
     bad[0] = b'X';
     assert_eq!(KeyStore::decode(&bad).unwrap_err(), KeyStoreError::BadMagic);
     let mut bad = file.to_vec();
-    bad[KEY_STORE_MAGIC.len()] = 2;
+    bad[KEY_STORE_MAGIC.len()] = 3;
     assert_eq!(
         KeyStore::decode(&bad).unwrap_err(),
-        KeyStoreError::UnsupportedVersion(2)
+        KeyStoreError::UnsupportedVersion(3)
     );
     let mut bad = file.to_vec();
     bad[20] ^= 1;
@@ -386,15 +386,20 @@ fn key_store_file_round_trips_and_refuses_corruption() {
         KeyStore::decode(&redigest(trailing)).unwrap_err(),
         KeyStoreError::TrailingBytes(3)
     );
+    // Record A starts after the prefix (9), fingerprint (1 + 32), device count (1): device id (1), key id
+    // (1), parameter set (1), MAC key (1 + 32), then the mode byte.
+    let set_at = 9 + 33 + 1 + 1 + 1;
+    assert_eq!(file[set_at], 1);
     let mut other_set = file.to_vec();
-    other_set[9] = 7; // parameter_set varint: 1 -> 7
+    other_set[set_at] = 7; // parameter_set varint: 1 -> 7
     assert_eq!(
         KeyStore::decode(&redigest(other_set)).unwrap_err(),
-        KeyStoreError::UnsupportedParameterSet(7)
+        KeyStoreError::UnknownParameterSet {
+            device_id: A,
+            parameter_set: 7
+        }
     );
-    // Record A starts after the prefix (9), parameter set (1), fingerprint (1 + 32), device count (1):
-    // device id (1), key id (1), MAC key (1 + 32), then the mode byte.
-    let mode_at = 9 + 1 + 33 + 1 + 1 + 1 + 33;
+    let mode_at = set_at + 1 + 33;
     assert_eq!(file[mode_at], KeyMode::PerDeviceSecretKey.to_u8());
     let mut unknown_mode = file.to_vec();
     unknown_mode[mode_at] = 9;

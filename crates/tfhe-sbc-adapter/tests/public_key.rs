@@ -539,10 +539,10 @@ fn public_key_records_in_the_key_store_file() {
     assert_eq!(back.get(3).unwrap().mode(), KeyMode::PerDeviceSecretKey);
     assert_eq!(back.encode().to_vec(), file);
 
-    // Record 1 starts after the prefix (9), parameter set (1), fingerprint (1 + 32) and device count (1):
-    // device id (1), key id (1), MAC key (1 + 32), mode, no key-switching key (1), then record 3.
-    let first_mode = 9 + 1 + 33 + 1 + 1 + 1 + 33;
-    let second_mode = first_mode + 1 + 1 + 1 + 1 + 33;
+    // Record 1 starts after the prefix (9), fingerprint (1 + 32) and device count (1): device id (1), key id
+    // (1), parameter set (1), MAC key (1 + 32), mode, no key-switching key (1), then record 3.
+    let first_mode = 9 + 33 + 1 + 1 + 1 + 1 + 33;
+    let second_mode = first_mode + 1 + 1 + 1 + 1 + 1 + 33;
     assert_eq!(file[first_mode], 2);
     assert_eq!(file[second_mode], 1);
     let redigest = |mut bytes: Vec<u8>| {

@@ -7,7 +7,8 @@
 //!
 //! The key material depends on the mode ([`KeyMode`]):
 //! * fleet or per-device secret key: the `k * N` key bits packed least-significant bit first
-//!   (`k * N / 8` bytes: 128 at `N = 1024`, `k = 1`), see [`pack_secret_key`] / [`unpack_secret_key`].
+//!   (`k * N / 8` bytes: 128 at `N = 1024`, `k = 1`; 256 for the 64-bit integer set, id 4, which
+//!   `IntegerEncryptor::set_packed_key` takes), see [`pack_secret_key`] / [`unpack_secret_key`].
 //!   A firmware hands it as it is to `GlweEncryptor::set_packed_key`: [`decode_credentials`] only borrows the
 //!   file (it may stay in flash) and the encryptor keeps the key's spectra, no unpacked copy;
 //! * public key: a whole public-key file (`crate::public_key`, 4143 bytes at `N = 1024`).
@@ -64,7 +65,19 @@ impl KeyMode {
     }
 }
 
-/// The key material bytes of a credential file in `mode` for the 32-bit set `params`.
+/// Whether a credential file may name `params` in `mode`: every mode on a 32-bit set; on a 64-bit (integer)
+/// set only the secret-key modes (its packed key is `k * N / 8` bytes as on any set; there is no 64-bit
+/// public-key file).
+fn mode_allowed(mode: KeyMode, params: &GlweParameters) -> bool {
+    match params.torus_bits() {
+        32 => true,
+        64 => matches!(mode, KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey),
+        _ => false,
+    }
+}
+
+/// The key material bytes of a credential file in `mode` for the set `params` (the public-key mode: a
+/// 32-bit set).
 pub const fn key_material_bytes(mode: KeyMode, params: &GlweParameters) -> usize {
     let (n, k) = (params.polynomial_size().0, params.glwe_dimension().0);
     match mode {
@@ -122,6 +135,9 @@ pub fn encode_credentials(
     key_material: &[u8],
     out: &mut [u8],
 ) -> Result<usize> {
+    if !mode_allowed(mode, params) {
+        return Err(Error::BadKeyFile);
+    }
     let expected = key_material_bytes(mode, params);
     if key_material.len() != expected {
         return Err(Error::WrongLength {
@@ -157,8 +173,9 @@ pub struct Credentials<'a> {
     pub key_material: &'a [u8],
 }
 
-/// Reads a credential file: magic, version, mode, a known 32-bit parameter set, the exact length and the
-/// check. Any failure is [`Error::BadKeyFile`] (or a length error), never a panic.
+/// Reads a credential file: magic, version, mode, a known parameter set (32-bit, or the 64-bit integer set
+/// in a secret-key mode), the exact length and the check. Any failure is [`Error::BadKeyFile`] (or a length
+/// error), never a panic.
 pub fn decode_credentials(bytes: &[u8]) -> Result<Credentials<'_>> {
     if bytes.len() < HEADER_BYTES + CHECK_BYTES || bytes[..4] != CREDENTIALS_MAGIC || bytes[4] != CREDENTIALS_VERSION {
         return Err(Error::BadKeyFile);
@@ -166,7 +183,9 @@ pub fn decode_credentials(bytes: &[u8]) -> Result<Credentials<'_>> {
     let mode = KeyMode::from_u8(bytes[5]).ok_or(Error::BadKeyFile)?;
     let parameters =
         GlweParameters::from_id(ParameterSetId(u16::from_le_bytes([bytes[6], bytes[7]]))).ok_or(Error::BadKeyFile)?;
-    parameters.check_torus::<u32>()?;
+    if !mode_allowed(mode, &parameters) {
+        return Err(Error::BadKeyFile);
+    }
     let total = credentials_file_bytes(mode, &parameters);
     if bytes.len() != total {
         return Err(Error::WrongLength {

@@ -293,6 +293,8 @@ impl BooleanBridge {
                 ksk: Arc::new(ksk),
             },
             DeviceKeyMaterial::PublicKey => Route::PublicKey { key_id },
+            // An integer device's key switches into the integer server key: `IntegerBridge`.
+            DeviceKeyMaterial::IntegerPerDevice(_) => return Err(InteropError::ParameterMismatch),
         };
         match self
             .devices

@@ -33,6 +33,12 @@
 //!   ([`per_device`]), the work tfhe-rs's own `CompactCiphertextList::expand` does per block of a packed
 //!   list.
 //!
+//! The key store records each device's parameter set and mode (`crate::key_store`), and [`IntegerBridge`]
+//! (behind `crate::key_store::IntegerKeyedIntake`) picks the conversion for the sending device in one call,
+//! from an authenticated `IntegerFrame` to `FheUint` values. The trusted party provisions devices with
+//! [`per_device::provision_integer_per_device`] / [`per_device::provision_integer_fleet_device`] and writes
+//! their credential files with [`per_device::integer_credentials_file`].
+//!
 //! Fleet intake costs 2.7 us per `FheUint8` on one thread in batches of 8 (`benches/integer_intake.rs`), a
 //! tenth of tfhe-rs's expansion of an unpacked compact list. A whole frame materialized at once (512
 //! `FheUint8`, 32 MiB: tfhe-rs holds 4 x 2049 words per `FheUint8`) is memory-bound; extract in batches
@@ -41,7 +47,10 @@
 //! Until the device encrypts on a 64-bit torus, [`encrypt_readings_reference`] is the stand-in device: tfhe-rs's
 //! `encrypt_glwe_ciphertext` of the same encoding.
 
+mod bridge;
 pub mod per_device;
+
+pub use bridge::{DEFAULT_INTEGER_CACHE_CAPACITY, IntegerBridge, integer_server_key_fingerprint};
 
 use super::RngSeeder;
 use rand_core::CryptoRng;
@@ -111,6 +120,44 @@ pub enum IntegerError {
         /// The body words given.
         found: usize,
     },
+    /// The device is not registered with the [`IntegerBridge`].
+    UnknownDevice(u64),
+    /// The device is registered with the [`IntegerBridge`] already.
+    DuplicateDevice(u64),
+    /// The frame names another key id than the device's.
+    WrongKeyId {
+        /// The device.
+        device_id: u64,
+        /// Its registered key id.
+        expected: u32,
+        /// The key id the frame names.
+        found: u32,
+    },
+    /// The device is registered for another parameter set (a boolean one): it has no integer key, so its
+    /// frames cannot become `FheUint`s.
+    NotAnIntegerDevice {
+        /// The device.
+        device_id: u64,
+        /// The parameter set it is registered for.
+        parameter_set: u16,
+    },
+    /// The frame is of another integer set than the bridge's.
+    WrongParameterSet {
+        /// The device.
+        device_id: u64,
+        /// The bridge's set.
+        expected: u16,
+        /// The frame's set.
+        found: u16,
+    },
+    /// Key material that the integer set does not take (a boolean per-device key-switching key, or the
+    /// public-key mode, which the integer set does not have).
+    KeyMaterialMismatch {
+        /// The device.
+        device_id: u64,
+    },
+    /// The key store was made for another integer server key (its fingerprint differs).
+    ServerKeyMismatch,
 }
 
 impl core::fmt::Display for IntegerError {
@@ -139,6 +186,38 @@ impl core::fmt::Display for IntegerError {
             Self::BadKeySwitchingKey { expected, found } => write!(
                 f,
                 "per-device key-switching key has {found} body words, the set's key switch needs {expected}"
+            ),
+            Self::UnknownDevice(id) => write!(f, "device {id} is not registered for integers"),
+            Self::DuplicateDevice(id) => write!(f, "device {id} is already registered for integers"),
+            Self::WrongKeyId {
+                device_id,
+                expected,
+                found,
+            } => write!(f, "device {device_id} has key id {expected}, its frame names {found}"),
+            Self::NotAnIntegerDevice {
+                device_id,
+                parameter_set,
+            } => write!(
+                f,
+                "device {device_id} is registered for parameter set {parameter_set}, not an integer set: it has no \
+                 integer key"
+            ),
+            Self::WrongParameterSet {
+                device_id,
+                expected,
+                found,
+            } => write!(
+                f,
+                "device {device_id}'s frame is of parameter set {found}, the integer bridge takes set {expected}"
+            ),
+            Self::KeyMaterialMismatch { device_id } => write!(
+                f,
+                "device {device_id}: the integer set takes a fleet key or a per-device integer key-switching key, \
+                 not this key material"
+            ),
+            Self::ServerKeyMismatch => f.write_str(
+                "the key store was made for another integer server key (fingerprints differ): its per-device keys \
+                 would switch into a small key this server key cannot bootstrap",
             ),
         }
     }

@@ -19,7 +19,9 @@ use super::{
     IntegerError, IntegerExtractor, IntegerParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128, check_device_key,
     check_parameters, fhe_uint, standard_client_key, tfhe_glwe_key_u64,
 };
+use crate::interop::DeviceSecrets;
 use crate::interop::RngSeeder;
+use crate::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
 use rand_core::CryptoRng;
 use rayon::prelude::*;
 use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
@@ -35,8 +37,12 @@ use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
 use tfhe::shortint::server_key::{ModulusSwitchConfiguration, ShortintBootstrappingKey};
 use tfhe::shortint::{ClassicPBSParameters, PBSOrder};
 use tfhe::{FheUint, FheUintId};
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKeyOwned};
-use zeroize::Zeroize;
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_device::credentials_file::{
+    credentials_file_bytes, encode_credentials, key_material_bytes, pack_secret_key,
+};
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+use zeroize::{Zeroize, Zeroizing};
 
 /// The set's key-switching shape, from tfhe-rs's constant (checked against it in `tests/integer.rs`).
 fn ks_shape() -> (DecompositionBaseLog, DecompositionLevelCount, LweDimension) {
@@ -333,4 +339,89 @@ impl<'a> IntegerRefresher<'a> {
 /// The classic-PBS parameters of a high-level client key, checked against the set (for tests and tools).
 pub fn client_key_parameters(client_key: &tfhe::ClientKey) -> Result<ClassicPBSParameters, IntegerError> {
     check_parameters(&client_key.computation_parameters(), &MESSAGE_2_CARRY_2_TUNIFORM_2M128)
+}
+
+/// Trusted party, integer per-device mode: a fresh binary GLWE key (`k = 1`, `N = 2048`) for device
+/// `device_id`, a fresh MAC key, and the seeded [`IntegerDeviceKsk`] from the device key to `client_key`'s
+/// small key. Returns what goes to the device (its key and credentials;
+/// [`integer_credentials_file`] writes them as its credential file) and the record that goes to the cloud's
+/// [`KeyStore`](crate::key_store::KeyStore): parameter set 4, [`DeviceKeyMaterial::IntegerPerDevice`].
+///
+/// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::seeding::from_os_entropy()`.
+pub fn provision_integer_per_device<R: CryptoRng + ?Sized>(
+    client_key: &tfhe::ClientKey,
+    device_id: u64,
+    key_id: u32,
+    rng: &mut R,
+) -> Result<(DeviceSecrets, DeviceRecord), IntegerError> {
+    let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    let glwe = set.glwe();
+    let key = GlweSecretKey::generate_binary(
+        vec![0u8; glwe.glwe_dimension().0 * glwe.polynomial_size().0],
+        glwe.polynomial_size(),
+        rng,
+    )
+    .map_err(|_| IntegerError::BadDeviceKey)?;
+    let ksk = IntegerDeviceKsk::generate(&key, client_key, rng)?;
+    let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
+    let record =
+        DeviceRecord::with_parameter_set(record_credentials, glwe.id(), DeviceKeyMaterial::IntegerPerDevice(ksk))
+            .map_err(|_| IntegerError::KeyMaterialMismatch { device_id })?;
+    Ok((DeviceSecrets { key, credentials }, record))
+}
+
+/// Trusted party, integer fleet mode: the device gets the client key's GLWE key
+/// ([`glwe_key_from_client_key`](super::glwe_key_from_client_key)) and a fresh MAC key; the cloud extracts
+/// its blocks with no key switch. One stolen device then exposes every fleet device (`docs/security.md`).
+pub fn provision_integer_fleet_device<R: CryptoRng + ?Sized>(
+    client_key: &tfhe::ClientKey,
+    device_id: u64,
+    key_id: u32,
+    rng: &mut R,
+) -> Result<(DeviceSecrets, DeviceRecord), IntegerError> {
+    let key = super::glwe_key_from_client_key(client_key)?;
+    let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
+    let record = DeviceRecord::with_parameter_set(
+        record_credentials,
+        MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().id(),
+        DeviceKeyMaterial::Fleet,
+    )
+    .map_err(|_| IntegerError::KeyMaterialMismatch { device_id })?;
+    Ok((DeviceSecrets { key, credentials }, record))
+}
+
+/// An integer device's credential file (`tfhe_sbc_device::credentials_file`, version 1, parameter set 4):
+/// the header, its MAC key, its key packed eight bits to a byte (256 bytes) and the check; 324 bytes. `mode`
+/// is [`KeyMode::FleetSecretKey`] or [`KeyMode::PerDeviceSecretKey`]. It holds the key, so it is wiped on
+/// drop. The device reads it with `decode_credentials` and hands the packed key to
+/// `IntegerEncryptor::set_packed_key`.
+pub fn integer_credentials_file(
+    mode: KeyMode,
+    secrets: &DeviceSecrets,
+) -> Result<Zeroizing<Vec<u8>>, tfhe_sbc_device::Error> {
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
+    if mode == KeyMode::PublicKey {
+        return Err(tfhe_sbc_device::Error::BadKeyFile);
+    }
+    let mut packed = Zeroizing::new(vec![0u8; key_material_bytes(mode, &params)]);
+    pack_secret_key(secrets.key.as_bytes(), &mut packed)?;
+    let mut out = Zeroizing::new(vec![0u8; credentials_file_bytes(mode, &params)]);
+    let len = encode_credentials(mode, &params, &secrets.credentials, &packed, &mut out)?;
+    out.truncate(len);
+    Ok(out)
+}
+
+/// Two copies of fresh credentials: one for the device, one for the cloud.
+fn credential_pair<R: CryptoRng + ?Sized>(
+    device_id: u64,
+    key_id: u32,
+    rng: &mut R,
+) -> (DeviceCredentials, DeviceCredentials) {
+    let mac_key = MacKey::generate(rng);
+    let copy =
+        MacKey::from_slice(mac_key.as_bytes()).unwrap_or_else(|_| unreachable!("a MAC key is MAC_KEY_BYTES long"));
+    (
+        DeviceCredentials::new(device_id, key_id, mac_key),
+        DeviceCredentials::new(device_id, key_id, copy),
+    )
 }

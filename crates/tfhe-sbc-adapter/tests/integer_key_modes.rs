@@ -1,0 +1,699 @@
+//! Integer key modes as first-class citizens (issue [G] section 3): devices of the integer set (id 4) in the
+//! key store with the fleet key or their own key, provisioned with a credential file the device reads, and
+//! `IntegerKeyedIntake`: real `IntegerEncryptor` frames -> `Intake::receive_integer` -> `FheUint` values in
+//! the mode the store records, in one call. Device-made blocks, radix ciphertexts and `FheUint`s pass
+//! tfhe-rs's `ParameterSetConformant` checks in both modes; a block of the wrong size or degree does not.
+//! Modes and devices do not mix: a frame read in the other mode, or with another device's key, decrypts to
+//! garbage, and a frame relabelled as another device's is refused by the MAC.
+#![cfg(feature = "tfhe")]
+#![allow(clippy::unwrap_used)]
+
+use rand_core::SeedableRng;
+use std::sync::OnceLock;
+use std::time::Instant;
+use tfhe::conformance::ParameterSetConformant;
+use tfhe::core_crypto::prelude::{CiphertextModulus, LweCiphertext};
+use tfhe::integer::IntegerCiphertext;
+use tfhe::integer::parameters::RadixCiphertextConformanceParams;
+use tfhe::prelude::*;
+use tfhe::shortint::ciphertext::Degree;
+use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as TFHE_DEFAULT;
+use tfhe::{
+    ClientKey, ConfigBuilder, FheUint8, FheUint8ConformanceParams, FheUint8Id, FheUint16, FheUint16Id, Seed, ServerKey,
+    set_server_key,
+};
+use tfhe_sbc_adapter::IntakeError;
+use tfhe_sbc_adapter::intake::{IntakeConfig, IntegerFrame};
+use tfhe_sbc_adapter::interop::DeviceSecrets;
+use tfhe_sbc_adapter::interop::integer::per_device::{
+    IntegerDeviceKsk, integer_credentials_file, provision_integer_fleet_device, provision_integer_per_device,
+};
+use tfhe_sbc_adapter::interop::integer::{
+    IntegerBridge, IntegerError, IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, integer_server_key_fingerprint,
+};
+use tfhe_sbc_adapter::key_store::{
+    DeviceKeyMaterial, DeviceRecord, IntegerKeyedIntake, KEY_STORE_MAGIC, KeyMode, KeyStore, KeyStoreError,
+};
+use tfhe_sbc_core::parameters::{ParameterSetId, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_device::credentials_file::decode_credentials;
+use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
+use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::wire::FrameCounter;
+use tfhe_sbc_device::xof::Blake2bXof;
+
+const SET: ParameterSetId = ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048;
+const KEY_ID: u32 = 0x1D_0004;
+/// Per-device devices A and B, fleet device F.
+const A: u64 = 0xA;
+const B: u64 = 0xB;
+const F: u64 = 0xF;
+
+struct Fixture {
+    client_key: ClientKey,
+    server_key: ServerKey,
+}
+
+/// One tfhe-rs integer key set (the high-level default) for the whole file, from a fixed seed.
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let t = Instant::now();
+        let client_key = ClientKey::generate_with_seed(ConfigBuilder::default().build(), Seed(0x4be1_5eed));
+        let server_key = client_key.generate_server_key();
+        eprintln!("tfhe-rs integer keys: {:.1} s", t.elapsed().as_secs_f64());
+        Fixture { client_key, server_key }
+    })
+}
+
+/// What provisioning hands out: each device's credential file, and the store (through its file).
+struct Provisioned {
+    files: Vec<(u64, Vec<u8>)>,
+    store: Vec<u8>,
+    secrets: Vec<(u64, DeviceSecrets)>,
+}
+
+/// Provisions A and B (per-device) and F (fleet) into a store bound to the fixture's server key, as the
+/// trusted party does; the store and the credential files leave as bytes.
+fn provisioned() -> &'static Provisioned {
+    static PROVISIONED: OnceLock<Provisioned> = OnceLock::new();
+    PROVISIONED.get_or_init(|| {
+        let f = fixture();
+        let mut rng = Blake2bXof::from_seed([0x44; 32]);
+        let mut store = KeyStore::for_integers(&f.server_key).unwrap();
+        let mut files = Vec::new();
+        let mut secrets = Vec::new();
+        let t = Instant::now();
+        for (id, mode) in [
+            (A, KeyMode::PerDeviceSecretKey),
+            (B, KeyMode::PerDeviceSecretKey),
+            (F, KeyMode::FleetSecretKey),
+        ] {
+            let (device, record) = match mode {
+                KeyMode::PerDeviceSecretKey => provision_integer_per_device(&f.client_key, id, KEY_ID, &mut rng),
+                _ => provision_integer_fleet_device(&f.client_key, id, KEY_ID, &mut rng),
+            }
+            .unwrap();
+            assert_eq!((record.parameter_set(), record.mode()), (SET, mode));
+            assert!(record.is_integer());
+            let file = integer_credentials_file(mode, &device).unwrap();
+            assert_eq!(file.len(), 324, "header 52 + packed key 256 + check 16");
+            files.push((id, file.to_vec()));
+            store.insert(record).unwrap();
+            secrets.push((id, device));
+        }
+        eprintln!(
+            "provisioned 2 per-device + 1 fleet integer devices: {:.2} s",
+            t.elapsed().as_secs_f64()
+        );
+        Provisioned {
+            files,
+            store: store.encode().to_vec(),
+            secrets,
+        }
+    })
+}
+
+fn credential_file(id: u64) -> &'static [u8] {
+    &provisioned().files.iter().find(|(d, _)| *d == id).unwrap().1
+}
+
+fn device_key(id: u64) -> &'static DeviceSecrets {
+    &provisioned().secrets.iter().find(|(d, _)| *d == id).unwrap().1
+}
+
+/// The server side, from the store file.
+fn keyed_intake() -> IntegerKeyedIntake {
+    let f = fixture();
+    let store = KeyStore::decode(&provisioned().store).unwrap();
+    IntegerKeyedIntake::new(
+        IntakeConfig::default(),
+        store,
+        IntegerBridge::new(f.server_key.clone()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// The device side, from its credential file only: the frames of one message of reading bytes.
+fn device_frames(file: &[u8], seed: u8, first_sequence: u64, bytes: &[u8]) -> Vec<Vec<u8>> {
+    let decoded = decode_credentials(file).unwrap();
+    assert_eq!(decoded.parameters.id(), SET);
+    let mut enc = Box::new(IntegerEncryptor::<2048>::EMPTY);
+    enc.set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, decoded.key_material)
+        .unwrap();
+    enc.seed_from_bytes(&mut [seed; 32]);
+    let mut counter = FrameCounter::new(first_sequence);
+    let outgoing = enc.begin_message(&mut counter, bytes.len()).unwrap();
+    chunks(bytes, IntegerEncryptor::<2048>::MESSAGE_BYTES)
+        .map(|chunk| {
+            let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
+            enc.encrypt_seeded_frame_into(&decoded.credentials, &outgoing, &chunk, &mut out)
+                .unwrap();
+            out
+        })
+        .collect()
+}
+
+fn u16_bytes(readings: &[u16]) -> Vec<u8> {
+    readings.iter().flat_map(|r| r.to_le_bytes()).collect()
+}
+
+fn readings16(seed: u16, count: usize) -> Vec<u16> {
+    (0..count as u16)
+        .map(|i| i.wrapping_mul(40_503).wrapping_add(seed.wrapping_mul(977)) ^ 0x5a5a)
+        .collect()
+}
+
+/// §3: per-device integer device end to end through the store: provision -> credential file -> the device
+/// encrypts -> intake -> `FheUint16` (key switch + identity PBS, picked from the store) -> tfhe-rs sums ->
+/// the client key decrypts the right sum. The fleet device goes through the same call.
+#[test]
+fn per_device_integer_device_end_to_end_through_the_store() {
+    let f = fixture();
+    set_server_key(f.server_key.clone());
+    let mut intake = keyed_intake();
+    assert_eq!(intake.bridge().mode(A), Some(KeyMode::PerDeviceSecretKey));
+    assert_eq!(intake.bridge().mode(F), Some(KeyMode::FleetSecretKey));
+
+    let values = readings16(1, 300);
+    let frames = device_frames(credential_file(A), 1, 0, &u16_bytes(&values));
+    assert_eq!(frames.len(), 2);
+    let opened: Vec<IntegerFrame> = frames.iter().map(|b| intake.receive(b).unwrap()).collect();
+    assert_eq!((opened[0].readings(16), opened[1].readings(16)), (256, 44));
+    // A replay is refused by the intake.
+    assert!(matches!(intake.receive(&frames[0]), Err(IntakeError::Replayed { .. })));
+
+    let t = Instant::now();
+    let mut xs: Vec<FheUint16> = intake.readings::<FheUint16Id>(&opened[0], 10, 3).unwrap();
+    let first = t.elapsed();
+    xs.extend(intake.readings::<FheUint16Id>(&opened[1], 43, 1).unwrap());
+    let second = t.elapsed() - first;
+    let expected = [values[10], values[11], values[12], values[299]];
+    for (x, &v) in xs.iter().zip(&expected) {
+        let d: u16 = x.decrypt(&f.client_key);
+        assert_eq!(d, v);
+    }
+    let sum: u16 = (&xs[0] + &xs[1] + &xs[2] + &xs[3]).decrypt(&f.client_key);
+    assert_eq!(
+        sum,
+        expected.iter().fold(0u16, |acc, &v| acc.wrapping_add(v)),
+        "sum of per-device readings"
+    );
+    eprintln!(
+        "per-device: 3 FheUint16 (24 key switches + PBS, key decompressed) {:.0} ms; 1 more (cached key) {:.0} ms",
+        first.as_secs_f64() * 1e3,
+        second.as_secs_f64() * 1e3
+    );
+
+    // The fleet device through the same call: extraction only.
+    let fleet_values = readings16(2, 256);
+    let frames = device_frames(credential_file(F), 2, 0, &u16_bytes(&fleet_values));
+    let frame = intake.receive(&frames[0]).unwrap();
+    let t = Instant::now();
+    let all: Vec<FheUint16> = intake.frame_readings::<FheUint16Id>(&frame).unwrap();
+    let fleet_time = t.elapsed();
+    assert_eq!(all.len(), 256);
+    for i in (0..256).step_by(51) {
+        let d: u16 = all[i].decrypt(&f.client_key);
+        assert_eq!(d, fleet_values[i]);
+    }
+    // Per-device and fleet values compute together.
+    let mixed: u16 = (&xs[0] + &all[7]).decrypt(&f.client_key);
+    assert_eq!(mixed, values[10].wrapping_add(fleet_values[7]));
+    eprintln!(
+        "fleet: 256 FheUint16 (a whole frame) in {:.1} ms",
+        fleet_time.as_secs_f64() * 1e3
+    );
+}
+
+/// §2: device-made blocks, radix ciphertexts and `FheUint`s pass tfhe-rs's conformance checks in both modes
+/// (against the server key and against tfhe-rs's constant); a block of the wrong size or degree, and a radix
+/// of the wrong block count, do not, and our wrapping refuses a block of the wrong size with a typed error.
+#[test]
+fn device_blocks_are_conformant_in_both_modes() {
+    let f = fixture();
+    let mut intake = keyed_intake();
+    let values: Vec<u8> = (0..512u32).map(|i| (i * 151 + 17) as u8).collect();
+    let block_params = TFHE_DEFAULT.to_shortint_conformance_param();
+    let radix_params = RadixCiphertextConformanceParams::from_pbs_parameters(TFHE_DEFAULT, 4);
+    let from_server = FheUint8ConformanceParams::from(&f.server_key);
+    let from_constant = FheUint8ConformanceParams::from(TFHE_DEFAULT);
+    let mut checked = Vec::new();
+    for (id, seed, range) in [(A, 3u8, 200..202usize), (F, 4, 0..512)] {
+        let frames = device_frames(credential_file(id), seed, 1000, &values);
+        let frame = intake.receive(&frames[0]).unwrap();
+        let cts: Vec<FheUint8> = intake.readings::<FheUint8Id>(&frame, range.start, range.len()).unwrap();
+        for (ct, &v) in cts.iter().zip(&values[range.clone()]) {
+            assert!(ct.is_conformant(&from_server), "device {id:#x}");
+            assert!(ct.is_conformant(&from_constant), "device {id:#x}");
+            let (radix, ..) = ct.clone().into_raw_parts();
+            assert!(radix.is_conformant(&radix_params));
+            assert!(radix.blocks().iter().all(|b| b.is_conformant(&block_params)));
+            let d: u8 = ct.decrypt(&f.client_key);
+            assert_eq!(d, v, "device {id:#x}");
+        }
+        checked.push(cts.len());
+        if id == A {
+            // Refused: a block of another degree, a block of the wrong size, a radix missing a block.
+            let (radix, ..) = cts[0].clone().into_raw_parts();
+            let mut blocks = radix.blocks().to_vec();
+            let mut wrong_degree = blocks[0].clone();
+            wrong_degree.degree = Degree::new(4);
+            assert!(!wrong_degree.is_conformant(&block_params));
+            let short =
+                LweCiphertext::from_container(blocks[0].ct.as_ref()[1..].to_vec(), CiphertextModulus::new_native());
+            let wrong_size = tfhe::shortint::Ciphertext::new(
+                short.clone(),
+                blocks[0].degree,
+                blocks[0].noise_level(),
+                blocks[0].message_modulus,
+                blocks[0].carry_modulus,
+                blocks[0].atomic_pattern,
+            );
+            assert!(!wrong_size.is_conformant(&block_params));
+            assert_eq!(
+                IntegerExtractor::new().wrap_block(short).unwrap_err(),
+                IntegerError::WrongLweSize {
+                    expected: 2049,
+                    found: 2048
+                }
+            );
+            blocks[1] = wrong_degree;
+            let bad_radix = tfhe::integer::RadixCiphertext::from(blocks.clone());
+            assert!(!bad_radix.is_conformant(&radix_params));
+            blocks.truncate(3);
+            let three = tfhe::integer::RadixCiphertext::from(blocks);
+            assert!(!three.is_conformant(&radix_params));
+            let as_uint = FheUint8::from_raw_parts(
+                three,
+                FheUint8Id,
+                tfhe::Tag::default(),
+                tfhe::ReRandomizationMetadata::default(),
+            );
+            assert!(!as_uint.is_conformant(&from_server));
+        }
+    }
+    assert_eq!(checked, [2, 512]);
+}
+
+/// Decrypts `cts` and counts how many equal `expected`.
+fn count_right(cts: &[FheUint16], expected: &[u16]) -> usize {
+    let ck = &fixture().client_key;
+    cts.iter()
+        .zip(expected)
+        .filter(|(ct, v)| {
+            let d: u16 = ct.decrypt(ck);
+            d == **v
+        })
+        .count()
+}
+
+/// A store in which device `id` has `key` but the MAC key its credential file holds.
+fn intake_with(id: u64, key: DeviceKeyMaterial) -> IntegerKeyedIntake {
+    let f = fixture();
+    let decoded = decode_credentials(credential_file(id)).unwrap();
+    let mut store = KeyStore::for_integers(&f.server_key).unwrap();
+    let mac = MacKey::from_slice(decoded.credentials.mac_key().as_bytes()).unwrap();
+    store
+        .insert(DeviceRecord::with_parameter_set(DeviceCredentials::new(id, KEY_ID, mac), SET, key).unwrap())
+        .unwrap();
+    IntegerKeyedIntake::new(
+        IntakeConfig::default(),
+        store,
+        IntegerBridge::new(f.server_key.clone()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// §3: modes and devices do not mix. A per-device frame read in fleet mode and a fleet frame read in
+/// per-device mode decrypt to garbage; device A's frame opened with device B's key decrypts to garbage, and
+/// relabelled as B's frame it is refused by B's MAC key; per-device keys are independent (different seeds
+/// and bodies). Wrong set, unknown device, wrong key id and a store of another server key get typed errors.
+#[test]
+fn modes_and_devices_do_not_mix() {
+    let f = fixture();
+    let values = readings16(5, 256);
+    let bytes = u16_bytes(&values);
+    let count = 4;
+    let store = KeyStore::decode(&provisioned().store).unwrap();
+    let ksk = |id| match store.get(id).unwrap().key() {
+        DeviceKeyMaterial::IntegerPerDevice(k) => k.clone(),
+        _ => unreachable!("{id} is per-device"),
+    };
+    let (ksk_a, ksk_b) = (ksk(A), ksk(B));
+    assert_ne!(ksk_a.mask_seed(), ksk_b.mask_seed());
+    assert_ne!(ksk_a.bodies(), ksk_b.bodies());
+    assert_ne!(device_key(A).key.as_bytes(), device_key(B).key.as_bytes());
+
+    // The right way, for reference.
+    let mut right = keyed_intake();
+    let frame_a = right
+        .receive(&device_frames(credential_file(A), 6, 0, &bytes)[0])
+        .unwrap();
+    let ok = right.readings::<FheUint16Id>(&frame_a, 0, count).unwrap();
+    assert_eq!(count_right(&ok, &values), count);
+
+    // A per-device device read as a fleet device.
+    let mut as_fleet = intake_with(A, DeviceKeyMaterial::Fleet);
+    let frame = as_fleet
+        .receive(&device_frames(credential_file(A), 7, 0, &bytes)[0])
+        .unwrap();
+    let garbage = as_fleet.readings::<FheUint16Id>(&frame, 0, count).unwrap();
+    assert_eq!(count_right(&garbage, &values), 0, "per-device frame read in fleet mode");
+
+    // A fleet device read as a per-device device (with A's key).
+    let mut as_per_device = intake_with(F, DeviceKeyMaterial::IntegerPerDevice(ksk_a.clone()));
+    let frame = as_per_device
+        .receive(&device_frames(credential_file(F), 8, 0, &bytes)[0])
+        .unwrap();
+    let garbage = as_per_device.readings::<FheUint16Id>(&frame, 0, count).unwrap();
+    assert_eq!(count_right(&garbage, &values), 0, "fleet frame read in per-device mode");
+
+    // Device A's frame opened with device B's key.
+    let mut with_b_key = intake_with(A, DeviceKeyMaterial::IntegerPerDevice(ksk_b));
+    let frame = with_b_key
+        .receive(&device_frames(credential_file(A), 9, 0, &bytes)[0])
+        .unwrap();
+    let garbage = with_b_key.readings::<FheUint16Id>(&frame, 0, count).unwrap();
+    assert_eq!(count_right(&garbage, &values), 0, "A's frame under B's key");
+    // Relabelled as B's frame (device id field, bytes 13..21 of the header), B's MAC key refuses it.
+    let mut relabelled = device_frames(credential_file(A), 10, 0, &bytes)[0].clone();
+    let at = relabelled.windows(8).position(|w| w == A.to_le_bytes()).unwrap();
+    assert!(at < 47, "the device id is in the header");
+    relabelled[at..at + 8].copy_from_slice(&B.to_le_bytes());
+    let mut intake = keyed_intake();
+    assert!(matches!(
+        intake.receive(&relabelled),
+        Err(IntakeError::BadMac { device_id: B })
+    ));
+
+    // Typed errors. A device registered for a boolean set, with an integer frame under its MAC key.
+    let decoded = decode_credentials(credential_file(F)).unwrap();
+    let mac = MacKey::from_slice(decoded.credentials.mac_key().as_bytes()).unwrap();
+    let mut store = KeyStore::for_integers(&f.server_key).unwrap();
+    store
+        .insert(
+            DeviceRecord::with_parameter_set(
+                DeviceCredentials::new(F, KEY_ID, mac),
+                TFHE_LIB_GLWE_1024.id(),
+                DeviceKeyMaterial::Fleet,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let mut boolean = IntegerKeyedIntake::new(
+        IntakeConfig::default(),
+        store,
+        IntegerBridge::new(f.server_key.clone()).unwrap(),
+    )
+    .unwrap();
+    let frame = boolean
+        .receive(&device_frames(credential_file(F), 11, 0, &bytes)[0])
+        .unwrap();
+    let err = error(boolean.readings::<FheUint16Id>(&frame, 0, 1));
+    assert_eq!(
+        err,
+        IntegerError::NotAnIntegerDevice {
+            device_id: F,
+            parameter_set: 1
+        }
+    );
+    assert!(err.to_string().contains("no integer key"), "{err}");
+    // An unknown device, a wrong key id, readings out of range (nothing decompressed for it).
+    let empty = IntegerBridge::new(f.server_key.clone()).unwrap();
+    assert_eq!(
+        error(empty.readings::<FheUint16Id>(&frame_a, 0, 1)),
+        IntegerError::UnknownDevice(A)
+    );
+    empty
+        .register(A, KEY_ID + 1, SET, DeviceKeyMaterial::IntegerPerDevice(ksk_a.clone()))
+        .unwrap();
+    assert_eq!(
+        error(empty.readings::<FheUint16Id>(&frame_a, 0, 1)),
+        IntegerError::WrongKeyId {
+            device_id: A,
+            expected: KEY_ID + 1,
+            found: KEY_ID
+        }
+    );
+    assert_eq!(
+        empty.register(A, KEY_ID, SET, DeviceKeyMaterial::Fleet).unwrap_err(),
+        IntegerError::DuplicateDevice(A)
+    );
+    assert!(empty.unregister(A));
+    assert_eq!(
+        empty
+            .register(A, KEY_ID, SET, DeviceKeyMaterial::PublicKey)
+            .unwrap_err(),
+        IntegerError::KeyMaterialMismatch { device_id: A }
+    );
+    assert_eq!(
+        error(right.readings::<FheUint16Id>(&frame_a, 250, 7)),
+        IntegerError::ReadingsOutOfRange {
+            first: 250,
+            count: 7,
+            capacity: 256
+        }
+    );
+    // A store of another server key.
+    assert_eq!(
+        IntegerKeyedIntake::new(
+            IntakeConfig::default(),
+            KeyStore::with_fingerprint([9; 32]),
+            IntegerBridge::new(f.server_key.clone()).unwrap(),
+        )
+        .unwrap_err(),
+        IntegerError::ServerKeyMismatch
+    );
+    assert_eq!(
+        integer_server_key_fingerprint(&f.server_key).unwrap(),
+        store_fingerprint()
+    );
+}
+
+/// The error of a call that must fail (`FheUint` has no `Debug`, so no `unwrap_err`).
+fn error<T>(result: Result<T, IntegerError>) -> IntegerError {
+    match result {
+        Err(e) => e,
+        Ok(_) => panic!("expected an error"),
+    }
+}
+
+fn store_fingerprint() -> [u8; 32] {
+    KeyStore::decode(&provisioned().store).unwrap().server_key_fingerprint()
+}
+
+/// A fake per-device integer key of the right shape (the store checks shapes, not contents): no key
+/// generation needed.
+fn fake_integer_ksk(seed: u64) -> IntegerDeviceKsk {
+    let words = (0..IntegerDeviceKsk::body_words() as u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed)
+        .collect();
+    IntegerDeviceKsk::from_parts(u128::from(seed), words).unwrap()
+}
+
+fn credentials(id: u64) -> DeviceCredentials {
+    DeviceCredentials::new(id, KEY_ID, MacKey::from_bytes([id as u8; 32]))
+}
+
+/// The key store records each device's parameter set (version 2) and reads version 1 files as set 1; it
+/// refuses modes a set does not allow, unknown sets, and any corruption, with typed errors and no panic.
+#[test]
+fn key_store_records_parameter_sets() {
+    let mut store = KeyStore::with_fingerprint([5; 32]);
+    store
+        .insert(DeviceRecord::new(
+            credentials(1),
+            DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(1)),
+        ))
+        .unwrap();
+    store
+        .insert(DeviceRecord::with_parameter_set(credentials(2), SET, DeviceKeyMaterial::Fleet).unwrap())
+        .unwrap();
+    store
+        .insert(
+            DeviceRecord::with_parameter_set(credentials(3), ParameterSetId(2), DeviceKeyMaterial::PublicKey).unwrap(),
+        )
+        .unwrap();
+    store
+        .insert(DeviceRecord::new(credentials(4), DeviceKeyMaterial::Fleet))
+        .unwrap();
+    let file = store.encode();
+    assert_eq!(file[KEY_STORE_MAGIC.len()], 2, "version 2");
+    let back = KeyStore::decode(&file).unwrap();
+    let sets: Vec<(u64, u16, KeyMode)> = back
+        .iter()
+        .map(|r| (r.device_id(), r.parameter_set().0, r.mode()))
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            (1, 4, KeyMode::PerDeviceSecretKey),
+            (2, 4, KeyMode::FleetSecretKey),
+            (3, 2, KeyMode::PublicKey),
+            (4, 1, KeyMode::FleetSecretKey)
+        ]
+    );
+    match (store.get(1).unwrap().key(), back.get(1).unwrap().key()) {
+        (DeviceKeyMaterial::IntegerPerDevice(x), DeviceKeyMaterial::IntegerPerDevice(y)) => {
+            assert_eq!((x.mask_seed(), x.bodies()), (y.mask_seed(), y.bodies()));
+            assert_eq!(y.stored_bytes(), 2048 * 4 * 8 + 16);
+        }
+        _ => panic!("device 1 is an integer per-device device"),
+    }
+    assert_eq!(back.get(1).unwrap().key().stored_bytes(), 65_552);
+    assert_eq!(&back.encode()[..], &file[..], "encoding is deterministic");
+    eprintln!("key store, 1 integer per-device + 3 others: {} bytes", file.len());
+
+    // Modes a set does not allow, and unknown sets.
+    let refused = [
+        (SET, DeviceKeyMaterial::PublicKey),
+        (
+            ParameterSetId(2),
+            DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(2)),
+        ),
+        (
+            TFHE_LIB_GLWE_1024.id(),
+            DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(3)),
+        ),
+    ];
+    for (set, key) in refused {
+        let mode = key.mode();
+        assert_eq!(
+            DeviceRecord::with_parameter_set(credentials(9), set, key).unwrap_err(),
+            KeyStoreError::ModeNotAllowed {
+                device_id: 9,
+                mode,
+                parameter_set: set.0
+            }
+        );
+    }
+    assert_eq!(
+        DeviceRecord::with_parameter_set(credentials(9), ParameterSetId(99), DeviceKeyMaterial::Fleet).unwrap_err(),
+        KeyStoreError::UnknownParameterSet {
+            device_id: 9,
+            parameter_set: 99
+        }
+    );
+
+    // Version 1, as earlier builds wrote it: parameter set 1 once, no set per record.
+    let mut v1 = KEY_STORE_MAGIC.to_vec();
+    v1.push(1);
+    v1.push(1); // parameter_set varint
+    v1.push(32);
+    v1.extend_from_slice(&[6; 32]);
+    v1.push(2); // two records
+    for id in [7u8, 8] {
+        v1.extend_from_slice(&[id, 3, 32]); // device id, key id, MAC key length
+        v1.extend_from_slice(&[id; 32]);
+        v1.extend_from_slice(&[if id == 7 { 0 } else { 2 }, 0]); // mode (fleet, public key), no ksk
+    }
+    let d = digest(&v1);
+    v1.extend_from_slice(&d);
+    let old = KeyStore::decode(&v1).unwrap();
+    assert_eq!(old.server_key_fingerprint(), [6; 32]);
+    let read: Vec<(u64, u32, u16, KeyMode)> = old
+        .iter()
+        .map(|r| (r.device_id(), r.key_id(), r.parameter_set().0, r.mode()))
+        .collect();
+    assert_eq!(
+        read,
+        [(7, 3, 1, KeyMode::FleetSecretKey), (8, 3, 1, KeyMode::PublicKey)]
+    );
+    assert_eq!(old.encode()[KEY_STORE_MAGIC.len()], 2, "rewritten as version 2");
+    let mut v1_other_set = v1.clone();
+    v1_other_set[9] = 4;
+    let end = v1_other_set.len() - 32;
+    let d = digest(&v1_other_set[..end]);
+    v1_other_set[end..].copy_from_slice(&d);
+    assert_eq!(
+        KeyStore::decode(&v1_other_set).unwrap_err(),
+        KeyStoreError::UnsupportedParameterSet(4)
+    );
+
+    // A per-device integer key of the wrong length, behind a valid digest: a typed error.
+    let mut one = KeyStore::with_fingerprint([5; 32]);
+    one.insert(DeviceRecord::new(
+        credentials(1),
+        DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(1)),
+    ))
+    .unwrap();
+    let file = one.encode().to_vec();
+    // The bodies' length varint (65,536 = 0x80 0x80 0x04) is followed by the bodies, then the digest.
+    let len_at = file.len() - 32 - 65_536 - 3;
+    assert_eq!(&file[len_at..len_at + 3], &[0x80, 0x80, 0x04]);
+    let mut shorter = file[..len_at].to_vec();
+    shorter.extend_from_slice(&[0xf8, 0xff, 0x03]); // 65,528
+    shorter.extend_from_slice(&file[len_at + 3..file.len() - 32 - 8]);
+    let d = digest(&shorter);
+    shorter.extend_from_slice(&d);
+    assert_eq!(
+        KeyStore::decode(&shorter).unwrap_err(),
+        KeyStoreError::WrongLength {
+            device_id: Some(1),
+            field: "key-switching key",
+            expected: 65_536,
+            found: 65_528
+        }
+    );
+    // The set of that record changed to a boolean one: its key no longer fits.
+    let set_at = 9 + 33 + 1 + 1 + 3; // prefix, fingerprint, count, device id, key id (varint 0x1D0004: 3 bytes)
+    let mut as_boolean = file.clone();
+    assert_eq!(as_boolean[set_at], 4);
+    as_boolean[set_at] = 1;
+    let end = as_boolean.len() - 32;
+    let d = digest(&as_boolean[..end]);
+    as_boolean[end..].copy_from_slice(&d);
+    assert!(matches!(
+        KeyStore::decode(&as_boolean).unwrap_err(),
+        KeyStoreError::WrongLength {
+            device_id: Some(1),
+            field: "key-switching key",
+            ..
+        }
+    ));
+    // Mutations behind a recomputed digest and truncations never panic.
+    for position in (0..300).chain((300..file.len()).step_by(4099)) {
+        for flip in [0x01u8, 0x80] {
+            let mut bad = file.clone();
+            bad[position] ^= flip;
+            let end = bad.len() - 32;
+            let d = digest(&bad[..end]);
+            bad[end..].copy_from_slice(&d);
+            let _ = KeyStore::decode(&bad);
+        }
+    }
+    for len in (0..file.len()).step_by(1021) {
+        assert!(KeyStore::decode(&file[..len]).is_err());
+    }
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    use blake2::digest::consts::U32;
+    use blake2::{Blake2b, Digest};
+    Blake2b::<U32>::digest(bytes).into()
+}
+
+/// The credential file of an integer device: parameter set 4, its mode, the packed key the encryptor takes;
+/// a public-key integer file cannot be written, and a damaged file is refused with a typed error.
+#[test]
+fn integer_credential_files_are_checked() {
+    let per_device = decode_credentials(credential_file(A)).unwrap();
+    assert_eq!(per_device.mode, KeyMode::PerDeviceSecretKey);
+    assert_eq!(per_device.parameters.id(), SET);
+    assert_eq!(per_device.credentials.device_id(), A);
+    assert_eq!(per_device.key_material.len(), 256);
+    let fleet = decode_credentials(credential_file(F)).unwrap();
+    assert_eq!(fleet.mode, KeyMode::FleetSecretKey);
+    assert!(matches!(
+        integer_credentials_file(KeyMode::PublicKey, device_key(A)),
+        Err(tfhe_sbc_device::Error::BadKeyFile)
+    ));
+    let file = credential_file(A);
+    for position in [0usize, 4, 5, 6, 20, 100, file.len() - 1] {
+        let mut bad = file.to_vec();
+        bad[position] ^= 1;
+        assert!(decode_credentials(&bad).is_err(), "flip at {position} accepted");
+    }
+    assert!(decode_credentials(&file[..file.len() - 1]).is_err());
+}
