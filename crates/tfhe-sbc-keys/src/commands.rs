@@ -1,5 +1,5 @@
-//! The three commands: `init`, `issue`, `show`. Each prints what it did to stdout and returns a typed
-//! [`Error`] on failure.
+//! The three commands: `init` (boolean key sets) or `init_integer` (the integer key set), `issue`, `show`.
+//! Each prints what it did to stdout and returns a typed [`Error`] on failure.
 
 use crate::error::{Error, RESTORE};
 use crate::files::{
@@ -7,21 +7,26 @@ use crate::files::{
     SERVER_KEY_FILE, credentials_path,
 };
 use crate::key_file::{
-    KeyFileHeader, KeyKind, SecretClientKey, encode_client_key, encode_server_key, read_client_key,
-    read_server_key_header, short_hex,
+    KeyFileEnvelope, KeyFileHeader, KeyKind, SecretClientKey, SecretIntegerClientKey, encode_client_key,
+    encode_integer_client_key, encode_integer_server_key, encode_server_key, read_client_key, read_integer_client_key,
+    read_server_key_envelope, short_hex,
 };
-use crate::{Mode, parameters_name};
+use crate::{KeySetParameters, Mode, parameters_name};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_core::Rng;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, generate_keys, glwe_key_from_client_key};
+use tfhe_sbc_adapter::interop::integer::integer_server_key_fingerprint;
+use tfhe_sbc_adapter::interop::integer::per_device::{
+    integer_credentials_file, provision_integer_fleet_device, provision_integer_per_device,
+};
 use tfhe_sbc_adapter::interop::{
     PublicKeyDevice, provision_per_device, public_key_from_client_key, server_key_fingerprint,
 };
 use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyStore};
 use tfhe_sbc_core::entities::GlweSecretKeyOwned;
-use tfhe_sbc_core::parameters::GlweParameters;
+use tfhe_sbc_core::parameters::{GlweParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
 use tfhe_sbc_device::credentials_file::{
     credentials_file_bytes, decode_credentials, encode_credentials, key_material_bytes, pack_secret_key,
 };
@@ -84,39 +89,159 @@ fn describe(set: BooleanSet) -> String {
     )
 }
 
-/// `init`: a new key set in `dir` (created with mode 0700 if needed, refused if it holds a key set
-/// already): the tfhe-rs client and server keys of `set` (seeded from the OS), the seeded public key and an
-/// empty key store bound to the server key. `key_id` is the key set's key id (random if `None`).
-pub fn init(dir: &Path, set: BooleanSet, key_id: Option<u32>) -> Result<(), Error> {
-    let in_the_way = |dir: &Path| {
-        [
-            CLIENT_KEY_FILE,
-            SERVER_KEY_FILE,
-            PUBLIC_KEY_FILE,
-            KEY_STORE_FILE,
-            DEVICES_DIR,
-        ]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|path| path.exists())
-    };
+fn describe_key_set(parameters: KeySetParameters) -> String {
+    match parameters {
+        KeySetParameters::Boolean(set) => describe(set),
+        KeySetParameters::Integer => {
+            let glwe = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
+            format!(
+                "integer ({}, set {}: k = {}, N = {}, q = 2^64; FheUint8 .. FheUint64, 2-bit blocks; fleet blocks \
+                 are extracted as they are, per-device blocks key-switched and bootstrapped once)",
+                parameters.tfhe_name(),
+                glwe.id().0,
+                glwe.glwe_dimension().0,
+                glwe.polynomial_size().0,
+            )
+        }
+    }
+}
+
+/// The files of a key set that `init` refuses to overwrite.
+fn in_the_way(dir: &Path) -> Option<std::path::PathBuf> {
+    [
+        CLIENT_KEY_FILE,
+        SERVER_KEY_FILE,
+        PUBLIC_KEY_FILE,
+        KEY_STORE_FILE,
+        DEVICES_DIR,
+    ]
+    .iter()
+    .map(|name| dir.join(name))
+    .find(|path| path.exists())
+}
+
+/// Creates `dir` (mode 0700) and takes its lock, unless it holds (part of) a key set already.
+fn prepare_init(dir: &Path) -> Result<DirLock, Error> {
     if let Some(path) = in_the_way(dir) {
         return Err(Error::AlreadyInitialized { path });
     }
     files::create_dir(dir)?;
-    let _lock = DirLock::acquire(dir)?;
+    let lock = DirLock::acquire(dir)?;
     if let Some(path) = in_the_way(dir) {
         return Err(Error::AlreadyInitialized { path });
     }
-    let mut rng = os_rng()?;
-    let key_id = key_id.unwrap_or_else(|| rng.next_u32());
+    Ok(lock)
+}
 
+fn spinner(message: String) -> ProgressBar {
     let spinner = ProgressBar::new_spinner();
     spinner.set_style(
         ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
-    spinner.set_message(format!("generating the tfhe-rs keys ({})", set.tfhe_name()));
+    spinner.set_message(message);
     spinner.enable_steady_tick(Duration::from_millis(100));
+    spinner
+}
+
+/// A file `init` writes: its name, bytes, mode, and who it is for.
+type Written<'a> = (&'static str, &'a [u8], u32, &'static str);
+
+/// Writes the key set's files (atomically, with their modes) and `devices/`, and prints the summary.
+fn write_key_set(
+    dir: &Path,
+    parameters: KeySetParameters,
+    key_id: u32,
+    fingerprint: &[u8; 32],
+    key_generation: Duration,
+    written: &[Written<'_>],
+) -> Result<(), Error> {
+    files::create_dir(&dir.join(DEVICES_DIR))?;
+    for (name, bytes, mode, _) in written {
+        files::write_atomic(&dir.join(name), bytes, *mode)?;
+    }
+    println!("new key set in {}", dir.display());
+    println!("  parameters      {}", describe_key_set(parameters));
+    println!("  key id          {key_id:#010x}");
+    println!("  server key      fingerprint {}", short_hex(fingerprint));
+    println!("  key generation  {:.2?}", key_generation);
+    for (name, bytes, mode, who) in written {
+        println!("  {name:<16} {mode:04o}  {:>10}  {who}", size(bytes.len()));
+    }
+    println!(
+        "next: tfhe-sbc-keys issue --dir {} --device-id <ID> --mode <MODE>",
+        dir.display()
+    );
+    Ok(())
+}
+
+/// `init --parameters integer`: a new integer key set in `dir` (created with mode 0700 if needed, refused if
+/// it holds a key set already): tfhe-rs's high-level `ClientKey` and `ServerKey` of its default
+/// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (seeded by tfhe-rs from the OS), and an empty key store
+/// bound to the server key ([`integer_server_key_fingerprint`]). No public key: integer devices are fleet
+/// or per-device. `key_id` is the key set's key id (random if `None`).
+pub fn init_integer(dir: &Path, key_id: Option<u32>) -> Result<(), Error> {
+    let _lock = prepare_init(dir)?;
+    let mut rng = os_rng()?;
+    let key_id = key_id.unwrap_or_else(|| rng.next_u32());
+    let parameters = KeySetParameters::Integer;
+    let spinner = spinner(format!("generating the tfhe-rs keys ({})", parameters.tfhe_name()));
+    let started = Instant::now();
+    let client_key = tfhe::ClientKey::generate(tfhe::ConfigBuilder::default().build());
+    let client_key = SecretIntegerClientKey::checked(client_key).map_err(|message| Error::Provisioning { message })?;
+    let server_key = client_key.get().generate_server_key();
+    spinner.finish_and_clear();
+    let key_generation = started.elapsed();
+
+    let fingerprint = integer_server_key_fingerprint(&server_key).map_err(provisioning)?;
+    let header = |kind| KeyFileEnvelope {
+        kind,
+        parameters,
+        key_id,
+        server_key_fingerprint: fingerprint,
+    };
+    let server_file = encode_integer_server_key(&server_key, &header(KeyKind::ServerKey))?;
+    drop(server_key);
+    let client_file = encode_integer_client_key(client_key.get(), &header(KeyKind::ClientKey))?;
+    drop(client_key);
+    let store = KeyStore::with_fingerprint(fingerprint).encode();
+    write_key_set(
+        dir,
+        parameters,
+        key_id,
+        &fingerprint,
+        key_generation,
+        &[
+            (
+                SERVER_KEY_FILE,
+                &server_file[..],
+                PUBLIC_MODE,
+                "the cloud (adapter): computes, decrypts nothing",
+            ),
+            (
+                KEY_STORE_FILE,
+                &store[..],
+                SECRET_MODE,
+                "the cloud (adapter): MAC keys, no devices yet",
+            ),
+            (
+                CLIENT_KEY_FILE,
+                &client_file[..],
+                SECRET_MODE,
+                "the trusted party only: decrypts everything",
+            ),
+        ],
+    )
+}
+
+/// `init`: a new key set in `dir` (created with mode 0700 if needed, refused if it holds a key set
+/// already): the tfhe-rs client and server keys of `set` (seeded from the OS), the seeded public key and an
+/// empty key store bound to the server key. `key_id` is the key set's key id (random if `None`).
+pub fn init(dir: &Path, set: BooleanSet, key_id: Option<u32>) -> Result<(), Error> {
+    let _lock = prepare_init(dir)?;
+    let mut rng = os_rng()?;
+    let key_id = key_id.unwrap_or_else(|| rng.next_u32());
+
+    let spinner = spinner(format!("generating the tfhe-rs keys ({})", set.tfhe_name()));
     let started = Instant::now();
     let (client_key, server_key) = generate_keys(set, &mut rng);
     let client_key = SecretClientKey::new(client_key);
@@ -136,46 +261,34 @@ pub fn init(dir: &Path, set: BooleanSet, key_id: Option<u32>) -> Result<(), Erro
     let public_key = public_key_from_client_key(set, client_key.get(), key_id, &mut rng).map_err(provisioning)?;
     drop(client_key);
     let store = KeyStore::with_fingerprint(fingerprint).encode();
-
-    files::create_dir(&dir.join(DEVICES_DIR))?;
-    let written = [
-        (
-            SERVER_KEY_FILE,
-            &server_file[..],
-            PUBLIC_MODE,
-            "the cloud (adapter): computes, decrypts nothing",
-        ),
-        (PUBLIC_KEY_FILE, &public_key[..], PUBLIC_MODE, "public-key devices"),
-        (
-            KEY_STORE_FILE,
-            &store[..],
-            SECRET_MODE,
-            "the cloud (adapter): MAC keys, no devices yet",
-        ),
-        (
-            CLIENT_KEY_FILE,
-            &client_file[..],
-            SECRET_MODE,
-            "the trusted party only: decrypts everything",
-        ),
-    ];
-    for (name, bytes, mode, _) in &written {
-        files::write_atomic(&dir.join(name), bytes, *mode)?;
-    }
-
-    println!("new key set in {}", dir.display());
-    println!("  parameters      {}", describe(set));
-    println!("  key id          {key_id:#010x}");
-    println!("  server key      fingerprint {}", short_hex(&fingerprint));
-    println!("  key generation  {:.2?}", key_generation);
-    for (name, bytes, mode, who) in &written {
-        println!("  {name:<16} {mode:04o}  {:>10}  {who}", size(bytes.len()));
-    }
-    println!(
-        "next: tfhe-sbc-keys issue --dir {} --device-id <ID> --mode <MODE>",
-        dir.display()
-    );
-    Ok(())
+    write_key_set(
+        dir,
+        KeySetParameters::Boolean(set),
+        key_id,
+        &fingerprint,
+        key_generation,
+        &[
+            (
+                SERVER_KEY_FILE,
+                &server_file[..],
+                PUBLIC_MODE,
+                "the cloud (adapter): computes, decrypts nothing",
+            ),
+            (PUBLIC_KEY_FILE, &public_key[..], PUBLIC_MODE, "public-key devices"),
+            (
+                KEY_STORE_FILE,
+                &store[..],
+                SECRET_MODE,
+                "the cloud (adapter): MAC keys, no devices yet",
+            ),
+            (
+                CLIENT_KEY_FILE,
+                &client_file[..],
+                SECRET_MODE,
+                "the trusted party only: decrypts everything",
+            ),
+        ],
+    )
 }
 
 /// Two copies of fresh credentials: the device's and the key store's. The key is copied from one `MacKey`
@@ -232,8 +345,27 @@ fn load_client_key(dir: &Path, server: &KeyFileHeader) -> Result<SecretClientKey
     Ok(key)
 }
 
+/// The integer client key, checked against the server key's envelope: same key set.
+fn load_integer_client_key(dir: &Path, server: &KeyFileEnvelope) -> Result<SecretIntegerClientKey, Error> {
+    let path = dir.join(CLIENT_KEY_FILE);
+    let (client, key) = read_integer_client_key(&path)?;
+    if client.key_id != server.key_id || client.server_key_fingerprint != server.server_key_fingerprint {
+        return Err(Error::Mismatch {
+            message: format!(
+                "{} (key id {:#010x}) and {} (key id {:#010x}) come from different init runs: put the client key \
+                 and the server key of one key set in --dir",
+                path.display(),
+                client.key_id,
+                dir.join(SERVER_KEY_FILE).display(),
+                server.key_id,
+            ),
+        });
+    }
+    Ok(key)
+}
+
 /// The key store of `dir`, checked to be bound to `server`'s server key.
-fn load_key_store(dir: &Path, server: &KeyFileHeader) -> Result<KeyStore, Error> {
+fn load_key_store(dir: &Path, server: &KeyFileEnvelope) -> Result<KeyStore, Error> {
     let path = dir.join(KEY_STORE_FILE);
     let bytes = files::read(&path, "key store")?;
     let store = KeyStore::decode(&bytes).map_err(|e| Error::BadFile {
@@ -284,17 +416,23 @@ fn load_public_key(dir: &Path, server: &KeyFileHeader) -> Result<Vec<u8>, Error>
 }
 
 /// `issue`: provisions device `device_id` in `mode`. Writes its credential file (`devices/<ID>.tsdc`, mode
-/// 0600) and adds its record to the key store (rewritten atomically). `key_id` defaults to the key set's;
-/// only per-device keys may take another (fleet and public-key devices encrypt under the key set's key).
+/// 0600) and adds its record to the key store (rewritten atomically), with the key set's parameter set.
+/// `key_id` defaults to the key set's; only per-device keys may take another (fleet and public-key devices
+/// encrypt under the key set's key). An integer key set takes per-device and fleet devices.
 pub fn issue(dir: &Path, device_id: u64, mode: Mode, key_id: Option<u32>) -> Result<(), Error> {
     check_dir(dir)?;
     let _lock = DirLock::acquire(dir)?;
-    let server = read_server_key_header(&dir.join(SERVER_KEY_FILE))?;
-    let set = server.set;
-    if mode == Mode::PerDevice && set != BooleanSet::TfheLib {
+    let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
+    let parameters = server.parameters;
+    let allowed = match (parameters, mode) {
+        (KeySetParameters::Boolean(set), Mode::PerDevice) => set == BooleanSet::TfheLib,
+        (KeySetParameters::Integer, Mode::PublicKey) => false,
+        _ => true,
+    };
+    if !allowed {
         return Err(Error::ModeNotAllowed {
             mode: mode.name(),
-            parameters: parameters_name(set),
+            parameters: parameters.name(),
         });
     }
     let key_id = match key_id {
@@ -328,39 +466,12 @@ pub fn issue(dir: &Path, device_id: u64, mode: Mode, key_id: Option<u32>) -> Res
     }
 
     let mut rng = os_rng()?;
-    let params = set.glwe_parameters();
     let started = Instant::now();
-    let (credentials_file, record) = match mode {
-        Mode::PerDevice => {
-            let client_key = load_client_key(dir, &server)?;
-            let (secrets, record) =
-                provision_per_device(client_key.get(), device_id, key_id, &mut rng).map_err(provisioning)?;
-            let file =
-                secret_key_credentials(KeyMode::PerDeviceSecretKey, &params, &secrets.credentials, &secrets.key)?;
-            (file, record)
-        }
-        Mode::Fleet => {
-            let client_key = load_client_key(dir, &server)?;
-            let key = glwe_key_from_client_key(set, client_key.get()).map_err(provisioning)?;
-            let (device, cloud) = credential_pair(device_id, key_id, &mut rng)?;
-            let file = secret_key_credentials(KeyMode::FleetSecretKey, &params, &device, &key)?;
-            (file, DeviceRecord::new(cloud, DeviceKeyMaterial::Fleet))
-        }
-        Mode::PublicKey => {
-            let public_key = load_public_key(dir, &server)?;
-            let (credentials, cloud) = credential_pair(device_id, key_id, &mut rng)?;
-            let device = PublicKeyDevice {
-                public_key,
-                credentials,
-            };
-            let file = device.credentials_file().map_err(provisioning)?;
-            (file, DeviceRecord::new(cloud, DeviceKeyMaterial::PublicKey))
-        }
+    let (credentials_file, record) = match parameters {
+        KeySetParameters::Boolean(set) => boolean_device(dir, &server, set, mode, device_id, key_id, &mut rng)?,
+        KeySetParameters::Integer => integer_device(dir, &server, mode, device_id, key_id, &mut rng)?,
     };
-    let stored = match record.key() {
-        DeviceKeyMaterial::PerDevice(ksk) => ksk.stored_bytes(),
-        _ => 0,
-    };
+    let stored = record.key().stored_bytes();
     let provisioning_time = started.elapsed();
 
     files::create_dir(&dir.join(DEVICES_DIR))?;
@@ -378,7 +489,7 @@ pub fn issue(dir: &Path, device_id: u64, mode: Mode, key_id: Option<u32>) -> Res
     println!(
         "device {device_id}: {} mode, key id {key_id:#010x}, parameter set {} ({:.2?})",
         mode.name(),
-        parameters_name(set),
+        parameters.name(),
         provisioning_time
     );
     println!(
@@ -402,17 +513,109 @@ pub fn issue(dir: &Path, device_id: u64, mode: Mode, key_id: Option<u32>) -> Res
     Ok(())
 }
 
+/// A device of a boolean key set: its credential file and its key store record.
+fn boolean_device(
+    dir: &Path,
+    envelope: &KeyFileEnvelope,
+    set: BooleanSet,
+    mode: Mode,
+    device_id: u64,
+    key_id: u32,
+    rng: &mut Blake2bXof,
+) -> Result<(Zeroizing<Vec<u8>>, DeviceRecord), Error> {
+    let server = KeyFileHeader {
+        kind: envelope.kind,
+        set,
+        key_id: envelope.key_id,
+        server_key_fingerprint: envelope.server_key_fingerprint,
+    };
+    let params = set.glwe_parameters();
+    let with_set =
+        |credentials, key| DeviceRecord::with_parameter_set(credentials, params.id(), key).map_err(provisioning);
+    Ok(match mode {
+        Mode::PerDevice => {
+            let client_key = load_client_key(dir, &server)?;
+            let (secrets, record) =
+                provision_per_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
+            let file =
+                secret_key_credentials(KeyMode::PerDeviceSecretKey, &params, &secrets.credentials, &secrets.key)?;
+            (file, record)
+        }
+        Mode::Fleet => {
+            let client_key = load_client_key(dir, &server)?;
+            let key = glwe_key_from_client_key(set, client_key.get()).map_err(provisioning)?;
+            let (device, cloud) = credential_pair(device_id, key_id, rng)?;
+            let file = secret_key_credentials(KeyMode::FleetSecretKey, &params, &device, &key)?;
+            (file, with_set(cloud, DeviceKeyMaterial::Fleet)?)
+        }
+        Mode::PublicKey => {
+            let public_key = load_public_key(dir, &server)?;
+            let (credentials, cloud) = credential_pair(device_id, key_id, rng)?;
+            let device = PublicKeyDevice {
+                public_key,
+                credentials,
+            };
+            let file = device.credentials_file().map_err(provisioning)?;
+            (file, with_set(cloud, DeviceKeyMaterial::PublicKey)?)
+        }
+    })
+}
+
+/// A device of the integer key set (per-device or fleet): its credential file (parameter set 4, its key
+/// packed in 256 bytes) and its key store record.
+fn integer_device(
+    dir: &Path,
+    envelope: &KeyFileEnvelope,
+    mode: Mode,
+    device_id: u64,
+    key_id: u32,
+    rng: &mut Blake2bXof,
+) -> Result<(Zeroizing<Vec<u8>>, DeviceRecord), Error> {
+    let client_key = load_integer_client_key(dir, envelope)?;
+    let (secrets, record, key_mode) = match mode {
+        Mode::PerDevice => {
+            let (secrets, record) =
+                provision_integer_per_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
+            (secrets, record, KeyMode::PerDeviceSecretKey)
+        }
+        Mode::Fleet => {
+            let (secrets, record) =
+                provision_integer_fleet_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
+            (secrets, record, KeyMode::FleetSecretKey)
+        }
+        Mode::PublicKey => {
+            return Err(Error::ModeNotAllowed {
+                mode: mode.name(),
+                parameters: KeySetParameters::Integer.name(),
+            });
+        }
+    };
+    let file = integer_credentials_file(key_mode, &secrets).map_err(provisioning)?;
+    Ok((file, record))
+}
+
 /// `show`: the key set of `dir` and its devices. Reads the server key's envelope, the public key, the key
 /// store and the credential files still in `devices/` (each must agree with its record); prints no secret,
 /// and never reads the client key (only its file's mode). Prints nothing unless every check passes.
 pub fn show(dir: &Path) -> Result<(), Error> {
     check_dir(dir)?;
-    let server = read_server_key_header(&dir.join(SERVER_KEY_FILE))?;
+    let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
     let store = load_key_store(dir, &server)?;
-    let public_key = load_public_key(dir, &server)?;
+    let public_key = match server.parameters {
+        KeySetParameters::Boolean(set) => Some(load_public_key(
+            dir,
+            &KeyFileHeader {
+                kind: server.kind,
+                set,
+                key_id: server.key_id,
+                server_key_fingerprint: server.server_key_fingerprint,
+            },
+        )?),
+        KeySetParameters::Integer => None,
+    };
     let mut out = vec![
         format!("key set in {}", dir.display()),
-        format!("  parameters  {}", describe(server.set)),
+        format!("  parameters  {}", describe_key_set(server.parameters)),
         format!("  key id      {:#010x}", server.key_id),
         format!(
             "  server key  fingerprint {}",
@@ -434,6 +637,9 @@ pub fn show(dir: &Path) -> Result<(), Error> {
         (PUBLIC_KEY_FILE, PUBLIC_MODE),
         (KEY_STORE_FILE, SECRET_MODE),
     ] {
+        if name == PUBLIC_KEY_FILE && public_key.is_none() {
+            continue;
+        }
         let path = dir.join(name);
         let len = std::fs::metadata(&path).map(|m| m.len()).ok();
         match (files::mode_of(&path), len) {
@@ -452,14 +658,11 @@ pub fn show(dir: &Path) -> Result<(), Error> {
         ));
     }
     for record in store.iter() {
-        let stored = match record.key() {
-            DeviceKeyMaterial::PerDevice(ksk) => ksk.stored_bytes(),
-            _ => 0,
-        };
+        let stored = record.key().stored_bytes();
         let path = credentials_path(dir, record.device_id());
         let file = match files::mode_of(&path) {
             Some(mode) => {
-                check_credentials_file(&path, record, server.set, &public_key)?;
+                check_credentials_file(&path, record, server.parameters, public_key.as_deref())?;
                 check_mode(&path, mode, SECRET_MODE);
                 format!("{DEVICES_DIR}/{}.tsdc ({mode:04o})", record.device_id())
             }
@@ -499,7 +702,12 @@ pub fn show(dir: &Path) -> Result<(), Error> {
 
 /// Checks device `record`'s credential file at `path`: it decodes, and says what the key store says (mode,
 /// parameter set, device id, key id, MAC key; for a public-key device, the key set's public key).
-fn check_credentials_file(path: &Path, record: &DeviceRecord, set: BooleanSet, public_key: &[u8]) -> Result<(), Error> {
+fn check_credentials_file(
+    path: &Path,
+    record: &DeviceRecord,
+    parameters: KeySetParameters,
+    public_key: Option<&[u8]>,
+) -> Result<(), Error> {
     const FIX: &str = "restore it from a backup, or issue the device again under a new --device-id";
     let bad = |problem: String| Error::BadFile {
         path: path.to_owned(),
@@ -515,11 +723,11 @@ fn check_credentials_file(path: &Path, record: &DeviceRecord, set: BooleanSet, p
     })?;
     let credentials = &decoded.credentials;
     let agrees = decoded.mode == record.mode()
-        && decoded.parameters.id() == set.glwe_parameters().id()
+        && decoded.parameters.id() == parameters.id()
         && credentials.device_id() == record.device_id()
         && credentials.key_id() == record.key_id()
         && credentials.mac_key().as_bytes() == record.credentials().mac_key().as_bytes()
-        && (decoded.mode != KeyMode::PublicKey || decoded.key_material == public_key);
+        && (decoded.mode != KeyMode::PublicKey || Some(decoded.key_material) == public_key);
     if agrees {
         Ok(())
     } else {

@@ -8,10 +8,12 @@
 //!      0      8  magic "TSBCKEYF"
 //!      8      1  version = 1
 //!      9      1  kind: 1 = client key, 2 = server key
-//!     10      2  parameter set id, u16 LE (tfhe_sbc_core::parameters::ParameterSetId)
+//!     10      2  parameter set id, u16 LE (tfhe_sbc_core::parameters::ParameterSetId): 1 to 3 a boolean
+//!                set (tfhe::boolean keys), 4 the integer set (tfhe's high-level ClientKey / ServerKey)
 //!     12      4  key id, u32 LE (the key set's: frames under it carry it)
-//!     16     32  server key fingerprint (tfhe_sbc_adapter::interop::server_key_fingerprint of the key
-//!                set's server key: binds a client key, a server key and a key store together)
+//!     16     32  server key fingerprint (tfhe_sbc_adapter::interop::server_key_fingerprint of a boolean
+//!                server key, interop::integer::integer_server_key_fingerprint of an integer one: binds a
+//!                client key, a server key and a key store together)
 //!     48      8  payload length L, u64 LE
 //!     56      L  payload: bincode (fixed-width integers, little-endian) of tfhe-rs's versioned key
 //!                (`tfhe::Versionize`), so that a later tfhe-rs can still read it
@@ -26,6 +28,7 @@
 //! deserializing goes through tfhe-rs's versioned form, so a freed copy of the key can remain on the heap
 //! (as `docs/security.md` says of any moved value).
 
+use crate::KeySetParameters;
 use crate::error::{Error, POINT_AT_INIT_DIR, RESTORE};
 use bincode::Options;
 use blake2::digest::consts::U32;
@@ -35,6 +38,9 @@ use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::ServerKey;
 use tfhe::{Unversionize, Versionize};
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, check_server_key};
+use tfhe_sbc_adapter::interop::integer::glwe_key_from_client_key as integer_glwe_key;
+use tfhe_sbc_adapter::interop::integer::integer_server_key_fingerprint;
+use tfhe_sbc_adapter::interop::integer::per_device::{IntegerRefresher, client_key_parameters};
 use tfhe_sbc_core::parameters::ParameterSetId;
 use zeroize::{Zeroize, Zeroizing};
 
@@ -90,6 +96,32 @@ pub struct KeyFileHeader {
     pub kind: KeyKind,
     /// The tfhe-rs boolean parameter set.
     pub set: BooleanSet,
+    /// The key set's key id.
+    pub key_id: u32,
+    /// The fingerprint of the key set's server key.
+    pub server_key_fingerprint: [u8; 32],
+}
+
+impl KeyFileHeader {
+    /// The envelope of a boolean key file.
+    pub fn envelope(&self) -> KeyFileEnvelope {
+        KeyFileEnvelope {
+            kind: self.kind,
+            parameters: KeySetParameters::Boolean(self.set),
+            key_id: self.key_id,
+            server_key_fingerprint: self.server_key_fingerprint,
+        }
+    }
+}
+
+/// A key file's header for any key set, boolean or integer: what `issue` and `show` read first to know which
+/// kind of key set a directory holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyFileEnvelope {
+    /// What the file holds.
+    pub kind: KeyKind,
+    /// The key set's parameters.
+    pub parameters: KeySetParameters,
     /// The key set's key id.
     pub key_id: u32,
     /// The fingerprint of the key set's server key.
@@ -159,6 +191,56 @@ impl core::fmt::Debug for SecretClientKey {
     }
 }
 
+/// A tfhe-rs high-level `ClientKey` of the integer set whose secret keys (GLWE and LWE) are wiped when it is
+/// dropped. Not `Clone`; `Debug` is redacted.
+pub struct SecretIntegerClientKey(Option<tfhe::ClientKey>);
+
+impl SecretIntegerClientKey {
+    /// Takes ownership of `key`.
+    pub fn new(key: tfhe::ClientKey) -> Self {
+        Self(Some(key))
+    }
+
+    /// Takes ownership of `key` after checking that it has the integer set's tfhe-rs parameters
+    /// (`PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`'s shape) and a GLWE key the devices can take; on
+    /// error the key is wiped.
+    pub fn checked(key: tfhe::ClientKey) -> Result<Self, String> {
+        let key = Self::new(key);
+        client_key_parameters(key.get()).map_err(|e| format!("the client key is not of the integer set: {e}"))?;
+        integer_glwe_key(key.get()).map_err(|e| format!("the client key's GLWE key is unusable: {e}"))?;
+        Ok(key)
+    }
+
+    /// The key.
+    pub fn get(&self) -> &tfhe::ClientKey {
+        self.0
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("the key is taken only on drop"))
+    }
+}
+
+impl Drop for SecretIntegerClientKey {
+    fn drop(&mut self) {
+        if let Some(key) = self.0.take() {
+            let (integer, ..) = key.into_raw_parts();
+            let shortint = integer.into_raw_parts();
+            if let tfhe::shortint::client_key::atomic_pattern::AtomicPatternClientKey::Standard(ap) =
+                shortint.atomic_pattern
+            {
+                let (glwe, lwe, ..) = ap.into_raw_parts();
+                glwe.into_container().zeroize();
+                lwe.into_container().zeroize();
+            }
+        }
+    }
+}
+
+impl core::fmt::Debug for SecretIntegerClientKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SecretIntegerClientKey(<redacted>)")
+    }
+}
+
 fn bincode_options() -> impl Options {
     bincode::DefaultOptions::new()
         .with_fixint_encoding()
@@ -171,7 +253,7 @@ fn check(bytes: &[u8]) -> [u8; CHECK_BYTES] {
     Blake2b::<U32>::digest(bytes).into()
 }
 
-fn encode<T: Versionize>(key: &T, header: &KeyFileHeader) -> Result<Zeroizing<Vec<u8>>, Error> {
+fn encode<T: Versionize>(key: &T, header: &KeyFileEnvelope) -> Result<Zeroizing<Vec<u8>>, Error> {
     let versioned = key.versionize();
     let provisioning = |e: bincode::Error| Error::Provisioning {
         message: format!("the {} does not serialize: {e}", header.kind.name()),
@@ -185,7 +267,7 @@ fn encode<T: Versionize>(key: &T, header: &KeyFileHeader) -> Result<Zeroizing<Ve
     out.extend_from_slice(&KEY_FILE_MAGIC);
     out.push(KEY_FILE_VERSION);
     out.push(header.kind.to_u8());
-    out.extend_from_slice(&header.set.glwe_parameters().id().0.to_le_bytes());
+    out.extend_from_slice(&header.parameters.id().0.to_le_bytes());
     out.extend_from_slice(&header.key_id.to_le_bytes());
     out.extend_from_slice(&header.server_key_fingerprint);
     out.extend_from_slice(&payload.to_le_bytes());
@@ -200,13 +282,25 @@ fn encode<T: Versionize>(key: &T, header: &KeyFileHeader) -> Result<Zeroizing<Ve
 /// The client key file's bytes (secret: wiped on drop).
 pub fn encode_client_key(key: &ClientKey, header: &KeyFileHeader) -> Result<Zeroizing<Vec<u8>>, Error> {
     debug_assert_eq!(header.kind, KeyKind::ClientKey);
-    encode(key, header)
+    encode(key, &header.envelope())
 }
 
 /// The server key file's bytes.
 pub fn encode_server_key(key: &ServerKey, header: &KeyFileHeader) -> Result<Vec<u8>, Error> {
     debug_assert_eq!(header.kind, KeyKind::ServerKey);
     // Public: no need to wipe, and moving out of the Zeroizing wrapper copies nothing.
+    encode(key, &header.envelope()).map(|mut bytes| core::mem::take(&mut *bytes))
+}
+
+/// The integer set's client key file's bytes (the high-level `tfhe::ClientKey`; secret: wiped on drop).
+pub fn encode_integer_client_key(key: &tfhe::ClientKey, header: &KeyFileEnvelope) -> Result<Zeroizing<Vec<u8>>, Error> {
+    debug_assert_eq!(header.kind, KeyKind::ClientKey);
+    encode(key, header)
+}
+
+/// The integer set's server key file's bytes (the high-level `tfhe::ServerKey`).
+pub fn encode_integer_server_key(key: &tfhe::ServerKey, header: &KeyFileEnvelope) -> Result<Vec<u8>, Error> {
+    debug_assert_eq!(header.kind, KeyKind::ServerKey);
     encode(key, header).map(|mut bytes| core::mem::take(&mut *bytes))
 }
 
@@ -218,9 +312,35 @@ fn bad(path: &Path, problem: String, fix: &'static str) -> Error {
     }
 }
 
-/// Checks a key file (magic, version, kind, parameter set, length, integrity) and returns its header and
-/// payload. `path` names the file in errors.
+/// Checks a boolean key file (magic, version, kind, a boolean parameter set, length, integrity) and returns
+/// its header and payload. `path` names the file in errors.
 pub fn decode_header<'a>(path: &Path, bytes: &'a [u8], expected: KeyKind) -> Result<(KeyFileHeader, &'a [u8]), Error> {
+    let (envelope, payload) = decode_envelope(path, bytes, expected)?;
+    match envelope.parameters {
+        KeySetParameters::Boolean(set) => Ok((
+            KeyFileHeader {
+                kind: envelope.kind,
+                set,
+                key_id: envelope.key_id,
+                server_key_fingerprint: envelope.server_key_fingerprint,
+            },
+            payload,
+        )),
+        KeySetParameters::Integer => Err(bad(
+            path,
+            format!("holds the {} of an integer key set, not a boolean one", expected.name()),
+            "give this command a boolean key set (tfhe-sbc-keys handles both)",
+        )),
+    }
+}
+
+/// Checks a key file of any key set (magic, version, kind, parameter set, length, integrity) and returns its
+/// envelope and payload. `path` names the file in errors.
+pub fn decode_envelope<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    expected: KeyKind,
+) -> Result<(KeyFileEnvelope, &'a [u8]), Error> {
     let what = expected.name();
     if bytes.len() >= KEY_FILE_MAGIC.len() && bytes[..KEY_FILE_MAGIC.len()] != KEY_FILE_MAGIC {
         return Err(bad(
@@ -278,7 +398,7 @@ pub fn decode_header<'a>(path: &Path, bytes: &'a [u8], expected: KeyKind) -> Res
         ));
     }
     let set_id = u16::from_le_bytes([bytes[10], bytes[11]]);
-    let set = BooleanSet::from_id(ParameterSetId(set_id)).ok_or_else(|| {
+    let parameters = KeySetParameters::from_id(ParameterSetId(set_id)).ok_or_else(|| {
         bad(
             path,
             format!("parameter set {set_id} is not one this build supports"),
@@ -290,9 +410,9 @@ pub fn decode_header<'a>(path: &Path, bytes: &'a [u8], expected: KeyKind) -> Res
     let mut server_key_fingerprint = [0u8; 32];
     server_key_fingerprint.copy_from_slice(&bytes[16..48]);
     Ok((
-        KeyFileHeader {
+        KeyFileEnvelope {
             kind,
-            set,
+            parameters,
             key_id: u32::from_le_bytes(key_id),
             server_key_fingerprint,
         },
@@ -344,11 +464,64 @@ pub fn read_server_key(path: &Path) -> Result<(KeyFileHeader, ServerKey), Error>
     Ok((header, key))
 }
 
-/// Reads and checks the server key file's envelope only (integrity included), without deserializing the
-/// key: what `issue` and `show` need to know of it.
+/// Reads and checks a boolean server key file's envelope only (integrity included), without deserializing
+/// the key.
 pub fn read_server_key_header(path: &Path) -> Result<KeyFileHeader, Error> {
     let bytes = crate::files::read(path, "server key")?;
     decode_header(path, &bytes, KeyKind::ServerKey).map(|(header, _)| header)
+}
+
+/// Reads and checks the server key file's envelope only (integrity included), of a boolean or an integer key
+/// set, without deserializing the key: what `issue` and `show` need to know of it.
+pub fn read_server_key_envelope(path: &Path) -> Result<KeyFileEnvelope, Error> {
+    let bytes = crate::files::read(path, "server key")?;
+    decode_envelope(path, &bytes, KeyKind::ServerKey).map(|(envelope, _)| envelope)
+}
+
+/// The envelope of an integer key file, or an error naming the boolean set it holds instead.
+fn integer_envelope<'a>(path: &Path, bytes: &'a [u8], kind: KeyKind) -> Result<(KeyFileEnvelope, &'a [u8]), Error> {
+    let (envelope, payload) = decode_envelope(path, bytes, kind)?;
+    if envelope.parameters != KeySetParameters::Integer {
+        return Err(bad(
+            path,
+            format!(
+                "holds the {} of the boolean set {}, not of the integer set",
+                kind.name(),
+                envelope.parameters.name()
+            ),
+            POINT_AT_INIT_DIR,
+        ));
+    }
+    Ok((envelope, payload))
+}
+
+/// Reads and checks the integer set's client key file at `path`: its envelope, and a high-level key of the
+/// integer set.
+pub fn read_integer_client_key(path: &Path) -> Result<(KeyFileEnvelope, SecretIntegerClientKey), Error> {
+    let bytes = crate::files::read(path, "client key")?;
+    let (envelope, payload) = integer_envelope(path, &bytes, KeyKind::ClientKey)?;
+    let key = decode_payload::<tfhe::ClientKey>(path, payload, KeyKind::ClientKey)?;
+    let key = SecretIntegerClientKey::checked(key).map_err(|problem| bad(path, problem, RESTORE))?;
+    Ok((envelope, key))
+}
+
+/// Reads and checks the integer set's server key file at `path`: its envelope, and a high-level key of the
+/// integer set whose fingerprint is the envelope's.
+pub fn read_integer_server_key(path: &Path) -> Result<(KeyFileEnvelope, tfhe::ServerKey), Error> {
+    let bytes = crate::files::read(path, "server key")?;
+    let (envelope, payload) = integer_envelope(path, &bytes, KeyKind::ServerKey)?;
+    let key: tfhe::ServerKey = decode_payload(path, payload, KeyKind::ServerKey)?;
+    drop(bytes);
+    IntegerRefresher::new(&key).map_err(|e| bad(path, e.to_string(), RESTORE))?;
+    let fingerprint = integer_server_key_fingerprint(&key).map_err(|e| bad(path, e.to_string(), RESTORE))?;
+    if fingerprint != envelope.server_key_fingerprint {
+        return Err(bad(
+            path,
+            "the server key's fingerprint is not its header's".to_owned(),
+            RESTORE,
+        ));
+    }
+    Ok((envelope, key))
 }
 
 /// A short hexadecimal form of a fingerprint, for messages.

@@ -21,7 +21,7 @@ enum Command {
         /// The key set directory (created with mode 0700; must not hold a key set).
         #[arg(long)]
         dir: PathBuf,
-        /// The tfhe-rs boolean parameter set.
+        /// The tfhe-rs parameter set: a boolean one, or integer.
         #[arg(long, value_enum)]
         parameters: Parameters,
         /// The key set's key id (default: random): frames under the key set's key carry it.
@@ -36,7 +36,7 @@ enum Command {
         /// The device id (unique in the key set).
         #[arg(long)]
         device_id: u64,
-        /// The key mode (docs/security.md). per-device needs the tfhe-lib parameter set.
+        /// The key mode (docs/security.md). per-device needs tfhe-lib or integer; integer has no public-key mode.
         #[arg(long, value_enum)]
         mode: CliMode,
         /// The key id the device's frames carry (default: the key set's; per-device mode only may differ).
@@ -62,6 +62,9 @@ enum Parameters {
     /// PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits; fleet and public-key modes.
     #[value(name = "ks-pbs-1024")]
     KsPbs1024,
+    /// PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (tfhe-rs's high-level default): FheUint8 .. FheUint64
+    /// from N = 2048 u64 frames; per-device and fleet modes.
+    Integer,
 }
 
 /// Key modes.
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
                 Parameters::TfheLib => BooleanSet::TfheLib,
                 Parameters::KsPbs512 => BooleanSet::DefaultKsPbs,
                 Parameters::KsPbs1024 => BooleanSet::ErrorProb2m165KsPbs,
+                Parameters::Integer => return finish(commands::init_integer(&dir, key_id)),
             };
             commands::init(&dir, set, key_id)
         }
@@ -114,6 +118,10 @@ fn main() -> ExitCode {
         }
         Command::Show { dir } => commands::show(&dir),
     };
+    finish(result)
+}
+
+fn finish(result: Result<(), tfhe_sbc_keys::error::Error>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
