@@ -6,8 +6,13 @@
 //! By default three devices use per-device keys and one uses the public key, on `TFHE_LIB_PARAMETERS`.
 //! `--mode` and `--parameters` select the others (`-- --help`).
 //!
-//! Run: `cargo run --release --example sensor_to_cloud`
+//! `--integers` runs the integer job instead (`integers.rs`, issue [G]): meters send 16-bit readings that
+//! the cloud sums, averages and maximizes as tfhe-rs `FheUint16`/`FheUint32`.
+//!
+//! Run: `cargo run --release --example sensor_to_cloud` (`-- --integers`)
 #![allow(clippy::unwrap_used)]
+
+mod integers;
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -42,16 +47,24 @@ use tracing::{debug, info, warn};
 #[derive(Parser, Debug)]
 #[command(about = "tfhe-sbc end to end: devices -> TCP -> adapter -> tfhe-rs gates -> trusted party")]
 struct Args {
+    /// Run the integer job: 16-bit readings into tfhe-rs `FheUint16`, their sum, mean and maximum. `--devices`
+    /// meters with `--readings` readings each; `--mode mixed` makes the last meter per-device and the others
+    /// fleet.
+    #[arg(long, conflicts_with_all = ["parameters", "threshold"])]
+    integers: bool,
+    /// With `--integers`: frames carry full 64-bit bodies instead of the set's compact 14-bit ones.
+    #[arg(long, requires = "integers")]
+    full_body: bool,
     /// How the devices encrypt: `mixed` is three per-device devices and one public-key device.
     #[arg(long, value_enum, default_value_t = Mode::Mixed)]
     mode: Mode,
     /// The tfhe-rs boolean parameter set.
     #[arg(long, value_enum, default_value_t = Parameters::TfheLib)]
     parameters: Parameters,
-    /// How many devices (modes other than `mixed`).
+    /// How many devices (modes other than `mixed`; meters with `--integers`).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=16))]
     devices: u8,
-    /// 8-bit readings per device.
+    /// 8-bit readings per device (16-bit with `--integers`).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=512))]
     readings: u16,
     /// The alarm fires when some reading is above this.
@@ -133,6 +146,10 @@ fn main() {
         )
         .with_target(false)
         .init();
+    if args.integers {
+        run_integers(&args);
+        return;
+    }
     let modes = device_modes(&args);
     let set = args.parameters.set();
     if set != BooleanSet::TfheLib && modes.contains(&Mode::PerDevice) {
@@ -327,6 +344,44 @@ fn main() {
         if decrypted == expected { "correct" } else { "WRONG" }
     );
     assert_eq!(decrypted, expected);
+}
+
+/// The integer job (`--integers`): exits non-zero if a decrypted answer is wrong.
+fn run_integers(args: &Args) {
+    let devices = usize::from(args.devices);
+    let meters = match args.mode {
+        Mode::Mixed => {
+            let mut modes = vec![integers::KeyMode::Fleet; devices];
+            modes[devices - 1] = integers::KeyMode::PerDevice;
+            modes
+        }
+        Mode::Fleet => vec![integers::KeyMode::Fleet; devices],
+        Mode::PerDevice => vec![integers::KeyMode::PerDevice; devices],
+        Mode::PublicKey => {
+            eprintln!(
+                "error: the integer set has no public-key encryption on the device; use --mode fleet, per-device or mixed"
+            );
+            std::process::exit(2);
+        }
+    };
+    let config = integers::JobConfig {
+        meters,
+        readings: usize::from(args.readings),
+        sensor_seed: args.seed,
+        key_seed: None,
+        body_bits: if args.full_body {
+            64
+        } else {
+            integers::compact_body_bits()
+        },
+    };
+    let t = Instant::now();
+    let report = integers::run(&config);
+    report.print();
+    println!("\n[integer job] {:.2?} in all", t.elapsed());
+    if !report.all_correct() {
+        std::process::exit(1);
+    }
 }
 
 fn summary(modes: &[Mode]) -> String {
