@@ -55,6 +55,8 @@ cargo test --workspace --all-features
 
 step "benchmarks (with the tfhe-rs peer), each run once as a test"
 cargo test --benches --quiet
+# The adapter's integer intake bench (issue [G]), with the host tests' features: no second tfhe-rs build.
+cargo test --workspace --all-features --bench integer_intake --quiet
 
 step "aarch64 tests under qemu-user"
 cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"

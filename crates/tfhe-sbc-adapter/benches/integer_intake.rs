@@ -392,6 +392,10 @@ fn intake_bench(c: &mut Criterion) {
         .iter()
         .filter_map(|n| median_of(n))
         .fold(f64::INFINITY, f64::min);
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("Goals: not judged in test mode (one sample per mode, test profile); `cargo bench` measures them");
+        return;
+    }
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     println!(
         "Goals: fleet <= 10 us per value on one thread: {:.3} us, {}; per-device within 1.2x of expand: {:.3}x \
