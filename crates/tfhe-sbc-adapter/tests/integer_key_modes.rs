@@ -136,19 +136,27 @@ fn keyed_intake() -> IntegerKeyedIntake {
 
 /// The device side, from its credential file only: the frames of one message of reading bytes.
 fn device_frames(file: &[u8], seed: u8, first_sequence: u64, bytes: &[u8]) -> Vec<Vec<u8>> {
+    device_frames_with_body(file, seed, first_sequence, bytes, 64)
+}
+
+/// [`device_frames`] with the top `body_bits` bits of each body coefficient on the wire (64: the full body).
+fn device_frames_with_body(file: &[u8], seed: u8, first_sequence: u64, bytes: &[u8], body_bits: u32) -> Vec<Vec<u8>> {
     let decoded = decode_credentials(file).unwrap();
     assert_eq!(decoded.parameters.id(), SET);
     let mut enc = Box::new(IntegerEncryptor::<2048>::EMPTY);
     enc.set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, decoded.key_material)
         .unwrap();
     enc.seed_from_bytes(&mut [seed; 32]);
+    enc.set_body_bits(body_bits).unwrap();
     let mut counter = FrameCounter::new(first_sequence);
     let outgoing = enc.begin_message(&mut counter, bytes.len()).unwrap();
     chunks(bytes, IntegerEncryptor::<2048>::MESSAGE_BYTES)
         .map(|chunk| {
             let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
-            enc.encrypt_seeded_frame_into(&decoded.credentials, &outgoing, &chunk, &mut out)
+            let len = enc
+                .encrypt_seeded_frame_into(&decoded.credentials, &outgoing, &chunk, &mut out)
                 .unwrap();
+            out.truncate(len);
             out
         })
         .collect()
@@ -224,6 +232,24 @@ fn per_device_integer_device_end_to_end_through_the_store() {
         "fleet: 256 FheUint16 (a whole frame) in {:.1} ms",
         fleet_time.as_secs_f64() * 1e3
     );
+
+    // Compact bodies (the set's recommended width) through the same call, in both modes.
+    let bits = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().compact_body_bits();
+    assert!(bits < 64);
+    for (id, seed, sequence) in [(A, 3u8, 2u64), (F, 4, 1)] {
+        let compact_values = readings16(u16::from(seed), 256);
+        let frames = device_frames_with_body(credential_file(id), seed, sequence, &u16_bytes(&compact_values), bits);
+        assert!(frames[0].len() < IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES / 4);
+        let frame = intake.receive(&frames[0]).unwrap();
+        let some: Vec<FheUint16> = intake.readings::<FheUint16Id>(&frame, 100, 2).unwrap();
+        for (x, &v) in some.iter().zip(&compact_values[100..]) {
+            let d: u16 = x.decrypt(&f.client_key);
+            assert_eq!(d, v, "device {id:#x}, {bits}-bit body");
+        }
+        if id == A {
+            eprintln!("compact: {bits}-bit bodies, {} B per frame", frames[0].len());
+        }
+    }
 }
 
 /// §2: device-made blocks, radix ciphertexts and `FheUint`s pass tfhe-rs's conformance checks in both modes
