@@ -39,12 +39,14 @@
 //! [`per_device::provision_integer_per_device`] / [`per_device::provision_integer_fleet_device`] and writes
 //! their credential files with [`per_device::integer_credentials_file`].
 //!
-//! Fleet intake costs 2.7 us per `FheUint8` on one thread in batches of 8 (`benches/integer_intake.rs`), a
-//! tenth of tfhe-rs's expansion of an unpacked compact list. A whole frame materialized at once (512
-//! `FheUint8`, 32 MiB: tfhe-rs holds 4 x 2049 words per `FheUint8`) is memory-bound; extract in batches
-//! ([`IntegerExtractor::extract_readings`] takes a range) to stay in cache.
+//! Fleet intake costs about 5 us per `FheUint8` on one thread in batches of 16, frame intake included
+//! (`benches/integer_intake.rs`, `docs/benchmarks-integer.md`): about 3e-5 of tfhe-rs's
+//! `CompactCiphertextList::expand` with casting, which key-switches and bootstraps every block. A whole frame
+//! materialized at once (512 `FheUint8`, 32 MiB: tfhe-rs holds 4 x 2049 words per `FheUint8`) costs about 45
+//! us per value, bound by fresh heap pages; extract in batches ([`IntegerExtractor::extract_readings`] takes a
+//! range) to stay in cache.
 //!
-//! Until the device encrypts on a 64-bit torus, [`encrypt_readings_reference`] is the stand-in device: tfhe-rs's
+//! [`encrypt_readings_reference`] is a host-side stand-in device (tests): tfhe-rs's
 //! `encrypt_glwe_ciphertext` of the same encoding.
 
 mod bridge;

@@ -10,7 +10,7 @@
 //! same error standard deviation as tfhe-rs's own PBS outputs, `tests/integer.rs`). That is one key switch
 //! and one PBS per block, the price tfhe-rs's own `CompactCiphertextList::expand` pays per output block to
 //! unpack a packed list (one lookup table per block). `benches/integer_intake.rs` times both in paired
-//! rounds: 1.03x tfhe-rs's expand per `FheUint8` on this (shared, loaded) machine.
+//! rounds: 0.99x to 1.03x tfhe-rs's expand with casting per `FheUint8` (`docs/benchmarks-integer.md`).
 //!
 //! Sizes: the seeded key is `2048 * 4` body words (64 KiB) and a 16-byte seed; decompressed it is
 //! `2048 * 4 * 919` words (57.4 MiB).
