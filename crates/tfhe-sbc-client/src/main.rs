@@ -248,6 +248,14 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     let credentials = file.decode().map_err(setup)?;
     let device_id = credentials.credentials.device_id();
     let rng = tfhe_sbc_device::seeding::from_os_entropy().map_err(setup)?;
+    if credentials.parameters.torus_bits() != 32 {
+        return Err(setup(format!(
+            "{}: an integer credential file (parameter set {}): this client sends boolean frames; integer devices \
+             encrypt with tfhe_sbc_device::integer_encryption::IntegerEncryptor",
+            cli.credentials.display(),
+            credentials.parameters.id().0
+        )));
+    }
     let mut encryptor = MessageEncryptor::new(&credentials, rng).map_err(|e| {
         setup(format!(
             "{}: cannot build the encryptor: {e}",
