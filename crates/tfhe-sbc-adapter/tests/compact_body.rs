@@ -301,7 +301,7 @@ fn rounded_u32(glwe: &GlweCiphertextOwned<u32>, bits: u32) -> GlweCiphertextOwne
     GlweCiphertext::from_container(words, glwe.polynomial_size()).unwrap()
 }
 
-/// >= 10^4 key-switched decryptions and >= 256 gates on compact boolean frames, 0 failures; and a control at
+/// At least 10^4 key-switched decryptions and 256 gates on compact boolean frames, 0 failures; and a control at
 /// 2 bits where AND fails.
 #[test]
 fn boolean_compact_frames_decrypt_and_compute() {
@@ -377,7 +377,7 @@ fn integer_keys() -> &'static (ClientKey, tfhe::ServerKey) {
     })
 }
 
-/// >= 1000 shortint PBS on blocks of a compact (14-bit) integer frame with 0 failures, and a control: the same
+/// At least 1000 shortint PBS on blocks of a compact (14-bit) integer frame with 0 failures, and a control: the same
 /// blocks rounded to 4 bits (an error up to delta) fail.
 #[test]
 fn integer_compact_frames_bootstrap() {
