@@ -83,8 +83,7 @@ pub struct GlweEncryptor<const N: usize, const K: usize = 1, P: NegacyclicProduc
     parameter_set: ParameterSetId,
     key_set: bool,
     seeded: bool,
-    /// The body bits frames carry; 0 means the torus width (so that [`Self::EMPTY`] is all zero bytes).
-    body_bits: u8,
+    body_bits: BodyBits,
 }
 
 impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> GlweEncryptor<N, K, P> {
@@ -104,7 +103,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
         parameter_set: ParameterSetId(0),
         key_set: false,
         seeded: false,
-        body_bits: 0,
+        body_bits: BodyBits::FULL,
     };
 
     /// [`Self::EMPTY`], as a `const fn`.
@@ -190,7 +189,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
     /// Wipes the key spectra; encrypting then fails with [`Error::KeyNotSet`] until a key is set again.
     pub fn forget_key(&mut self) {
         self.key_set = false;
-        self.body_bits = 0;
+        self.body_bits = BodyBits::FULL;
         self.key.zeroize();
         self.scratch.zeroize();
     }
@@ -246,21 +245,12 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
     /// instead of 4,191 at `N = 1024`) up to 32 (the full body, the default). Needs a key (the width is
     /// checked against its set; a custom set allows only 32); setting a key again restores the full body.
     pub fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
-        if !self.key_set {
-            return Err(Error::KeyNotSet);
-        }
-        check_body_bits_for(self.parameter_set, 32, body_bits)?;
-        self.body_bits = if body_bits == 32 { 0 } else { body_bits as u8 };
-        Ok(())
+        self.body_bits.set(self.key_set, self.parameter_set, 32, body_bits)
     }
 
     /// The top bits of each body coefficient that frames carry (32 unless [`Self::set_body_bits`] chose fewer).
     pub fn body_bits(&self) -> u32 {
-        if self.body_bits == 0 {
-            32
-        } else {
-            u32::from(self.body_bits)
-        }
+        self.body_bits.get(32)
     }
 
     /// The length of the seeded frames this encryptor writes now:
@@ -437,20 +427,45 @@ pub(crate) fn encode_bits(message: &[u8], body: &mut [u32]) {
     }
 }
 
-/// Checks that frames of the set `id` on a `torus_bits`-bit torus may carry `body_bits` body bits: from the
-/// named set's [`GlweParameters::compact_body_bits`] to the torus width; only the torus width for a custom set.
-pub(crate) fn check_body_bits_for(id: ParameterSetId, torus_bits: u32, body_bits: u32) -> Result<()> {
-    match GlweParameters::from_id(id) {
-        Some(params) => params.check_body_bits(body_bits)?,
-        None if body_bits == torus_bits => {}
-        None => {
-            return Err(Error::Core(tfhe_sbc_core::Error::UnsupportedBodyBits {
-                body_bits,
-                torus_bits,
-            }));
+/// The body width an encryptor's frames carry ([`GlweEncryptor::set_body_bits`]): 0 stands for the torus
+/// width, so that an empty encryptor is all zero bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BodyBits(u8);
+
+impl BodyBits {
+    /// The full body.
+    pub(crate) const FULL: Self = Self(0);
+
+    /// Sets `body_bits` for frames of the set `id` on a `torus_bits`-bit torus: from the named set's
+    /// [`GlweParameters::compact_body_bits`] to the torus width, only the torus width for a custom set; a key
+    /// must be set. On error the width is unchanged.
+    pub(crate) fn set(&mut self, key_set: bool, id: ParameterSetId, torus_bits: u32, body_bits: u32) -> Result<()> {
+        if !key_set {
+            return Err(Error::KeyNotSet);
         }
+        match GlweParameters::from_id(id) {
+            Some(params) => params.check_body_bits(body_bits)?,
+            None if body_bits == torus_bits => {}
+            None => {
+                return Err(Error::Core(tfhe_sbc_core::Error::UnsupportedBodyBits {
+                    body_bits,
+                    torus_bits,
+                }));
+            }
+        }
+        // `check_body_bits` bounds it by the torus width (<= 64): it fits a byte.
+        *self = if body_bits == torus_bits {
+            Self::FULL
+        } else {
+            Self(body_bits as u8)
+        };
+        Ok(())
     }
-    Ok(())
+
+    /// The width, on a `torus_bits`-bit torus.
+    pub(crate) fn get(self, torus_bits: u32) -> u32 {
+        if self.0 == 0 { torus_bits } else { u32::from(self.0) }
+    }
 }
 
 /// Checks that `params` is a 32-bit set of polynomial size `N` and GLWE dimension `K`: what a firmware

@@ -28,7 +28,7 @@
 //! ```
 
 use crate::credentials_file::unpack_secret_key;
-use crate::encryption::{NoiseSlot, check_body_bits_for, check_key_shape};
+use crate::encryption::{BodyBits, NoiseSlot, check_key_shape};
 use crate::error::{Error, Result};
 use crate::frame_mac::DeviceCredentials;
 use crate::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
@@ -70,8 +70,7 @@ pub struct IntegerEncryptor<const N: usize = 2048, P: NegacyclicProductPlan<N, T
     parameter_set: ParameterSetId,
     key_set: bool,
     seeded: bool,
-    /// The body bits frames carry; 0 means 64 (so that [`Self::EMPTY`] is all zero bytes).
-    body_bits: u8,
+    body_bits: BodyBits,
 }
 
 impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<N, P> {
@@ -96,7 +95,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
         parameter_set: ParameterSetId(0),
         key_set: false,
         seeded: false,
-        body_bits: 0,
+        body_bits: BodyBits::FULL,
     };
 
     /// [`Self::EMPTY`], as a `const fn`.
@@ -147,7 +146,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
     /// Wipes the key spectrum; encrypting then fails with [`Error::KeyNotSet`].
     pub fn forget_key(&mut self) {
         self.key_set = false;
-        self.body_bits = 0;
+        self.body_bits = BodyBits::FULL;
         self.noise = NoiseSlot::Unset;
         self.key.zeroize();
         self.scratch.zeroize();
@@ -198,21 +197,12 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
     /// [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`]: a 3,679-byte frame instead of 16,479, about 7.2 bytes per `u8`
     /// reading) up to 64 (the full body, the default). Needs a key; setting a key again restores the full body.
     pub fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
-        if !self.key_set {
-            return Err(Error::KeyNotSet);
-        }
-        check_body_bits_for(self.parameter_set, 64, body_bits)?;
-        self.body_bits = if body_bits == 64 { 0 } else { body_bits as u8 };
-        Ok(())
+        self.body_bits.set(self.key_set, self.parameter_set, 64, body_bits)
     }
 
     /// The top bits of each body coefficient that frames carry (64 unless [`Self::set_body_bits`] chose fewer).
     pub fn body_bits(&self) -> u32 {
-        if self.body_bits == 0 {
-            64
-        } else {
-            u32::from(self.body_bits)
-        }
+        self.body_bits.get(64)
     }
 
     /// The length of the seeded frames this encryptor writes now: `frame_bytes(Seeded, 1, N, 64,
