@@ -1,7 +1,7 @@
 //! Wire format v2: authenticated frames, written into a caller slice. Specified in `docs/wire-format.md`.
 //!
 //! ```text
-//! magic "TSBC" | version 2 | header (42 bytes, fixed) | payload (fixed by the parameter set) | tag (16 bytes)
+//! magic "TSBC" | version 2 | header (42 bytes, fixed) | payload (fixed by the set and body_bits) | tag (16 bytes)
 //! ```
 //!
 //! The header is the postcard encoding of [`FrameHeader`], every integer fixed-width little-endian
@@ -82,7 +82,8 @@ pub struct FrameHeader {
     pub parameter_set: u16,
     /// The XOF that expands a seeded mask ([`MASK_XOF_ID`]); 0 for kinds with no seed.
     pub xof_id: u8,
-    /// How many top bits of each body coefficient travel. Today: the torus width.
+    /// How many top bits of each body coefficient travel: the torus width, or fewer for a compact body
+    /// ([`tfhe_sbc_core::compact_body`]).
     pub body_bits: u8,
     /// Reserved, 0.
     pub flags: u8,
