@@ -5,9 +5,10 @@
 //! ```
 //!
 //! The header is the postcard encoding of [`FrameHeader`], every integer fixed-width little-endian
-//! (`postcard::fixint::le`), so every header has the same size and every frame of a given kind and
-//! parameter set has the same size: [`seeded_frame_bytes`], [`full_frame_bytes`]. Torus words travel as raw
-//! little-endian bytes. The tag is the [`frame_mac`](crate::frame_mac) of every byte before it.
+//! (`postcard::fixint::le`), so every header has the same size and every frame of a given kind, parameter
+//! set and body width has the same size: [`frame_bytes`], [`seeded_frame_bytes`], [`full_frame_bytes`]. Torus
+//! words travel as raw little-endian bytes, a compact body as its top bits packed
+//! ([`tfhe_sbc_core::compact_body`]). The tag is the [`frame_mac`](crate::frame_mac) of every byte before it.
 //!
 //! Frame identity and freshness: each frame names its device and key ([`DeviceCredentials`]), a per-device
 //! monotonic sequence number and a message id ([`FrameCounter`], [`OutgoingMessage`]). The chunks of one
