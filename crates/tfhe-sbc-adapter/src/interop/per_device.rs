@@ -332,7 +332,7 @@ pub fn provision_public_key_device<R: CryptoRng + ?Sized>(
 }
 
 /// Two copies of fresh credentials: one for the device, one for the cloud.
-fn credential_pair<R: CryptoRng + ?Sized>(
+pub(crate) fn credential_pair<R: CryptoRng + ?Sized>(
     device_id: u64,
     key_id: u32,
     rng: &mut R,

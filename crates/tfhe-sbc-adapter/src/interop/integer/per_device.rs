@@ -21,6 +21,7 @@ use super::{
 };
 use crate::interop::DeviceSecrets;
 use crate::interop::RngSeeder;
+use crate::interop::per_device::credential_pair;
 use crate::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
 use rand_core::CryptoRng;
 use rayon::prelude::*;
@@ -41,7 +42,6 @@ use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned}
 use tfhe_sbc_device::credentials_file::{
     credentials_file_bytes, encode_credentials, key_material_bytes, pack_secret_key,
 };
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
 use zeroize::{Zeroize, Zeroizing};
 
 /// The set's key-switching shape, from tfhe-rs's constant (checked against it in `tests/integer.rs`).
@@ -409,19 +409,4 @@ pub fn integer_credentials_file(
     let len = encode_credentials(mode, &params, &secrets.credentials, &packed, &mut out)?;
     out.truncate(len);
     Ok(out)
-}
-
-/// Two copies of fresh credentials: one for the device, one for the cloud.
-fn credential_pair<R: CryptoRng + ?Sized>(
-    device_id: u64,
-    key_id: u32,
-    rng: &mut R,
-) -> (DeviceCredentials, DeviceCredentials) {
-    let mac_key = MacKey::generate(rng);
-    let copy =
-        MacKey::from_slice(mac_key.as_bytes()).unwrap_or_else(|_| unreachable!("a MAC key is MAC_KEY_BYTES long"));
-    (
-        DeviceCredentials::new(device_id, key_id, mac_key),
-        DeviceCredentials::new(device_id, key_id, copy),
-    )
 }
