@@ -43,6 +43,10 @@ NO_STD_CRATES=(-p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-
 step "format"
 cargo fmt --all -- --check
 
+step "architecture: no crate reaches what docs/architecture.md forbids (cargo metadata), and the check's self-test"
+bash scripts/check-architecture.sh --self-test
+bash scripts/check-architecture.sh
+
 step "clippy (all targets, -D warnings)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo clippy "${NO_STD_CRATES[@]}" --lib --no-default-features --target thumbv7em-none-eabihf -- -D warnings
