@@ -10,6 +10,13 @@
 # A rule naming a crate the workspace does not have is an error (a renamed crate would otherwise make the
 # rule vacuous), and so is a page without rules.
 #
+# The page's block tagged `wing-rules` lists what each wing of the device crate may import,
+#     encrypt -> csprng, noise, product, frame
+# and every `crate::<wing>` path in the code of `src/<wing>/` (comments and doc comments aside) must name the
+# wing itself or one it lists. That part runs once the wings are directories under
+# crates/tfhe-sbc-device/src (until then it says it skipped); from then on a wing the page lists but the crate
+# lacks is an error too.
+#
 # Usage:
 #   bash scripts/check-architecture.sh                 check the workspace against the page
 #   bash scripts/check-architecture.sh --self-test     show that the check fails on violations it must catch
@@ -17,7 +24,8 @@
 #                                                      on the ones it must ignore (dev-dependencies)
 #   bash scripts/check-architecture.sh --inject 'tfhe-sbc-core -> tfhe-sbc-device'
 #                                                      the check with one fake normal dependency added
-#   --page FILE / --metadata FILE                      another page, or a saved `cargo metadata` output
+#   --page FILE / --metadata FILE / --device-src DIR   another page, a saved `cargo metadata` output, or
+#                                                      another device crate's src/ (for the wing rules)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,14 +39,16 @@ fi
 
 PAGE=docs/architecture.md
 METADATA=""
+DEVICE_SRC=crates/tfhe-sbc-device/src
 MODE=check
 INJECT=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --self-test) MODE=self-test ;;
-    --inject) INJECT+=("$2"); shift ;;
-    --page) PAGE="$2"; shift ;;
-    --metadata) METADATA="$2"; shift ;;
+    --inject) INJECT+=("${2:?--inject takes 'crate -> crate'}"); shift ;;
+    --page) PAGE="${2:?--page takes a file}"; shift ;;
+    --metadata) METADATA="${2:?--metadata takes a file}"; shift ;;
+    --device-src) DEVICE_SRC="${2:?--device-src takes a directory}"; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "check-architecture: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
@@ -51,45 +61,74 @@ if [ -z "$METADATA" ]; then
   cargo metadata --format-version 1 --all-features --quiet >"$METADATA"
 fi
 
-python3 - "$MODE" "$PAGE" "$METADATA" "${INJECT[@]+"${INJECT[@]}"}" <<'PY'
+python3 - "$MODE" "$PAGE" "$METADATA" "$DEVICE_SRC" "${INJECT[@]+"${INJECT[@]}"}" <<'PY'
 import copy
 import json
+import os
 import re
+import shutil
 import sys
+import tempfile
 from collections import deque
 
-mode, page_path, metadata_path, injections = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-RULE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*!->\s*([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)\s*$")
+mode, page_path, metadata_path, device_src, injections = (sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4],
+                                                           sys.argv[5:])
+NAME = r"[A-Za-z0-9_-]+"
+RULE = re.compile(rf"^({NAME})\s*!->\s*({NAME}(?:\s*,\s*{NAME})*)$")
+WING = r"[a-z_][a-z0-9_]*"
+WING_RULE = re.compile(rf"^({WING})\s*->\s*((?:{WING}(?:\s*,\s*{WING})*)?)$")
 
 
 class RuleError(Exception):
     pass
 
 
-def parse_rules(text, where):
-    """The `architecture-rules` block of the page: [(crate, [forbidden crates])]."""
-    rules, inside, found = [], False, False
+def block(text, tag, where):
+    """(line number, rule) of each rule line in the page's fenced blocks tagged `tag`, comments dropped."""
+    lines, inside, found = [], False, False
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
-        if not inside and re.match(r"^```+\s*architecture-rules\s*$", stripped):
+        if not inside and re.match(rf"^```+\s*{tag}\s*$", stripped):
             inside, found = True, True
-            continue
-        if inside and stripped.startswith("```"):
+        elif inside and stripped.startswith("```"):
             inside = False
-            continue
-        if not inside:
-            continue
-        body = stripped.split("#", 1)[0].strip()
-        if not body:
-            continue
+        elif inside:
+            body = stripped.split("#", 1)[0].strip()
+            if body:
+                lines.append((number, body))
+    if not found or not lines:
+        raise RuleError(f"{where}: no rules (a fenced block tagged `{tag}`)")
+    return lines
+
+
+def parse_rules(text, where):
+    """The `architecture-rules` block: [(crate, [crates it must never reach])]."""
+    rules = []
+    for number, body in block(text, "architecture-rules", where):
         match = RULE.match(body)
         if not match:
-            raise RuleError(f"{where}:{number}: not a rule (`crate !-> crate, crate`): {line.strip()}")
+            raise RuleError(f"{where}:{number}: not a rule (`crate !-> crate, crate`): {body}")
         rules.append((match.group(1), [name.strip() for name in match.group(2).split(",")]))
-    if not found or not rules:
-        raise RuleError(f"{where}: no rules (a fenced block tagged `architecture-rules` with `crate !-> crate` lines)")
     return rules
 
+
+def parse_wing_rules(text, where):
+    """The `wing-rules` block: {wing: set of the other wings it may import}."""
+    rules = {}
+    for number, body in block(text, "wing-rules", where):
+        match = WING_RULE.match(body)
+        if not match:
+            raise RuleError(f"{where}:{number}: not a wing rule (`wing -> wing, wing`, or `wing ->`): {body}")
+        allowed = {name.strip() for name in match.group(2).split(",") if name.strip()}
+        rules[match.group(1)] = allowed
+    for wing, allowed in rules.items():
+        unknown = allowed - set(rules)
+        if unknown:
+            raise RuleError(f"{where}: wing rule `{wing}` names {sorted(unknown)}, which have no rule of their own")
+    return rules
+
+
+# --- crate rules ---------------------------------------------------------------------------------------------
 
 def load_graph(metadata):
     """Package names, workspace members and the normal/build dependency edges of the resolved graph."""
@@ -97,12 +136,8 @@ def load_graph(metadata):
     members = {names[i]: i for i in metadata["workspace_members"]}
     edges = {}
     for node in metadata["resolve"]["nodes"]:
-        out = []
-        for dep in node["deps"]:
-            kinds = {k["kind"] for k in dep.get("dep_kinds", [])}
-            if kinds & {None, "build"}:
-                out.append(dep["pkg"])
-        edges[node["id"]] = out
+        edges[node["id"]] = [dep["pkg"] for dep in node["deps"]
+                             if {k["kind"] for k in dep.get("dep_kinds", [])} & {None, "build"}]
     return names, members, edges
 
 
@@ -151,6 +186,78 @@ def inject(graph, source, target, kind=None):
     return names, members, edges
 
 
+# --- wing rules ----------------------------------------------------------------------------------------------
+
+def strip_comments(code):
+    """The code with `//` and `/* */` comments (doc comments included) blanked, line numbers kept."""
+    code = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), code, flags=re.S)
+    return re.sub(r"//[^\n]*", "", code)
+
+
+def crate_paths(code):
+    """(line, first segment) of every `crate::x` and `crate::{x::.., y}` path in the code."""
+    found = []
+    for match in re.finditer(r"\bcrate\s*::\s*(\{|" + WING + ")", code):
+        line = code.count("\n", 0, match.start()) + 1
+        if match.group(1) != "{":
+            found.append((line, match.group(1)))
+            continue
+        depth, start, i = 1, match.end(), match.end()
+        while i < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        inner, depth, part = code[start:i - 1], 0, ""
+        for char in inner + ",":
+            if char == "," and depth == 0:
+                first = re.match(r"\s*(" + WING + ")", part)
+                if first:
+                    found.append((line, first.group(1)))
+                part = ""
+                continue
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            part += char
+    return found
+
+
+def check_wings(rules, src):
+    """None if the wings are not directories yet; else violations (file, line, wing, imported wing)."""
+    if not any(os.path.isdir(os.path.join(src, wing)) for wing in rules):
+        return None
+    files = {}
+    for wing in rules:
+        directory, single = os.path.join(src, wing), os.path.join(src, wing + ".rs")
+        if os.path.isdir(directory):
+            files[wing] = sorted(os.path.join(root, name) for root, _, names in os.walk(directory)
+                                 for name in names if name.endswith(".rs"))
+        elif os.path.isfile(single):
+            files[wing] = [single]
+        else:
+            raise RuleError(f"wing `{wing}` has a rule but no {directory}/ or {single} (renamed? fix the page)")
+    violations = []
+    for wing, paths in files.items():
+        for path in paths:
+            with open(path, encoding="utf-8") as f:
+                code = strip_comments(f.read())
+            for line, used in crate_paths(code):
+                if used in rules and used != wing and used not in rules[wing]:
+                    violations.append((os.path.relpath(path, src), line, wing, used))
+    return sorted(violations)
+
+
+def report_wings(violations):
+    if violations is None:
+        print(f"check-architecture: wing rules skipped: no wing directory under {device_src} yet")
+        return 0
+    for path, line, wing, used in violations:
+        print(f"check-architecture: VIOLATION: wing {wing}/ imports {used}/ at {device_src}/{path}:{line}")
+    if violations:
+        print(f"check-architecture: FAILED: {len(violations)} wing imports the page does not allow "
+              f"({page_path}, block `wing-rules`)")
+        return 1
+    print(f"check-architecture: OK: the device crate's wings import only what {page_path} allows")
+    return 0
+
+
 def report(violations, rules):
     for source, target, path in violations:
         print(f"check-architecture: VIOLATION: {source} reaches {target}: {' -> '.join(path)}")
@@ -164,71 +271,132 @@ def report(violations, rules):
     return 0
 
 
-try:
-    with open(page_path, encoding="utf-8") as f:
-        rules = parse_rules(f.read(), page_path)
-    with open(metadata_path, encoding="utf-8") as f:
-        graph = load_graph(json.load(f))
+# --- self-test -----------------------------------------------------------------------------------------------
 
-    if mode == "check":
-        for spec in injections:
-            source, _, target = (part.strip() for part in spec.partition("->"))
-            graph = inject(graph, source, target)
-            print(f"check-architecture: injected a fake normal dependency {source} -> {target}")
-        sys.exit(report(check(rules, *graph), rules))
-
-    # Self-test: every rule must catch a direct, a transitive and a build-time edge to each crate it
-    # forbids, and must ignore a dev-dependency; bad pages must be refused.
+def self_test(rules, wing_rules, graph):
+    """Every crate rule catches a direct, a transitive and a build-time edge to each crate it forbids and
+    ignores a dev-dependency; the wing rules catch forbidden imports in a fake source tree and ignore allowed
+    ones and comments; bad pages are refused. Returns the number of failed cases."""
     names, members, edges = graph
     failures, cases = [], 0
 
-    def expect(description, graph_case, caught_pair):
-        global cases
+    def expect(description, ok, verdict):
+        nonlocal cases
         cases += 1
-        found = check(rules, *graph_case)
-        hit = [v for v in found if (v[0], v[1]) == caught_pair] if caught_pair else found
-        ok = bool(hit) if caught_pair else not found
-        verdict = ("caught: " + " -> ".join(hit[0][2])) if hit else ("ignored" if not found else
-                                                                     f"unexpected: {found}")
         print(f"  {'ok  ' if ok else 'FAIL'} {description}: {verdict}")
         if not ok:
             failures.append(description)
+
+    def expect_crates(description, graph_case, pair):
+        found = check(rules, *graph_case)
+        hit = [v for v in found if (v[0], v[1]) == pair] if pair else []
+        verdict = ("caught: " + " -> ".join(hit[0][2])) if hit else ("ignored" if not found else f"found {found}")
+        expect(description, bool(hit) if pair else not found, verdict)
 
     baseline = check(rules, *graph)
     if baseline:
         print("check-architecture: self-test: the real graph already violates the rules; fix that first")
         report(baseline, rules)
-        sys.exit(1)
-    print(f"check-architecture: self-test on the real graph of {len(members)} workspace members")
+        return 1
+    print(f"check-architecture: self-test: crate rules, on the real graph of {len(members)} workspace members")
     for source, forbidden in rules:
         # A dependency of the source that is not forbidden (a workspace crate if it has one): the transitive
         # case hangs the fake edge below it.
         below = [d for d in edges.get(members[source], []) if names[d] not in forbidden]
         middle = next((d for d in below if d in members.values()), below[0] if below else None)
         for target in forbidden:
-            expect(f"{source} -> {target} (normal, direct)", inject(graph, source, target), (source, target))
-            expect(f"{source} -> {target} (build-dependency)", inject(graph, source, target, "build"),
-                   (source, target))
+            expect_crates(f"{source} -> {target} (normal, direct)", inject(graph, source, target), (source, target))
+            expect_crates(f"{source} -> {target} (build-dependency)", inject(graph, source, target, "build"),
+                          (source, target))
             if middle is not None:
-                expect(f"{source} -> {names[middle]} -> {target} (transitive)", inject(graph, middle, target),
-                       (source, target))
-            expect(f"{source} -> {target} (dev-dependency only)", inject(graph, source, target, "dev"), None)
-    for label, text in [
-        ("a page without a rules block", "# nothing here\n"),
-        ("a rule naming an unknown crate", "```architecture-rules\ntfhe-sbc-device !-> no-such-crate\n```\n"),
-        ("a malformed rule", "```architecture-rules\ntfhe-sbc-device -> tfhe\n```\n"),
-    ]:
-        cases += 1
+                expect_crates(f"{source} -> {names[middle]} -> {target} (transitive)",
+                              inject(graph, middle, target), (source, target))
+            expect_crates(f"{source} -> {target} (dev-dependency only)", inject(graph, source, target, "dev"), None)
+
+    print("check-architecture: self-test: wing rules, on a fake device src/")
+    allowed = [(w, a) for w in sorted(wing_rules) for a in sorted(wing_rules[w])]
+    forbidden = [(w, o) for w in sorted(wing_rules) for o in sorted(wing_rules) if o != w and o not in wing_rules[w]]
+    root = tempfile.mkdtemp(prefix="check-architecture-")
+    try:
+        for wing in wing_rules:
+            os.makedirs(os.path.join(root, wing))
+            with open(os.path.join(root, wing, "mod.rs"), "w", encoding="utf-8") as f:
+                f.write(f"//! The {wing} wing.\nuse crate::Error;\nuse crate::{wing}::inner;\n")
+        expect("no import across wings", check_wings(wing_rules, root) == [], "clean tree passes")
+        if allowed:
+            wing, used = allowed[0]
+            with open(os.path.join(root, wing, "allowed.rs"), "w", encoding="utf-8") as f:
+                f.write(f"use crate::{used}::Thing;\n")
+            expect(f"{wing}/ -> {used}/ (allowed)", check_wings(wing_rules, root) == [], "ignored")
+        if forbidden:
+            (wing, used), (wing2, used2) = forbidden[0], forbidden[-1]
+            comment = os.path.join(root, wing, "comment.rs")
+            with open(comment, "w", encoding="utf-8") as f:
+                f.write(f"/// See [`crate::{used}`].\n// crate::{used}\n/* crate::{used} */\nfn f() {{}}\n")
+            expect(f"{wing}/ -> {used}/ in comments only", check_wings(wing_rules, root) == [], "ignored")
+            with open(os.path.join(root, wing, "bad.rs"), "w", encoding="utf-8") as f:
+                f.write(f"fn f() {{}}\nuse crate::{used}::Thing;\n")
+            found = check_wings(wing_rules, root)
+            expect(f"{wing}/ -> {used}/ (forbidden, `use crate::{used}::..`)",
+                   found == [(os.path.join(wing, "bad.rs"), 2, wing, used)], f"found {found}")
+            os.remove(os.path.join(root, wing, "bad.rs"))
+            os.makedirs(os.path.join(root, wing2, "deep"))
+            with open(os.path.join(root, wing2, "deep", "grouped.rs"), "w", encoding="utf-8") as f:
+                f.write(f"use crate::{{\n    Error,\n    {used2}::{{a, b}},\n}};\n")
+            found = check_wings(wing_rules, root)
+            expect(f"{wing2}/ -> {used2}/ (forbidden, grouped `use crate::{{..}}` in a sub-module)",
+                   [(v[2], v[3]) for v in found] == [(wing2, used2)], f"found {found}")
+        missing = sorted(wing_rules)[0]
+        shutil.rmtree(os.path.join(root, missing))
         try:
-            check(parse_rules(text, "<self-test page>"), *graph)
-            print(f"  FAIL refuses {label}: accepted")
-            failures.append(label)
+            check_wings(wing_rules, root)
+            expect(f"a wing the page lists but the crate lacks ({missing}/)", False, "accepted")
         except RuleError as error:
-            print(f"  ok   refuses {label}: {error}")
+            expect(f"a wing the page lists but the crate lacks ({missing}/)", True, f"refused: {error}")
+        for wing in wing_rules:
+            shutil.rmtree(os.path.join(root, wing), ignore_errors=True)
+        expect("no wing directories yet", check_wings(wing_rules, root) is None, "skipped")
+    finally:
+        shutil.rmtree(root)
+
+    print("check-architecture: self-test: pages")
+    for label, text, parse in [
+        ("a page without a rules block", "# nothing here\n", parse_rules),
+        ("a rule naming an unknown crate", "```architecture-rules\ntfhe-sbc-device !-> no-such-crate\n```\n",
+         parse_rules),
+        ("a malformed rule", "```architecture-rules\ntfhe-sbc-device -> tfhe\n```\n", parse_rules),
+        ("a page without a wing-rules block", "# nothing here\n", parse_wing_rules),
+        ("a wing rule naming a wing without a rule", "```wing-rules\nframe -> nowhere\n```\n", parse_wing_rules),
+    ]:
+        try:
+            parsed = parse(text, "<self-test page>")
+            if parse is parse_rules:
+                check(parsed, *graph)
+            expect(f"refuses {label}", False, "accepted")
+        except RuleError as error:
+            expect(f"refuses {label}", True, str(error))
     if failures:
         print(f"check-architecture: self-test FAILED: {len(failures)} of {cases} cases")
-        sys.exit(1)
+        return 1
     print(f"check-architecture: self-test passed: {cases} cases")
+    return 0
+
+
+try:
+    with open(page_path, encoding="utf-8") as f:
+        page = f.read()
+    rules, wing_rules = parse_rules(page, page_path), parse_wing_rules(page, page_path)
+    with open(metadata_path, encoding="utf-8") as f:
+        graph = load_graph(json.load(f))
+    if mode == "self-test":
+        sys.exit(self_test(rules, wing_rules, graph))
+    for spec in injections:
+        source, _, target = (part.strip() for part in spec.partition("->"))
+        graph = inject(graph, source, target)
+        print(f"check-architecture: injected a fake normal dependency {source} -> {target}")
+    crates_failed = report(check(rules, *graph), rules)
+    wings_failed = report_wings(check_wings(wing_rules, device_src))
+    sys.exit(crates_failed or wings_failed)
 except RuleError as error:
     print(f"check-architecture: FAILED: {error}")
     sys.exit(1)
