@@ -7,8 +7,8 @@
 use rand_core::SeedableRng;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 
 fn main() {
     let encryptions: u32 = match std::env::args().nth(1).map(|a| a.parse()) {

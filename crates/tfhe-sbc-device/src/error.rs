@@ -59,6 +59,39 @@ pub enum Error {
         /// The chunk's count.
         count: u32,
     },
+    /// A public key that would not hide the message: refused before any encryption under it.
+    DegeneratePublicKey(PublicKeyDefect),
+    /// A public-key file of another key set than the device's credentials (key id or parameter set differ).
+    PublicKeyOfAnotherKeySet {
+        /// The key id of the device's credentials.
+        expected_key_id: u32,
+        /// The key id the public-key file names.
+        found_key_id: u32,
+    },
+}
+
+/// What makes a public key degenerate ([`Error::DegeneratePublicKey`]). A real public key's body
+/// `b = a * s + e` is uniform on the torus; each of these is astronomically unlikely for one (the
+/// thresholds are more than 30 standard deviations away) and makes ciphertexts readable without `s`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublicKeyDefect {
+    /// Every body coefficient is 0: ciphertexts would carry the message in the clear.
+    ZeroBody,
+    /// Far too few or too many body bits are set (a low-weight body: `b * u` reveals the message).
+    LowWeightBody,
+    /// The body equals (or is the negation of) a mask polynomial in more than `N / 64` coefficients.
+    BodyEqualsMask,
+}
+
+impl core::fmt::Display for PublicKeyDefect {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Self::ZeroBody => "its body is all zero",
+            Self::LowWeightBody => "its body's bit weight is far from uniform",
+            Self::BodyEqualsMask => "its body equals a mask polynomial",
+        })
+    }
 }
 
 impl From<tfhe_sbc_core::Error> for Error {
@@ -101,6 +134,14 @@ impl core::fmt::Display for Error {
             Self::ZigguratNeedsGaussianSet => {
                 f.write_str("the Ziggurat sampler needs a parameter set with Gaussian noise")
             }
+            Self::DegeneratePublicKey(defect) => write!(f, "public key refused: {defect}"),
+            Self::PublicKeyOfAnotherKeySet {
+                expected_key_id,
+                found_key_id,
+            } => write!(
+                f,
+                "public key of key id {found_key_id:#010x}, the device's credentials are for key id {expected_key_id:#010x}"
+            ),
             Self::NoiseOutOfRange => f.write_str(
                 "noise out of range: at least 1/q of standard deviation, and 8 sigma (or the bound) below q/8",
             ),

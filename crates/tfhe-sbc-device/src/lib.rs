@@ -62,9 +62,9 @@
 //! use rand_core::SeedableRng;
 //! use tfhe_sbc_core::entities::GlweSecretKey;
 //! use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-//! use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
-//! use tfhe_sbc_device::encryption::GlweEncryptor;
-//! use tfhe_sbc_device::xof::Blake2bXof;
+//! use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+//! use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+//! use tfhe_sbc_device::csprng::xof::Blake2bXof;
 //!
 //! let params = TFHE_LIB_GLWE_1024;
 //! let mut rng = Blake2bXof::from_seed([1; 32]); // use `seeding::from_os_entropy()` on a real device
@@ -87,29 +87,15 @@
 #[cfg(any(feature = "getrandom", feature = "std"))]
 extern crate std;
 
-pub mod ack;
-mod blake2b_lanes;
-pub mod credentials_file;
-pub mod decryption;
-mod dispatch;
-pub mod encryption;
+pub mod csprng;
+pub mod encrypt;
 mod error;
-mod file_check;
-pub mod frame_mac;
-pub mod glwe_encryption;
-pub mod integer_encryption;
-pub mod key_spectrum;
-pub mod mask;
-pub mod message;
+pub mod files;
+pub mod frame;
 pub mod noise;
 pub mod product;
-pub mod public_key;
-pub mod public_key_encryptor;
-pub mod seeding;
 #[cfg(feature = "std")]
 pub mod std_io;
-pub mod wire;
-pub mod xof;
 
-pub use dispatch::backend;
-pub use error::{Error, Result};
+pub use csprng::dispatch::backend;
+pub use error::{Error, PublicKeyDefect, Result};

@@ -11,14 +11,14 @@ use tfhe_sbc_core::compact_body::{round_to_top_bits, unpack_body};
 use tfhe_sbc_core::entities::{GlweSecretKey, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
-use tfhe_sbc_device::decryption::GlweDecryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::GlweDecryptor;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{
     FrameCounter, FrameHeader, FrameKind, HEADER_BYTES, PREFIX_BYTES, SEEDED_FRAME_BYTES_1024, TAG_BYTES, frame_bytes,
 };
-use tfhe_sbc_device::xof::Blake2bXof;
 
 fn credentials() -> DeviceCredentials {
     DeviceCredentials::new(77, 1, MacKey::from_bytes([5; 32]))
@@ -120,7 +120,7 @@ impl WithBodyBits for FrameHeader {
 
 #[test]
 fn body_bits_are_checked_against_the_set() {
-    let mut empty = Box::new(tfhe_sbc_device::encryption::GlweEncryptor::<1024>::EMPTY);
+    let mut empty = Box::new(tfhe_sbc_device::encrypt::secret_key::GlweEncryptor::<1024>::EMPTY);
     assert_eq!(empty.set_body_bits(11), Err(Error::KeyNotSet));
     assert_eq!(empty.body_bits(), 32);
     let (key, mut encryptor) = common::key_and_encryptor(1, 2);
@@ -269,7 +269,7 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
     encryptor.set_body_bits(14).unwrap();
     let plan = <negacyclic_ntt::NttPlan64 as tfhe_sbc_device::product::NegacyclicProductPlan<N>>::PLAN;
     let mut spectrum = vec![[0u32; 3]; N];
-    tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
+    tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
     let mut scratch = vec![[0u32; 3]; N];
     let mut frame = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
     let (mut sum, mut sum2, mut count) = (0f64, 0f64, 0f64);
@@ -285,7 +285,7 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
         let mut body = vec![0u64; N];
         unpack_body(body_bytes, 14, &mut body).unwrap();
         let mut phase = vec![0u64; N];
-        tfhe_sbc_device::glwe_encryption::decrypt_seeded_glwe_phase(
+        tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase(
             &plan,
             &spectrum,
             &seed,

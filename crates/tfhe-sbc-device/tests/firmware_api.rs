@@ -10,18 +10,18 @@ use rand_core::{SeedableRng, TryCryptoRng, TryRng};
 use tfhe_sbc_core::entities::{GlweSecretKey, ReadOnlyBytes};
 use tfhe_sbc_core::parameters::{ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
-use tfhe_sbc_device::credentials_file::{
+use tfhe_sbc_device::csprng::seeding;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::files::credentials::{
     KeyMode, credentials_file_bytes, decode_credentials, encode_credentials, pack_secret_key,
 };
-use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, HEADER_BYTES, SEEDED_FRAME_BYTES_1024, frame_bytes};
 use tfhe_sbc_device::product::DefaultProduct;
-use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
-use tfhe_sbc_device::seeding;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, HEADER_BYTES, SEEDED_FRAME_BYTES_1024, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
 
 /// A fallible rand_core 0.10 RNG: a counter that fails after `budget` bytes.
 struct Flaky {
@@ -289,14 +289,14 @@ fn frames_encrypted_into_the_buffer_are_those_of_the_two_buffer_path_at_every_al
 
 #[test]
 fn public_key_frames_into_the_buffer_match_the_two_buffer_path() {
+    use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
     use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
     use tfhe_sbc_device::product::NegacyclicProductPlan;
-    use tfhe_sbc_device::public_key::generate_seeded_glwe_public_key;
     let params = TFHE_LIB_GLWE_1024;
     let (key, _) = common::key_and_encryptor(31, 32);
     let plan = <DefaultProduct as NegacyclicProductPlan<1024>>::PLAN;
     let mut spectrum = vec![0f64; 1024];
-    tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
+    tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
     let noise = DeviceNoise::for_parameters(&params, NoiseSampling::ConstantTime).unwrap();
     let (mut pk_body, mut scratch) = (vec![0u32; 1024], vec![0f64; 1024]);
     let pk_seed = generate_seeded_glwe_public_key(
@@ -382,7 +382,7 @@ impl rand_core_06::CryptoRng for Hal06 {}
 #[cfg(feature = "rand_core_06")]
 #[test]
 fn a_rand_core_06_hal_rng_seeds_through_the_adapter() {
-    use tfhe_sbc_device::seeding::{HalRngError, Rng06};
+    use tfhe_sbc_device::csprng::seeding::{HalRngError, Rng06};
     let (key, _) = common::key_and_encryptor(3, 4);
     let mut encryptor = Box::new(GlweEncryptor::<1024>::EMPTY);
     encryptor.set_key(&TFHE_LIB_GLWE_1024, &key).unwrap();
@@ -451,7 +451,7 @@ impl rand_core_09::TryCryptoRng for Hal09 {}
 #[cfg(feature = "rand_core_09")]
 #[test]
 fn a_rand_core_09_hal_rng_seeds_through_the_adapter() {
-    use tfhe_sbc_device::seeding::Rng09;
+    use tfhe_sbc_device::csprng::seeding::Rng09;
     let (key, _) = common::key_and_encryptor(3, 4);
     let mut encryptor = Box::new(GlweEncryptor::<1024>::EMPTY);
     encryptor.set_key(&TFHE_LIB_GLWE_1024, &key).unwrap();

@@ -7,10 +7,10 @@ mod common;
 use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::Error;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey, TAG_BYTES};
-use tfhe_sbc_device::mask::MASK_XOF_ID;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{
+use tfhe_sbc_device::csprng::mask::MASK_XOF_ID;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey, TAG_BYTES};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{
     FORMAT_VERSION, FULL_FRAME_BYTES_1024, FrameCounter, FrameHeader, FrameKind, HEADER_BYTES, MAGIC, PREFIX_BYTES,
     SEEDED_FRAME_BYTES_1024, frame_bytes, full_frame_bytes, payload_bytes, seeded_frame_bytes,
 };

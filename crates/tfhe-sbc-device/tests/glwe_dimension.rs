@@ -7,15 +7,15 @@ use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, GlweParameters};
-use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::glwe_encryption::{
+use tfhe_sbc_device::csprng::mask::expand_mask_u32;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::encrypt::glwe_encryption::{
     decrypt_seeded_glwe_phase, encrypt_seeded_glwe_ciphertext_with_randomness_assign,
 };
-use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
-use tfhe_sbc_device::mask::expand_mask_u32;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::noise::DeviceNoise;
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
 /// Seeded and full encryptions of random messages decrypt back, and the noise is TUniform(3) (std 4.64 >=
 /// sigma * q = 4.0).

@@ -9,11 +9,11 @@ use sha2::{Digest, Sha256};
 use tfhe_sbc_core::entities::{GlweSecretKey, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
-use tfhe_sbc_device::glwe_encryption::decrypt_seeded_glwe_phase;
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::product::NegacyclicProductPlan;
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
 const N: usize = 2048;
 
@@ -229,9 +229,9 @@ fn firmware_shape_and_errors() {
 
 #[test]
 fn frames_carry_u64_words_little_endian() {
-    use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-    use tfhe_sbc_device::message::chunks;
-    use tfhe_sbc_device::wire::{FrameCounter, FrameHeader, FrameKind, HEADER_BYTES, TAG_BYTES, frame_bytes};
+    use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+    use tfhe_sbc_device::frame::message::chunks;
+    use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, FrameKind, HEADER_BYTES, TAG_BYTES, frame_bytes};
 
     type Enc = IntegerEncryptor<N>;
     assert_eq!(Enc::SEEDED_FRAME_BYTES, 47 + 32 + 16384 + 16);

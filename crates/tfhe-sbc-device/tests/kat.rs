@@ -72,8 +72,8 @@ fn explicit_randomness_gives_a_fixed_ciphertext() {
 #[test]
 fn explicit_noise_comes_back_exactly() {
     use tfhe_sbc_core::encoding::encode_bool;
-    use tfhe_sbc_device::decryption::GlweDecryptor;
-    use tfhe_sbc_device::message::message_bit;
+    use tfhe_sbc_device::encrypt::decryption::GlweDecryptor;
+    use tfhe_sbc_device::frame::message::message_bit;
 
     let (key, mut encryptor) = common::key_and_encryptor(0x44, 0x55);
     let mut decryptor = Box::new(GlweDecryptor::<1024>::new(&key).unwrap());
@@ -102,8 +102,8 @@ fn explicit_noise_comes_back_exactly() {
 #[cfg(feature = "hazmat")]
 #[test]
 fn explicit_randomness_matches_a_schoolbook_reference() {
-    use tfhe_sbc_device::mask::mask_block;
-    use tfhe_sbc_device::message::message_bit;
+    use tfhe_sbc_device::csprng::mask::mask_block;
+    use tfhe_sbc_device::frame::message::message_bit;
 
     let (key, mut encryptor) = common::key_and_encryptor(0x66, 0x77);
     let message: Vec<u8> = (0..100u8).map(|b| b.wrapping_mul(77)).collect(); // 800 bits, the rest padding
@@ -150,12 +150,14 @@ mod through_a_product {
     use rand_core::SeedableRng;
     use tfhe_sbc_core::encoding::encode_bool;
     use tfhe_sbc_core::entities::GlweSecretKey;
-    use tfhe_sbc_device::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
-    use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
-    use tfhe_sbc_device::message::message_bit;
+    use tfhe_sbc_device::csprng::xof::Blake2bXof;
+    use tfhe_sbc_device::encrypt::glwe_encryption::{
+        encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign,
+    };
+    use tfhe_sbc_device::frame::message::message_bit;
     use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+    use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
     use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
-    use tfhe_sbc_device::xof::Blake2bXof;
 
     pub const N: usize = 1024;
 
@@ -239,7 +241,7 @@ fn ntt_product_gives_the_same_fixed_ciphertext() {
 #[test]
 fn ntt_product_gives_the_same_inner_ciphertext() {
     use negacyclic_ntt::NttPlan32;
-    use tfhe_sbc_device::glwe_encryption::encrypt_seeded_glwe_ciphertext_with_randomness_assign;
+    use tfhe_sbc_device::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_with_randomness_assign;
     use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
     use through_a_product::{N, encode, key, key_spectrum};
 

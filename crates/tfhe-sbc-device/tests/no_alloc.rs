@@ -8,9 +8,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 struct Counting;
 

@@ -7,11 +7,11 @@ use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::decryption::GlweDecryptor;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::message::message_bit;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::GlweDecryptor;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::message::message_bit;
 use tfhe_sbc_device::noise::NoiseSampling;
-use tfhe_sbc_device::xof::Blake2bXof;
 
 #[test]
 fn default_noise_is_tuniform_8() {

@@ -6,7 +6,7 @@
 use negacyclic_fft::Plan;
 use negacyclic_ntt::{NttPlan32, NttPlan64};
 use tfhe_sbc_core::torus::UnsignedTorus;
-use tfhe_sbc_device::mask::expand_mask;
+use tfhe_sbc_device::csprng::mask::expand_mask;
 use tfhe_sbc_device::product::NegacyclicProductPlan;
 
 /// The schoolbook negacyclic product over any torus.

@@ -14,17 +14,16 @@ use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::{
     DEFAULT_KS_PBS_GLWE_512_K3, ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, GlweParameters, TFHE_LIB_GLWE_1024,
 };
-use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
-use tfhe_sbc_device::message::{chunks, message_bit};
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::files::public_key::{decode_public_key, encode_public_key, public_key_file_bytes};
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::{chunks, message_bit};
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
-use tfhe_sbc_device::public_key::{
-    decode_public_key, encode_public_key, generate_seeded_glwe_public_key, public_key_file_bytes,
-};
-use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
 /// The trusted party: a key of `params`' shape and its public key (seed, body), through the file format.
 fn key_and_public_key(params: &GlweParameters, seed: u8) -> (GlweSecretKey<Vec<u8>>, [u8; 32], Vec<u32>) {

@@ -7,9 +7,9 @@ use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, SeededGlweCiphertext};
 use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
-use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 
 fn key<const N: usize>(seed: u8) -> GlweSecretKey<[u8; N]> {
     GlweSecretKey::generate_binary([0u8; N], PolynomialSize(N), &mut Blake2bXof::from_seed([seed; 32])).unwrap()

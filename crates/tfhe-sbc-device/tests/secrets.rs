@@ -20,15 +20,15 @@ macro_rules! assert_not_clone {
 
 #[test]
 fn secret_types_are_not_clone() {
-    assert_not_clone!(tfhe_sbc_device::xof::Blake2bXof);
-    assert_not_clone!(tfhe_sbc_device::encryption::GlweEncryptor<1024>);
-    assert_not_clone!(tfhe_sbc_device::decryption::GlweDecryptor<1024>);
-    assert_not_clone!(tfhe_sbc_device::key_spectrum::GlweKeySpectrum<f64, [f64; 1024]>);
-    assert_not_clone!(tfhe_sbc_device::encryption::GlweEncryptor<512, 3>);
+    assert_not_clone!(tfhe_sbc_device::csprng::xof::Blake2bXof);
+    assert_not_clone!(tfhe_sbc_device::encrypt::secret_key::GlweEncryptor<1024>);
+    assert_not_clone!(tfhe_sbc_device::encrypt::decryption::GlweDecryptor<1024>);
+    assert_not_clone!(tfhe_sbc_device::product::key_spectrum::GlweKeySpectrum<f64, [f64; 1024]>);
+    assert_not_clone!(tfhe_sbc_device::encrypt::secret_key::GlweEncryptor<512, 3>);
     assert_not_clone!(tfhe_sbc_core::entities::GlweSecretKey<[u8; 1024]>);
     assert_not_clone!(tfhe_sbc_core::entities::GlweSecretKey<Vec<u8>>);
-    assert_not_clone!(tfhe_sbc_device::frame_mac::MacKey);
-    assert_not_clone!(tfhe_sbc_device::frame_mac::DeviceCredentials);
+    assert_not_clone!(tfhe_sbc_device::frame::mac::MacKey);
+    assert_not_clone!(tfhe_sbc_device::frame::mac::DeviceCredentials);
 }
 
 /// With the `getrandom` feature, a `fork()`ed child that inherits an encryptor reseeds from the OS before

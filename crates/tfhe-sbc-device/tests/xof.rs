@@ -3,10 +3,10 @@
 
 use rand_core::{Rng, SeedableRng};
 use std::collections::HashSet;
-use tfhe_sbc_device::mask::{
+use tfhe_sbc_device::csprng::mask::{
     expand_mask, expand_mask_into_fft_input, expand_mask_into_fft_input_at, expand_mask_u32, mask_block,
 };
-use tfhe_sbc_device::xof::{BLOCK_BYTES, Blake2bXof};
+use tfhe_sbc_device::csprng::xof::{BLOCK_BYTES, Blake2bXof};
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())

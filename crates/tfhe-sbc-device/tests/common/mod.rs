@@ -4,8 +4,8 @@
 use rand_core::SeedableRng;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 
 /// A `TFHE_LIB_GLWE_1024` key generated from `key_seed` and an encryptor whose XOF is seeded with
 /// `rng_seed` (boxed, so that the test thread's stack stays small).

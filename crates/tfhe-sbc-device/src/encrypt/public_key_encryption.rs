@@ -29,14 +29,13 @@
 //! Constant-time as the secret-key path: `u`'s bits, the noise and their products take no branch and no
 //! secret-indexed load; `u`, its spectrum and the scratch are wiped after each encryption.
 
-use crate::error::{Error, Result};
-use crate::file_check::{CHECK_BYTES, file_check};
-use crate::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
+use crate::csprng::mask::for_each_mask_run;
+use crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
+use crate::error::{Error, PublicKeyDefect, Result};
 use crate::noise::DeviceNoise;
 use crate::product::NegacyclicProduct;
 use rand_core::Rng;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
-use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 use tfhe_sbc_core::torus::UnsignedTorus;
 use zeroize::Zeroize;
 
@@ -75,6 +74,39 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
         product.forward_seeded_mask(seed, i, spectrum);
     }
     product.forward_torus(body, body_spectrum);
+    Ok(())
+}
+
+/// Refuses a degenerate public key `(seed, body)` with `k` mask polynomials of `N = body.len()`
+/// coefficients ([`PublicKeyDefect`]): an all-zero body, a body whose bit weight is more than `N / 4` bits
+/// (over 30 standard deviations at `N >= 512`) away from the `T::BITS N / 2` of a uniform one, or a body
+/// equal to `a_i` or `-a_i` in more than `N / 64` coefficients. A real public key passes with overwhelming
+/// probability. This catches broken or trivially forged keys; a key forged under another secret is caught
+/// by binding the file to the key set (the credential file's key id), and only an authentic provisioning
+/// channel stops a forger who knows the key id.
+///
+/// Runs on public data only (not constant-time, and need not be); no buffer besides a 1 KiB stack run.
+pub fn check_public_key<T: UnsignedTorus>(seed: &[u8; MASK_SEED_BYTES], k: usize, body: &[T]) -> Result<()> {
+    let n = body.len();
+    if body.iter().all(|&b| b == T::ZERO) {
+        return Err(Error::DegeneratePublicKey(PublicKeyDefect::ZeroBody));
+    }
+    let weight: u64 = body.iter().map(|b| u64::from(b.to_u64().count_ones())).sum();
+    let expected = u64::from(T::BITS) * n as u64 / 2;
+    if weight.abs_diff(expected) > (n as u64) * u64::from(T::BITS) / 8 {
+        return Err(Error::DegeneratePublicKey(PublicKeyDefect::LowWeightBody));
+    }
+    for i in 0..k {
+        let mut equal = 0usize;
+        for_each_mask_run::<T>(seed, i, n, |offset, words| {
+            for (a, &b) in words.iter().zip(&body[offset..]) {
+                equal += usize::from(*a == b || a.wrapping_neg() == b);
+            }
+        });
+        if equal > n / 64 {
+            return Err(Error::DegeneratePublicKey(PublicKeyDefect::BodyEqualsMask));
+        }
+    }
     Ok(())
 }
 
@@ -144,88 +176,4 @@ pub fn encrypt_glwe_ciphertext_with_public_key_assign<P: NegacyclicProduct, R: R
     u_spectrum.iter_mut().for_each(Zeroize::zeroize);
     scratch.iter_mut().for_each(Zeroize::zeroize);
     Ok(())
-}
-
-/// The first bytes of a public-key file.
-pub const PUBLIC_KEY_MAGIC: [u8; 4] = *b"TSPK";
-/// The public-key file format version.
-pub const PUBLIC_KEY_VERSION: u8 = 1;
-/// The BLAKE2b personalization of the public-key file's checksum.
-pub const PUBLIC_KEY_CHECK_PERSONALIZATION: &[u8; 16] = b"TFHE-SBC pk v1..";
-const PUBLIC_KEY_HEADER_BYTES: usize = 4 + 1 + 2 + 4;
-const PUBLIC_KEY_CHECK_BYTES: usize = CHECK_BYTES;
-
-/// The bytes of a 32-bit-torus public-key file for polynomial size `n`:
-/// `"TSPK" | version 1 | parameter set u16 LE | key id u32 LE | seed (32) | b (N LE u32) | check (16)`.
-pub const fn public_key_file_bytes(n: usize) -> usize {
-    PUBLIC_KEY_HEADER_BYTES + MASK_SEED_BYTES + 4 * n + PUBLIC_KEY_CHECK_BYTES
-}
-
-/// The checksum: BLAKE2b-128 of everything before it. It catches corruption, not forgery: the public key
-/// must reach the device through an authentic channel (provisioning).
-fn public_key_check(bytes: &[u8]) -> [u8; PUBLIC_KEY_CHECK_BYTES] {
-    file_check(PUBLIC_KEY_CHECK_PERSONALIZATION, bytes)
-}
-
-/// Writes a public-key file (see [`public_key_file_bytes`]) into `out`; returns its length.
-pub fn encode_public_key(
-    parameter_set: ParameterSetId,
-    key_id: u32,
-    seed: &[u8; MASK_SEED_BYTES],
-    body: &[u32],
-    out: &mut [u8],
-) -> Result<usize> {
-    let total = public_key_file_bytes(body.len());
-    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
-    out[..4].copy_from_slice(&PUBLIC_KEY_MAGIC);
-    out[4] = PUBLIC_KEY_VERSION;
-    out[5..7].copy_from_slice(&parameter_set.0.to_le_bytes());
-    out[7..11].copy_from_slice(&key_id.to_le_bytes());
-    out[11..43].copy_from_slice(seed);
-    for (chunk, w) in out[43..43 + 4 * body.len()].chunks_exact_mut(4).zip(body) {
-        chunk.copy_from_slice(&w.to_le_bytes());
-    }
-    let check = public_key_check(&out[..total - PUBLIC_KEY_CHECK_BYTES]);
-    out[total - PUBLIC_KEY_CHECK_BYTES..].copy_from_slice(&check);
-    Ok(total)
-}
-
-/// A decoded public-key file: its parameter set, key id and seed; the body words go to the caller's buffer.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PublicKeyHeader {
-    /// The named parameter set.
-    pub parameters: GlweParameters,
-    /// The key id frames encrypted under it carry.
-    pub key_id: u32,
-    /// The mask seed.
-    pub seed: [u8; MASK_SEED_BYTES],
-}
-
-/// Reads a public-key file, no heap: checks magic, version, a known 32-bit parameter set, the exact length
-/// and the checksum, and writes `b` into `body` (`N` words).
-pub fn decode_public_key(bytes: &[u8], body: &mut [u32]) -> Result<PublicKeyHeader> {
-    if bytes.len() < PUBLIC_KEY_HEADER_BYTES || bytes[..4] != PUBLIC_KEY_MAGIC || bytes[4] != PUBLIC_KEY_VERSION {
-        return Err(Error::BadKeyFile);
-    }
-    let id = u16::from_le_bytes([bytes[5], bytes[6]]);
-    let parameters = GlweParameters::from_id(ParameterSetId(id)).ok_or(Error::BadKeyFile)?;
-    parameters.check_torus::<u32>()?;
-    let n = parameters.polynomial_size().0;
-    check(bytes.len(), public_key_file_bytes(n))?;
-    check(body.len(), n)?;
-    let (content, check_bytes) = bytes.split_at(bytes.len() - PUBLIC_KEY_CHECK_BYTES);
-    if public_key_check(content) != check_bytes {
-        return Err(Error::BadKeyFile);
-    }
-    let key_id = u32::from_le_bytes([bytes[7], bytes[8], bytes[9], bytes[10]]);
-    let mut seed = [0u8; MASK_SEED_BYTES];
-    seed.copy_from_slice(&bytes[11..43]);
-    for (w, chunk) in body.iter_mut().zip(content[43..].chunks_exact(4)) {
-        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-    }
-    Ok(PublicKeyHeader {
-        parameters,
-        key_id,
-        seed,
-    })
 }

@@ -1,10 +1,10 @@
 //! Decryption with the secret key, for the trusted party and for tests: a thin wrapper over
-//! [`crate::glwe_encryption`]'s phase functions.
+//! [`crate::encrypt::glwe_encryption`]'s phase functions.
 
-use crate::encryption::check_key_shape;
+use crate::encrypt::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
+use crate::encrypt::secret_key::check_key_shape;
 use crate::error::{Error, Result};
-use crate::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
-use crate::key_spectrum::compute_glwe_key_spectrum;
+use crate::product::key_spectrum::compute_glwe_key_spectrum;
 use crate::product::{DefaultProduct, NegacyclicProductPlan};
 use tfhe_sbc_core::encoding::decode_bool;
 use tfhe_sbc_core::entities::{GlweSecretKey, KeyStorage, LweCiphertext, MASK_SEED_BYTES, SeededGlweCiphertext};

@@ -1,20 +1,20 @@
-//! The firmware-facing integer encryptor (issue \[G\]): `u8`/`u16`/`u32` readings as tfhe-rs shortint radix
+//! The integer encryptor: `u8`/`u16`/`u32` readings as tfhe-rs shortint radix
 //! blocks in one GLWE ciphertext over the 64-bit torus (`u64` too).
 //!
-//! [`IntegerEncryptor`] has the shape of [`crate::encryption::GlweEncryptor`] (build it in place from
-//! [`IntegerEncryptor::EMPTY`], [`IntegerEncryptor::set_key`] / [`IntegerEncryptor::set_packed_key`],
-//! [`IntegerEncryptor::seed`]; no heap; secrets wiped on drop; `Debug` redacted; not `Clone`). Each call
+//! [`IntegerEncryptor`] is the [`crate::encrypt::Encryptor`] shell around an [`IntegerKey`] (build it in
+//! place from `EMPTY`, `set_key` / `set_packed_key`, `seed`; no heap; secrets wiped on drop; `Debug`
+//! redacted; not `Clone`). Each call
 //! encodes the readings with the set's [`RadixEncoding`] (two-bit blocks, little-endian, `delta = 2^59` for
 //! [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`]) into the `u64` body, then calls the generic core
-//! [`crate::glwe_encryption`] with the exact integer NTT [`NttPlan64`] and the set's constant-time
+//! [`crate::encrypt::glwe_encryption`] with the exact integer NTT [`NttPlan64`] and the set's constant-time
 //! TUniform(17) noise. One `N = 2048` ciphertext carries 512 `u8`, 256 `u16`, 128 `u32` or 64 `u64` readings.
 //!
 //! ```
 //! # use rand_core::SeedableRng;
 //! # use tfhe_sbc_core::entities::GlweSecretKey;
 //! # use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-//! # use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-//! # use tfhe_sbc_device::xof::Blake2bXof;
+//! # use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+//! # use tfhe_sbc_device::csprng::xof::Blake2bXof;
 //! let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 //! let mut rng = Blake2bXof::from_seed([1; 32]); // a hardware TRNG on a device
 //! let key = GlweSecretKey::generate_binary([0u8; 2048], params.glwe().polynomial_size(), &mut rng)?;
@@ -27,53 +27,63 @@
 //! # Ok::<(), tfhe_sbc_device::Error>(())
 //! ```
 
-use crate::credentials_file::unpack_secret_key;
-use crate::encryption::{BodyBits, NoiseSlot, check_key_shape};
+use crate::encrypt::frame_encryptor::FrameSealing;
+use crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
+use crate::encrypt::secret_key::{check_key_shape, with_unpacked_bits};
+use crate::encrypt::shell::{Encryptor, EncryptorKey};
+use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
-use crate::frame_mac::DeviceCredentials;
-use crate::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
-use crate::key_spectrum::compute_glwe_key_spectrum;
-use crate::message::Chunk;
+use crate::frame::mac::{DeviceCredentials, MacKey};
+use crate::frame::message::Chunk;
+use crate::frame::{FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place_u64};
 use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::product::NegacyclicProductPlan;
-use crate::wire::{FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place_u64};
-use crate::xof::Blake2bXof;
+use crate::product::key_spectrum::compute_glwe_key_spectrum;
 use negacyclic_ntt::NttPlan64;
-use rand_core::TryCryptoRng;
 use tfhe_sbc_core::encoding::RadixEncoding;
 use tfhe_sbc_core::entities::{GlweSecretKey, KeyStorage, MASK_SEED_BYTES};
+use tfhe_sbc_core::parameters::IntegerParameters;
 #[cfg(doc)]
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_core::parameters::{IntegerParameters, ParameterSetId};
 use zeroize::Zeroize;
 
+/// The key material of an integer encryptor (`k = 1`, 64-bit torus) for polynomial size `N` through the
+/// exact product `P`: the key's spectrum and one scratch spectrum.
+pub struct IntegerKey<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> {
+    spectrum: [P::Spectral; N],
+    scratch: [P::Spectral; N],
+}
+
+impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> EncryptorKey for IntegerKey<N, P> {
+    const EMPTY: Self = Self {
+        spectrum: [P::SPECTRAL_ZERO; N],
+        scratch: [P::SPECTRAL_ZERO; N],
+    };
+    const NAME: &'static str = "IntegerEncryptor";
+    const TORUS_BITS: u32 = 64;
+    const COMPACT_BODY: bool = true;
+
+    fn wipe(&mut self) {
+        self.spectrum.zeroize();
+        self.scratch.zeroize();
+    }
+}
+
 /// An integer GLWE encryptor (`k = 1`) for polynomial size `N` over the 64-bit torus, through the exact
-/// product `P` ([`NttPlan64`] by default; its plan for `N` is a compile-time constant). It holds the key's
-/// spectrum, one scratch spectrum, its noise sampler and its CSPRNG, and nothing else; encrypting never
-/// allocates.
+/// product `P` ([`NttPlan64`] by default; its plan for `N` is a compile-time constant): the [`Encryptor`]
+/// shell around an [`IntegerKey`]. It holds the key's spectrum, one scratch spectrum, its noise sampler
+/// and its CSPRNG, and nothing else; encrypting never allocates.
 ///
-/// Size at `N = 2048` with [`NttPlan64`] (`[u32; 3]` spectra): 24 KiB of key spectrum, 24 KiB of scratch,
-/// the CSPRNG (592 bytes) and a few bytes of state: `size_of` is 49,784 bytes on x86_64 (the test checks the
-/// spectra plus at most 1 KiB). Encrypting needs no other buffer besides the caller's body or frame.
-///
-/// Secret: the key spectrum, the scratch buffer and the RNG state are zeroized on drop; `Debug` is redacted.
-/// Build it where it lives ([`Self::EMPTY`] is all zero bytes): a copy left by a move is not wiped.
+/// Size at `N = 2048` with [`NttPlan64`] (`[u32; 3]` spectra): 24 KiB of key spectrum, 24 KiB of scratch
+/// and the [`EncryptorState`] (the CSPRNG's 592 bytes and a few bytes of state; the test checks the spectra
+/// plus at most 1 KiB). Encrypting needs no other buffer besides the caller's body or frame.
 ///
 /// # Timing
 /// The encoding masks and shifts, the TUniform noise and the NTT are constant-time: no branch or address
 /// depends on the readings, the key, the CSPRNG output or the noise.
-pub struct IntegerEncryptor<const N: usize = 2048, P: NegacyclicProductPlan<N, Torus = u64> = NttPlan64> {
-    key: [P::Spectral; N],
-    scratch: [P::Spectral; N],
-    rng: Blake2bXof,
-    noise: NoiseSlot,
-    parameter_set: ParameterSetId,
-    key_set: bool,
-    seeded: bool,
-    body_bits: BodyBits,
-}
+pub type IntegerEncryptor<const N: usize = 2048, P = NttPlan64> = Encryptor<IntegerKey<N, P>>;
 
-impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<N, P> {
+impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<IntegerKey<N, P>> {
     /// The bytes of a packed key ([`Self::set_packed_key`]): `N / 8`.
     pub const PACKED_KEY_BYTES: usize = N / 8;
     /// The reading bytes one frame carries: `N / 4` (512 at `N = 2048`), four two-bit blocks per byte.
@@ -85,24 +95,6 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
     /// `8 N` + 16 (16,479 at `N = 2048`).
     pub const SEEDED_FRAME_BYTES: usize = frame_bytes(FrameKind::Seeded, 1, N, 64, 64);
 
-    /// An encryptor with no key and an unseeded CSPRNG: all zero bytes. Set a key and seed it before
-    /// encrypting.
-    pub const EMPTY: Self = Self {
-        key: [P::SPECTRAL_ZERO; N],
-        scratch: [P::SPECTRAL_ZERO; N],
-        rng: Blake2bXof::UNSEEDED,
-        noise: NoiseSlot::Unset,
-        parameter_set: ParameterSetId(0),
-        key_set: false,
-        seeded: false,
-        body_bits: BodyBits::FULL,
-    };
-
-    /// [`Self::EMPTY`], as a `const fn`.
-    pub const fn empty() -> Self {
-        Self::EMPTY
-    }
-
     /// Sets the key, in place: checks that `params`' GLWE side is a 64-bit `k = 1` set of size `N` matching
     /// `key`, resolves its (constant-time TUniform) noise and computes the key's spectrum. `key` is only
     /// read. On error the encryptor has no key.
@@ -110,13 +102,14 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
         self.forget_key();
         let noise = check_integer_parameters::<N>(params)?;
         check_key_shape::<N, 1, C>(key)?;
-        compute_glwe_key_spectrum(&P::PLAN, key, &mut self.key)?;
-        self.finish_set_key(params, noise);
+        compute_glwe_key_spectrum(&P::PLAN, key, &mut self.key.spectrum)?;
+        self.state.set_key(params.glwe().id(), noise);
         Ok(())
     }
 
     /// Sets the key from its packed form (`N / 8` bytes, least-significant bit first: a credential file's
-    /// form). The coefficients are unpacked into an `N`-byte stack buffer, wiped afterwards.
+    /// form). The coefficients are unpacked into the scratch spectrum's own memory (no stack buffer), wiped
+    /// before the spectrum is computed over it.
     pub fn set_packed_key(&mut self, params: &IntegerParameters, packed: &[u8]) -> Result<()> {
         self.forget_key();
         let noise = check_integer_parameters::<N>(params)?;
@@ -126,83 +119,10 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
                 found: packed.len(),
             });
         }
-        let mut bits = [0u8; N];
-        let unpacked = unpack_secret_key(packed, &mut bits);
-        if unpacked.is_ok() {
-            P::PLAN.forward_binary(&bits, &mut self.key);
-        }
-        bits.zeroize();
-        unpacked?;
-        self.finish_set_key(params, noise);
+        let IntegerKey { spectrum, scratch } = &mut self.key;
+        with_unpacked_bits::<N, P::Spectral>(scratch, packed, |bits| P::PLAN.forward_binary(bits, spectrum))?;
+        self.state.set_key(params.glwe().id(), noise);
         Ok(())
-    }
-
-    fn finish_set_key(&mut self, params: &IntegerParameters, noise: DeviceNoise) {
-        self.noise = NoiseSlot::Set(noise);
-        self.parameter_set = params.glwe().id();
-        self.key_set = true;
-    }
-
-    /// Wipes the key spectrum; encrypting then fails with [`Error::KeyNotSet`].
-    pub fn forget_key(&mut self) {
-        self.key_set = false;
-        self.body_bits = BodyBits::FULL;
-        self.noise = NoiseSlot::Unset;
-        self.key.zeroize();
-        self.scratch.zeroize();
-    }
-
-    /// Seeds the CSPRNG in place with 32 bytes from `rng` (a later call mixes them in). An RNG failure is
-    /// [`Error::RngFailed`] and leaves the CSPRNG as it was.
-    pub fn seed<R: TryCryptoRng + ?Sized>(&mut self, rng: &mut R) -> Result<()> {
-        crate::seeding::seed_in_place(&mut self.rng, &mut self.seeded, rng)
-    }
-
-    /// Keys the CSPRNG with these 32 bytes, exactly as `Blake2bXof::from_seed(seed)`, and wipes `seed`. The
-    /// bytes must be secret and never used twice.
-    pub fn seed_from_bytes(&mut self, seed: &mut [u8; crate::xof::SEED_BYTES]) {
-        self.rng.seed_in_place(seed);
-        seed.zeroize();
-        self.seeded = true;
-    }
-
-    /// Replaces the CSPRNG with `rng` (already seeded).
-    pub fn set_rng(&mut self, rng: Blake2bXof) {
-        self.rng = rng;
-        self.seeded = true;
-    }
-
-    /// Mixes `entropy` into the CSPRNG ([`Blake2bXof::reseed`]); does not count as seeding.
-    pub fn reseed(&mut self, entropy: &[u8]) {
-        self.rng.reseed(entropy);
-    }
-
-    /// Whether a key is set and the CSPRNG seeded.
-    pub fn is_ready(&self) -> bool {
-        self.key_set && self.seeded
-    }
-
-    /// The parameter set of the key (`ParameterSetId(0)` before a key is set).
-    pub fn parameter_set(&self) -> ParameterSetId {
-        self.parameter_set
-    }
-
-    /// The noise sampler in use (`None` before a key is set).
-    pub fn noise(&self) -> Option<DeviceNoise> {
-        self.noise.get()
-    }
-
-    /// Makes frames carry only the top `body_bits` bits of each body coefficient (a compact body,
-    /// [`tfhe_sbc_core::compact_body`]): from the set's `compact_body_bits()` (14 for
-    /// [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`]: a 3,679-byte frame instead of 16,479, about 7.2 bytes per `u8`
-    /// reading) up to 64 (the full body, the default). Needs a key; setting a key again restores the full body.
-    pub fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
-        self.body_bits.set(self.key_set, self.parameter_set, 64, body_bits)
-    }
-
-    /// The top bits of each body coefficient that frames carry (64 unless [`Self::set_body_bits`] chose fewer).
-    pub fn body_bits(&self) -> u32 {
-        self.body_bits.get(64)
     }
 
     /// The length of the seeded frames this encryptor writes now: `frame_bytes(Seeded, 1, N, 64,
@@ -221,7 +141,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
     }
 
     fn encoding(&self) -> Option<RadixEncoding> {
-        IntegerParameters::from_id(self.parameter_set).map(|p| p.encoding())
+        IntegerParameters::from_id(self.parameter_set()).map(|p| p.encoding())
     }
 
     /// Encrypts up to [`Self::capacity`]`(8)` `u8` readings as a seeded ciphertext: the body (`N` words,
@@ -254,8 +174,9 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
     /// Encrypts `chunk` of `message` (reading bytes, [`Self::MESSAGE_BYTES`] per chunk) as a seeded
     /// ciphertext straight into the frame buffer `out` (at least [`Self::SEEDED_FRAME_BYTES`]) and
     /// authenticates it: `header (body_bits) | seed | body | tag`, the body as `N` 8-byte little-endian words,
-    /// or their top [`Self::body_bits`] bits packed. The body is computed in `out` itself
-    /// ([`write_frame_in_place_u64`]). Returns the frame's length, [`Self::seeded_frame_len`].
+    /// or their top [`Encryptor::body_bits`] bits packed. The body is computed in `out` itself
+    /// ([`write_frame_in_place_u64`]). Returns the frame's length, [`Self::seeded_frame_len`]. The same as
+    /// [`crate::encrypt::FrameEncryptor::encrypt_frame_into`].
     pub fn encrypt_seeded_frame_into(
         &mut self,
         credentials: &DeviceCredentials,
@@ -263,15 +184,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
         chunk: &Chunk<'_>,
         out: &mut [u8],
     ) -> Result<usize> {
-        message.check_chunk(chunk)?;
-        if out.len() < Self::SEEDED_FRAME_BYTES {
-            return Err(Error::BufferTooSmall);
-        }
-        let mut header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
-        header.body_bits = self.body_bits() as u8;
-        write_frame_in_place_u64(&header, N, credentials.mac_key(), out, |body| {
-            self.encrypt_u8(chunk.bytes, body)
-        })
+        crate::encrypt::FrameEncryptor::encrypt_frame_into(self, credentials, message, chunk, out)
     }
 
     /// The generic path: encodes, encrypts in place, erases the CSPRNG's key.
@@ -281,31 +194,58 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerEncryptor<
         value_bits: u32,
         body: &mut [u64],
     ) -> Result<[u8; MASK_SEED_BYTES]> {
-        self.check_ready()?;
+        self.state.check_ready()?;
+        let encoding = self.encoding().ok_or(Error::KeyNotSet)?;
+        self.key.encrypt(&mut self.state, &encoding, readings, value_bits, body)
+    }
+}
+
+impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerKey<N, P> {
+    /// Encodes `readings` into `body` (`N` words) and encrypts it, with the state's noise and CSPRNG.
+    fn encrypt<T: Copy + Into<u64>>(
+        &mut self,
+        state: &mut EncryptorState,
+        encoding: &RadixEncoding,
+        readings: &[T],
+        value_bits: u32,
+        body: &mut [u64],
+    ) -> Result<[u8; MASK_SEED_BYTES]> {
         if body.len() != N {
             return Err(Error::WrongLength {
                 expected: N,
                 found: body.len(),
             });
         }
-        let encoding = self.encoding().ok_or(Error::KeyNotSet)?;
-        encode_readings(&encoding, readings, value_bits, body)?;
-        self.rng.reseed_if_forked()?;
-        let noise = self.noise.get().ok_or(Error::KeyNotSet)?;
-        let seed =
-            encrypt_seeded_glwe_ciphertext_assign(&P::PLAN, &self.key, &noise, body, &mut self.scratch, &mut self.rng)?;
-        self.rng.ratchet();
-        Ok(seed)
+        encode_readings(encoding, readings, value_bits, body)?;
+        state.encrypt_with(|noise, rng| {
+            encrypt_seeded_glwe_ciphertext_assign(&P::PLAN, &self.spectrum, noise, body, &mut self.scratch, rng)
+        })
+    }
+}
+
+impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> FrameSealing for IntegerKey<N, P> {
+    const FRAME_KIND: FrameKind = FrameKind::Seeded;
+    const CHUNK_BYTES: usize = N / 4;
+    const FRAME_BUFFER_BYTES: usize = frame_bytes(FrameKind::Seeded, 1, N, 64, 64);
+
+    fn frame_len(body_bits: u32) -> usize {
+        frame_bytes(FrameKind::Seeded, 1, N, 64, body_bits)
     }
 
-    fn check_ready(&self) -> Result<()> {
-        if !self.key_set {
-            Err(Error::KeyNotSet)
-        } else if !self.seeded {
-            Err(Error::NotSeeded)
-        } else {
-            Ok(())
-        }
+    fn seal(
+        &mut self,
+        state: &mut EncryptorState,
+        header: &FrameHeader,
+        mac_key: &MacKey,
+        message: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize> {
+        let encoding = IntegerParameters::from_id(state.parameter_set())
+            .map(|p| p.encoding())
+            .ok_or(Error::KeyNotSet)?;
+        write_frame_in_place_u64(header, N, mac_key, out, |body| {
+            self.encrypt(state, &encoding, message, 8, body)
+        })
     }
 }
 
@@ -349,24 +289,4 @@ fn check_integer_parameters<const N: usize>(params: &IntegerParameters) -> Resul
         return Err(Error::Core(tfhe_sbc_core::Error::UnknownParameterSet(glwe.id().0)));
     }
     DeviceNoise::for_parameters(&glwe, NoiseSampling::ConstantTime)
-}
-
-impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Drop for IntegerEncryptor<N, P> {
-    fn drop(&mut self) {
-        self.key.zeroize();
-        self.scratch.zeroize();
-    }
-}
-
-impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> zeroize::ZeroizeOnDrop for IntegerEncryptor<N, P> {}
-
-impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> core::fmt::Debug for IntegerEncryptor<N, P> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("IntegerEncryptor")
-            .field("polynomial_size", &N)
-            .field("parameter_set", &self.parameter_set)
-            .field("key_set", &self.key_set)
-            .field("seeded", &self.seeded)
-            .finish_non_exhaustive()
-    }
 }

@@ -7,7 +7,7 @@ pub(crate) const CHECK_BYTES: usize = 16;
 /// BLAKE2b-128 of `bytes` with no key and the 16-byte `personalization` (the device's own BLAKE2b, the XOF's
 /// compression: `blake2b_lanes::blake2b`).
 pub(crate) fn file_check(personalization: &[u8; 16], bytes: &[u8]) -> [u8; CHECK_BYTES] {
-    crate::blake2b_lanes::blake2b::<CHECK_BYTES>(personalization, &[], bytes)
+    crate::csprng::lanes::blake2b::<CHECK_BYTES>(personalization, &[], bytes)
 }
 
 #[cfg(test)]

@@ -11,16 +11,17 @@
 //!   `IntegerEncryptor::set_packed_key` takes), see [`pack_secret_key`] / [`unpack_secret_key`].
 //!   A firmware hands it as it is to `GlweEncryptor::set_packed_key`: [`decode_credentials`] only borrows the
 //!   file (it may stay in flash) and the encryptor keeps the key's spectra, no unpacked copy;
-//! * public key: a whole public-key file (`crate::public_key`, 4143 bytes at `N = 1024`).
+//! * public key: a whole public-key file ([`crate::files::public_key`], 4,155 bytes at `N = 1024`), bound to
+//!   the credentials: it must name the same parameter set and key id, else [`Error::PublicKeyOfAnotherKeySet`].
 //!
 //! The check is BLAKE2b-128 (personalization `"TFHE-SBC cred v1"`) of every byte before it: it catches
 //! corruption and mix-ups, not forgery; the file's secrecy and authenticity are the provisioning channel's
 //! and the flash's. A buffer holding a credential file holds secrets: wipe it after use.
 
 use crate::error::{Error, Result};
-use crate::file_check::{CHECK_BYTES, file_check};
-use crate::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
-use crate::public_key::public_key_file_bytes;
+use crate::files::check::{CHECK_BYTES, file_check};
+use crate::files::public_key::{decode_public_key_header, public_key_file_bytes};
+use crate::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 
 /// The first bytes of a credential file.
@@ -45,6 +46,23 @@ pub enum KeyMode {
 }
 
 impl KeyMode {
+    /// Every mode, in wire order.
+    pub const ALL: [Self; 3] = [Self::FleetSecretKey, Self::PerDeviceSecretKey, Self::PublicKey];
+
+    /// The mode's one name, used by every tool and log: `fleet`, `per-device`, `public-key`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::FleetSecretKey => "fleet",
+            Self::PerDeviceSecretKey => "per-device",
+            Self::PublicKey => "public-key",
+        }
+    }
+
+    /// The mode named `name` ([`Self::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|mode| mode.name() == name)
+    }
+
     /// The wire value in a credential file.
     pub const fn to_u8(self) -> u8 {
         match self {
@@ -201,6 +219,20 @@ pub fn decode_credentials(bytes: &[u8]) -> Result<Credentials<'_>> {
     id.copy_from_slice(&bytes[8..16]);
     let mut key_id = [0u8; 4];
     key_id.copy_from_slice(&bytes[16..20]);
+    let key_material = &content[HEADER_BYTES..];
+    if mode == KeyMode::PublicKey {
+        let header = decode_public_key_header(key_material)?;
+        let expected_key_id = u32::from_le_bytes(key_id);
+        if header.key_id != expected_key_id {
+            return Err(Error::PublicKeyOfAnotherKeySet {
+                expected_key_id,
+                found_key_id: header.key_id,
+            });
+        }
+        if header.parameters.id() != parameters.id() {
+            return Err(Error::BadKeyFile);
+        }
+    }
     Ok(Credentials {
         mode,
         parameters,
@@ -209,6 +241,6 @@ pub fn decode_credentials(bytes: &[u8]) -> Result<Credentials<'_>> {
             u32::from_le_bytes(key_id),
             MacKey::from_slice(&bytes[20..HEADER_BYTES])?,
         ),
-        key_material: &content[HEADER_BYTES..],
+        key_material,
     })
 }

@@ -3,8 +3,8 @@
 //! storage (plain slices).
 //!
 //! `b = sum_i a_i * s_i + plaintext + e`, with the `k` mask polynomials `a_i` uniform (expanded from a fresh
-//! 32-byte seed, `crate::mask`), `s_i` the binary key (its spectra computed once,
-//! [`crate::key_spectrum`]) and `e` the device's noise ([`DeviceNoise`]).
+//! 32-byte seed, `crate::csprng::mask`), `s_i` the binary key (its spectra computed once,
+//! [`crate::product::key_spectrum`]) and `e` the device's noise ([`DeviceNoise`]).
 //!
 //! The algorithms work in place on the body buffer, so a device needs no separate plaintext buffer: the
 //! caller writes the encoded plaintexts into `body`, and the encryption turns them into the ciphertext body.
@@ -12,8 +12,8 @@
 //! The `_with_randomness` variant takes both explicitly (the deterministic inner encryption known-answer
 //! tests pin). Each call wipes `scratch`, which held `a_i * s_i`: linear equations in the key.
 
+use crate::csprng::mask::expand_mask;
 use crate::error::{Error, Result};
-use crate::mask::expand_mask;
 use crate::noise::DeviceNoise;
 use crate::product::NegacyclicProduct;
 use rand_core::Rng;

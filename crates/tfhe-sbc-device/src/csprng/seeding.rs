@@ -3,7 +3,7 @@
 //!
 //! Hardware RNGs fail (a TRNG's health test, a clock error), so the firmware entry points take a fallible
 //! rand_core 0.10 [`TryCryptoRng`] and return [`Error::RngFailed`] instead of panicking:
-//! [`crate::encryption::GlweEncryptor::seed`] seeds an encryptor in place, [`try_from_crypto_rng`] builds a
+//! [`crate::encrypt::secret_key::GlweEncryptor::seed`] seeds an encryptor in place, [`try_from_crypto_rng`] builds a
 //! generator.
 //!
 //! # A HAL's RNG (rand_core 0.6 or 0.9)
@@ -14,15 +14,15 @@
 //! ```ignore
 //! // Cargo.toml: tfhe-sbc-device = { version = "0.1", default-features = false, features = ["rand_core_06"] }
 //! let mut trng = dp.RNG.constrain(&clocks); // a rand_core 0.6 RngCore + CryptoRng
-//! ENCRYPTOR.seed(&mut tfhe_sbc_device::seeding::Rng06(&mut trng))?;
+//! ENCRYPTOR.seed(&mut tfhe_sbc_device::csprng::seeding::Rng06(&mut trng))?;
 //! ```
 //!
 //! The wrappers call the HAL's fallible method (`try_fill_bytes`), so a TRNG error reaches the caller as
 //! [`Error::RngFailed`]; they mark the wrapped generator as cryptographic only because the HAL already
 //! claims it is (`CryptoRng`).
 
+use crate::csprng::xof::{Blake2bXof, SEED_BYTES};
 use crate::error::{Error, Result};
-use crate::xof::{Blake2bXof, SEED_BYTES};
 use rand_core::{CryptoRng, SeedableRng, TryCryptoRng};
 use zeroize::Zeroize;
 

@@ -3,11 +3,11 @@
 //! For a 32-byte mask seed `s`, coefficient `j` (`0 <= j < N`) of mask polynomial `i` (`0 <= i < k`) of a
 //! 32-bit-torus GLWE ciphertext is the little-endian `u32` at bytes `[4(iN + j), 4(iN + j) + 4)` of the keyed
 //! BLAKE2b stream of key `s` under
-//! [`MASK_PERSONALIZATION`] (construction v2 of [`crate::xof`], wire XOF id [`MASK_XOF_ID`]). The mask seed
+//! [`MASK_PERSONALIZATION`] (construction v2 of [`crate::csprng::xof`], wire XOF id [`MASK_XOF_ID`]). The mask seed
 //! is public once the frame is sent; its domain is separate from the device's secret stream.
 
-use crate::blake2b_lanes as lanes;
-use crate::xof::{BLOCK_BYTES, KeyedStream, SEED_BYTES, reference_block};
+use crate::csprng::lanes;
+use crate::csprng::xof::{BLOCK_BYTES, KeyedStream, SEED_BYTES, reference_block};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::torus::UnsignedTorus;
 

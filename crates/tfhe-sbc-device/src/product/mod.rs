@@ -7,7 +7,8 @@
 //! implements it exactly for the 32-bit torus (`f64` spectra); a 64-bit torus needs an exact integer product
 //! (issues \[F\] and \[G\]) implementing the same trait.
 
-use crate::mask::{expand_mask_into_fft_input_at, for_each_mask_run};
+pub mod key_spectrum;
+use crate::csprng::mask::{expand_mask_into_fft_input_at, for_each_mask_run};
 use negacyclic_fft::Plan;
 use negacyclic_ntt::{NttPlan32, NttPlan64};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
@@ -24,7 +25,7 @@ pub trait NegacyclicProduct {
     /// The torus the products are exact over.
     type Torus: UnsignedTorus;
     /// One element of a spectrum.
-    type Spectral: Copy + Default + Zeroize;
+    type Spectral: Copy + Default + Zeroize + bytemuck::Pod;
     /// The zero spectral element, as a constant (firmware builds an empty encryptor in a `static`).
     const SPECTRAL_ZERO: Self::Spectral;
 
@@ -35,7 +36,7 @@ pub trait NegacyclicProduct {
     fn forward_binary(&self, bits: &[u8], spectrum: &mut [Self::Spectral]);
     /// The spectrum of a torus polynomial.
     fn forward_torus(&self, polynomial: &[Self::Torus], spectrum: &mut [Self::Spectral]);
-    /// The spectrum of mask polynomial `polynomial_index` of the seeded mask `seed` (`crate::mask`), expanded
+    /// The spectrum of mask polynomial `polynomial_index` of the seeded mask `seed` (`crate::csprng::mask`), expanded
     /// straight into `spectrum`.
     fn forward_seeded_mask(
         &self,
@@ -162,7 +163,7 @@ impl<const N: usize> NegacyclicProductPlan<N> for NttPlan32 {
 
 /// The 64-bit torus through the exact integer NTT over three 30-bit primes (issue \[G\]): exact for a
 /// 64-bit torus polynomial times a binary or ternary one up to `N = 4096`. `Spectral = [u32; 3]` (planar, as
-/// for [`NttPlan32`]); the mask is the `u64` expansion of [`crate::mask::expand_mask`].
+/// for [`NttPlan32`]); the mask is the `u64` expansion of [`crate::csprng::mask::expand_mask`].
 impl NegacyclicProduct for NttPlan64 {
     type Torus = u64;
     type Spectral = [u32; 3];

@@ -1,5 +1,5 @@
 //! Keyed BLAKE2b in counter mode: the device's CSPRNG ([`Blake2bXof`]) and the public mask expansion
-//! ([`crate::mask`]) are two domains of one construction.
+//! ([`crate::csprng::mask`]) are two domains of one construction.
 //!
 //! # Construction (version 2)
 //! For a 32-byte key `K` and a 16-byte personalization `P`, the stream is the concatenation of the 64-byte
@@ -17,8 +17,8 @@
 //! The domains:
 //! * [`RNG_PERSONALIZATION`] `"TFHE-SBC rng v2."`: the secret stream (mask seeds and noise). It never
 //!   crosses the wire.
-//! * [`crate::mask::MASK_PERSONALIZATION`] `"TFHE-SBC mask v2"`: the expansion of a public mask seed (wire XOF
-//!   id [`crate::mask::MASK_XOF_ID`]).
+//! * [`crate::csprng::mask::MASK_PERSONALIZATION`] `"TFHE-SBC mask v2"`: the expansion of a public mask seed (wire XOF
+//!   id [`crate::csprng::mask::MASK_XOF_ID`]).
 //!
 //! Integers are read from the stream little-endian: `next_u32` takes the next 4 bytes, `next_u64` the next
 //! 8, so the stream is the same however it is consumed (`tests/xof.rs` checks this).
@@ -44,7 +44,7 @@
 //! Constant-time: BLAKE2b is additions, rotations and XORs with data-independent indices; which SIMD build
 //! runs depends on the CPU only. Checked by `scripts/ctgrind.sh`.
 
-use crate::blake2b_lanes as lanes;
+use crate::csprng::lanes;
 use blake2::Blake2bMac512;
 use blake2::digest::{FixedOutput, Update};
 use core::convert::Infallible;
@@ -239,7 +239,7 @@ pub struct Blake2bXof {
 
 impl Blake2bXof {
     /// A generator with no key, all zero bytes, for an encryptor built in a `static`
-    /// ([`crate::encryption::GlweEncryptor::EMPTY`]). Its stream is predictable: the encryptor refuses to
+    /// ([`crate::encrypt::secret_key::GlweEncryptor::EMPTY`]). Its stream is predictable: the encryptor refuses to
     /// encrypt until [`Self::seed_in_place`] has keyed it, which is why this is not public.
     pub(crate) const UNSEEDED: Self = Self {
         stream: KeyedStream::UNKEYED,

@@ -60,7 +60,7 @@ impl MacKey {
 
     /// The tag of `authenticated` (a frame without its tag).
     pub fn tag(&self, authenticated: &[u8]) -> [u8; TAG_BYTES] {
-        crate::blake2b_lanes::blake2b::<TAG_BYTES>(MAC_PERSONALIZATION, &self.0, authenticated)
+        crate::csprng::lanes::blake2b::<TAG_BYTES>(MAC_PERSONALIZATION, &self.0, authenticated)
     }
 
     /// Whether `tag` is the tag of `authenticated`, compared in constant time. A `tag` of any length other

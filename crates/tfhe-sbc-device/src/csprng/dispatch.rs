@@ -91,16 +91,16 @@ macro_rules! dispatch {
                 $kernel($($arg),*)
             }
 
-            match $crate::dispatch::Isa::detect() {
+            match $crate::csprng::dispatch::Isa::detect() {
                 #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
                 // SAFETY: `avx512f` enables only `avx512f`, and the CPU has it (`detect` checked).
                 #[allow(unsafe_code)]
-                $crate::dispatch::Isa::Avx512f => unsafe { avx512f($($arg),*) },
+                $crate::csprng::dispatch::Isa::Avx512f => unsafe { avx512f($($arg),*) },
                 #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
                 // SAFETY: `avx2` enables only `avx2`, and the CPU has it (`detect` checked).
                 #[allow(unsafe_code)]
-                $crate::dispatch::Isa::Avx2 => unsafe { avx2($($arg),*) },
-                $crate::dispatch::Isa::Portable => $kernel($($arg),*),
+                $crate::csprng::dispatch::Isa::Avx2 => unsafe { avx2($($arg),*) },
+                $crate::csprng::dispatch::Isa::Portable => $kernel($($arg),*),
             }
         }
     };

@@ -1,0 +1,132 @@
+//! Sealing frames: the one trait through which every encryptor writes authenticated wire-format v2 frames
+//! (`docs/wire-format.md`), so that a device program (the Pi client, a firmware loop) is written once for
+//! every key mode.
+
+use crate::encrypt::shell::{Encryptor, EncryptorKey};
+use crate::encrypt::state::EncryptorState;
+use crate::error::{Error, Result};
+use crate::frame::mac::{DeviceCredentials, MacKey};
+use crate::frame::message::Chunk;
+use crate::frame::{FrameCounter, FrameHeader, FrameKind, OutgoingMessage};
+use tfhe_sbc_core::parameters::ParameterSetId;
+
+/// An encryptor that seals message chunks into frames: begin a message, encrypt each chunk straight into
+/// the frame buffer, know the frame's length and body width. Object-safe: `&mut dyn FrameEncryptor` serves
+/// every key mode.
+pub trait FrameEncryptor {
+    /// The message bytes one frame carries (`N / 8` bits for booleans, `N / 4` reading bytes for integers).
+    fn chunk_bytes(&self) -> usize;
+    /// The kind of frame written (seeded for secret keys, public-key frames carry the mask in full).
+    fn frame_kind(&self) -> FrameKind;
+    /// The parameter set frames name.
+    fn frame_parameter_set(&self) -> ParameterSetId;
+    /// The bytes of the frames written now (with the current body width).
+    fn frame_len(&self) -> usize;
+    /// The bytes a frame buffer needs: the payload is computed at full width before it is compacted.
+    fn frame_buffer_len(&self) -> usize;
+    /// The top bits of each body coefficient frames carry.
+    fn frame_body_bits(&self) -> u32;
+    /// The smallest body width the key's set allows (the full width where compact bodies are not offered).
+    fn compact_body_bits(&self) -> u32;
+    /// Sets the body width of the frames ([`Encryptor::set_body_bits`]).
+    fn set_frame_body_bits(&mut self, body_bits: u32) -> Result<()>;
+    /// Whether a key is set and the CSPRNG seeded.
+    fn is_ready_to_seal(&self) -> bool;
+
+    /// Reserves the sequence numbers of a message of `message_length` bytes, in chunks of
+    /// [`Self::chunk_bytes`] ([`FrameCounter::begin_message`]).
+    fn begin_message(&self, counter: &mut FrameCounter, message_length: usize) -> Result<OutgoingMessage> {
+        counter.begin_message(message_length, self.chunk_bytes())
+    }
+
+    /// Encrypts `chunk` of `message` straight into the frame buffer `out` (at least
+    /// [`Self::frame_buffer_len`] bytes) and authenticates it with the device's MAC key. Returns the frame's
+    /// length, [`Self::frame_len`]. On an error the buffer holds no frame to send.
+    fn encrypt_frame_into(
+        &mut self,
+        credentials: &DeviceCredentials,
+        message: &OutgoingMessage,
+        chunk: &Chunk<'_>,
+        out: &mut [u8],
+    ) -> Result<usize>;
+}
+
+/// How a key kind seals the payload of its frames: what [`FrameEncryptor`] needs beyond the shell.
+pub trait FrameSealing: EncryptorKey {
+    /// The kind of frame written.
+    const FRAME_KIND: FrameKind;
+    /// The message bytes one frame carries.
+    const CHUNK_BYTES: usize;
+    /// The bytes a frame buffer needs (full-width payload).
+    const FRAME_BUFFER_BYTES: usize;
+    /// The frame's length with `body_bits` bits per body coefficient.
+    fn frame_len(body_bits: u32) -> usize;
+    /// Encrypts `message` (at most [`Self::CHUNK_BYTES`]) into the payload of a frame with `header` in
+    /// `out`, authenticated under `mac_key`; returns the frame's length.
+    fn seal(
+        &mut self,
+        state: &mut EncryptorState,
+        header: &FrameHeader,
+        mac_key: &MacKey,
+        message: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize>;
+}
+
+impl<Key: FrameSealing> FrameEncryptor for Encryptor<Key> {
+    fn chunk_bytes(&self) -> usize {
+        Key::CHUNK_BYTES
+    }
+
+    fn frame_kind(&self) -> FrameKind {
+        Key::FRAME_KIND
+    }
+
+    fn frame_parameter_set(&self) -> ParameterSetId {
+        self.parameter_set()
+    }
+
+    fn frame_len(&self) -> usize {
+        Key::frame_len(self.body_bits())
+    }
+
+    fn frame_buffer_len(&self) -> usize {
+        Key::FRAME_BUFFER_BYTES
+    }
+
+    fn frame_body_bits(&self) -> u32 {
+        self.body_bits()
+    }
+
+    fn compact_body_bits(&self) -> u32 {
+        match tfhe_sbc_core::parameters::GlweParameters::from_id(self.parameter_set()) {
+            Some(params) if Key::COMPACT_BODY => params.compact_body_bits(),
+            _ => Key::TORUS_BITS,
+        }
+    }
+
+    fn set_frame_body_bits(&mut self, body_bits: u32) -> Result<()> {
+        self.set_body_bits(body_bits)
+    }
+
+    fn is_ready_to_seal(&self) -> bool {
+        self.is_ready()
+    }
+
+    fn encrypt_frame_into(
+        &mut self,
+        credentials: &DeviceCredentials,
+        message: &OutgoingMessage,
+        chunk: &Chunk<'_>,
+        out: &mut [u8],
+    ) -> Result<usize> {
+        message.check_chunk(chunk)?;
+        if out.len() < Key::FRAME_BUFFER_BYTES {
+            return Err(Error::BufferTooSmall);
+        }
+        let mut header = FrameHeader::new(Key::FRAME_KIND, self.parameter_set(), credentials, message, chunk)?;
+        header.body_bits = self.body_bits() as u8;
+        self.key
+            .seal(&mut self.state, &header, credentials.mac_key(), chunk.bytes, out)
+    }
+}

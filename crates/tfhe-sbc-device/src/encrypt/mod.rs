@@ -1,0 +1,31 @@
+//! TRLWE (GLWE) encryption on the device: TFHE-SBC paper §6.1 steps 1-2 and §6.2, the device side of Fig. 2.
+//!
+//! * [`glwe_encryption`]: the one generic core, `b = sum_i a_i * s_i + plaintext + e`, generic in `k`, the
+//!   torus and the product (paper §2.2; tfhe-rs `core_crypto::algorithms::glwe_encryption`).
+//! * [`public_key_encryption`]: the same under a published public key (no secret key on the device).
+//! * [`shell`]: the one encryptor shell, [`Encryptor`], holding a key kind ([`EncryptorKey`]) and one
+//!   [`EncryptorState`] (CSPRNG, seeding, noise, body width, readiness, forget and ratchet): every
+//!   encryptor has the same lifecycle (`EMPTY` in `.bss`, set key, seed, `is_ready`, `reseed`,
+//!   `forget_key`, zeroize on drop).
+//! * [`frame_encryptor`]: [`FrameEncryptor`], the one trait through which a frame is sealed.
+//! * The key kinds: [`secret_key`] ([`GlweEncryptor`]: boolean bits, fleet or per-device key),
+//!   [`public_key`] ([`PublicKeyEncryptor`]), [`integer`] ([`IntegerEncryptor`]: tfhe-rs radix blocks on
+//!   the 64-bit torus).
+//! * [`decryption`]: the trusted party's side, for tests and provisioning checks.
+
+pub mod decryption;
+pub mod frame_encryptor;
+pub mod glwe_encryption;
+pub mod integer;
+pub mod public_key;
+pub mod public_key_encryption;
+pub mod secret_key;
+pub mod shell;
+mod state;
+
+pub use frame_encryptor::FrameEncryptor;
+pub use integer::IntegerEncryptor;
+pub use public_key::PublicKeyEncryptor;
+pub use secret_key::GlweEncryptor;
+pub use shell::{Encryptor, EncryptorKey};
+pub use state::EncryptorState;

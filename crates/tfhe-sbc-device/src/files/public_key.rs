@@ -1,0 +1,105 @@
+//! The public-key file: what provisioning gives a public-key device.
+
+use crate::error::{Error, Result};
+use crate::files::check::{CHECK_BYTES, file_check};
+use tfhe_sbc_core::entities::MASK_SEED_BYTES;
+use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
+
+fn check(found: usize, expected: usize) -> Result<()> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(Error::WrongLength { expected, found })
+    }
+}
+
+/// The first bytes of a public-key file.
+pub const PUBLIC_KEY_MAGIC: [u8; 4] = *b"TSPK";
+/// The public-key file format version.
+pub const PUBLIC_KEY_VERSION: u8 = 1;
+/// The BLAKE2b personalization of the public-key file's checksum.
+pub const PUBLIC_KEY_CHECK_PERSONALIZATION: &[u8; 16] = b"TFHE-SBC pk v1..";
+const PUBLIC_KEY_HEADER_BYTES: usize = 4 + 1 + 2 + 4;
+const PUBLIC_KEY_CHECK_BYTES: usize = CHECK_BYTES;
+
+/// The bytes of a 32-bit-torus public-key file for polynomial size `n`:
+/// `"TSPK" | version 1 | parameter set u16 LE | key id u32 LE | seed (32) | b (N LE u32) | check (16)`.
+pub const fn public_key_file_bytes(n: usize) -> usize {
+    PUBLIC_KEY_HEADER_BYTES + MASK_SEED_BYTES + 4 * n + PUBLIC_KEY_CHECK_BYTES
+}
+
+/// The checksum: BLAKE2b-128 of everything before it. It catches corruption, not forgery: the public key
+/// must reach the device through an authentic channel (provisioning).
+fn public_key_check(bytes: &[u8]) -> [u8; PUBLIC_KEY_CHECK_BYTES] {
+    file_check(PUBLIC_KEY_CHECK_PERSONALIZATION, bytes)
+}
+
+/// Writes a public-key file (see [`public_key_file_bytes`]) into `out`; returns its length.
+pub fn encode_public_key(
+    parameter_set: ParameterSetId,
+    key_id: u32,
+    seed: &[u8; MASK_SEED_BYTES],
+    body: &[u32],
+    out: &mut [u8],
+) -> Result<usize> {
+    let total = public_key_file_bytes(body.len());
+    let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
+    out[..4].copy_from_slice(&PUBLIC_KEY_MAGIC);
+    out[4] = PUBLIC_KEY_VERSION;
+    out[5..7].copy_from_slice(&parameter_set.0.to_le_bytes());
+    out[7..11].copy_from_slice(&key_id.to_le_bytes());
+    out[11..43].copy_from_slice(seed);
+    for (chunk, w) in out[43..43 + 4 * body.len()].chunks_exact_mut(4).zip(body) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    let check = public_key_check(&out[..total - PUBLIC_KEY_CHECK_BYTES]);
+    out[total - PUBLIC_KEY_CHECK_BYTES..].copy_from_slice(&check);
+    Ok(total)
+}
+
+/// A decoded public-key file: its parameter set, key id and seed; the body words go to the caller's buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PublicKeyHeader {
+    /// The named parameter set.
+    pub parameters: GlweParameters,
+    /// The key id frames encrypted under it carry.
+    pub key_id: u32,
+    /// The mask seed.
+    pub seed: [u8; MASK_SEED_BYTES],
+}
+
+/// Reads a public-key file's header, no heap: checks magic, version, a known 32-bit parameter set, the
+/// exact length and the checksum; the body stays in `bytes`.
+pub fn decode_public_key_header(bytes: &[u8]) -> Result<PublicKeyHeader> {
+    if bytes.len() < PUBLIC_KEY_HEADER_BYTES || bytes[..4] != PUBLIC_KEY_MAGIC || bytes[4] != PUBLIC_KEY_VERSION {
+        return Err(Error::BadKeyFile);
+    }
+    let id = u16::from_le_bytes([bytes[5], bytes[6]]);
+    let parameters = GlweParameters::from_id(ParameterSetId(id)).ok_or(Error::BadKeyFile)?;
+    parameters.check_torus::<u32>()?;
+    check(bytes.len(), public_key_file_bytes(parameters.polynomial_size().0))?;
+    let (content, check_bytes) = bytes.split_at(bytes.len() - PUBLIC_KEY_CHECK_BYTES);
+    if public_key_check(content) != check_bytes {
+        return Err(Error::BadKeyFile);
+    }
+    let key_id = u32::from_le_bytes([bytes[7], bytes[8], bytes[9], bytes[10]]);
+    let mut seed = [0u8; MASK_SEED_BYTES];
+    seed.copy_from_slice(&bytes[11..43]);
+    Ok(PublicKeyHeader {
+        parameters,
+        key_id,
+        seed,
+    })
+}
+
+/// Reads a public-key file, no heap: [`decode_public_key_header`]'s checks, then writes `b` into `body`
+/// (`N` words).
+pub fn decode_public_key(bytes: &[u8], body: &mut [u32]) -> Result<PublicKeyHeader> {
+    let header = decode_public_key_header(bytes)?;
+    check(body.len(), header.parameters.polynomial_size().0)?;
+    let words = &bytes[PUBLIC_KEY_HEADER_BYTES + MASK_SEED_BYTES..bytes.len() - PUBLIC_KEY_CHECK_BYTES];
+    for (w, chunk) in body.iter_mut().zip(words.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    Ok(header)
+}

@@ -1,0 +1,31 @@
+//! Wire format v2: the frames a device sends and the acknowledgements it gets back. Specified in
+//! `docs/wire-format.md`; the transport of the paper's §6.1 step 2 ("shares the ciphertext with the cloud
+//! server"), made authenticated and replay-safe.
+//!
+//! ```text
+//! magic "TSBC" | version 2 | header (42 bytes, fixed) | payload (fixed by the set and body_bits) | tag (16 bytes)
+//! ```
+//!
+//! Format only: no encryptor lives here ([`crate::encrypt::FrameEncryptor`] seals frames with these
+//! pieces).
+//! * [`header`]: magic, version, [`FrameHeader`], [`FrameKind`] and the exact sizes ([`frame_bytes`]);
+//! * [`writer`]: header, payload and tag into a caller slice, or the payload computed in place;
+//! * [`counter`]: per-device sequence numbers ([`FrameCounter`]) and the message a chunk belongs to
+//!   ([`OutgoingMessage`]); [`message`]: a byte string cut into chunks;
+//! * [`mac`]: the frame MAC and the device's credentials; [`ack`]: the server's acknowledgement records.
+
+pub mod ack;
+pub mod counter;
+pub mod header;
+pub mod mac;
+pub mod message;
+pub mod writer;
+
+pub use counter::{FrameCounter, OutgoingMessage};
+pub use header::{
+    FORMAT_VERSION, FULL_FRAME_BYTES_1024, FrameHeader, FrameKind, HEADER_BYTES, HEADER_FIELDS_BYTES, MAGIC,
+    PREFIX_BYTES, SEEDED_FRAME_BYTES_1024, body_bytes, frame_bytes, full_frame_bytes, payload_bytes,
+    seeded_frame_bytes,
+};
+pub use mac::TAG_BYTES;
+pub use writer::{write_frame_in_place, write_frame_in_place_u64, write_full_frame, write_seeded_frame};

@@ -1,0 +1,106 @@
+//! The frame counter persisted in a file, so that a restart never reuses a sequence number.
+
+use crate::error::Error;
+use crate::frame::{FrameCounter, OutgoingMessage};
+use crate::std_io::files::{FileError, io_error};
+use std::borrow::ToOwned;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// A frame counter whose high-water mark lives in a file, so that a restart never reuses a sequence number
+/// ([`FrameCounter`]'s first strategy).
+///
+/// The file holds one decimal number: the lowest sequence number no run has reserved. Opening it reserves a
+/// block of `block` numbers by writing the block's end first (write to a temporary file, `fsync`, rename,
+/// `fsync` the directory), then hands the block out; running out of it reserves the next block the same
+/// way. A crash loses at most the rest of a block, never reuses a number. Two processes must not share one
+/// counter file.
+#[derive(Debug)]
+pub struct PersistentCounter {
+    path: PathBuf,
+    counter: FrameCounter,
+    block: u64,
+}
+
+impl PersistentCounter {
+    /// The default block: one file write per 65,536 frames.
+    pub const DEFAULT_BLOCK: u64 = 1 << 16;
+
+    /// Opens (or creates, starting from 0) the counter file at `path` and reserves the first block.
+    pub fn open(path: &Path, block: u64) -> Result<Self, FileError> {
+        let start = match fs::read_to_string(path) {
+            Ok(text) => text
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| FileError::BadCounter { path: path.to_owned() })?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(io_error("read counter file", path)(e)),
+        };
+        let exhausted = || FileError::CounterExhausted { path: path.to_owned() };
+        let end = start.checked_add(block).filter(|_| block > 0).ok_or_else(exhausted)?;
+        persist(path, end)?;
+        Ok(Self {
+            path: path.to_owned(),
+            counter: FrameCounter::with_limit(start, end),
+            block,
+        })
+    }
+
+    /// The next sequence number this counter hands out.
+    pub fn next_sequence(&self) -> u64 {
+        self.counter.next_sequence()
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reserves the sequence numbers of a message of `message_length` bytes in chunks of `chunk_bytes`
+    /// ([`FrameCounter::begin_message`]), reserving (and persisting) the next block first if needed.
+    pub fn begin_message(&mut self, message_length: usize, chunk_bytes: usize) -> Result<OutgoingMessage, FileError> {
+        match self.counter.begin_message(message_length, chunk_bytes) {
+            Err(Error::SequenceExhausted) => {}
+            other => return other.map_err(FileError::Message),
+        }
+        let next = self.counter.next_sequence();
+        let end = next
+            .checked_add(self.counter.remaining())
+            .and_then(|end| end.checked_add(self.block))
+            .ok_or_else(|| FileError::CounterExhausted {
+                path: self.path.clone(),
+            })?;
+        persist(&self.path, end)?;
+        self.counter.extend_limit(end);
+        self.counter
+            .begin_message(message_length, chunk_bytes)
+            .map_err(|_| FileError::CounterExhausted {
+                path: self.path.clone(),
+            })
+    }
+}
+
+/// Writes `value` into `path` atomically and durably: temporary file, `fsync`, rename, `fsync` of the
+/// directory.
+fn persist(path: &Path, value: u64) -> Result<(), FileError> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    let write = || -> io::Result<()> {
+        let mut file = File::create(&temporary)?;
+        file.write_all(std::format!("{value}\n").as_bytes())?;
+        file.sync_all()?;
+        fs::rename(&temporary, path)?;
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        // Directories can be opened and synced on Unix; elsewhere the rename is what we have.
+        if let Ok(dir) = File::open(parent) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    };
+    write().map_err(io_error("write counter file", path))
+}

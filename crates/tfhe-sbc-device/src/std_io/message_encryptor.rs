@@ -1,0 +1,230 @@
+//! The encryptor a credential file calls for, on the heap, built in place: whatever its mode (fleet,
+//! per-device, public key) and parameter set (boolean sets 1-3, the integer set 4), one
+//! [`FrameEncryptor`] behind one type, [`MessageEncryptor`], that encrypts whole messages into frames.
+
+use crate::encrypt::frame_encryptor::FrameSealing;
+use crate::encrypt::integer::IntegerKey;
+use crate::encrypt::public_key::PublicKey;
+use crate::encrypt::secret_key::SecretKey;
+use crate::encrypt::{Encryptor, FrameEncryptor};
+use crate::error::{Error, Result};
+use crate::files::credentials::{Credentials, KeyMode};
+use crate::frame::mac::DeviceCredentials;
+use crate::frame::message::chunks;
+use crate::frame::{FrameKind, OutgoingMessage};
+use crate::product::DefaultProduct;
+use negacyclic_ntt::NttPlan64;
+use rand_core::TryCryptoRng;
+use std::boxed::Box;
+use std::fmt;
+use std::vec;
+use std::vec::Vec;
+use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters};
+
+/// One encrypted, authenticated frame and its sequence number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SealedFrame {
+    /// The frame's sequence number.
+    pub sequence: u64,
+    /// The whole frame (wire format v2).
+    pub bytes: Vec<u8>,
+}
+
+/// Where an encryptor's CSPRNG seed comes from: drawn straight into the encryptor, never through a copy.
+enum SeedSource<'a, R: TryCryptoRng + ?Sized> {
+    /// A caller's cryptographic RNG (32 bytes are drawn from it).
+    Rng(&'a mut R),
+    /// The operating system (`getrandom`).
+    #[cfg(feature = "getrandom")]
+    Os,
+}
+
+impl<R: TryCryptoRng + ?Sized> SeedSource<'_, R> {
+    fn seed<Key: FrameSealing>(&mut self, encryptor: &mut Encryptor<Key>) -> Result<()> {
+        match self {
+            Self::Rng(rng) => encryptor.seed(*rng),
+            #[cfg(feature = "getrandom")]
+            Self::Os => encryptor.seed_from_os(),
+        }
+    }
+}
+
+/// Builds an encryptor of key kind `Key` where it lives (on the heap, from the all-zero `EMPTY`, which holds
+/// no secret), sets its key with `set_key` and seeds it in place: no secret state is ever moved or copied.
+fn build_in_place<Key, R>(
+    seed: &mut SeedSource<'_, R>,
+    set_key: impl FnOnce(&mut Encryptor<Key>) -> Result<()>,
+) -> Result<Box<dyn FrameEncryptor + Send>>
+where
+    Key: FrameSealing + Send + 'static,
+    R: TryCryptoRng + ?Sized,
+{
+    let mut encryptor = Box::new(Encryptor::<Key>::EMPTY);
+    set_key(&mut encryptor)?;
+    seed.seed(&mut encryptor)?;
+    Ok(encryptor)
+}
+
+/// The boolean secret-key encryptor of `N`, `K`.
+fn secret_key<const N: usize, const K: usize, R: TryCryptoRng + ?Sized>(
+    seed: &mut SeedSource<'_, R>,
+    params: &GlweParameters,
+    packed_key: &[u8],
+) -> Result<Box<dyn FrameEncryptor + Send>> {
+    build_in_place::<SecretKey<N, K, DefaultProduct>, R>(seed, |e| e.set_packed_key(params, packed_key))
+}
+
+/// The boolean public-key encryptor of `N`, `K`, bound to the credentials' key id.
+fn public_key<const N: usize, const K: usize, R: TryCryptoRng + ?Sized>(
+    seed: &mut SeedSource<'_, R>,
+    params: &GlweParameters,
+    key_id: u32,
+    public_key_file: &[u8],
+) -> Result<Box<dyn FrameEncryptor + Send>> {
+    build_in_place::<PublicKey<N, K, DefaultProduct>, R>(seed, |e| {
+        e.set_public_key_file(key_id, public_key_file)?;
+        if e.parameter_set() == params.id() {
+            Ok(())
+        } else {
+            Err(Error::BadKeyFile)
+        }
+    })
+}
+
+/// The integer encryptor of set 4 (`N = 2048`, 64-bit torus).
+fn integer<R: TryCryptoRng + ?Sized>(
+    seed: &mut SeedSource<'_, R>,
+    params: &GlweParameters,
+    packed_key: &[u8],
+) -> Result<Box<dyn FrameEncryptor + Send>> {
+    let integer = IntegerParameters::from_id(params.id()).ok_or(Error::BadKeyFile)?;
+    build_in_place::<IntegerKey<2048, NttPlan64>, R>(seed, |e| e.set_packed_key(&integer, packed_key))
+}
+
+/// The encryptor a credential file calls for: secret-key (fleet or per-device) or public-key, boolean or
+/// integer, for the file's parameter set, on the heap. Encrypts whole messages into frames.
+///
+/// Boolean sets encrypt message bits (`N / 8` bytes per frame); the integer set encrypts reading bytes
+/// (`N / 4` per frame: little-endian `u8`, `u16` or `u32` readings, two-bit blocks, for tfhe-rs
+/// `FheUint8/16/32`).
+pub struct MessageEncryptor {
+    inner: Box<dyn FrameEncryptor + Send>,
+    mode: KeyMode,
+    parameters: GlweParameters,
+}
+
+impl MessageEncryptor {
+    /// The encryptor for `credentials`, its CSPRNG seeded in place with 32 bytes drawn from `rng`.
+    pub fn new<R: TryCryptoRng + ?Sized>(credentials: &Credentials<'_>, rng: &mut R) -> Result<Self> {
+        Self::build(credentials, SeedSource::Rng(rng))
+    }
+
+    /// The encryptor for `credentials`, its CSPRNG seeded in place from the operating system.
+    #[cfg(feature = "getrandom")]
+    pub fn from_os_entropy(credentials: &Credentials<'_>) -> Result<Self> {
+        Self::build::<crate::csprng::Blake2bXof>(credentials, SeedSource::Os)
+    }
+
+    fn build<R: TryCryptoRng + ?Sized>(credentials: &Credentials<'_>, mut seed: SeedSource<'_, R>) -> Result<Self> {
+        let params = &credentials.parameters;
+        let (n, k) = (params.polynomial_size().0, params.glwe_dimension().0);
+        let material = credentials.key_material;
+        let key_id = credentials.credentials.key_id();
+        let seed = &mut seed;
+        let inner = match (credentials.mode, params.torus_bits(), n, k) {
+            (KeyMode::PublicKey, 32, 1024, 1) => public_key::<1024, 1, R>(seed, params, key_id, material)?,
+            (KeyMode::PublicKey, 32, 512, 3) => public_key::<512, 3, R>(seed, params, key_id, material)?,
+            (KeyMode::PublicKey, 32, 1024, 2) => public_key::<1024, 2, R>(seed, params, key_id, material)?,
+            (KeyMode::PublicKey, ..) => return Err(Error::UnsupportedGlweDimension(k)),
+            (_, 32, 1024, 1) => secret_key::<1024, 1, R>(seed, params, material)?,
+            (_, 32, 512, 3) => secret_key::<512, 3, R>(seed, params, material)?,
+            (_, 32, 1024, 2) => secret_key::<1024, 2, R>(seed, params, material)?,
+            (_, 64, 2048, 1) => integer::<R>(seed, params, material)?,
+            _ => return Err(Error::UnsupportedGlweDimension(k)),
+        };
+        Ok(Self {
+            inner,
+            mode: credentials.mode,
+            parameters: *params,
+        })
+    }
+
+    /// The key mode.
+    pub fn mode(&self) -> KeyMode {
+        self.mode
+    }
+
+    /// The parameter set.
+    pub fn parameters(&self) -> &GlweParameters {
+        &self.parameters
+    }
+
+    /// Whether frames carry integer readings (the 64-bit integer set) rather than boolean bits.
+    pub fn is_integer(&self) -> bool {
+        self.parameters.torus_bits() == 64
+    }
+
+    /// The message bytes one frame carries: `N / 8` bits for booleans, `N / 4` reading bytes for integers.
+    pub fn chunk_bytes(&self) -> usize {
+        self.inner.chunk_bytes()
+    }
+
+    /// The kind of frame this encryptor writes.
+    pub fn frame_kind(&self) -> FrameKind {
+        self.inner.frame_kind()
+    }
+
+    /// Makes frames carry only the top `body_bits` bits of each body coefficient (a compact body: from the
+    /// set's `compact_body_bits()` to the torus width). Public-key frames take only the full width.
+    pub fn set_body_bits(&mut self, body_bits: u32) -> Result<()> {
+        self.inner.set_frame_body_bits(body_bits)
+    }
+
+    /// Makes frames compact at the set's smallest width where the mode allows it (secret-key frames);
+    /// public-key frames stay full. Returns the body bits frames now carry.
+    pub fn use_compact_body(&mut self) -> u32 {
+        let bits = self.inner.compact_body_bits();
+        // The set's own width is always accepted where compact bodies are offered.
+        let _ = self.inner.set_frame_body_bits(bits);
+        self.inner.frame_body_bits()
+    }
+
+    /// The body bits frames carry.
+    pub fn body_bits(&self) -> u32 {
+        self.inner.frame_body_bits()
+    }
+
+    /// The length of each frame (with the body bits in use).
+    pub fn frame_bytes(&self) -> usize {
+        self.inner.frame_len()
+    }
+
+    /// Encrypts `message` (reserved as `outgoing`, of `message.len()` bytes in chunks of
+    /// [`Self::chunk_bytes`]) into its frames, in sequence order.
+    pub fn encrypt_message(
+        &mut self,
+        credentials: &DeviceCredentials,
+        outgoing: &OutgoingMessage,
+        message: &[u8],
+    ) -> Result<Vec<SealedFrame>> {
+        let mut frames = Vec::with_capacity(outgoing.chunk_count() as usize);
+        let mut out = vec![0u8; self.inner.frame_buffer_len()];
+        for chunk in chunks(message, self.chunk_bytes()) {
+            let len = self.inner.encrypt_frame_into(credentials, outgoing, &chunk, &mut out)?;
+            frames.push(SealedFrame {
+                sequence: outgoing.first_sequence() + u64::from(chunk.index),
+                bytes: out[..len].to_vec(),
+            });
+        }
+        Ok(frames)
+    }
+}
+
+impl fmt::Debug for MessageEncryptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MessageEncryptor")
+            .field("mode", &self.mode)
+            .field("parameter_set", &self.parameters.id())
+            .finish_non_exhaustive()
+    }
+}
