@@ -2,31 +2,35 @@
 //!
 //! `no_std` and heap-free: no `alloc` anywhere (a test counts the allocations of an encryption: 0).
 //!
-//! The encryption path, by name:
-//! 1. [`xof::Blake2bXof`]: the CSPRNG (keyed BLAKE2b in counter mode, one compression per 64 bytes, key
-//!    erasure after every encryption), seeded from the OS ([`seeding`], feature `getrandom`) or from any
-//!    caller's fallible rand_core 0.10 `TryCryptoRng` (a hardware TRNG; an RNG failure is
-//!    [`Error::RngFailed`]; `seeding::Rng06` / `seeding::Rng09` adapt a HAL's rand_core 0.6 / 0.9 RNG,
-//!    features `rand_core_06` / `rand_core_09`).
-//! 2. [`encryption::GlweEncryptor`] (`k` = 1 by default, any `k` as `GlweEncryptor<N, K>`, any exact product
-//!    as `GlweEncryptor<N, K, P>` with its plan for `N` a compile-time constant, [`product`]): takes the
-//!    binary key once (only reading it: it may stay in flash, or come packed from a credential file) and
-//!    keeps only its spectra ([`key_spectrum`]). Firmware builds it in place: `GlweEncryptor::EMPTY` in a
-//!    `static` (all zero bytes, `.bss`), then `set_key` / `set_packed_key` and `seed`. Each call encodes the
-//!    bits into the body and calls the generic core [`glwe_encryption`]: draw a 32-byte seed, expand the
-//!    mask from it straight into the product's scratch ([`mask`]), multiply by the key spectra
-//!    ([`product`]) and add the noise ([`noise`]: constant-time TUniform by default, the paper's Ziggurat only
-//!    as an opt-in).
-//!    [`public_key_encryptor::PublicKeyEncryptor`] is the same for a device that holds only the public key
-//!    ([`public_key`]); [`credentials_file`] reads what provisioning gave the device.
-//! 3. [`wire`]: authenticated v2 frames (fixed header with device id, key id and sequence number; seed; body;
-//!    [`frame_mac`] tag) written into a caller slice; `GlweEncryptor::encrypt_seeded_frame_into` computes the
-//!    body in the frame buffer itself, so a firmware needs no other buffer.
+//! The wings follow the TFHE-SBC paper's Fig. 2 (the device side of §6.1 and §6.2); `docs/architecture.md`
+//! draws them and says what each may import. The encryption path, by name:
+//! 1. [`csprng`] (§6.2, "Pseudo-random number generation with BLAKE2"; `docs/xof.md`): the keyed BLAKE2b XOF
+//!    [`csprng::Blake2bXof`] (one compression per 64 bytes, key erasure after every encryption), seeded
+//!    from the OS (feature `getrandom`) or from any caller's fallible rand_core 0.10 `TryCryptoRng` (a
+//!    hardware TRNG; an RNG failure is [`Error::RngFailed`]; [`csprng::seeding`] adapts a HAL's rand_core
+//!    0.6 / 0.9 RNG); [`csprng::mask`] expands a public mask seed.
+//! 2. [`noise`] (§6.2, "Gaussian random number with Ziggurat method", replaced by constant-time TUniform
+//!    by default; the Ziggurat is an opt-in).
+//! 3. [`product`] (§2.3 and §6.2, "Memory reuse in PolyMul"): exact negacyclic products (the `f64` FFT,
+//!    the integer NTT) and the key spectrum computed once and reused.
+//! 4. [`encrypt`] (§6.1 step 2): the generic core [`encrypt::glwe_encryption`], the public-key algorithm,
+//!    and one encryptor shell, [`encrypt::Encryptor`], whose instances are [`encrypt::GlweEncryptor`]
+//!    (boolean bits, `k` = 1 by default, any `k` and exact product), [`encrypt::PublicKeyEncryptor`] (no
+//!    secret on the device) and [`encrypt::IntegerEncryptor`] (tfhe-rs radix blocks on the 64-bit
+//!    torus). Firmware builds one in place: `EMPTY` in a `static` (all zero bytes, `.bss`), then
+//!    `set_key` / `set_packed_key` / `set_public_key_file` and `seed`. [`encrypt::FrameEncryptor`] seals
+//!    frames for every one of them.
+//! 5. [`frame`] (`docs/wire-format.md`): authenticated v2 frames (fixed header with device id, key id and
+//!    sequence number; seed; body; MAC tag) written into a caller slice, the body computed in the frame
+//!    buffer itself, and the server's acknowledgements. Format only: no encryptor inside.
+//! 6. [`files`]: the credential file and the public-key file provisioning gives the device.
+//! 7. `std_io` (feature `std`): the same on Linux (a Raspberry Pi): files from paths, a persisted frame
+//!    counter, stream framing, an encryptor for whatever a credential file names.
 //!
 //! [`Error`]'s `Display` and `Debug` use no float formatting, so printing an error costs a firmware no
 //! `core::fmt::float` code.
 //!
-//! [`decryption`] is for the trusted party and for tests.
+//! [`encrypt::decryption`] is for the trusted party and for tests.
 //!
 //! # Timing
 //! The noise is as secret as the key (see [`noise`]), so the default path is constant-time in the key,

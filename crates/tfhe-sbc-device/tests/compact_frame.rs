@@ -1,4 +1,4 @@
-//! Compact bodies on the device (issue [G] section 4): frames carry the top `body_bits` bits of each body
+//! Compact bodies on the device: frames carry the top `body_bits` bits of each body
 //! coefficient, the header says how many, the body is the full body rounded to nearest, the in-place writer
 //! and the two-buffer writer agree at every alignment, and widths below the set's noise-budget minimum are
 //! refused.

@@ -39,7 +39,7 @@ fn sizes_are_exact_and_documented() {
         assert_eq!(seeded_frame_bytes(n), HEADER_BYTES + 32 + 4 * n + TAG_BYTES);
         assert_eq!(full_frame_bytes(n), HEADER_BYTES + 8 * n + TAG_BYTES);
     }
-    // Room for issue [E] (k > 1, public-key frames) and [G] (64-bit torus, compact bodies) without a v3.
+    // Room for k > 1, public-key frames, the 64-bit torus and compact bodies without a v3.
     assert_eq!(payload_bytes(FrameKind::Full, 2, 1024, 32, 32), 2 * 4096 + 4096);
     assert_eq!(
         payload_bytes(FrameKind::PublicKey, 1, 2048, 64, 64),

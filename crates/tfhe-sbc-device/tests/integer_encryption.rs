@@ -1,4 +1,4 @@
-//! The integer encryptor (issue [G]): round trips of `u8`/`u16`/`u32` readings through a test-side `u64`
+//! The integer encryptor: round trips of `u8`/`u16`/`u32` readings through a test-side `u64`
 //! decryptor (the generic core's phase with `NttPlan64`), a fixed-seed known-answer digest, the noise's
 //! standard deviation against TUniform(17), and the firmware-shape properties.
 #![allow(clippy::unwrap_used)]

@@ -194,3 +194,101 @@ fn public_key_frames_have_the_full_size() {
     assert_eq!(len, frame_bytes(FrameKind::PublicKey, 1, 1024, 32, 32));
     assert_eq!(len, 8255);
 }
+
+/// A degenerate public key is refused before anything is encrypted under it: an all-zero body (every
+/// "ciphertext" would carry the message in the clear), a low-weight body, a body equal to the mask or its
+/// negation; and the encryptor then has no key. A real key of each shape passes.
+#[test]
+fn degenerate_public_keys_are_refused() {
+    use tfhe_sbc_device::csprng::mask::expand_mask_u32;
+    use tfhe_sbc_device::{Error, PublicKeyDefect};
+    let params = TFHE_LIB_GLWE_1024;
+    let (_, seed, body) = key_and_public_key(&params, 21);
+    let mut encryptor = Box::new(PublicKeyEncryptor::<1024>::EMPTY);
+    encryptor.set_public_key(&params, &seed, &body).unwrap();
+    assert!(encryptor.parameter_set() == params.id());
+
+    let mut mask = vec![0u32; 1024];
+    expand_mask_u32(&seed, &mut mask);
+    let mut low_weight = vec![0u32; 1024];
+    low_weight[5] = 1 << 29;
+    let mut mostly_mask = body.clone();
+    mostly_mask[..64].copy_from_slice(&mask[..64]);
+    let negated_mask: Vec<u32> = mask.iter().map(|a| a.wrapping_neg()).collect();
+    for (what, bad, defect) in [
+        ("zero body", vec![0u32; 1024], PublicKeyDefect::ZeroBody),
+        ("one non-zero word", low_weight, PublicKeyDefect::LowWeightBody),
+        ("all ones", vec![u32::MAX; 1024], PublicKeyDefect::LowWeightBody),
+        ("body = mask", mask.clone(), PublicKeyDefect::BodyEqualsMask),
+        ("body = -mask", negated_mask, PublicKeyDefect::BodyEqualsMask),
+        ("64 words of the mask", mostly_mask, PublicKeyDefect::BodyEqualsMask),
+    ] {
+        assert_eq!(
+            encryptor.set_public_key(&params, &seed, &bad).unwrap_err(),
+            Error::DegeneratePublicKey(defect),
+            "{what}"
+        );
+        assert!(!encryptor.is_ready(), "{what}: no key is left set");
+        // The same through the file format.
+        let mut file = vec![0u8; public_key_file_bytes(1024)];
+        encode_public_key(params.id(), 77, &seed, &bad, &mut file).unwrap();
+        assert_eq!(
+            encryptor.set_public_key_file(77, &file).unwrap_err(),
+            Error::DegeneratePublicKey(defect),
+            "{what} (file)"
+        );
+    }
+    assert!(matches!(
+        encryptor.set_public_key(&params, &seed, &body[..512]).unwrap_err(),
+        Error::WrongLength { .. }
+    ));
+    // A real public key of the other shapes passes.
+    for params in [DEFAULT_KS_PBS_GLWE_512_K3, ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2] {
+        let (_, seed, body) = key_and_public_key(&params, 22);
+        let k = params.glwe_dimension().0;
+        tfhe_sbc_device::encrypt::public_key_encryption::check_public_key(&seed, k, &body).unwrap();
+    }
+}
+
+/// A public-key file is bound to the key set: the encryptor takes it only with the credential file's key
+/// id, and a credential file whose public key names another key id (a key from elsewhere) is refused.
+#[test]
+fn public_keys_of_another_key_set_are_refused() {
+    use tfhe_sbc_device::Error;
+    use tfhe_sbc_device::files::credentials::{
+        KeyMode, credentials_file_bytes, decode_credentials, encode_credentials,
+    };
+    let params = TFHE_LIB_GLWE_1024;
+    let (_, seed, body) = key_and_public_key(&params, 23);
+    let mut file = vec![0u8; public_key_file_bytes(1024)];
+    encode_public_key(params.id(), 77, &seed, &body, &mut file).unwrap();
+
+    let mut encryptor = Box::new(PublicKeyEncryptor::<1024>::EMPTY);
+    encryptor.set_public_key_file(77, &file).unwrap();
+    assert_eq!(
+        encryptor.set_public_key_file(78, &file).unwrap_err(),
+        Error::PublicKeyOfAnotherKeySet {
+            expected_key_id: 78,
+            found_key_id: 77
+        }
+    );
+    assert!(!encryptor.is_ready());
+
+    for (key_id, ok) in [(77, true), (0x1234_5678, false)] {
+        let credentials = DeviceCredentials::new(3, key_id, MacKey::from_bytes([4; 32]));
+        let mut credential_file = vec![0u8; credentials_file_bytes(KeyMode::PublicKey, &params)];
+        encode_credentials(KeyMode::PublicKey, &params, &credentials, &file, &mut credential_file).unwrap();
+        let decoded = decode_credentials(&credential_file);
+        if ok {
+            decoded.unwrap();
+        } else {
+            assert_eq!(
+                decoded.unwrap_err(),
+                Error::PublicKeyOfAnotherKeySet {
+                    expected_key_id: key_id,
+                    found_key_id: 77
+                }
+            );
+        }
+    }
+}

@@ -97,7 +97,7 @@ fn round<const R: usize>(v: &mut [u64; 16], m: &[u64; 16]) {
 ///
 /// Inlined everywhere on hosts (the lanes loop is vectorized through it); out of line on microcontrollers,
 /// where each inlined copy costs about 12.6 KB of flash (three copies: 25 KB more than one) for about 2% fewer
-/// instructions per encryption (issue \[F\], measured by `scripts/firmware.sh`).
+/// instructions per encryption (measured by `scripts/firmware.sh`).
 #[cfg_attr(not(target_os = "none"), inline(always))]
 #[cfg_attr(target_os = "none", inline(never))]
 fn compress(h: &[u64; 8], m: &[u64; 16], t: u64, last: bool) -> [u64; 8] {
@@ -137,16 +137,20 @@ fn compress(h: &[u64; 8], m: &[u64; 16], t: u64, last: bool) -> [u64; 8] {
 /// The chaining value after the key block: `h0` (from [`initial_state`] with `key_bytes = 32`) compressed
 /// with the 32-byte key zero-padded to 128 bytes. It depends on the key only, so it is computed once per key
 /// and every output block then costs one compression.
-pub(crate) fn keyed_state(h0: &[u64; 8], key: &[u64; 4]) -> [u64; 8] {
-    let m = [key[0], key[1], key[2], key[3], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    compress(h0, &m, 128, false)
+pub(crate) fn keyed_state(h0: &[u64; 8], key: &[u64; 4], out: &mut [u64; 8]) {
+    let mut m = [key[0], key[1], key[2], key[3], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let mut state = compress(h0, &m, 128, false);
+    *out = state;
+    // The key block and the chaining value are the generator's key: no copy stays on the stack.
+    m.zeroize();
+    state.zeroize();
 }
 
 /// BLAKE2b (RFC 7693) of `message` with an `OUT`-byte digest, the key `key` (empty: unkeyed; at most 64
 /// bytes), no salt and the given personalization: what the RustCrypto `blake2` crate's
 /// `Blake2bMac::<OUT>::new_with_salt_and_personal(key, &[], personalization)` computes (the frame MAC's and
 /// the key files' tests check it against that crate). It runs the same [`compress`] as the XOF, so a
-/// microcontroller links one BLAKE2b compression for everything (issue \[F\]: the crate's own compression
+/// microcontroller links one BLAKE2b compression for everything (the crate's own compression
 /// was another 14 KB of flash). Constant-time: lengths are public, contents only flow through the
 /// compression; the message words and the chaining values (secret under a key) are wiped.
 pub(crate) fn blake2b<const OUT: usize>(personalization: &[u8; 16], key: &[u8], message: &[u8]) -> [u8; OUT] {
@@ -213,7 +217,7 @@ crate::csprng::dispatch::dispatch! {
 }
 
 /// On a microcontroller (no SIMD to widen the lanes into), one block at a time straight into `out`: the
-/// lane-contiguous `words` below would be 512 more bytes of stack in every encryption (issue \[F\]'s 24 KiB
+/// lane-contiguous `words` below would be 512 more bytes of stack in every encryption (the firmware's 24 KiB
 /// RAM budget; `scripts/firmware.sh` checks the stream through its known-answer digest).
 #[cfg(target_os = "none")]
 #[inline(always)]

@@ -109,7 +109,8 @@ impl KeyedStream {
     /// The stream of `key` in the domain whose parameter-block chaining value is `h0`.
     pub(crate) fn new(h0: &[u64; 8], key: &[u8; SEED_BYTES]) -> Self {
         let mut words = key_words(key);
-        let state = lanes::keyed_state(h0, &words);
+        let mut state = [0u64; 8];
+        lanes::keyed_state(h0, &words, &mut state);
         words.zeroize();
         Self {
             state,
@@ -122,7 +123,7 @@ impl KeyedStream {
     /// Restarts the stream under a new key (same domain), wiping the buffered output.
     fn rekey(&mut self, h0: &[u64; 8], key: &[u8; SEED_BYTES]) {
         let mut words = key_words(key);
-        self.state = lanes::keyed_state(h0, &words);
+        lanes::keyed_state(h0, &words, &mut self.state);
         words.zeroize();
         self.counter = 0;
         self.buffer.zeroize();
@@ -260,6 +261,17 @@ impl Blake2bXof {
     /// multi-lane path is tested against.
     pub fn block(seed: &[u8; SEED_BYTES], index: u64, out: &mut [u8; BLOCK_BYTES]) {
         reference_block(RNG_PERSONALIZATION, seed, index, out);
+    }
+
+    /// The keyed chaining value, as little-endian bytes: the generator's key state (feature `hazmat`). For
+    /// tests that look for copies of it in memory; anyone who reads it predicts the whole stream.
+    #[cfg(feature = "hazmat")]
+    pub fn chaining_value(&self) -> [u8; 64] {
+        let mut out = [0u8; 64];
+        for (bytes, word) in out.chunks_exact_mut(8).zip(&self.stream.state) {
+            bytes.copy_from_slice(&word.to_le_bytes());
+        }
+        out
     }
 
     /// Fast key erasure: the key becomes the first 32 bytes of the reserved block `2^64 - 1` of the

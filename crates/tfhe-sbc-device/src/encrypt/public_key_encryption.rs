@@ -3,7 +3,7 @@
 //! The trusted party publishes `pk = (a_1, ..., a_k, b = sum_i a_i * s_i + e)`: a seeded GLWE encryption of
 //! zero under the computation key `s` (the tfhe-rs `ClientKey`'s GLWE key), made with the same core as every
 //! other encryption ([`generate_seeded_glwe_public_key`]). It travels seeded: 32 bytes plus `N` words
-//! (4128 bytes at `N = 1024`, [`encode_public_key`]).
+//! (4128 bytes at `N = 1024`, [`crate::files::public_key::encode_public_key`]).
 //!
 //! The device computes the key's `k + 1` spectra once, then per encryption draws a fresh binary polynomial
 //! `u` and constant-time noise `e1` (`k` polynomials) and `e2`, and outputs

@@ -1,6 +1,6 @@
 //! The device's key files, as provisioning writes them and the firmware reads them at boot, no heap:
 //! [`credentials`] (the credential file: device id, key id, MAC key and the key material of its mode) and
-//! [`public_key`] (the public-key file). [`check`] is their integrity check. Specified in
+//! [`public_key`] (the public-key file). `check` is their integrity check (unkeyed BLAKE2b-128). Specified in
 //! `docs/wire-format.md` ("Device files"). The packing of a secret key's bits lives with the key
 //! (`tfhe_sbc_core::entities::glwe_secret_key`).
 

@@ -11,7 +11,7 @@
 //! ([`tfhe_sbc_core::compact_body`]). The tag is the [`frame_mac`](crate::frame::mac) of every byte before it.
 //!
 //! Frame identity and freshness: each frame names its device and key ([`DeviceCredentials`]), a per-device
-//! monotonic sequence number and a message id ([`FrameCounter`], [`OutgoingMessage`]). The chunks of one
+//! monotonic sequence number and a message id ([`crate::frame::FrameCounter`], [`crate::frame::OutgoingMessage`]). The chunks of one
 //! message carry the same message id and consecutive sequence numbers.
 //!
 //! Version 1 (no identity, no MAC) is gone: receivers reject it.
@@ -46,7 +46,7 @@ pub enum FrameKind {
     /// Secret-key encryption, mask in full: `mask | body` (the TFHE-SBC paper's form). Receivers reject it
     /// unless configured otherwise: a chosen mask lets the sender probe the key through decrypted results.
     Full = 1,
-    /// Public-key encryption, mask in full: `mask | body`. Reserved for the public-key mode (issue \[E\]).
+    /// Public-key encryption, mask in full: `mask | body`..
     PublicKey = 2,
 }
 

@@ -39,7 +39,7 @@ fn write_frame(
 }
 
 /// Writes a seeded frame (`header | seed | body | tag`) into `out`; returns its length. The header is taken
-/// as given: this is the low-level encoder, [`GlweEncryptor::encrypt_seeded_frame`] fills it in.
+/// as given: this is the low-level encoder, [`crate::encrypt::GlweEncryptor::encrypt_seeded_frame`] fills it in.
 pub fn write_seeded_frame(
     header: &FrameHeader,
     seed: &[u8; MASK_SEED_BYTES],
@@ -84,7 +84,7 @@ where
     write_words_in_place(header, words, mac_key, out, fill)
 }
 
-/// [`write_frame_in_place`] for 64-bit torus words (issue \[G\]): `fill` computes the `words` payload words
+/// [`write_frame_in_place`] for 64-bit torus words: `fill` computes the `words` payload words
 /// as native `u64` in an 8-aligned window starting up to 7 bytes before their place; they travel as 8-byte
 /// little-endian words (`docs/wire-format.md`). Returns the frame's length.
 pub fn write_frame_in_place_u64<const PREFIX: usize, F>(

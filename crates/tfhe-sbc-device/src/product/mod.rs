@@ -63,7 +63,7 @@ pub trait NegacyclicProductPlan<const N: usize>: NegacyclicProduct + Copy {
 }
 
 /// The product the firmware wrappers use when none is named: the `f64` FFT ([`Plan`]) where the target has a
-/// double-precision FPU, the exact integer NTT ([`NttPlan32`]) on Cortex-M (issue \[F\]).
+/// double-precision FPU, the exact integer NTT ([`NttPlan32`]) on Cortex-M.
 #[cfg(not(all(target_arch = "arm", target_os = "none")))]
 pub type DefaultProduct = Plan;
 
@@ -161,7 +161,7 @@ impl<const N: usize> NegacyclicProductPlan<N> for NttPlan32 {
     const PLAN: NttPlan32 = NttPlan32::new::<N>();
 }
 
-/// The 64-bit torus through the exact integer NTT over three 30-bit primes (issue \[G\]): exact for a
+/// The 64-bit torus through the exact integer NTT over three 30-bit primes: exact for a
 /// 64-bit torus polynomial times a binary or ternary one up to `N = 4096`. `Spectral = [u32; 3]` (planar, as
 /// for [`NttPlan32`]); the mask is the `u64` expansion of [`crate::csprng::mask::expand_mask`].
 impl NegacyclicProduct for NttPlan64 {

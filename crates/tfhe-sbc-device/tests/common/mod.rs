@@ -1,6 +1,8 @@
 //! Shared test fixtures.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod painted_stack;
+
 use rand_core::SeedableRng;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
