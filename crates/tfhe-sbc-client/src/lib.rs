@@ -9,7 +9,7 @@
 //!
 //! * [`readings`]: lines of text to little-endian bytes, batched into messages;
 //! * [`uplink`]: the queue of frames and the connection thread (acknowledgements, reconnects with backoff,
-//!   resends; `tfhe_sbc_device::ack`);
+//!   resends; `tfhe_sbc_device::frame::ack`);
 //! * the encryption, the credential file and the persisted frame counter are the device crate's
 //!   (`tfhe_sbc_device::std_io`), so that any device program can use them.
 

@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 use tfhe_sbc_client::readings::{Batcher, Format, parse_line};
 use tfhe_sbc_client::uplink::{Uplink, UplinkConfig};
 use tfhe_sbc_client::{info, log, warn};
-use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter, mode_name};
+use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter};
 
 /// Encrypts sensor readings with a device credential file and sends them to a tfhe-sbc server.
 ///
 /// Readings come from standard input (default), --input FILE, or --command: one or more values per line
-/// (--format), grouped --batch readings per message. Each message is encrypted (N bits per frame) and sent
-/// as authenticated v2 frames; frames are kept until the server acknowledges them and sent again after a
+/// (--format), grouped --batch readings per message. Each message is encrypted (N bits per frame, or with an
+/// integer credential file N / 4 bytes of little-endian u8/u16/u32 readings as tfhe-rs FheUint radix blocks)
+/// and sent as authenticated v2 frames; frames are kept until the server acknowledges them and sent again after a
 /// reconnect.
 #[derive(Parser, Debug)]
 #[command(name = "tfhe-sbc-client", version)]
@@ -247,16 +248,16 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     }
     let credentials = file.decode().map_err(setup)?;
     let device_id = credentials.credentials.device_id();
-    let rng = tfhe_sbc_device::seeding::from_os_entropy().map_err(setup)?;
-    if credentials.parameters.torus_bits() != 32 {
+    if credentials.parameters.torus_bits() == 64 && !matches!(cli.format, Format::U8 | Format::U16 | Format::U32) {
         return Err(setup(format!(
-            "{}: an integer credential file (parameter set {}): this client sends boolean frames; integer devices \
-             encrypt with tfhe_sbc_device::integer_encryption::IntegerEncryptor",
+            "{}: an integer credential file (parameter set {}) encrypts unsigned readings for tfhe-rs FheUint8/16/32: \
+             use --format u8, u16 or u32",
             cli.credentials.display(),
             credentials.parameters.id().0
         )));
     }
-    let mut encryptor = MessageEncryptor::new(&credentials, rng).map_err(|e| {
+    // Built in place on the heap and seeded in place from the OS: no copy of its secret state anywhere.
+    let mut encryptor = MessageEncryptor::from_os_entropy(&credentials).map_err(|e| {
         setup(format!(
             "{}: cannot build the encryptor: {e}",
             cli.credentials.display()
@@ -291,7 +292,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     info!(
         "device {device_id}: {} mode, parameter set {}, {}-byte frames ({}-bit body) of {chunk_bytes} message \
          bytes, next sequence {} ({}), server {}",
-        mode_name(encryptor.mode()),
+        encryptor.mode().name(),
         encryptor.parameters().id().0,
         encryptor.frame_bytes(),
         encryptor.body_bits(),

@@ -1,6 +1,6 @@
 //! The uplink: a queue of sealed frames and one thread that keeps a TCP connection to the server, sends
 //! them in sequence order, and forgets each one only when the server acknowledges it
-//! (`tfhe_sbc_device::ack`).
+//! (`tfhe_sbc_device::frame::ack`).
 //!
 //! * At most [`UplinkConfig::max_in_flight`] frames are sent and not yet acknowledged (default 32, below
 //!   the server's replay window of 128), so that after a reconnect every frame sent again is still inside
@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
-use tfhe_sbc_device::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tfhe_sbc_device::std_io::{SealedFrame, read_ack, write_frame};
 
 /// How the uplink behaves.

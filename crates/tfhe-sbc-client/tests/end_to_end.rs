@@ -20,12 +20,12 @@ use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_adapter::stream::FrameReader;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::ack::AckStatus;
-use tfhe_sbc_device::credentials_file::{KeyMode, credentials_file_bytes, encode_credentials, pack_secret_key};
-use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, encode_credentials, pack_secret_key};
+use tfhe_sbc_device::frame::ack::AckStatus;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::std_io::write_ack;
-use tfhe_sbc_device::xof::Blake2bXof;
 
 const DEVICE: u64 = 7;
 const KEY_ID: u32 = 0x5eed;
