@@ -14,9 +14,10 @@
 //!    with the sending device's key, in parallel batches.
 //! 5. [`ack`]: the acknowledgement a server sends for each frame (idempotent for resends), from the intake's
 //!    answer.
-//! 6. `key_store` (feature `tfhe`): what the cloud holds per device (key id, key mode, MAC key, seeded
-//!    key-switching key), its file format, and `key_store::KeyedIntake`, the intake and the bridge fed from
-//!    one store.
+//! 6. `key_set` (feature `tfhe`): the cloud's files of a key set, among them `key_set::key_store`, what
+//!    the cloud holds per device (key id, key mode, MAC key, seeded key-switching key) and its file format.
+//! 7. `keyed_intake` (feature `tfhe`): `keyed_intake::KeyedIntake`, the intake and the bridge fed from one
+//!    key store (and `IntegerKeyedIntake`, the same for the integer set).
 //!
 //! # Example
 //! ```
@@ -28,12 +29,12 @@
 //! use tfhe_sbc_core::entities::{GlweSecretKey, LweCiphertext};
 //! use tfhe_sbc_core::encoding::decode_bool;
 //! use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-//! use tfhe_sbc_device::decryption::decrypt_lwe_phase;
-//! use tfhe_sbc_device::encryption::GlweEncryptor;
-//! use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-//! use tfhe_sbc_device::message::chunks;
-//! use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
-//! use tfhe_sbc_device::xof::Blake2bXof;
+//! use tfhe_sbc_device::encrypt::decryption::decrypt_lwe_phase;
+//! use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+//! use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+//! use tfhe_sbc_device::frame::message::chunks;
+//! use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
+//! use tfhe_sbc_device::csprng::xof::Blake2bXof;
 //!
 //! // Provisioning: a device id, a key id and a random MAC key, known to the device and the server.
 //! let mac_key = [0x42; 32]; // `MacKey::generate(&mut rng)` in practice
@@ -75,7 +76,9 @@ pub mod intake;
 #[cfg(feature = "tfhe")]
 pub mod interop;
 #[cfg(feature = "tfhe")]
-pub mod key_store;
+pub mod key_set;
+#[cfg(feature = "tfhe")]
+pub mod keyed_intake;
 pub mod keyfile;
 pub mod reassembly;
 pub mod registry;
@@ -83,3 +86,12 @@ pub mod replay;
 pub mod stream;
 
 pub use error::{IntakeError, MessageField};
+
+/// The key store and the keyed intakes under the path they had before [`key_set`] and [`keyed_intake`]
+/// were split: [`key_set::key_store`]'s items and [`keyed_intake::KeyedIntake`] /
+/// [`keyed_intake::IntegerKeyedIntake`].
+#[cfg(feature = "tfhe")]
+pub mod key_store {
+    pub use crate::key_set::key_store::*;
+    pub use crate::keyed_intake::{IntegerKeyedIntake, KeyedIntake};
+}

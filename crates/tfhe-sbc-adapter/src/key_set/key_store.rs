@@ -1,10 +1,12 @@
 //! The adapter's key store (feature `tfhe`): for every device, what the cloud holds for it. Device id ->
 //! key id, parameter set, key mode ([`KeyMode`], the device credential file's), MAC key, and in per-device
 //! mode the seeded key-switching key from the device's key to the tfhe-rs small key. One record per device
-//! feeds both halves of the server: the authenticated [`Intake`] (MAC key, key id, and the frame kinds its
-//! mode may send) and the converter into tfhe-rs: the [`BooleanBridge`] for the boolean sets (which key
-//! switch; [`KeyedIntake`] keeps the two together), the [`IntegerBridge`] for the integer set (extraction or
-//! key switch and identity PBS; [`IntegerKeyedIntake`]).
+//! feeds both halves of the server: the authenticated [`Intake`](crate::intake::Intake) (MAC key, key id,
+//! and the frame kinds its mode may send) and the converter into tfhe-rs: the
+//! [`BooleanBridge`](crate::interop::BooleanBridge) for the boolean sets (which key switch;
+//! [`KeyedIntake`](crate::keyed_intake::KeyedIntake) keeps the two together), the
+//! [`IntegerBridge`](crate::interop::integer::IntegerBridge) for the integer set (extraction or key switch
+//! and identity PBS; [`IntegerKeyedIntake`](crate::keyed_intake::IntegerKeyedIntake)).
 //!
 //! # File format, version 2
 //! ```text
@@ -35,23 +37,18 @@
 //! [`Zeroizing`] buffer sized in advance, so no stray copy of a MAC key is left on the heap by a
 //! reallocation.
 
-use crate::IntakeError;
-use crate::intake::{Intake, IntakeConfig, IntegerFrame, Received};
 use crate::interop::big_key::BooleanSet;
 use crate::interop::integer::per_device::IntegerDeviceKsk;
-use crate::interop::integer::{IntegerBridge, IntegerError, integer_server_key_fingerprint};
-use crate::interop::{BooleanBridge, DeviceKsk, InteropError, device_ksk_words, server_key_fingerprint};
-use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice};
+use crate::interop::integer::{IntegerError, integer_server_key_fingerprint};
+use crate::interop::{DeviceKsk, device_ksk_words, server_key_fingerprint};
+use crate::registry::{DeviceEncryption, DuplicateDevice};
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
-use std::time::Instant;
+use std::collections::BTreeMap;
 use tfhe::boolean::server_key::ServerKey;
-use tfhe::{FheUint, FheUintId};
 use tfhe_sbc_core::parameters::{IntegerParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use zeroize::Zeroizing;
 
 /// The key store file's magic.
@@ -64,9 +61,9 @@ const DIGEST_BYTES: usize = 32;
 const PREFIX_BYTES: usize = KEY_STORE_MAGIC.len() + 1;
 
 /// How a device encrypts, and so what the cloud holds for it: the device crate's
-/// [`tfhe_sbc_device::credentials_file::KeyMode`], one enum for the device's credential file and the key
+/// [`tfhe_sbc_device::files::credentials::KeyMode`], one enum for the device's credential file and the key
 /// store, with the same wire ids (fleet 0, per-device 1, public key 2).
-pub use tfhe_sbc_device::credentials_file::KeyMode;
+pub use tfhe_sbc_device::files::credentials::KeyMode;
 
 /// A device's key material in the cloud, by mode.
 #[derive(Clone, Debug)]
@@ -203,7 +200,8 @@ impl DeviceRecord {
         self.parameter_set
     }
 
-    /// Whether the device is of the integer set (its frames go through [`IntegerKeyedIntake`]).
+    /// Whether the device is of the integer set (its frames go through
+    /// [`IntegerKeyedIntake`](crate::keyed_intake::IntegerKeyedIntake)).
     pub fn is_integer(&self) -> bool {
         set_family(self.parameter_set) == Some(SetFamily::Integer)
     }
@@ -681,183 +679,4 @@ fn decode_record(record: RecordWire<'_>) -> Result<DeviceRecord, KeyStoreError> 
 
 fn digest(bytes: &[u8]) -> [u8; DIGEST_BYTES] {
     Blake2b::<U32>::digest(bytes).into()
-}
-
-/// The authenticated intake and the bridge, fed from one [`KeyStore`]: a device is known to both or to
-/// neither. Frames go in through [`KeyedIntake::receive`]; whole messages go to
-/// [`BooleanBridge::message_to_booleans`] on whichever thread computes (the bridge is shared through an
-/// `Arc`).
-#[derive(Debug)]
-pub struct KeyedIntake {
-    intake: Intake,
-    bridge: Arc<BooleanBridge>,
-}
-
-impl KeyedIntake {
-    /// The intake and bridge for the devices of `store`, none of which has sent a frame yet. `bridge` must
-    /// be made from the server key the store was made for, with no device registered. A device of the
-    /// integer set is refused ([`InteropError::ParameterMismatch`]): integer devices go through
-    /// [`IntegerKeyedIntake`].
-    pub fn new(config: IntakeConfig, store: KeyStore, bridge: BooleanBridge) -> Result<Self, InteropError> {
-        Self::with_floors(config, store, bridge, &HashMap::new())
-    }
-
-    /// As [`KeyedIntake::new`], with the persisted sequence-number floor of each device (absent: 0).
-    pub fn with_floors(
-        config: IntakeConfig,
-        store: KeyStore,
-        bridge: BooleanBridge,
-        floors: &HashMap<u64, u64>,
-    ) -> Result<Self, InteropError> {
-        if store.server_key_fingerprint != bridge.server_key_fingerprint() {
-            return Err(InteropError::ServerKeyMismatch);
-        }
-        if store.iter().any(DeviceRecord::is_integer) {
-            return Err(InteropError::ParameterMismatch);
-        }
-        let mut registry = DeviceRegistry::new();
-        for record in store.into_records() {
-            let (credentials, material) = record.into_parts();
-            let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
-            let encryption = material.encryption();
-            bridge.register(device_id, key_id, material)?;
-            let floor = floors.get(&device_id).copied().unwrap_or(0);
-            registry
-                .register_device(credentials, encryption, floor)
-                .map_err(|DuplicateDevice(id)| InteropError::DuplicateDevice(id))?;
-        }
-        Ok(Self {
-            intake: Intake::new(config, registry),
-            bridge: Arc::new(bridge),
-        })
-    }
-
-    /// Adds a device to both the intake and the bridge (or to neither, on error), whose frames must have
-    /// sequence numbers of at least `floor`. The intake takes from it the frame kinds of its mode
-    /// ([`DeviceKeyMaterial::encryption`]): public-key frames only from a public-key device, seeded ones
-    /// only from a secret-key device.
-    pub fn register(&mut self, record: DeviceRecord, floor: u64) -> Result<(), InteropError> {
-        if record.is_integer() {
-            return Err(InteropError::ParameterMismatch);
-        }
-        let (credentials, material) = record.into_parts();
-        let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
-        let encryption = material.encryption();
-        self.bridge.register(device_id, key_id, material)?;
-        self.intake
-            .register_device(credentials, encryption, floor)
-            .map_err(|DuplicateDevice(id)| {
-                self.bridge.unregister(id);
-                InteropError::DuplicateDevice(id)
-            })
-    }
-
-    /// [`Intake::receive`]: authentication (by the store's MAC key and key id), replay window, reassembly.
-    pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
-        self.intake.receive(bytes, now)
-    }
-
-    /// [`Intake::evict_expired`].
-    pub fn evict_expired(&mut self, now: Instant) -> Vec<IntakeError> {
-        self.intake.evict_expired(now)
-    }
-
-    /// The intake (sequence-number high-water marks, open messages, configuration).
-    pub fn intake(&self) -> &Intake {
-        &self.intake
-    }
-
-    /// The bridge, to share with the threads that key-switch and compute.
-    pub fn bridge(&self) -> &Arc<BooleanBridge> {
-        &self.bridge
-    }
-}
-
-/// The authenticated intake and the [`IntegerBridge`], fed from one [`KeyStore`] of the integer key set: a
-/// device is known to both or to neither. Frames go in through [`IntegerKeyedIntake::receive`] (the
-/// intake's `receive_integer`: MAC, key id, replay window); [`IntegerKeyedIntake::readings`] turns an
-/// authenticated frame into `FheUint` values in the sending device's key mode, fleet or per-device, as the
-/// store records it. The bridge is shared through an `Arc` with the threads that compute.
-#[derive(Debug)]
-pub struct IntegerKeyedIntake {
-    intake: Intake,
-    bridge: Arc<IntegerBridge>,
-}
-
-impl IntegerKeyedIntake {
-    /// The intake and bridge for the devices of `store`, none of which has sent a frame yet. `bridge` must
-    /// be made from the integer server key the store was made for ([`IntegerError::ServerKeyMismatch`]),
-    /// with no device registered. Devices of other sets are registered too (their MACs are checked), and
-    /// their frames get [`IntegerError::NotAnIntegerDevice`] from [`IntegerKeyedIntake::readings`].
-    pub fn new(config: IntakeConfig, store: KeyStore, bridge: IntegerBridge) -> Result<Self, IntegerError> {
-        Self::with_floors(config, store, bridge, &HashMap::new())
-    }
-
-    /// As [`IntegerKeyedIntake::new`], with the persisted sequence-number floor of each device (absent: 0).
-    pub fn with_floors(
-        config: IntakeConfig,
-        store: KeyStore,
-        bridge: IntegerBridge,
-        floors: &HashMap<u64, u64>,
-    ) -> Result<Self, IntegerError> {
-        if store.server_key_fingerprint != bridge.server_key_fingerprint() {
-            return Err(IntegerError::ServerKeyMismatch);
-        }
-        let mut this = Self {
-            intake: Intake::new(config, DeviceRegistry::new()),
-            bridge: Arc::new(bridge),
-        };
-        for record in store.into_records() {
-            let floor = floors.get(&record.device_id()).copied().unwrap_or(0);
-            this.register(record, floor)?;
-        }
-        Ok(this)
-    }
-
-    /// Adds a device to both the intake and the bridge (or to neither, on error), whose frames must have
-    /// sequence numbers of at least `floor`.
-    pub fn register(&mut self, record: DeviceRecord, floor: u64) -> Result<(), IntegerError> {
-        let parameter_set = record.parameter_set();
-        let (credentials, material) = record.into_parts();
-        let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
-        let encryption = material.encryption();
-        self.bridge.register(device_id, key_id, parameter_set, material)?;
-        self.intake
-            .register_device(credentials, encryption, floor)
-            .map_err(|DuplicateDevice(id)| {
-                self.bridge.unregister(id);
-                IntegerError::DuplicateDevice(id)
-            })
-    }
-
-    /// [`Intake::receive_integer`]: authentication (by the store's MAC key and key id), replay window.
-    pub fn receive(&mut self, bytes: &[u8]) -> Result<IntegerFrame, IntakeError> {
-        self.intake.receive_integer(bytes)
-    }
-
-    /// [`IntegerBridge::readings`]: readings `first..first + count` of `frame` as `FheUint<Id>`, in the
-    /// sending device's key mode.
-    pub fn readings<Id: FheUintId + Send>(
-        &self,
-        frame: &IntegerFrame,
-        first: usize,
-        count: usize,
-    ) -> Result<Vec<FheUint<Id>>, IntegerError> {
-        self.bridge.readings(frame, first, count)
-    }
-
-    /// [`IntegerBridge::frame_readings`]: every whole reading of `Id`'s width in `frame`.
-    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Result<Vec<FheUint<Id>>, IntegerError> {
-        self.bridge.frame_readings(frame)
-    }
-
-    /// The intake (sequence-number high-water marks, configuration).
-    pub fn intake(&self) -> &Intake {
-        &self.intake
-    }
-
-    /// The bridge, to share with the threads that compute.
-    pub fn bridge(&self) -> &Arc<IntegerBridge> {
-        &self.bridge
-    }
 }
