@@ -77,6 +77,7 @@ NAME = r"[A-Za-z0-9_-]+"
 RULE = re.compile(rf"^({NAME})\s*!->\s*({NAME}(?:\s*,\s*{NAME})*)$")
 WING = r"[a-z_][a-z0-9_]*"
 WING_RULE = re.compile(rf"^({WING})\s*->\s*((?:{WING}(?:\s*,\s*{WING})*)?)$")
+EXCEPTION = re.compile(rf"^({WING}(?:/{WING})*\.rs)\s*->\s*({WING}(?:\s*,\s*{WING})*)$")
 
 
 class RuleError(Exception):
@@ -113,19 +114,28 @@ def parse_rules(text, where):
 
 
 def parse_wing_rules(text, where):
-    """The `wing-rules` block: {wing: set of the other wings it may import}."""
-    rules = {}
+    """The `wing-rules` block: ({wing: set of the other wings it may import}, {file: set of wings it imports
+    against its wing's rule, as a known exception}). Exception lines name a file under the device's `src/`:
+    `encrypt/secret_key.rs -> files`."""
+    rules, exceptions = {}, {}
     for number, body in block(text, "wing-rules", where):
-        match = WING_RULE.match(body)
-        if not match:
-            raise RuleError(f"{where}:{number}: not a wing rule (`wing -> wing, wing`, or `wing ->`): {body}")
-        allowed = {name.strip() for name in match.group(2).split(",") if name.strip()}
-        rules[match.group(1)] = allowed
-    for wing, allowed in rules.items():
-        unknown = allowed - set(rules)
+        match, exception = WING_RULE.match(body), EXCEPTION.match(body)
+        if exception:
+            names = {name.strip() for name in exception.group(2).split(",")}
+            exceptions.setdefault(exception.group(1), set()).update(names)
+        elif match:
+            rules[match.group(1)] = {name.strip() for name in match.group(2).split(",") if name.strip()}
+        else:
+            raise RuleError(f"{where}:{number}: not a wing rule (`wing -> wing, wing`, `wing ->`, or an exception "
+                            f"`wing/file.rs -> wing`): {body}")
+    for left, named in list(rules.items()) + list(exceptions.items()):
+        unknown = named - set(rules)
         if unknown:
-            raise RuleError(f"{where}: wing rule `{wing}` names {sorted(unknown)}, which have no rule of their own")
-    return rules
+            raise RuleError(f"{where}: wing rule `{left}` names {sorted(unknown)}, which have no rule of their own")
+    for path in exceptions:
+        if path.split("/", 1)[0].removesuffix(".rs") not in rules:
+            raise RuleError(f"{where}: exception `{path}` is in no wing")
+    return rules, exceptions
 
 
 # --- crate rules ---------------------------------------------------------------------------------------------
@@ -219,8 +229,10 @@ def crate_paths(code):
     return found
 
 
-def check_wings(rules, src):
-    """None if the wings are not directories yet; else violations (file, line, wing, imported wing)."""
+def check_wings(wing_rules, src):
+    """None if the wings are not directories yet; else violations (file, line, wing, imported wing), where
+    line 0 is an exception of the page that no import needs any more (stale: the page must drop it)."""
+    rules, exceptions = wing_rules
     if not any(os.path.isdir(os.path.join(src, wing)) for wing in rules):
         return None
     files = {}
@@ -233,14 +245,21 @@ def check_wings(rules, src):
             files[wing] = [single]
         else:
             raise RuleError(f"wing `{wing}` has a rule but no {directory}/ or {single} (renamed? fix the page)")
-    violations = []
+    violations, excused = [], set()
     for wing, paths in files.items():
         for path in paths:
+            relative = os.path.relpath(path, src).replace(os.sep, "/")
             with open(path, encoding="utf-8") as f:
                 code = strip_comments(f.read())
             for line, used in crate_paths(code):
                 if used in rules and used != wing and used not in rules[wing]:
-                    violations.append((os.path.relpath(path, src), line, wing, used))
+                    if used in exceptions.get(relative, ()):
+                        excused.add((relative, used))
+                    else:
+                        violations.append((relative, line, wing, used))
+    for relative, named in exceptions.items():
+        for used in named - {u for r, u in excused if r == relative}:
+            violations.append((relative, 0, relative.split("/", 1)[0].removesuffix(".rs"), used))
     return sorted(violations)
 
 
@@ -249,12 +268,17 @@ def report_wings(violations):
         print(f"check-architecture: wing rules skipped: no wing directory under {device_src} yet")
         return 0
     for path, line, wing, used in violations:
-        print(f"check-architecture: VIOLATION: wing {wing}/ imports {used}/ at {device_src}/{path}:{line}")
+        if line:
+            print(f"check-architecture: VIOLATION: wing {wing}/ imports {used}/ at {device_src}/{path}:{line}")
+        else:
+            print(f"check-architecture: STALE: the page excuses {path} -> {used}, which {device_src}/{path} "
+                  f"no longer imports (or no longer exists): drop that line")
     if violations:
         print(f"check-architecture: FAILED: {len(violations)} wing imports the page does not allow "
               f"({page_path}, block `wing-rules`)")
         return 1
-    print(f"check-architecture: OK: the device crate's wings import only what {page_path} allows")
+    print(f"check-architecture: OK: the device crate's wings import only what {page_path} allows"
+          f"{f' ({sum(len(v) for v in wing_rules[1].values())} listed exceptions)' if wing_rules[1] else ''}")
     return 0
 
 
@@ -314,48 +338,57 @@ def self_test(rules, wing_rules, graph):
             expect_crates(f"{source} -> {target} (dev-dependency only)", inject(graph, source, target, "dev"), None)
 
     print("check-architecture: self-test: wing rules, on a fake device src/")
-    allowed = [(w, a) for w in sorted(wing_rules) for a in sorted(wing_rules[w])]
-    forbidden = [(w, o) for w in sorted(wing_rules) for o in sorted(wing_rules) if o != w and o not in wing_rules[w]]
+    wings = wing_rules[0]
+    plain = (wings, {})
+    allowed = [(w, a) for w in sorted(wings) for a in sorted(wings[w])]
+    forbidden = [(w, o) for w in sorted(wings) for o in sorted(wings) if o != w and o not in wings[w]]
     root = tempfile.mkdtemp(prefix="check-architecture-")
+
+    def write(relative, text):
+        os.makedirs(os.path.dirname(os.path.join(root, relative)), exist_ok=True)
+        with open(os.path.join(root, relative), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def found_pairs(tree_rules):
+        return [(v[0], v[1], v[3]) for v in check_wings(tree_rules, root)]
+
     try:
-        for wing in wing_rules:
-            os.makedirs(os.path.join(root, wing))
-            with open(os.path.join(root, wing, "mod.rs"), "w", encoding="utf-8") as f:
-                f.write(f"//! The {wing} wing.\nuse crate::Error;\nuse crate::{wing}::inner;\n")
-        expect("no import across wings", check_wings(wing_rules, root) == [], "clean tree passes")
+        for wing in wings:
+            write(f"{wing}/mod.rs", f"//! The {wing} wing.\nuse crate::Error;\nuse crate::{wing}::inner;\n")
+        expect("no import across wings", found_pairs(plain) == [], "clean tree passes")
         if allowed:
             wing, used = allowed[0]
-            with open(os.path.join(root, wing, "allowed.rs"), "w", encoding="utf-8") as f:
-                f.write(f"use crate::{used}::Thing;\n")
-            expect(f"{wing}/ -> {used}/ (allowed)", check_wings(wing_rules, root) == [], "ignored")
+            write(f"{wing}/allowed.rs", f"use crate::{used}::Thing;\n")
+            expect(f"{wing}/ -> {used}/ (allowed)", found_pairs(plain) == [], "ignored")
         if forbidden:
             (wing, used), (wing2, used2) = forbidden[0], forbidden[-1]
-            comment = os.path.join(root, wing, "comment.rs")
-            with open(comment, "w", encoding="utf-8") as f:
-                f.write(f"/// See [`crate::{used}`].\n// crate::{used}\n/* crate::{used} */\nfn f() {{}}\n")
-            expect(f"{wing}/ -> {used}/ in comments only", check_wings(wing_rules, root) == [], "ignored")
-            with open(os.path.join(root, wing, "bad.rs"), "w", encoding="utf-8") as f:
-                f.write(f"fn f() {{}}\nuse crate::{used}::Thing;\n")
-            found = check_wings(wing_rules, root)
+            write(f"{wing}/comment.rs", f"/// See [`crate::{used}`].\n// crate::{used}\n/* crate::{used} */\nfn f() {{}}\n")
+            expect(f"{wing}/ -> {used}/ in comments only", found_pairs(plain) == [], "ignored")
+            write(f"{wing}/bad.rs", f"fn f() {{}}\nuse crate::{used}::Thing;\n")
+            found = found_pairs(plain)
             expect(f"{wing}/ -> {used}/ (forbidden, `use crate::{used}::..`)",
-                   found == [(os.path.join(wing, "bad.rs"), 2, wing, used)], f"found {found}")
+                   found == [(f"{wing}/bad.rs", 2, used)], f"found {found}")
+            excused = (wings, {f"{wing}/bad.rs": {used}})
+            found = found_pairs(excused)
+            expect(f"{wing}/bad.rs -> {used}/ listed as an exception", found == [], f"found {found}")
             os.remove(os.path.join(root, wing, "bad.rs"))
-            os.makedirs(os.path.join(root, wing2, "deep"))
-            with open(os.path.join(root, wing2, "deep", "grouped.rs"), "w", encoding="utf-8") as f:
-                f.write(f"use crate::{{\n    Error,\n    {used2}::{{a, b}},\n}};\n")
-            found = check_wings(wing_rules, root)
+            found = found_pairs(excused)
+            expect(f"a stale exception ({wing}/bad.rs -> {used}, no such import any more)",
+                   found == [(f"{wing}/bad.rs", 0, used)], f"found {found}")
+            write(f"{wing2}/deep/grouped.rs", f"use crate::{{\n    Error,\n    {used2}::{{a, b}},\n}};\n")
+            found = found_pairs(plain)
             expect(f"{wing2}/ -> {used2}/ (forbidden, grouped `use crate::{{..}}` in a sub-module)",
-                   [(v[2], v[3]) for v in found] == [(wing2, used2)], f"found {found}")
-        missing = sorted(wing_rules)[0]
+                   found == [(f"{wing2}/deep/grouped.rs", 1, used2)], f"found {found}")
+        missing = sorted(wings)[0]
         shutil.rmtree(os.path.join(root, missing))
         try:
-            check_wings(wing_rules, root)
+            check_wings(plain, root)
             expect(f"a wing the page lists but the crate lacks ({missing}/)", False, "accepted")
         except RuleError as error:
             expect(f"a wing the page lists but the crate lacks ({missing}/)", True, f"refused: {error}")
-        for wing in wing_rules:
+        for wing in wings:
             shutil.rmtree(os.path.join(root, wing), ignore_errors=True)
-        expect("no wing directories yet", check_wings(wing_rules, root) is None, "skipped")
+        expect("no wing directories yet", check_wings(plain, root) is None, "skipped")
     finally:
         shutil.rmtree(root)
 
@@ -367,6 +400,7 @@ def self_test(rules, wing_rules, graph):
         ("a malformed rule", "```architecture-rules\ntfhe-sbc-device -> tfhe\n```\n", parse_rules),
         ("a page without a wing-rules block", "# nothing here\n", parse_wing_rules),
         ("a wing rule naming a wing without a rule", "```wing-rules\nframe -> nowhere\n```\n", parse_wing_rules),
+        ("an exception in no wing", "```wing-rules\nframe ->\nwire/header.rs -> frame\n```\n", parse_wing_rules),
     ]:
         try:
             parsed = parse(text, "<self-test page>")
