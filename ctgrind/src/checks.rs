@@ -15,16 +15,16 @@ use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_core::tuniform::TUniform;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::key_spectrum::{GlweKeySpectrum, compute_glwe_key_spectrum};
-use tfhe_sbc_device::message::{chunks, message_bit};
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
+use tfhe_sbc_device::frame::message::{chunks, message_bit};
+use tfhe_sbc_device::frame::{FULL_FRAME_BYTES_1024, FrameCounter, SEEDED_FRAME_BYTES_1024};
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
-use tfhe_sbc_device::public_key::generate_seeded_glwe_public_key;
-use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
-use tfhe_sbc_device::wire::{FULL_FRAME_BYTES_1024, FrameCounter, SEEDED_FRAME_BYTES_1024};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::product::key_spectrum::{GlweKeySpectrum, compute_glwe_key_spectrum};
 
 /// The polynomial size of every device check (`TFHE_LIB_GLWE_1024`).
 const N: usize = 1024;
@@ -493,7 +493,9 @@ fn ntt_product() -> Outcome {
 }
 
 fn encrypt_ntt() -> Outcome {
-    use tfhe_sbc_device::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
+    use tfhe_sbc_device::encrypt::glwe_encryption::{
+        encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign,
+    };
     use tfhe_sbc_device::product::NegacyclicProductPlan;
     let params = TFHE_LIB_GLWE_1024;
     let plan = <NttPlan32 as NegacyclicProductPlan<N>>::PLAN;
@@ -632,7 +634,7 @@ fn integer_encrypt() -> Outcome {
 /// straight into the frame buffer (its 8-aligned body window) and authenticated under a secret MAC key; then
 /// the same message again with the set's compact body (the body rounded and packed in place).
 fn integer_frame() -> Outcome {
-    use tfhe_sbc_device::credentials_file::pack_secret_key;
+    use tfhe_sbc_device::files::credentials::pack_secret_key;
     type Encryptor = IntegerEncryptor<N64, NttPlan64>;
     let key = secret_key_2048(110);
     let mut packed = [0u8; N64 / 8];
@@ -689,7 +691,7 @@ fn integer_frame() -> Outcome {
 /// secret readings radix-encoded in the body), with the Ziggurat at the scale of TUniform(17) as its noise
 /// instead of TUniform(17). Memcheck must flag it: the taint reaches the same code, and a leaky sampler is seen.
 fn integer_ziggurat() -> Outcome {
-    use tfhe_sbc_device::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
+    use tfhe_sbc_device::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
     use tfhe_sbc_device::product::NegacyclicProductPlan;
     let plan = <NttPlan64 as NegacyclicProductPlan<N64>>::PLAN;
     let key = secret_key_2048(120);
@@ -787,7 +789,7 @@ fn seeded_frame() -> Outcome {
 /// of a credential file and seeded from a (secret) hardware RNG, frames encrypted straight into the frame
 /// buffer, with the Cortex-M default product (`NttPlan32`) and with the hosts' default (the FFT).
 fn firmware_frame() -> Outcome {
-    use tfhe_sbc_device::credentials_file::pack_secret_key;
+    use tfhe_sbc_device::files::credentials::pack_secret_key;
     use tfhe_sbc_device::product::{DefaultProduct, NegacyclicProductPlan};
 
     fn run<P: NegacyclicProductPlan<N, Torus = u32>>(label: u8, digest: &mut Digest) -> Option<bool> {
