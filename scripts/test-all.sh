@@ -12,6 +12,8 @@
 #      feature alone (cargo hack check) for thumbv7em and for the adapter without tfhe-rs
 #   5c. the Cortex-M firmware (scripts/firmware.sh): KAT digest, RAM and flash budgets and instruction counts
 #      on thumbv7em, thumbv7m and thumbv6m under qemu-system-arm
+#   5d. the firmware guide (scripts/firmware-guide.sh): docs/firmware.md shows examples/firmware-guide verbatim,
+#      and that crate builds and runs under qemu-system-arm within 24 KiB of RAM and the guide's figures
 #   6. the constant-time check: scripts/ctgrind.sh runs the device code under valgrind memcheck with its secrets
 #      marked undefined; any secret-dependent branch or address in the default path fails the run
 set -euo pipefail
@@ -81,6 +83,11 @@ cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-f
 step "Cortex-M firmware under qemu-system-arm: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m)"
 bash scripts/firmware.sh
 # --- Cortex-M firmware: end ---
+
+# --- firmware guide: begin ---
+step "firmware guide: docs/firmware.md's own firmware (examples/firmware-guide) built and run under qemu-system-arm, RAM <= 24 KiB"
+bash scripts/firmware-guide.sh
+# --- firmware guide: end ---
 
 # --- backend override and feature matrix (issue [F]) ---------------------------------------------------------
 # The crates that run on a device; negacyclic-ntt has no SIMD instance but belongs to the same KATs.
