@@ -13,10 +13,8 @@ use tfhe_sbc_device::frame::message::chunks;
 /// N = 1024, k = 1, through the device crate's default product (the integer NTT on Cortex-M).
 pub type Encryptor = GlweEncryptor<1024>;
 
-/// Sets the key from the credential file (the packed key stays where the file is: flash). Not inlined: the
-/// 1 KiB buffer `set_packed_key` unpacks the key into is then popped when this returns, instead of staying
-/// in the caller's frame while it encrypts (+1 KiB of peak stack).
-#[inline(never)]
+/// Sets the key from the credential file: the packed key is read where the file is (flash) and its spectrum
+/// computed into the encryptor, with no copy of the key on the stack.
 pub fn set_key(encryptor: &mut Encryptor, file: &Credentials<'_>) -> Result<(), Error> {
     // A secret-key mode (per-device or fleet key). The public-key mode needs `PublicKeyEncryptor` (33 KB).
     if file.mode == KeyMode::PublicKey {
@@ -51,8 +49,7 @@ pub fn seed_without_trng(encryptor: &mut Encryptor, provisioned_seed: &[u8; 32],
 
 /// Encrypts `readings` as one message: one authenticated frame per 128 bytes
 /// (`Encryptor::MESSAGE_BYTES`), each written into `frame` (`SEEDED_FRAME_BYTES_1024` long, whatever the
-/// body width) and handed to `send` as `&frame[..n]`. Not inlined, like [`set_key`].
-#[inline(never)]
+/// body width) and handed to `send` as `&frame[..n]`.
 pub fn send_readings(
     encryptor: &mut Encryptor,
     file: &Credentials<'_>,
