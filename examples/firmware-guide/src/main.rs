@@ -10,7 +10,7 @@ use cortex_m_rt::{ExceptionFrame, entry, exception};
 use cortex_m_semihosting::{debug, hprintln};
 use firmware_guide::{Encryptor, seed_without_trng, send_readings, set_key};
 use static_cell::ConstStaticCell;
-use tfhe_sbc_device::files::credentials::decode_credentials;
+use tfhe_sbc_device::files::credentials::{Credentials, decode_credentials};
 use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 /// The encryptor: `EMPTY` is all zero bytes, so this is in `.bss` (no flash), and `take` hands it out once as
@@ -34,17 +34,12 @@ fn main() -> ! {
     let clock = measure::Clock::start(peripherals.SYST);
     let encryptor = ENCRYPTOR.take();
     let frame = FRAME.take();
-    let Ok(file) = decode_credentials(CREDENTIALS) else {
-        fail("bad credential file")
-    };
+    let file = credentials();
     // Your boot counter: read from flash, incremented and written back (and read back) before it is used.
     let boot = 1;
 
     let start = clock.ticks();
-    if set_key(encryptor, &file).is_err() {
-        fail("set_key")
-    }
-    seed_without_trng(encryptor, &PROVISIONED_SEED, boot);
+    set_up(encryptor, &file, boot);
     let setup = clock.instructions_since(start);
     let stack_setup = measure::stack_peak();
     measure::repaint_stack();
@@ -94,6 +89,26 @@ fn main() -> ! {
     loop {
         cortex_m::asm::wfi();
     }
+}
+
+/// The credential file, checked. Not inlined, like [`set_up`].
+#[inline(never)]
+fn credentials() -> Credentials<'static> {
+    match decode_credentials(CREDENTIALS) {
+        Ok(file) => file,
+        Err(_) => fail("bad credential file"),
+    }
+}
+
+/// Sets the key and seeds the CSPRNG. Not inlined: the hash states of the key check and the seeding live in
+/// this function's stack frame, popped before `main` encrypts, instead of in `main`'s, which stays under
+/// every encryption.
+#[inline(never)]
+fn set_up(encryptor: &mut Encryptor, file: &Credentials<'_>, boot: u32) {
+    if set_key(encryptor, file).is_err() {
+        fail("set_key")
+    }
+    seed_without_trng(encryptor, &PROVISIONED_SEED, boot);
 }
 
 /// What `main` measured.
