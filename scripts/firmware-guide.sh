@@ -3,11 +3,12 @@
 # of its own, as a user would write it) verbatim, and this script fails unless
 #   1. each block the guide marks `<!-- file: examples/firmware-guide/PATH -->` equals that file, and every
 #      source file of the crate is shown (Cargo.lock and the binary test files in devices/ excepted);
-#   2. the test credential in devices/ is what `firmware/examples/test_credential.rs` makes (its provenance);
+#   2. the test credential in devices/ is what `firmware/examples/test_credential.rs` makes (its provenance),
+#      and that tool's host replay of the firmware's run gives the digest the firmware prints for its frames;
 #   3. the crate is formatted, passes clippy -D warnings, and builds with its own Cargo.lock (--locked);
 #   4. `cargo run --release` (qemu-system-arm, mps2-an386, semihosting) runs to `result=ok`, with RAM (statics +
-#      painted peak stack) <= 24 KiB and flash (text + data) <= 64 KiB, interrupts taken during a frame, and
-#      frames of the expected lengths;
+#      painted peak stack) <= 24 KiB and flash (text + data) <= 64 KiB, interrupts taken during a frame,
+#      frames of the expected lengths, and the frames' digest equal to the host's (bit-exact frames);
 #   5. the figures the guide states (its `guide-figures` comment, and the same numbers in its table) are those
 #      of this run: size_of the encryptor and the frame lengths exactly, the rest within 2%.
 # Installs what it needs (rustup target, llvm-tools, a pinned flip-link, Debian's qemu-system-arm).
@@ -65,8 +66,13 @@ while IFS= read -r path; do
 done < <(find "$CRATE" -path "$CRATE/target" -prune -o -type f -print | sort)
 
 step "the test credential in $CRATE/devices is what firmware/examples/test_credential.rs makes"
-cargo run -q -p tfhe-sbc-firmware --example test_credential -- 1 "$CRATE/devices" --check ||
-  FAILURES+=("$CRATE/devices/1.* are not the tool's test credential")
+set +e
+HOST=$(cargo run -q -p tfhe-sbc-firmware --example test_credential -- 1 "$CRATE/devices" --check --frames-digest)
+HOST_RC=$?
+set -e
+printf '%s\n' "$HOST" | sed 's/^/  /'
+[ "$HOST_RC" -eq 0 ] || FAILURES+=("$CRATE/devices/1.* are not the tool's test credential")
+HOST_DIGEST=$(printf '%s\n' "$HOST" | sed -n 's/^frames_digest=//p')
 
 cd "$CRATE"
 export CARGO_TARGET_DIR="$ROOT/$CRATE/target"
@@ -102,6 +108,8 @@ else
     FAILURES+=("statics ${MEASURED[statics]} != the ELF's .data + .bss $((data + bss))")
   [ "$(field interrupts_during_full_frame)" -gt 0 ] ||
     FAILURES+=("no interrupt was taken during a frame: the encryption must not mask interrupts")
+  [ -n "$HOST_DIGEST" ] && [ "$(field frames_digest)" = "$HOST_DIGEST" ] ||
+    FAILURES+=("the firmware's frames_digest $(field frames_digest) is not the host's ${HOST_DIGEST:-(none)}")
   [ "$(field full)" = 4191 ] && [ "$(field compact)" = 1503,1503 ] ||
     FAILURES+=("frames of $(field full) and $(field compact) B, not 4191 (full) and 1503,1503 (compact)")
 fi

@@ -12,6 +12,8 @@
 //! cargo run -p tfhe-sbc-firmware --example test_credential -- 1 examples/firmware-guide/devices --check
 //! ```
 //! `--check` writes nothing and fails unless the files there are byte for byte what this tool makes.
+//! `--frames-digest` also prints the digest the guide's firmware prints for its checked frames
+//! (`frames_digest=...`, [`frames_digest`]), computed here on the host with the same calls.
 
 use rand_core::{Rng, SeedableRng};
 use std::path::Path;
@@ -19,8 +21,13 @@ use std::process::ExitCode;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, encode_credentials, pack_secret_key};
+use tfhe_sbc_device::encrypt::GlweEncryptor;
+use tfhe_sbc_device::files::credentials::{
+    KeyMode, credentials_file_bytes, decode_credentials, encode_credentials, pack_secret_key,
+};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 /// The XOF seed every test value of device `device_id` comes from: a public label and the id.
 fn public_seed(device_id: u64) -> [u8; 32] {
@@ -49,12 +56,50 @@ fn test_credential(device_id: u64) -> Result<(Vec<u8>, [u8; 32]), tfhe_sbc_devic
     Ok((file, seed))
 }
 
+/// The digest `examples/firmware-guide/src/main.rs` prints as `frames_digest`: its run replayed on the host
+/// (set the key from `file`, seed with `seed` and boot 1, 128 readings of 0x5a in a full frame, 256 in two
+/// compact frames, then the two checked frames: 128 compact, 128 full), and the XOR of the checked frames'
+/// BLAKE2b-128 tags under the all-zero key.
+fn frames_digest(file: &[u8], seed: &[u8; 32]) -> Result<[u8; 16], tfhe_sbc_device::Error> {
+    const BOOT: u32 = 1;
+    let readings = [0x5a_u8; 256];
+    let file = decode_credentials(file)?;
+    let mut encryptor = Box::new(GlweEncryptor::<1024>::EMPTY);
+    encryptor.set_packed_key(&file.parameters, file.key_material)?;
+    let mut seed = *seed;
+    encryptor.seed_from_bytes(&mut seed);
+    encryptor.reseed(&BOOT.to_le_bytes());
+    let mut counter = FrameCounter::from_boot_counter(BOOT);
+    let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
+    let mut digest = [0u8; 16];
+    // (readings, body bits, checked)
+    let messages: [(&[u8], u32, bool); 4] = [
+        (&readings[..128], 32, false),
+        (&readings, file.parameters.compact_body_bits(), false),
+        (&readings[..128], file.parameters.compact_body_bits(), true),
+        (&readings[128..], 32, true),
+    ];
+    for (message_bytes, body_bits, checked) in messages {
+        encryptor.set_body_bits(body_bits)?;
+        let message = encryptor.begin_message(&mut counter, message_bytes.len())?;
+        for chunk in chunks(message_bytes, GlweEncryptor::<1024>::MESSAGE_BYTES) {
+            let n = encryptor.encrypt_seeded_frame_into(&file.credentials, &message, &chunk, &mut frame)?;
+            if checked {
+                let tag = MacKey::from_bytes([0; 32]).tag(&frame[..n]);
+                digest.iter_mut().zip(tag).for_each(|(d, t)| *d ^= t);
+            }
+        }
+    }
+    Ok(digest)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = args.iter().any(|a| a == "--check");
+    let print_digest = args.iter().any(|a| a == "--frames-digest");
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let (Some(id), Some(dir)) = (positional.first(), positional.get(1)) else {
-        eprintln!("usage: test_credential <device-id> <dir> [--check]");
+        eprintln!("usage: test_credential <device-id> <dir> [--check] [--frames-digest]");
         return ExitCode::from(2);
     };
     let Ok(device_id) = id.parse::<u64>() else {
@@ -89,6 +134,18 @@ fn main() -> ExitCode {
                 path.display(),
                 bytes.len()
             );
+        }
+    }
+    if print_digest {
+        match frames_digest(&file, &seed) {
+            Ok(digest) => println!(
+                "frames_digest={}",
+                digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            ),
+            Err(e) => {
+                eprintln!("test_credential: frames digest: {e}");
+                ok = false;
+            }
         }
     }
     if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }

@@ -7,6 +7,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use cortex_m::peripheral::SYST;
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m_rt::exception;
+use cortex_m_semihosting::hprintln;
 
 unsafe extern "C" {
     /// The initial stack pointer (the top of the stack).
@@ -118,4 +119,16 @@ impl Clock {
         let ticks = self.ticks() - start;
         (ticks * Self::LOOP_INSTRUCTIONS + self.loop_ticks / 2) / self.loop_ticks
     }
+}
+
+/// Prints `label=` and `bytes` (up to 32) in hex.
+pub fn print_hex(label: &str, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [0u8; 64];
+    for (pair, b) in text.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = HEX[usize::from(b >> 4)];
+        pair[1] = HEX[usize::from(b & 15)];
+    }
+    let hex = core::str::from_utf8(&text[..2 * bytes.len().min(32)]).unwrap_or("?");
+    hprintln!("{}={}", label, hex);
 }
