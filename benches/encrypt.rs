@@ -26,10 +26,10 @@ use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
 use tfhe_sbc_core::gaussian::{NormalSampler, Polar, Ziggurat};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_core::tuniform::TUniform;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::mask::expand_mask_into_fft_input;
+use tfhe_sbc_device::csprng::mask::expand_mask_into_fft_input;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::noise::NoiseSampling;
-use tfhe_sbc_device::xof::Blake2bXof;
 
 const N: usize = 1024;
 const ENCRYPT: &str = "encrypt_1024_bits";

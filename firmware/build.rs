@@ -15,14 +15,15 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 use tfhe_sbc_core::entities::GlweSecretKey;
+use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::credentials_file::pack_secret_key;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 /// The KAT key, packed (128 bytes), and the digests of the run's two frames (keyed BLAKE2b-128 under
 /// `DIGEST_KEY`), computed with the plain host

@@ -11,6 +11,7 @@ use negacyclic_ntt::{NttPlan32, NttPlan64};
 use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::{PaddedIntegerEncoding, encode_bool};
+use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
@@ -634,7 +635,6 @@ fn integer_encrypt() -> Outcome {
 /// straight into the frame buffer (its 8-aligned body window) and authenticated under a secret MAC key; then
 /// the same message again with the set's compact body (the body rounded and packed in place).
 fn integer_frame() -> Outcome {
-    use tfhe_sbc_device::files::credentials::pack_secret_key;
     type Encryptor = IntegerEncryptor<N64, NttPlan64>;
     let key = secret_key_2048(110);
     let mut packed = [0u8; N64 / 8];
@@ -789,7 +789,6 @@ fn seeded_frame() -> Outcome {
 /// of a credential file and seeded from a (secret) hardware RNG, frames encrypted straight into the frame
 /// buffer, with the Cortex-M default product (`NttPlan32`) and with the hosts' default (the FFT).
 fn firmware_frame() -> Outcome {
-    use tfhe_sbc_device::files::credentials::pack_secret_key;
     use tfhe_sbc_device::product::{DefaultProduct, NegacyclicProductPlan};
 
     fn run<P: NegacyclicProductPlan<N, Torus = u32>>(label: u8, digest: &mut Digest) -> Option<bool> {

@@ -19,12 +19,11 @@ use rand_core::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::ExitCode;
 use tfhe_sbc_core::entities::GlweSecretKey;
+use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::GlweEncryptor;
-use tfhe_sbc_device::files::credentials::{
-    KeyMode, credentials_file_bytes, decode_credentials, encode_credentials, pack_secret_key,
-};
+use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, decode_credentials, encode_credentials};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};

@@ -10,10 +10,10 @@ use crate::run::{Phase, Probe, frame_digest};
 use negacyclic_ntt::NttPlan64;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place_u64};
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place_u64};
 
 /// The integer product: the exact three-prime NTT over the 64-bit torus (the only `u64` product, on every
 /// target).

@@ -1,3 +1,4 @@
+use tfhe_sbc_core::entities::unpack_secret_key;
 //! Cortex-M firmware test of the device crate, run under `qemu-system-arm` by `scripts/firmware.sh`.
 //!
 //! On a Cortex-M target (`target_os = "none"`) this is `#![no_std] #![no_main]` firmware (cortex-m-rt,
@@ -77,10 +78,10 @@ mod tests {
     use sha2::{Digest, Sha256};
     use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
     use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-    use tfhe_sbc_device::credentials_file::unpack_secret_key;
-    use tfhe_sbc_device::encryption::GlweEncryptor;
-    use tfhe_sbc_device::wire::{HEADER_BYTES, SEEDED_FRAME_BYTES_1024};
-    use tfhe_sbc_device::xof::Blake2bXof;
+    use tfhe_sbc_device::csprng::xof::Blake2bXof;
+    use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+    
+    use tfhe_sbc_device::frame::{HEADER_BYTES, SEEDED_FRAME_BYTES_1024};
 
     /// Records the phases, in order, and the frames.
     #[derive(Default)]
@@ -154,11 +155,11 @@ mod tests {
         use tfhe_sbc_core::compact_body::{packed_body_bytes, unpack_body};
         use tfhe_sbc_core::entities::MASK_SEED_BYTES;
         use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-        use tfhe_sbc_device::frame_mac::TAG_BYTES;
-        use tfhe_sbc_device::glwe_encryption::decrypt_seeded_glwe_phase;
-        use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-        use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
+        use tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase;
+        use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+        use tfhe_sbc_device::frame::mac::TAG_BYTES;
         use tfhe_sbc_device::product::NegacyclicProductPlan;
+        use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
         let mut encryptor = Box::new(integer_run::Encryptor::EMPTY);
         let mut frame = vec![0u8; integer_run::FRAME_BYTES];
@@ -190,7 +191,7 @@ mod tests {
         )
         .unwrap();
         let mut packed = [0u8; N / 8];
-        tfhe_sbc_device::credentials_file::pack_secret_key(key.as_bytes(), &mut packed).unwrap();
+        tfhe_sbc_core::entities::pack_secret_key(key.as_bytes(), &mut packed).unwrap();
         assert_eq!(
             packed,
             integer_run::PACKED_KEY,

@@ -8,10 +8,10 @@
 use crate::kat_inputs::{DEVICE_ID, DIGEST_KEY, FIRST_SEQUENCE, KEY_ID, MAC_KEY, MESSAGE, RNG_SEED};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place};
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place};
 
 /// The product being measured: the f64 FFT, named explicitly (feature `fft`).
 #[cfg(feature = "fft")]
@@ -25,7 +25,7 @@ pub type Product = tfhe_sbc_device::product::DefaultProduct;
 pub type Encryptor = GlweEncryptor<1024, 1, Product>;
 
 /// The bytes of one seeded frame (4191 at `N = 1024`).
-pub const FRAME_BYTES: usize = tfhe_sbc_device::wire::SEEDED_FRAME_BYTES_1024;
+pub const FRAME_BYTES: usize = tfhe_sbc_device::frame::SEEDED_FRAME_BYTES_1024;
 
 /// The KAT key in its packed form (128 bytes, in flash), computed by build.rs from `KEY_SEED`.
 pub use crate::expected::PACKED_KEY;

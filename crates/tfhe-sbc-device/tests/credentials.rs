@@ -3,11 +3,10 @@
 
 use rand_core::SeedableRng;
 use tfhe_sbc_core::entities::GlweSecretKey;
+use tfhe_sbc_core::entities::{pack_secret_key, unpack_secret_key};
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, GlweParameters, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::files::credentials::{
-    KeyMode, credentials_file_bytes, decode_credentials, encode_credentials, pack_secret_key, unpack_secret_key,
-};
+use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, decode_credentials, encode_credentials};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 
 fn secret_key_file(params: &GlweParameters, mode: KeyMode) -> (Vec<u8>, Vec<u8>) {

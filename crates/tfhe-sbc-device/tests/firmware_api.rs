@@ -7,6 +7,7 @@
 mod common;
 
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
+use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::entities::{GlweSecretKey, ReadOnlyBytes};
 use tfhe_sbc_core::parameters::{ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
@@ -15,9 +16,7 @@ use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
-use tfhe_sbc_device::files::credentials::{
-    KeyMode, credentials_file_bytes, decode_credentials, encode_credentials, pack_secret_key,
-};
+use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, decode_credentials, encode_credentials};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{FrameCounter, FrameKind, HEADER_BYTES, SEEDED_FRAME_BYTES_1024, frame_bytes};

@@ -18,7 +18,9 @@ use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
-use tfhe_sbc_device::files::public_key::{decode_public_key, encode_public_key, public_key_file_bytes};
+use tfhe_sbc_device::files::public_key::{
+    decode_public_key, encode_public_key, public_key_body, public_key_file_bytes,
+};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::{chunks, message_bit};
 use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
@@ -232,8 +234,11 @@ fn degenerate_public_keys_are_refused() {
         // The same through the file format.
         let mut file = vec![0u8; public_key_file_bytes(1024)];
         encode_public_key(params.id(), 77, &seed, &bad, &mut file).unwrap();
+        let (header, body_le) = public_key_body(&file, 77).unwrap();
         assert_eq!(
-            encryptor.set_public_key_file(77, &file).unwrap_err(),
+            encryptor
+                .set_public_key_le_bytes(&header.parameters, &header.seed, body_le)
+                .unwrap_err(),
             Error::DegeneratePublicKey(defect),
             "{what} (file)"
         );
@@ -263,16 +268,18 @@ fn public_keys_of_another_key_set_are_refused() {
     let mut file = vec![0u8; public_key_file_bytes(1024)];
     encode_public_key(params.id(), 77, &seed, &body, &mut file).unwrap();
 
+    let (header, body_le) = public_key_body(&file, 77).unwrap();
     let mut encryptor = Box::new(PublicKeyEncryptor::<1024>::EMPTY);
-    encryptor.set_public_key_file(77, &file).unwrap();
+    encryptor
+        .set_public_key_le_bytes(&header.parameters, &header.seed, body_le)
+        .unwrap();
     assert_eq!(
-        encryptor.set_public_key_file(78, &file).unwrap_err(),
+        public_key_body(&file, 78).unwrap_err(),
         Error::PublicKeyOfAnotherKeySet {
             expected_key_id: 78,
             found_key_id: 77
         }
     );
-    assert!(!encryptor.is_ready());
 
     for (key_id, ok) in [(77, true), (0x1234_5678, false)] {
         let credentials = DeviceCredentials::new(3, key_id, MacKey::from_bytes([4; 32]));

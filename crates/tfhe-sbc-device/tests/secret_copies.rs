@@ -15,13 +15,12 @@ use common::painted_stack::run_painted;
 use core::convert::Infallible;
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
 use tfhe_sbc_core::entities::GlweSecretKey;
+use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::{GlweParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
-use tfhe_sbc_device::files::credentials::{
-    KeyMode, credentials_file_bytes, decode_credentials, encode_credentials, pack_secret_key,
-};
+use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, decode_credentials, encode_credentials};
 use tfhe_sbc_device::files::public_key::{decode_public_key, encode_public_key, public_key_file_bytes};
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};

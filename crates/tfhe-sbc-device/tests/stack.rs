@@ -13,11 +13,12 @@ mod common;
 
 use common::painted_stack::measure;
 use std::sync::Mutex;
+use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::entities::{GlweSecretKey, ReadOnlyBytes};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
-use tfhe_sbc_device::files::credentials::pack_secret_key;
+
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};

@@ -157,3 +157,36 @@ impl<C: KeyStorage> core::fmt::Debug for GlweSecretKey<C> {
             .finish()
     }
 }
+
+/// Packs binary key coefficients (one byte, 0 or 1, each) eight to a byte, least-significant bit first: the
+/// form a device's credential file carries (`k * N / 8` bytes). Branch-free. `bits` must be exactly
+/// `8 * packed.len()` long.
+pub fn pack_secret_key(bits: &[u8], packed: &mut [u8]) -> Result<()> {
+    if bits.len() != 8 * packed.len() {
+        return Err(Error::WrongLength {
+            expected: 8 * packed.len(),
+            found: bits.len(),
+        });
+    }
+    for (byte, eight) in packed.iter_mut().zip(bits.chunks_exact(8)) {
+        *byte = eight.iter().enumerate().fold(0u8, |acc, (j, &b)| acc | ((b & 1) << j));
+    }
+    Ok(())
+}
+
+/// Unpacks a packed key ([`pack_secret_key`]) into one byte (0 or 1) per coefficient, e.g. into a
+/// [`GlweSecretKey`]'s storage. Branch-free. `bits` must be exactly `8 * packed.len()` long.
+pub fn unpack_secret_key(packed: &[u8], bits: &mut [u8]) -> Result<()> {
+    if bits.len() != 8 * packed.len() {
+        return Err(Error::WrongLength {
+            expected: 8 * packed.len(),
+            found: bits.len(),
+        });
+    }
+    for (eight, &byte) in bits.chunks_exact_mut(8).zip(packed) {
+        for (j, b) in eight.iter_mut().enumerate() {
+            *b = (byte >> j) & 1;
+        }
+    }
+    Ok(())
+}

@@ -7,7 +7,7 @@ mod lwe_ciphertext;
 mod seeded_glwe_ciphertext;
 
 pub use glwe_ciphertext::GlweCiphertext;
-pub use glwe_secret_key::{GlweSecretKey, KeyStorage, ReadOnlyBytes};
+pub use glwe_secret_key::{GlweSecretKey, KeyStorage, ReadOnlyBytes, pack_secret_key, unpack_secret_key};
 pub use lwe_ciphertext::LweCiphertext;
 pub use seeded_glwe_ciphertext::{MASK_SEED_BYTES, SeededGlweCiphertext};
 

@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::frame::mac::{DeviceCredentials, MacKey};
 use crate::frame::message::Chunk;
 use crate::frame::{FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place_u64};
-use crate::noise::{DeviceNoise, NoiseSampling};
+use crate::noise::DeviceNoise;
 use crate::product::NegacyclicProductPlan;
 use crate::product::key_spectrum::compute_glwe_key_spectrum;
 use negacyclic_ntt::NttPlan64;
@@ -272,7 +272,9 @@ fn encode_readings<T: Copy + Into<u64>>(
     Ok(())
 }
 
-/// Checks that `params`' GLWE side is a 64-bit, `k = 1` set of size `N` and resolves its noise.
+/// Checks that `params` is a named integer set whose GLWE side is a 64-bit, `k = 1` set of size `N` with
+/// two-bit blocks, and resolves the named set's TUniform noise. Integer code only (no `f64` comparison or
+/// conversion): an integer firmware links no floating-point code for it.
 fn check_integer_parameters<const N: usize>(params: &IntegerParameters) -> Result<DeviceNoise> {
     let glwe = params.glwe();
     glwe.check_torus::<u64>()?;
@@ -285,8 +287,10 @@ fn check_integer_parameters<const N: usize>(params: &IntegerParameters) -> Resul
     if glwe.glwe_dimension().0 != 1 {
         return Err(Error::UnsupportedGlweDimension(glwe.glwe_dimension().0));
     }
-    if IntegerParameters::from_id(glwe.id()) != Some(*params) || params.block_bits() != 2 {
-        return Err(Error::Core(tfhe_sbc_core::Error::UnknownParameterSet(glwe.id().0)));
+    let unknown = Error::Core(tfhe_sbc_core::Error::UnknownParameterSet(glwe.id().0));
+    let named = IntegerParameters::from_id(glwe.id()).ok_or(unknown)?;
+    if params.block_bits() != 2 || named.block_bits() != params.block_bits() {
+        return Err(unknown);
     }
-    DeviceNoise::for_parameters(&glwe, NoiseSampling::ConstantTime)
+    DeviceNoise::for_tuniform_parameters(&named.glwe())
 }

@@ -10,7 +10,6 @@ use crate::encrypt::secret_key::{check_glwe_parameters, check_lengths, encode_bi
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
-use crate::files::public_key::decode_public_key;
 use crate::frame::mac::{DeviceCredentials, MacKey};
 use crate::frame::message::Chunk;
 use crate::frame::{FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place, write_full_frame};
@@ -56,7 +55,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 /// (`tests/firmware_api.rs` checks the size).
 ///
 /// Build it where it lives: [`Encryptor::EMPTY`] (all zero bytes), then [`Self::set_public_key`] (or
-/// [`Self::set_public_key_file`]) and [`Encryptor::seed`]; [`Self::new`] is a host's by-value convenience for
+/// [`Self::set_public_key_le_bytes`]) and [`Encryptor::seed`]; [`Self::new`] is a host's by-value convenience for
 /// tests.
 ///
 /// Nothing it holds decrypts anything: a stolen device reveals no past data (its CSPRNG erases its key
@@ -97,12 +96,23 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         Ok(())
     }
 
-    /// Sets the public key from a public-key file (`crate::files::public_key`), bound to the device's key
-    /// set: the file must name `key_id` (the credential file's), else [`Error::PublicKeyOfAnotherKeySet`],
-    /// and a set of size `N` and dimension `K`. The body is decoded into the scratch spectrum's memory (no
-    /// stack buffer), which is wiped afterwards. On error the encryptor has no key.
-    pub fn set_public_key_file(&mut self, key_id: u32, file: &[u8]) -> Result<()> {
+    /// [`Self::set_public_key`] with the body as it travels in a public-key file: `4 N` bytes, each word
+    /// little-endian (`crate::files::public_key::public_key_body` gives them, after checking the file and its
+    /// binding to the credentials). The words are decoded into the scratch spectrum's memory (no stack
+    /// buffer), which is wiped afterwards. On error the encryptor has no key.
+    pub fn set_public_key_le_bytes(
+        &mut self,
+        params: &GlweParameters,
+        seed: &[u8; MASK_SEED_BYTES],
+        body_le: &[u8],
+    ) -> Result<()> {
         self.forget_key();
+        if body_le.len() != 4 * N {
+            return Err(Error::WrongLength {
+                expected: 4 * N,
+                found: body_le.len(),
+            });
+        }
         let PublicKey {
             mask_spectra,
             body_spectrum,
@@ -111,20 +121,12 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         } = &mut self.key;
         let words: &mut [u32] = bytemuck::cast_slice_mut(scratch.as_mut_slice());
         let body = words.get_mut(..N).ok_or(Error::BufferTooSmall)?;
-        let installed = decode_public_key(file, body).and_then(|header| {
-            if header.key_id != key_id {
-                return Err(Error::PublicKeyOfAnotherKeySet {
-                    expected_key_id: key_id,
-                    found_key_id: header.key_id,
-                });
-            }
-            let noise =
-                install_public_key::<N, K, P>(&header.parameters, &header.seed, body, mask_spectra, body_spectrum)?;
-            Ok((header.parameters.id(), noise))
-        });
+        for (word, bytes) in body.iter_mut().zip(body_le.chunks_exact(4)) {
+            *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        }
+        let installed = install_public_key::<N, K, P>(params, seed, body, mask_spectra, body_spectrum);
         scratch.zeroize();
-        let (id, noise) = installed?;
-        self.state.set_key(id, noise);
+        self.state.set_key(params.id(), installed?);
         Ok(())
     }
 

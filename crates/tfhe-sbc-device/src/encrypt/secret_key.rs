@@ -39,7 +39,8 @@ use crate::encrypt::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_se
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
-use crate::files::credentials::unpack_secret_key;
+use tfhe_sbc_core::entities::unpack_secret_key;
+
 use crate::frame::mac::{DeviceCredentials, MacKey};
 use crate::frame::message::Chunk;
 use crate::frame::{

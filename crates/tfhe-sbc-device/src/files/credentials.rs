@@ -20,7 +20,7 @@
 
 use crate::error::{Error, Result};
 use crate::files::check::{CHECK_BYTES, file_check};
-use crate::files::public_key::{decode_public_key_header, public_key_file_bytes};
+use crate::files::public_key::{public_key_body, public_key_file_bytes};
 use crate::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 
@@ -113,37 +113,6 @@ fn check_of(bytes: &[u8]) -> [u8; CHECK_BYTES] {
     file_check(CREDENTIALS_CHECK_PERSONALIZATION, bytes)
 }
 
-/// Packs key bytes (0 or 1) eight to a byte, least-significant bit first. Branch-free.
-pub fn pack_secret_key(bits: &[u8], packed: &mut [u8]) -> Result<()> {
-    if bits.len() != 8 * packed.len() {
-        return Err(Error::WrongLength {
-            expected: 8 * packed.len(),
-            found: bits.len(),
-        });
-    }
-    for (byte, eight) in packed.iter_mut().zip(bits.chunks_exact(8)) {
-        *byte = eight.iter().enumerate().fold(0u8, |acc, (j, &b)| acc | ((b & 1) << j));
-    }
-    Ok(())
-}
-
-/// Unpacks a packed key into one byte (0 or 1) per coefficient, e.g. into a `GlweSecretKey`'s storage.
-/// Branch-free.
-pub fn unpack_secret_key(packed: &[u8], bits: &mut [u8]) -> Result<()> {
-    if bits.len() != 8 * packed.len() {
-        return Err(Error::WrongLength {
-            expected: 8 * packed.len(),
-            found: bits.len(),
-        });
-    }
-    for (eight, &byte) in bits.chunks_exact_mut(8).zip(packed) {
-        for (j, b) in eight.iter_mut().enumerate() {
-            *b = (byte >> j) & 1;
-        }
-    }
-    Ok(())
-}
-
 /// Writes a credential file into `out`; `key_material` is the packed secret key or the public-key file, of
 /// [`key_material_bytes`]. Returns the file's length.
 pub fn encode_credentials(
@@ -221,14 +190,7 @@ pub fn decode_credentials(bytes: &[u8]) -> Result<Credentials<'_>> {
     key_id.copy_from_slice(&bytes[16..20]);
     let key_material = &content[HEADER_BYTES..];
     if mode == KeyMode::PublicKey {
-        let header = decode_public_key_header(key_material)?;
-        let expected_key_id = u32::from_le_bytes(key_id);
-        if header.key_id != expected_key_id {
-            return Err(Error::PublicKeyOfAnotherKeySet {
-                expected_key_id,
-                found_key_id: header.key_id,
-            });
-        }
+        let (header, _) = public_key_body(key_material, u32::from_le_bytes(key_id))?;
         if header.parameters.id() != parameters.id() {
             return Err(Error::BadKeyFile);
         }

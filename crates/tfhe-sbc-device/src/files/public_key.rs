@@ -103,3 +103,19 @@ pub fn decode_public_key(bytes: &[u8], body: &mut [u32]) -> Result<PublicKeyHead
     }
     Ok(header)
 }
+
+/// A public-key file bound to the key set of the credentials it came with: [`decode_public_key_header`]'s
+/// checks, then the key id must be `key_id` (the credential file's), else
+/// [`Error::PublicKeyOfAnotherKeySet`]. Returns the header and the body's `4 N` little-endian bytes, for
+/// `PublicKeyEncryptor::set_public_key_le_bytes` (no copy of the body is made).
+pub fn public_key_body(bytes: &[u8], key_id: u32) -> Result<(PublicKeyHeader, &[u8])> {
+    let header = decode_public_key_header(bytes)?;
+    if header.key_id != key_id {
+        return Err(Error::PublicKeyOfAnotherKeySet {
+            expected_key_id: key_id,
+            found_key_id: header.key_id,
+        });
+    }
+    let body = &bytes[PUBLIC_KEY_HEADER_BYTES + MASK_SEED_BYTES..bytes.len() - PUBLIC_KEY_CHECK_BYTES];
+    Ok((header, body))
+}

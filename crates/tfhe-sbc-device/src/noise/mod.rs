@@ -93,6 +93,20 @@ impl DeviceNoise {
         Ok(noise)
     }
 
+    /// The constant-time sampler of a set whose noise is TUniform (the integer set's TUniform(17)), resolved
+    /// with integer code only: a firmware that encrypts only for such sets links no floating-point code for
+    /// it. A Gaussian set is [`Error::NoiseOutOfRange`] here (use [`Self::for_parameters`]).
+    pub fn for_tuniform_parameters(params: &GlweParameters) -> Result<Self> {
+        match params.noise_distribution() {
+            NoiseDistribution::TUniform { bound_log2 } => {
+                let noise = Self::TUniform(TUniform::new(bound_log2)?);
+                noise.check(params.torus_bits())?;
+                Ok(noise)
+            }
+            _ => Err(Error::NoiseOutOfRange),
+        }
+    }
+
     fn check(&self, torus_bits: u32) -> Result<()> {
         let max_log2 = torus_bits - LOG2_MARGIN;
         let ok = match *self {

@@ -9,6 +9,7 @@ use crate::encrypt::secret_key::SecretKey;
 use crate::encrypt::{Encryptor, FrameEncryptor};
 use crate::error::{Error, Result};
 use crate::files::credentials::{Credentials, KeyMode};
+use crate::files::public_key::public_key_body;
 use crate::frame::mac::DeviceCredentials;
 use crate::frame::message::chunks;
 use crate::frame::{FrameKind, OutgoingMessage};
@@ -81,13 +82,12 @@ fn public_key<const N: usize, const K: usize, R: TryCryptoRng + ?Sized>(
     key_id: u32,
     public_key_file: &[u8],
 ) -> Result<Box<dyn FrameEncryptor + Send>> {
+    let (header, body) = public_key_body(public_key_file, key_id)?;
+    if header.parameters.id() != params.id() {
+        return Err(Error::BadKeyFile);
+    }
     build_in_place::<PublicKey<N, K, DefaultProduct>, R>(seed, |e| {
-        e.set_public_key_file(key_id, public_key_file)?;
-        if e.parameter_set() == params.id() {
-            Ok(())
-        } else {
-            Err(Error::BadKeyFile)
-        }
+        e.set_public_key_le_bytes(params, &header.seed, body)
     })
 }
 
