@@ -1,5 +1,5 @@
 //! Encrypting 512 `u8` readings (2048 shortint blocks, one `N = 2048` ciphertext) on the device, against
-//! tfhe-rs 1.8.2's client paths in the same run (issue [G] section 6, first table).
+//! tfhe-rs 1.8.2's client paths in the same run (the first table of `docs/benchmarks-integer.md`).
 //!
 //! * ours: `IntegerEncryptor<2048, NttPlan64>` (u64 torus, the exact integer NTT, constant-time TUniform(17),
 //!   keyed BLAKE2b XOF): the seeded ciphertext (`encrypt_u8`: encoding, mask from the seed, noise, product),

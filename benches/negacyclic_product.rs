@@ -193,7 +193,7 @@ fn bench(c: &mut Criterion) {
     });
     assert_eq!(out, expected, "negacyclic-ntt");
 
-    // The 64-bit torus plan (three primes) at N = 2048, the size issue [G] needs: one product.
+    // The 64-bit torus plan (three primes) at N = 2048, the integer set's size: one product.
     const N64: usize = 2048;
     let ntt64 = negacyclic_ntt::NttPlan64::new::<N64>();
     let mut rng = StdRng::seed_from_u64(8);

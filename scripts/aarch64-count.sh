@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per N = 1024 encryption on aarch64 (issue [F] section 5), counted under qemu-user with a
+# Instructions per N = 1024 encryption on aarch64, counted under qemu-user with a
 # small TCG plugin (scripts/qemu-plugin/insn_count.c: every executed guest instruction, exactly).
 #
 # The program (crates/tfhe-sbc-device/examples/encryption_count.rs) runs R encryptions with fixed seeds;

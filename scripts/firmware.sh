@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cortex-M in CI (issue [F] §2): builds the firmware test (firmware/) for three targets, runs each under
+# Cortex-M in CI: builds the firmware test (firmware/) for three targets, runs each under
 # qemu-system-arm and checks the known-answer digest and the budgets. Installs what it needs.
 #
 #   thumbv7em-none-eabihf  on -machine mps2-an386 -cpu cortex-m4   (M4F)
@@ -13,12 +13,12 @@
 # each phase with SysTick under -icount shift=0, calibrated against a loop of known length. flip-link puts the
 # stack below the statics, so an overflow faults (qemu reports a lockup) instead of corrupting .bss.
 #
-# Budgets, checked on the default-product builds (issue [F] §1): RAM (statics + peak stack) <= 24 KiB,
-# flash (text + rodata + data) <= 64 KiB; and (§3) <= 1.5 M instructions per encryption on the M4 model. A
+# Budgets, checked on the default-product builds: RAM (statics + peak stack) <= 24 KiB,
+# flash (text + rodata + data) <= 64 KiB; and <= 1.5 M instructions per encryption on the M4 model. A
 # deliberate stack overflow checks that flip-link makes it fault. Then a debug build (opt-level 0 everywhere,
 # as a new firmware project builds by default) must link on the M3 and pass too.
 #
-# The integer variant (issue [G] §2, feature `integer`): the u64 IntegerEncryptor<2048, NttPlan64> (two 24 KiB
+# The integer variant (feature `integer`): the u64 IntegerEncryptor<2048, NttPlan64> (two 24 KiB
 # spectra) and its 16,479-byte frame, on the M4 model only (one more build and qemu run, about 30 s). Its own
 # budgets, since it needs about 68 KiB of RAM and no 24 KiB part can hold it: RAM <= 96 KiB (a 128 KiB part),
 # flash <= 64 KiB, <= 4.5 M instructions per N = 2048 encryption of 512 u8 readings. The MPS2 AN386 layout
@@ -31,9 +31,9 @@ cd "$(dirname "$0")/.."
 
 RAM_BUDGET=$((24 * 1024))
 FLASH_BUDGET=$((64 * 1024))
-# Issue [F] §3: instructions per N = 1024 encryption on the M4 model, default product.
+# Instructions per N = 1024 encryption on the M4 model, default product.
 M4_INSTRUCTION_BUDGET=1500000
-# Issue [G] §2: the integer variant on the M4 model (N = 2048, u64 torus, 512 u8 readings per frame).
+# The integer variant on the M4 model (N = 2048, u64 torus, 512 u8 readings per frame).
 INTEGER_RAM_BUDGET=$((96 * 1024))
 INTEGER_FLASH_BUDGET=$((64 * 1024))
 INTEGER_INSTRUCTION_BUDGET=4500000
@@ -189,7 +189,7 @@ done
 
 if [ "${FIRMWARE_SKIP_DEBUG:-0}" != 1 ]; then
   # What a new firmware project gets from `cargo build`: opt-level 0 in every crate (this workspace's dev
-  # profile optimises, so it is overridden here). It must link in the M3's 256 KiB (issue [F]: it did not, every
+  # profile optimises, so it is overridden here). It must link in the M3's 256 KiB (it once did not: every
   # FFT table was kept) and give the same digest; its RAM and instructions are reported, not budgeted.
   step "debug build (opt-level 0 everywhere) on thumbv7m-none-eabi"
   elf="$TARGET_DIR/thumbv7m-none-eabi/debug/tfhe-sbc-firmware"

@@ -61,7 +61,7 @@ cargo test --workspace --all-features
 
 step "benchmarks (with the tfhe-rs peer), each run once as a test"
 cargo test --benches --quiet
-# The adapter's integer intake bench (issue [G]), with the host tests' features: no second tfhe-rs build.
+# The adapter's integer intake bench, with the host tests' features: no second tfhe-rs build.
 cargo test --workspace --all-features --bench integer_intake --quiet
 
 step "aarch64 tests under qemu-user"
@@ -70,7 +70,7 @@ cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
 step "aarch64 instruction count per encryption (qemu-user + the insn_count TCG plugin)"
 bash scripts/aarch64-count.sh
 
-# --- Pi client (issue [F] 4): begin ---
+# --- Pi client: begin ---
 step "Raspberry Pi client end to end: cross-built for aarch64 (glibc, static musl) and armv7, run under qemu-user against tfhe-sbc-server on loopback"
 PI_E2E_WORKSPACE_BUILD=1 bash scripts/pi-client-e2e.sh
 # --- Pi client: end ---
@@ -79,7 +79,7 @@ step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
 
-# --- Cortex-M firmware (issue [F] 2): begin ---
+# --- Cortex-M firmware: begin ---
 step "Cortex-M firmware under qemu-system-arm: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m)"
 bash scripts/firmware.sh
 # --- Cortex-M firmware: end ---
@@ -89,7 +89,7 @@ step "firmware guide: docs/firmware.md's own firmware (examples/firmware-guide) 
 bash scripts/firmware-guide.sh
 # --- firmware guide: end ---
 
-# --- backend override and feature matrix (issue [F]) ---------------------------------------------------------
+# --- backend override and feature matrix ---------------------------------------------------------
 # The crates that run on a device; negacyclic-ntt has no SIMD instance but belongs to the same KATs.
 DEVICE_CRATES=(-p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-device)
 
@@ -119,7 +119,7 @@ cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-adapter --exclude-feat
 echo "cargo hack step: $((SECONDS - SECONDS_START)) s"
 # --- end of backend override and feature matrix ----------------------------------------------------------------
 
-# --- integer NTT, Cortex-M0/M3 multiplier (issue [F] 3): begin ---
+# --- integer NTT, Cortex-M0/M3 multiplier: begin ---
 step "negacyclic-ntt with the 16x16-bit partial-product multiplier of Cortex-M0/M3 (--cfg negacyclic_ntt_mul16), on the host"
 # build.rs picks that multiplier (and Shoup twiddles) from the target triple on thumbv6m/thumbv7m; this runs
 # the exactness tests on it (own target dir, so the main one is not rebuilt).

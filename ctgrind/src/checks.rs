@@ -93,7 +93,7 @@ pub static DEFAULT: &[Check] = &[
     },
     Check {
         name: "integer-encrypt",
-        what: "IntegerEncryptor::<2048, NttPlan64> (issue [G]): set_key (secret key), seed_from_bytes (secret seed), encrypt_u8/u16/u32 of secret readings, reseed(secret entropy)",
+        what: "IntegerEncryptor::<2048, NttPlan64>: set_key (secret key), seed_from_bytes (secret seed), encrypt_u8/u16/u32 of secret readings, reseed(secret entropy)",
         run: integer_encrypt,
     },
     Check {

@@ -29,7 +29,7 @@
 //! `|X| <= N 2^(B-1)`:
 //! * [`NttPlan32`] (`P_2 = p_0 p_1 ~ 2^60`), 32-bit torus: `|X| <= 4096 * 2^31 = 2^43` at `N = 4096`;
 //! * [`NttPlan64`] (`P_3 = p_0 p_1 p_2 ~ 2^90`), 64-bit torus: `|X| <= 4096 * 2^63 = 2^75` at `N = 4096`
-//!   (issue \[G\] needs `N = 2048`, `2^74`).
+//!   (the integer set needs `N = 2048`, `2^74`).
 //!
 //! Garner's digits `d_i` (`X = d_0 + d_1 P_1 + ... + d_{L-1} P_{L-1}`, `P_i = p_0 ... p_{i-1}`) are kept lazy
 //! in `[0, 2p_i)` except the last, which is reduced and taken centred (`d - p` when `d > (p - 1)/2`, a masked

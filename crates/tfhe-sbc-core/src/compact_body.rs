@@ -1,4 +1,4 @@
-//! Compact bodies (issue \[G\]): only the top `body_bits` bits of each GLWE body coefficient travel.
+//! Compact bodies: only the top `body_bits` bits of each GLWE body coefficient travel.
 //!
 //! A seeded ciphertext's mask is exact (the receiver regenerates it from the seed), so the only rounding is
 //! the body's: `b_i -> round(b_i / 2^s) * 2^s` with `s = torus_bits - body_bits`. That adds a uniform error in
