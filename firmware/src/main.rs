@@ -1,4 +1,3 @@
-use tfhe_sbc_core::entities::unpack_secret_key;
 //! Cortex-M firmware test of the device crate, run under `qemu-system-arm` by `scripts/firmware.sh`.
 //!
 //! On a Cortex-M target (`target_os = "none"`) this is `#![no_std] #![no_main]` firmware (cortex-m-rt,
@@ -76,11 +75,10 @@ mod tests {
     use super::run::{Encryptor, PACKED_KEY, Phase, Probe, run};
     use rand_core::SeedableRng;
     use sha2::{Digest, Sha256};
-    use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+    use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, unpack_secret_key};
     use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
     use tfhe_sbc_device::csprng::xof::Blake2bXof;
     use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
-    
     use tfhe_sbc_device::frame::{HEADER_BYTES, SEEDED_FRAME_BYTES_1024};
 
     /// Records the phases, in order, and the frames.
