@@ -67,6 +67,14 @@ cargo test --workspace --all-features --bench integer_intake --quiet
 step "aarch64 tests under qemu-user"
 cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
 
+step "stack budgets and no secret copies in the profile users build: release, x86_64 and aarch64 (the Pi client's)"
+# tests/stack.rs (painted-stack budgets of a static encryptor) and tests/secret_copies.rs (no copy of the
+# CSPRNG state left on the stack by the Pi client's encryptor, every mode) also run in the test profile above;
+# here in release, on both hosts, since the budgets must hold in the profile the client ships.
+DEVICE_STACK_TESTS=(-p tfhe-sbc-device --features std,hazmat,getrandom --test stack --test secret_copies)
+cargo test --release "${DEVICE_STACK_TESTS[@]}"
+cargo test --release --target aarch64-unknown-linux-gnu "${DEVICE_STACK_TESTS[@]}"
+
 step "aarch64 instruction count per encryption (qemu-user + the insn_count TCG plugin)"
 bash scripts/aarch64-count.sh
 
