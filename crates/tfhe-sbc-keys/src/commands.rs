@@ -6,12 +6,7 @@ use crate::files::{
     self, CLIENT_KEY_FILE, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE,
     SERVER_KEY_FILE, credentials_path,
 };
-use crate::key_file::{
-    KeyFileEnvelope, KeyFileHeader, KeyKind, SecretClientKey, SecretIntegerClientKey, encode_client_key,
-    encode_integer_client_key, encode_integer_server_key, encode_server_key, read_client_key, read_integer_client_key,
-    read_server_key_envelope, short_hex,
-};
-use crate::{KeySetParameters, Mode, parameters_name};
+use crate::{KeySetParameters, parameters_name};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_core::Rng;
 use std::path::Path;
@@ -24,19 +19,27 @@ use tfhe_sbc_adapter::interop::integer::per_device::{
 use tfhe_sbc_adapter::interop::{
     PublicKeyDevice, provision_per_device, public_key_from_client_key, server_key_fingerprint,
 };
-use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyStore};
-use tfhe_sbc_core::entities::GlweSecretKeyOwned;
-use tfhe_sbc_core::parameters::{GlweParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
-use tfhe_sbc_device::credentials_file::{
-    credentials_file_bytes, decode_credentials, encode_credentials, key_material_bytes, pack_secret_key,
+use tfhe_sbc_adapter::key_set::client_key::{
+    SecretClientKey, SecretIntegerClientKey, encode_client_key, encode_integer_client_key, read_client_key,
+    read_integer_client_key,
 };
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::public_key::decode_public_key;
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_adapter::key_set::envelope::{KeyFileEnvelope, KeyFileHeader, KeyKind};
+use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyStore};
+use tfhe_sbc_adapter::key_set::server_key::{encode_integer_server_key, encode_server_key, read_server_key_envelope};
+use tfhe_sbc_adapter::key_set::short_hex;
+use tfhe_sbc_core::entities::GlweSecretKeyOwned;
+use tfhe_sbc_core::entities::pack_secret_key;
+use tfhe_sbc_core::parameters::{GlweParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::files::credentials::{
+    credentials_file_bytes, decode_credentials, encode_credentials, key_material_bytes,
+};
+use tfhe_sbc_device::files::public_key::decode_public_key;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use zeroize::Zeroizing;
 
 fn os_rng() -> Result<Blake2bXof, Error> {
-    tfhe_sbc_device::seeding::from_os_entropy().map_err(|_| Error::Entropy)
+    tfhe_sbc_device::csprng::seeding::from_os_entropy().map_err(|_| Error::Entropy)
 }
 
 fn provisioning(e: impl core::fmt::Display) -> Error {
@@ -61,15 +64,6 @@ fn size(bytes: usize) -> String {
         format!("{:.1} KiB", bytes as f64 / 1024.0)
     } else {
         format!("{bytes} B")
-    }
-}
-
-fn mode_name(mode: KeyMode) -> &'static str {
-    match mode {
-        KeyMode::FleetSecretKey => "fleet",
-        KeyMode::PerDeviceSecretKey => "per-device",
-        KeyMode::PublicKey => "public-key",
-        _ => "unknown",
     }
 }
 
@@ -367,12 +361,7 @@ fn load_integer_client_key(dir: &Path, server: &KeyFileEnvelope) -> Result<Secre
 /// The key store of `dir`, checked to be bound to `server`'s server key.
 fn load_key_store(dir: &Path, server: &KeyFileEnvelope) -> Result<KeyStore, Error> {
     let path = dir.join(KEY_STORE_FILE);
-    let bytes = files::read(&path, "key store")?;
-    let store = KeyStore::decode(&bytes).map_err(|e| Error::BadFile {
-        path: path.clone(),
-        problem: e.to_string(),
-        fix: RESTORE,
-    })?;
+    let store = KeyStore::read_file(&path)?;
     if store.server_key_fingerprint() != server.server_key_fingerprint {
         return Err(Error::Mismatch {
             message: format!(
@@ -419,14 +408,14 @@ fn load_public_key(dir: &Path, server: &KeyFileHeader) -> Result<Vec<u8>, Error>
 /// 0600) and adds its record to the key store (rewritten atomically), with the key set's parameter set.
 /// `key_id` defaults to the key set's; only per-device keys may take another (fleet and public-key devices
 /// encrypt under the key set's key). An integer key set takes per-device and fleet devices.
-pub fn issue(dir: &Path, device_id: u64, mode: Mode, key_id: Option<u32>) -> Result<(), Error> {
+pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> Result<(), Error> {
     check_dir(dir)?;
     let _lock = DirLock::acquire(dir)?;
     let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
     let parameters = server.parameters;
     let allowed = match (parameters, mode) {
-        (KeySetParameters::Boolean(set), Mode::PerDevice) => set == BooleanSet::TfheLib,
-        (KeySetParameters::Integer, Mode::PublicKey) => false,
+        (KeySetParameters::Boolean(set), KeyMode::PerDeviceSecretKey) => set == BooleanSet::TfheLib,
+        (KeySetParameters::Integer, KeyMode::PublicKey) => false,
         _ => true,
     };
     if !allowed {
@@ -437,7 +426,7 @@ pub fn issue(dir: &Path, device_id: u64, mode: Mode, key_id: Option<u32>) -> Res
     }
     let key_id = match key_id {
         None => server.key_id,
-        Some(k) if k == server.key_id || mode == Mode::PerDevice => k,
+        Some(k) if k == server.key_id || mode == KeyMode::PerDeviceSecretKey => k,
         Some(k) => {
             return Err(Error::BadArgument {
                 message: format!(
@@ -497,9 +486,10 @@ pub fn issue(dir: &Path, device_id: u64, mode: Mode, key_id: Option<u32>) -> Res
         credentials_file_path.display(),
         size(credentials_file.len()),
         match mode {
-            Mode::PerDevice => "its own secret key",
-            Mode::Fleet => "the client key's GLWE key (shared by the fleet)",
-            Mode::PublicKey => "the public key (nothing that decrypts)",
+            KeyMode::PerDeviceSecretKey => "its own secret key",
+            KeyMode::FleetSecretKey => "the client key's GLWE key (shared by the fleet)",
+            KeyMode::PublicKey => "the public key (nothing that decrypts)",
+            _ => "its key",
         }
     );
     println!(
@@ -518,7 +508,7 @@ fn boolean_device(
     dir: &Path,
     envelope: &KeyFileEnvelope,
     set: BooleanSet,
-    mode: Mode,
+    mode: KeyMode,
     device_id: u64,
     key_id: u32,
     rng: &mut Blake2bXof,
@@ -533,7 +523,7 @@ fn boolean_device(
     let with_set =
         |credentials, key| DeviceRecord::with_parameter_set(credentials, params.id(), key).map_err(provisioning);
     Ok(match mode {
-        Mode::PerDevice => {
+        KeyMode::PerDeviceSecretKey => {
             let client_key = load_client_key(dir, &server)?;
             let (secrets, record) =
                 provision_per_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
@@ -541,14 +531,14 @@ fn boolean_device(
                 secret_key_credentials(KeyMode::PerDeviceSecretKey, &params, &secrets.credentials, &secrets.key)?;
             (file, record)
         }
-        Mode::Fleet => {
+        KeyMode::FleetSecretKey => {
             let client_key = load_client_key(dir, &server)?;
             let key = glwe_key_from_client_key(set, client_key.get()).map_err(provisioning)?;
             let (device, cloud) = credential_pair(device_id, key_id, rng)?;
             let file = secret_key_credentials(KeyMode::FleetSecretKey, &params, &device, &key)?;
             (file, with_set(cloud, DeviceKeyMaterial::Fleet)?)
         }
-        Mode::PublicKey => {
+        KeyMode::PublicKey => {
             let public_key = load_public_key(dir, &server)?;
             let (credentials, cloud) = credential_pair(device_id, key_id, rng)?;
             let device = PublicKeyDevice {
@@ -558,6 +548,11 @@ fn boolean_device(
             let file = device.credentials_file().map_err(provisioning)?;
             (file, with_set(cloud, DeviceKeyMaterial::PublicKey)?)
         }
+        other => {
+            return Err(Error::BadArgument {
+                message: format!("key mode {} is not one this build provisions", other.name()),
+            });
+        }
     })
 }
 
@@ -566,24 +561,25 @@ fn boolean_device(
 fn integer_device(
     dir: &Path,
     envelope: &KeyFileEnvelope,
-    mode: Mode,
+    mode: KeyMode,
     device_id: u64,
     key_id: u32,
     rng: &mut Blake2bXof,
 ) -> Result<(Zeroizing<Vec<u8>>, DeviceRecord), Error> {
     let client_key = load_integer_client_key(dir, envelope)?;
     let (secrets, record, key_mode) = match mode {
-        Mode::PerDevice => {
+        KeyMode::PerDeviceSecretKey => {
             let (secrets, record) =
                 provision_integer_per_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
             (secrets, record, KeyMode::PerDeviceSecretKey)
         }
-        Mode::Fleet => {
+        KeyMode::FleetSecretKey => {
             let (secrets, record) =
                 provision_integer_fleet_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
             (secrets, record, KeyMode::FleetSecretKey)
         }
-        Mode::PublicKey => {
+        // Public key (no tfhe-sbc public key for the 64-bit set), or a mode this build does not know.
+        _ => {
             return Err(Error::ModeNotAllowed {
                 mode: mode.name(),
                 parameters: KeySetParameters::Integer.name(),
@@ -672,7 +668,7 @@ pub fn show(dir: &Path) -> Result<(), Error> {
             "  {:>20}  {:#010x}  {:<10}  {:>10}  {file}",
             record.device_id(),
             record.key_id(),
-            mode_name(record.mode()),
+            record.mode().name(),
             size(stored),
         ));
     }

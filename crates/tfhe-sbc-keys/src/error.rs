@@ -4,6 +4,7 @@
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
+use tfhe_sbc_adapter::key_set::KeySetError;
 
 /// Why a command failed.
 #[derive(Debug)]
@@ -146,7 +147,18 @@ impl std::error::Error for Error {
     }
 }
 
-/// What to do about a damaged file of the key set.
-pub(crate) const RESTORE: &str = "restore it from a backup, or run init again in a new --dir";
-/// What to do about a file that is not ours.
-pub(crate) const POINT_AT_INIT_DIR: &str = "point --dir at the directory init wrote";
+pub(crate) use tfhe_sbc_adapter::key_set::error::RESTORE;
+
+impl From<KeySetError> for Error {
+    fn from(e: KeySetError) -> Self {
+        match e {
+            KeySetError::Missing { path, what } => Self::Missing { path, what },
+            KeySetError::Io { action, path, source } => Self::Io { action, path, source },
+            KeySetError::BadFile { path, problem, fix } => Self::BadFile { path, problem, fix },
+            KeySetError::Encode { message } => Self::Provisioning { message },
+            other => Self::Provisioning {
+                message: other.to_string(),
+            },
+        }
+    }
+}

@@ -1,5 +1,6 @@
-//! The key set directory: file names, reading into wiped buffers, atomic writes with explicit modes, and
-//! the directory lock.
+//! The key set directory as the tool manages it: its file names, modes and reading and writing come from
+//! the adapter's key-set module (`tfhe_sbc_adapter::key_set::files`, shared with the server); here are the
+//! directories (mode 0700) and the directory lock.
 //!
 //! ```text
 //! <DIR>/client_key.bin     0600  trusted party only: the tfhe-rs ClientKey (decrypts everything)
@@ -13,36 +14,21 @@
 //! The directory and `devices/` are created with mode 0700.
 
 use crate::error::Error;
-use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
-use std::io::{Read, Write};
+use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use zeroize::Zeroizing;
 
-/// The client key's file name.
-pub const CLIENT_KEY_FILE: &str = "client_key.bin";
-/// The server key's file name.
-pub const SERVER_KEY_FILE: &str = "server_key.bin";
-/// The public-key file's name.
-pub const PUBLIC_KEY_FILE: &str = "public_key.tspk";
-/// The adapter's key store's file name.
-pub const KEY_STORE_FILE: &str = "key_store.bin";
-/// The directory of the device credential files.
-pub const DEVICES_DIR: &str = "devices";
+pub use tfhe_sbc_adapter::key_set::files::{
+    CLIENT_KEY_FILE, DEVICES_DIR, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
+    credentials_path,
+};
+
 /// The lock file's name.
 pub const LOCK_FILE: &str = ".lock";
 
-/// Mode of a file that holds a secret: owner read and write only.
-pub const SECRET_MODE: u32 = 0o600;
-/// Mode of a public file.
-pub const PUBLIC_MODE: u32 = 0o644;
 /// Mode of the directories.
 pub const DIR_MODE: u32 = 0o700;
-
-/// The credential file of device `device_id` in `dir`.
-pub fn credentials_path(dir: &Path, device_id: u64) -> PathBuf {
-    dir.join(DEVICES_DIR).join(format!("{device_id}.tsdc"))
-}
 
 /// Creates `path` (and its parents) with mode 0700 if it does not exist.
 pub fn create_dir(path: &Path) -> Result<(), Error> {
@@ -57,72 +43,15 @@ pub fn create_dir(path: &Path) -> Result<(), Error> {
         })
 }
 
-/// The whole of `path`, in a buffer that is wiped on drop (the file may hold secrets). `what` names the
-/// file in the error if it does not exist.
+/// The whole of `path`, in a buffer that is wiped on drop: [`tfhe_sbc_adapter::key_set::files::read`].
 pub fn read(path: &Path, what: &'static str) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let io = |source| Error::Io {
-        action: "read",
-        path: path.to_owned(),
-        source,
-    };
-    let mut file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::Missing {
-            path: path.to_owned(),
-            what,
-        },
-        _ => io(e),
-    })?;
-    let len = file.metadata().map_err(io)?.len();
-    let len = usize::try_from(len).map_err(|_| Error::BadFile {
-        path: path.to_owned(),
-        problem: format!("{len} bytes is too large"),
-        fix: crate::error::POINT_AT_INIT_DIR,
-    })?;
-    // Sized in advance, so that reading never reallocates and leaves a copy of a secret behind; one more
-    // byte to notice a file that grew.
-    let mut bytes = Zeroizing::new(Vec::with_capacity(len + 1));
-    file.read_to_end(&mut bytes).map_err(io)?;
-    Ok(bytes)
+    Ok(tfhe_sbc_adapter::key_set::files::read(path, what)?)
 }
 
-/// Writes `bytes` to `path` atomically with permission bits `mode` (exactly, whatever the umask): a
-/// temporary file in the same directory, created with `mode`, written and fsynced, then renamed over
-/// `path`, and the directory fsynced. A crash leaves either the old file or the new one.
+/// Writes `bytes` to `path` atomically and durably with permission bits `mode`, exactly:
+/// [`tfhe_sbc_adapter::key_set::files::write_atomic`], the workspace's one atomic writer.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let io = |action, p: &Path| {
-        let p = p.to_owned();
-        move |source| Error::Io {
-            action,
-            path: p,
-            source,
-        }
-    };
-    // A leftover of an earlier process with our pid: it was never renamed, so it is garbage.
-    let _ = fs::remove_file(&temporary);
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&temporary)
-            .map_err(io("create", &temporary))?;
-        file.set_permissions(Permissions::from_mode(mode))
-            .map_err(io("set the permissions of", &temporary))?;
-        file.write_all(bytes).map_err(io("write", &temporary))?;
-        file.sync_all().map_err(io("sync", &temporary))?;
-        fs::rename(&temporary, path).map_err(io("rename into", path))
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temporary);
-        return result;
-    }
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io("sync", dir))
+    Ok(tfhe_sbc_adapter::key_set::files::write_atomic(path, bytes, mode)?)
 }
 
 /// The permission bits of `path`, if it exists.

@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tfhe_sbc_adapter::interop::big_key::BooleanSet;
-use tfhe_sbc_keys::{Mode, commands};
+use tfhe_sbc_keys::{KeyMode, commands};
 
 /// The trusted party's provisioning tool: tfhe-rs keys, device credentials, the adapter's key store.
 #[derive(Parser, Debug)]
@@ -67,7 +67,8 @@ enum Parameters {
     Integer,
 }
 
-/// Key modes.
+/// Key modes: the command-line face of [`KeyMode`] (the device's credential file, the key store and this
+/// tool share that one type; each value here is named by [`KeyMode::name`]).
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum CliMode {
     /// The device's own secret key; a stolen device reveals only its own traffic.
@@ -110,9 +111,9 @@ fn main() -> ExitCode {
             key_id,
         } => {
             let mode = match mode {
-                CliMode::PerDevice => Mode::PerDevice,
-                CliMode::Fleet => Mode::Fleet,
-                CliMode::PublicKey => Mode::PublicKey,
+                CliMode::PerDevice => KeyMode::PerDeviceSecretKey,
+                CliMode::Fleet => KeyMode::FleetSecretKey,
+                CliMode::PublicKey => KeyMode::PublicKey,
             };
             commands::issue(&dir, device_id, mode, key_id)
         }

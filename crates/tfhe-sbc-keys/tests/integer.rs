@@ -16,14 +16,15 @@ use tfhe::prelude::*;
 use tfhe::{FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::integer::{IntegerBridge, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
+use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
+use tfhe_sbc_adapter::key_set::server_key::{read_integer_server_key, read_server_key_envelope};
 use tfhe_sbc_adapter::key_store::{IntegerKeyedIntake, KeyMode, KeyStore};
 use tfhe_sbc_core::parameters::ParameterSetId;
-use tfhe_sbc_device::credentials_file::decode_credentials;
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::FrameCounter;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::files::credentials::decode_credentials;
+use tfhe_sbc_device::frame::FrameCounter;
+use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_keys::KeySetParameters;
-use tfhe_sbc_keys::key_file::{read_integer_client_key, read_integer_server_key, read_server_key_envelope};
 
 const PER_DEVICE: u64 = 41;
 const FLEET: u64 = 42;
@@ -172,7 +173,7 @@ fn integer_key_set_errors_are_one_line() {
     let out = run(&["show", "--dir", s(scratch.path())]);
     assert_error(&out, &[&format!("{PER_DEVICE}.tsdc"), "not a valid credential file"]);
     // A boolean reader given the integer client key: one line, no panic.
-    let err = tfhe_sbc_keys::key_file::read_client_key(&dir.join("client_key.bin")).unwrap_err();
+    let err = tfhe_sbc_adapter::key_set::client_key::read_client_key(&dir.join("client_key.bin")).unwrap_err();
     assert!(err.to_string().contains("integer key set"), "{err}");
 }
 
@@ -206,7 +207,7 @@ fn devices_of_an_integer_key_set_reach_tfhe_rs() {
         let mut frame = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
         enc.encrypt_seeded_frame_into(&file.credentials, &outgoing, &chunk, &mut frame)
             .unwrap();
-        let opened = intake.receive(&frame).unwrap();
+        let opened = intake.receive(&frame, Instant::now()).unwrap();
         let values: Vec<FheUint16> = intake.frame_readings::<FheUint16Id>(&opened).unwrap();
         assert_eq!(values.len(), 3);
         let sum: u16 = (&values[0] + &values[1] + &values[2]).decrypt(client_key.get());

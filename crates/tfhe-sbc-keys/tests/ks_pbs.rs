@@ -12,11 +12,12 @@ use std::sync::OnceLock;
 use tempfile::TempDir;
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
+use tfhe_sbc_adapter::key_set::client_key::read_client_key;
+use tfhe_sbc_adapter::key_set::server_key::read_server_key;
 use tfhe_sbc_adapter::key_store::{KeyMode, KeyStore};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::parameters::DEFAULT_KS_PBS_GLWE_512_K3;
-use tfhe_sbc_device::credentials_file::decode_credentials;
-use tfhe_sbc_keys::key_file::{read_client_key, read_server_key};
+use tfhe_sbc_device::files::credentials::decode_credentials;
 
 const FLEET: u64 = 1;
 const PUBLIC_KEY: u64 = 2;

@@ -16,11 +16,12 @@ use tempfile::TempDir;
 use tfhe::boolean::server_key::BinaryBooleanGates;
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::{BooleanBridge, server_key_fingerprint};
+use tfhe_sbc_adapter::key_set::client_key::read_client_key;
+use tfhe_sbc_adapter::key_set::server_key::read_server_key;
 use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, KeyMode, KeyStore, KeyedIntake};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::credentials_file::decode_credentials;
-use tfhe_sbc_device::xof::Blake2bXof;
-use tfhe_sbc_keys::key_file::{read_client_key, read_server_key};
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::files::credentials::decode_credentials;
 
 const PER_DEVICE: u64 = 1;
 const PUBLIC_KEY: u64 = 2;
@@ -189,7 +190,7 @@ fn devices_from_credential_files_reach_tfhe_rs_through_the_keyed_intake() {
         let frames = device_frames::<1024, 1>(&file, &message, 10 + i as u8);
         let received = receive_message(&frames, |frame, now| intake.receive(frame, now));
         assert_eq!(received.device_id, id);
-        let device_bits = intake.bridge().message_to_booleans(&received).unwrap();
+        let device_bits = intake.converter().message_to_booleans(&received).unwrap();
         assert_decrypts(client_key.get(), &device_bits, &message);
         bits.push((message, device_bits));
     }

@@ -28,11 +28,12 @@ use std::sync::{Arc, mpsc};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::BooleanBridge;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
+use tfhe_sbc_adapter::key_set::client_key::read_client_key;
+use tfhe_sbc_adapter::key_set::files::{CLIENT_KEY_FILE, KEY_STORE_FILE, SERVER_KEY_FILE};
+use tfhe_sbc_adapter::key_set::server_key::read_server_key;
+use tfhe_sbc_adapter::key_set::{parameters_name, short_hex};
 use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
-use tfhe_sbc_device::std_io::mode_name;
-use tfhe_sbc_keys::files::{CLIENT_KEY_FILE, KEY_STORE_FILE, SERVER_KEY_FILE};
-use tfhe_sbc_keys::key_file::{read_client_key, read_server_key, short_hex};
 use tracing::{info, warn};
 
 /// The tfhe-sbc reference server: device frames in, acknowledgements back, tfhe-rs ciphertexts out.
@@ -90,13 +91,7 @@ fn main() -> ExitCode {
 /// The key store of `dir`, bound to the server key with `fingerprint`.
 fn load_key_store(dir: &Path, fingerprint: &[u8; 32]) -> Result<KeyStore, String> {
     let path = dir.join(KEY_STORE_FILE);
-    let bytes = tfhe_sbc_keys::files::read(&path, "key store").map_err(|e| e.to_string())?;
-    let store = KeyStore::decode(&bytes).map_err(|e| {
-        format!(
-            "{}: {e}: restore it from the key set tfhe-sbc-keys wrote",
-            path.display()
-        )
-    })?;
+    let store = KeyStore::read_file(&path).map_err(|e| e.to_string())?;
     if store.server_key_fingerprint() != *fingerprint {
         return Err(format!(
             "{} belongs to another server key (fingerprint {}, {} is {}): give --keys the directory of one key set",
@@ -116,7 +111,7 @@ fn run(cli: &Cli) -> Result<(), String> {
     let store = load_key_store(&cli.keys, &header.server_key_fingerprint)?;
     let devices: Vec<String> = store
         .iter()
-        .map(|r| format!("{} ({})", r.device_id(), mode_name(r.mode())))
+        .map(|r| format!("{} ({})", r.device_id(), r.mode().name()))
         .collect();
     let client_key = match &cli.demo_client_key {
         Some(path) => {
@@ -210,7 +205,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
         info!(
             "listening on {address}: {} ({}), key id {:#010x}, {} devices: {}",
-            tfhe_sbc_keys::parameters_name(header.set),
+            parameters_name(header.set),
             header.set.tfhe_name(),
             header.key_id,
             devices.len(),

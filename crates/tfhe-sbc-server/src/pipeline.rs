@@ -12,8 +12,9 @@ use tfhe_sbc_adapter::ack::ack_for;
 use tfhe_sbc_adapter::intake::{Intake, Message, Received};
 use tfhe_sbc_adapter::interop::BooleanBridge;
 use tfhe_sbc_adapter::interop::big_key::BigKeyBridge;
+use tfhe_sbc_adapter::key_set::files::write_atomic_io;
 use tfhe_sbc_adapter::key_store::KeyedIntake;
-use tfhe_sbc_device::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 
@@ -142,19 +143,21 @@ impl Floors {
         moved
     }
 
-    /// Writes the file atomically and durably (temporary file, fsync, rename).
+    /// Writes the file atomically and durably, mode 0644 (the floors are no secret), through the key set's
+    /// one atomic writer ([`write_atomic_io`]: a temporary file in the same directory, fsync, rename, fsync
+    /// of the directory), so that a crash leaves the old floors or the new ones and a power cut after the
+    /// acknowledgement cannot lose the rename.
     fn save(&self) -> std::io::Result<()> {
-        use std::io::Write;
-        let mut temporary = self.path.clone().into_os_string();
-        temporary.push(".tmp");
-        let mut file = std::fs::File::create(&temporary)?;
+        let mut text = String::new();
         for (device, floor) in &self.floors {
-            writeln!(file, "{device} {floor}")?;
+            text.push_str(&format!("{device} {floor}\n"));
         }
-        file.sync_all()?;
-        std::fs::rename(&temporary, &self.path)
+        write_atomic_io(&self.path, text.as_bytes(), FLOORS_MODE)
     }
 }
+
+/// The floors file's permission bits.
+const FLOORS_MODE: u32 = 0o644;
 
 /// The intake thread: frames in arrival order; acknowledges each, hands complete messages on, drops expired
 /// messages every second. With `floors`, every accepted sequence number is written to disk before its
@@ -240,7 +243,7 @@ pub struct Demo {
     /// With the server key: the encrypted "some byte of the message is above the threshold" bit, from gates.
     pub threshold: Option<(u8, Arc<ServerKey>)>,
     /// The trusted party's client key, for demonstrations only: decrypt and print what arrived.
-    pub client_key: Option<tfhe_sbc_keys::key_file::SecretClientKey>,
+    pub client_key: Option<tfhe_sbc_adapter::key_set::client_key::SecretClientKey>,
 }
 
 /// The tfhe-rs thread: each complete message becomes gate inputs (and, for the demo, an alarm bit and its
@@ -338,4 +341,92 @@ fn any_byte_above(server_key: &ServerKey, bits: &[Ciphertext], t: u8) -> Ciphert
         })
         .reduce(|a, b| server_key.or(&a, &b))
         .unwrap_or_else(|| server_key.trivial_encrypt(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FLOORS_MODE, Floors};
+    use std::os::unix::fs::PermissionsExt;
+
+    /// The floors survive a save and a reload, a second save replaces the first, and no temporary file is
+    /// left beside them.
+    #[test]
+    fn floors_file_survives_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("floors.txt");
+        let mut floors = Floors::load(&path).expect("an absent file is no floors");
+        assert!(floors.floors().is_empty());
+        assert!(floors.accept(7, 41));
+        assert!(floors.accept(9, 0));
+        floors.save().expect("saved");
+        let reloaded = Floors::load(&path).expect("reloaded");
+        assert_eq!(reloaded.floors().get(&7), Some(&42));
+        assert_eq!(reloaded.floors().get(&9), Some(&1));
+
+        let mut floors = reloaded;
+        assert!(floors.accept(7, 99));
+        floors.save().expect("saved again");
+        assert_eq!(Floors::load(&path).expect("reloaded").floors().get(&7), Some(&100));
+
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("listed")
+            .map(|e| e.expect("an entry").file_name())
+            .collect();
+        assert_eq!(names, ["floors.txt"], "only the floors file is left");
+        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
+        assert_eq!(mode, FLOORS_MODE);
+    }
+}
+
+/// The tfhe-rs thread of an integer key set: each authenticated frame becomes `FheUint` readings of the
+/// converter's width (and, for the demo, their decryption). Returns after `exit_after` frames, or when the
+/// intake stops.
+pub fn run_integer_compute(
+    converter: Arc<IntegerBridge>,
+    frames: mpsc::Receiver<IntegerFrame>,
+    client_key: Option<SecretIntegerClientKey>,
+    counts: Counts,
+    exit_after: Option<u64>,
+) {
+    let mut done = 0u64;
+    for frame in frames {
+        let started = Instant::now();
+        let header = frame.header;
+        let readings = match converter.convert(&frame) {
+            Ok(readings) => readings,
+            Err(e) => {
+                warn!(
+                    device = header.device_id,
+                    sequence = header.sequence,
+                    "conversion failed: {e}"
+                );
+                continue;
+            }
+        };
+        count(&counts, header.device_id, |c| {
+            c.messages += 1;
+            c.bytes += frame.chunk_message_bytes() as u64;
+        });
+        info!(
+            device = header.device_id,
+            message_id = header.message_id,
+            readings = readings.len(),
+            bits = readings.bits().bits(),
+            "frame converted to tfhe-rs FheUint values in {:.2?}",
+            started.elapsed()
+        );
+        if let Some(client_key) = &client_key {
+            let values = readings.decrypt(client_key.get());
+            info!(
+                device = header.device_id,
+                message_id = header.message_id,
+                ?values,
+                "decrypted with the demo client key"
+            );
+        }
+        done += 1;
+        if exit_after.is_some_and(|limit| done >= limit) {
+            return;
+        }
+    }
 }

@@ -37,6 +37,8 @@
 //! [`Zeroizing`] buffer sized in advance, so no stray copy of a MAC key is left on the heap by a
 //! reallocation.
 
+use super::error::{KeySetError, RESTORE, bad};
+use super::files::{SECRET_MODE, read, write_atomic};
 use crate::interop::big_key::BooleanSet;
 use crate::interop::integer::per_device::IntegerDeviceKsk;
 use crate::interop::integer::{IntegerError, integer_server_key_fingerprint};
@@ -46,6 +48,7 @@ use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Path;
 use tfhe::boolean::server_key::ServerKey;
 use tfhe_sbc_core::parameters::{IntegerParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
@@ -679,4 +682,19 @@ fn decode_record(record: RecordWire<'_>) -> Result<DeviceRecord, KeyStoreError> 
 
 fn digest(bytes: &[u8]) -> [u8; DIGEST_BYTES] {
     Blake2b::<U32>::digest(bytes).into()
+}
+
+impl KeyStore {
+    /// Reads and checks the key store file at `path` (`key_store.bin`): [`KeyStore::decode`], with a
+    /// [`KeySetError`] naming the file.
+    pub fn read_file(path: &Path) -> Result<Self, KeySetError> {
+        let bytes = read(path, "key store")?;
+        Self::decode(&bytes).map_err(|e| bad(path, e.to_string(), RESTORE))
+    }
+
+    /// Writes the store to `path` atomically and durably, mode 0600 (it holds every MAC key):
+    /// [`write_atomic`] of [`KeyStore::encode`].
+    pub fn write_file(&self, path: &Path) -> Result<(), KeySetError> {
+        write_atomic(path, &self.encode(), SECRET_MODE)
+    }
 }

@@ -10,13 +10,14 @@ use tfhe::boolean::client_key::ClientKey;
 use tfhe_sbc_adapter::intake::{Message, Received};
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_device::credentials_file::{Credentials, KeyMode, decode_credentials, unpack_secret_key};
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::public_key::decode_public_key;
-use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_core::entities::unpack_secret_key;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::files::credentials::{Credentials, KeyMode, decode_credentials};
+use tfhe_sbc_device::files::public_key::decode_public_key;
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 
 /// Runs `tfhe-sbc-keys` with `args`.
 pub fn run(args: &[&str]) -> Output {

@@ -1,0 +1,179 @@
+//! A key set's directory as the trusted party's tool writes it and the server reads it: file names and
+//! modes, reading into wiped buffers, and the one atomic writer every file of the workspace goes through.
+//!
+//! ```text
+//! <DIR>/client_key.bin     0600  trusted party only: the tfhe-rs ClientKey (decrypts everything)
+//! <DIR>/server_key.bin     0644  the cloud: the tfhe-rs ServerKey
+//! <DIR>/public_key.tspk    0644  public-key devices: the seeded public key
+//! <DIR>/key_store.bin      0600  the cloud: every device's MAC key and per-device key-switching key
+//! <DIR>/devices/<ID>.tsdc  0600  device <ID>'s credential file (its key or the public key, its MAC key)
+//! ```
+
+use super::error::{KeySetError, POINT_AT_INIT_DIR};
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
+
+/// The client key's file name.
+pub const CLIENT_KEY_FILE: &str = "client_key.bin";
+/// The server key's file name.
+pub const SERVER_KEY_FILE: &str = "server_key.bin";
+/// The public-key file's name.
+pub const PUBLIC_KEY_FILE: &str = "public_key.tspk";
+/// The key store's file name.
+pub const KEY_STORE_FILE: &str = "key_store.bin";
+/// The directory of the device credential files.
+pub const DEVICES_DIR: &str = "devices";
+
+/// Mode of a file that holds a secret: owner read and write only.
+pub const SECRET_MODE: u32 = 0o600;
+/// Mode of a public file.
+pub const PUBLIC_MODE: u32 = 0o644;
+
+/// The credential file of device `device_id` in the key set directory `dir`.
+pub fn credentials_path(dir: &Path, device_id: u64) -> PathBuf {
+    dir.join(DEVICES_DIR).join(format!("{device_id}.tsdc"))
+}
+
+/// The whole of `path`, in a buffer that is wiped on drop (the file may hold secrets). `what` names the
+/// file in the error if it does not exist.
+pub fn read(path: &Path, what: &'static str) -> Result<Zeroizing<Vec<u8>>, KeySetError> {
+    let io = |source| KeySetError::Io {
+        action: "read",
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => KeySetError::Missing {
+            path: path.to_owned(),
+            what,
+        },
+        _ => io(e),
+    })?;
+    let len = file.metadata().map_err(io)?.len();
+    let len = usize::try_from(len).map_err(|_| KeySetError::BadFile {
+        path: path.to_owned(),
+        problem: format!("{len} bytes is too large"),
+        fix: POINT_AT_INIT_DIR,
+    })?;
+    // Sized in advance, so that reading never reallocates and leaves a copy of a secret behind; one more
+    // byte to notice a file that grew.
+    let mut bytes = Zeroizing::new(Vec::with_capacity(len + 1));
+    file.read_to_end(&mut bytes).map_err(io)?;
+    Ok(bytes)
+}
+
+/// Writes `bytes` to `path` atomically and durably with permission bits `mode`, exactly (whatever the
+/// umask): [`write_atomic_io`], with a [`KeySetError::Io`] naming the file on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeySetError> {
+    write_atomic_io(path, bytes, mode).map_err(|source| KeySetError::Io {
+        action: "write",
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Writes `bytes` to `path` atomically and durably with permission bits `mode`, exactly (whatever the
+/// umask). The `atomic-write-file` crate does the steps: a temporary file with a random name in the same
+/// directory, created with `mode` (never wider: `mode` is applied before a byte is written), written and
+/// fsynced, renamed over `path`, and the directory fsynced. A crash leaves the old file or the new one, never
+/// a mix; a failure removes the temporary file. The old file's mode and owner are not carried over.
+pub fn write_atomic_io(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use atomic_write_file::unix::OpenOptionsExt as _;
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let mut file = atomic_write_file::OpenOptions::new()
+        .preserve_mode(false)
+        .preserve_owner(false)
+        .mode(mode)
+        .open(path)?;
+    // The umask may have narrowed `mode`: set it exactly, still before any byte is written.
+    file.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
+    file.write_all(bytes)?;
+    // Commit: fsync the file, rename it over `path`, fsync the directory. Dropped uncommitted (on error),
+    // the temporary file is removed.
+    file.commit()
+}
+
+/// A short hexadecimal form of a fingerprint (its first 8 bytes), for messages.
+pub fn short_hex(fingerprint: &[u8; 32]) -> String {
+    fingerprint[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PUBLIC_MODE, SECRET_MODE, write_atomic};
+    use crate::key_set::key_store::KeyStore;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::{Path, PathBuf};
+
+    /// A fresh directory under the system's temporary directory, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> Self {
+            let path = std::env::temp_dir().join(format!("tfhe-sbc-key-set-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&path);
+            std::fs::create_dir_all(&path).expect("a temporary directory");
+            Self(path)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("listed")
+            .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The bytes land whole with exactly the mode asked for, a rewrite replaces them (and its mode, not the
+    /// old file's), and no temporary file is left; a write into a missing directory fails with the file named
+    /// and leaves nothing.
+    #[test]
+    fn write_atomic_sets_the_mode_replaces_and_leaves_no_temporary_file() {
+        let dir = TempDir::new("write");
+        let path = dir.0.join("secret.bin");
+        write_atomic(&path, b"first", SECRET_MODE).expect("written");
+        assert_eq!(std::fs::read(&path).expect("read"), b"first");
+        assert_eq!(mode(&path), SECRET_MODE);
+        write_atomic(&path, b"second, longer", PUBLIC_MODE).expect("rewritten");
+        assert_eq!(std::fs::read(&path).expect("read"), b"second, longer");
+        assert_eq!(mode(&path), PUBLIC_MODE);
+        assert_eq!(names(&dir.0), ["secret.bin"]);
+
+        let missing = dir.0.join("no-such-dir").join("file.bin");
+        let err = write_atomic(&missing, b"x", SECRET_MODE).expect_err("no directory");
+        assert!(err.to_string().contains("no-such-dir"), "{err}");
+        assert_eq!(names(&dir.0), ["secret.bin"]);
+    }
+
+    /// The key store file (every MAC key) is written 0600 and reads back as written.
+    #[test]
+    fn key_store_file_is_secret_and_round_trips() {
+        let dir = TempDir::new("store");
+        let path = dir.0.join(super::KEY_STORE_FILE);
+        let store = KeyStore::with_fingerprint([7; 32]);
+        store.write_file(&path).expect("written");
+        assert_eq!(mode(&path), SECRET_MODE);
+        assert_eq!(names(&dir.0), [super::KEY_STORE_FILE]);
+        let read = KeyStore::read_file(&path).expect("read");
+        assert_eq!(read.server_key_fingerprint(), [7; 32]);
+        assert!(read.is_empty());
+        std::fs::write(&path, b"TSBCKEYS garbage").expect("overwritten");
+        let err = KeyStore::read_file(&path).expect_err("corrupt");
+        assert!(err.to_string().contains("restore it from a backup"), "{err}");
+    }
+}
