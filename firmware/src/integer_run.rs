@@ -10,6 +10,7 @@ use crate::run::{Phase, Probe, frame_digest};
 use negacyclic_ntt::NttPlan64;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
@@ -41,7 +42,7 @@ static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes three authenticated seeded frames
 /// of the 512 readings into `frame`, returning the digests of frames 0, 1 and 2 ([`frame_digest`]). Frame 0 is
 /// written with `write_frame_in_place_u64` around `encrypt_u8`, so that the encryption alone is measured
-/// ([`Phase::Encrypt`]); frame 1 with `encrypt_seeded_frame_into`, what firmware calls ([`Phase::Frame`]);
+/// ([`Phase::Encrypt`]); frame 1 through `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]);
 /// frame 2 the same with the compact body ([`Phase::CompactFrame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 48], &'static str> {
     probe.start(Phase::Construct);
@@ -83,7 +84,7 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
         .map_err(|_| "begin_message")?;
     probe.start(Phase::Frame);
     let written = encryptor
-        .encrypt_seeded_frame_into(credentials, &message, &chunk, frame)
+        .encrypt_frame_into(credentials, &message, &chunk, frame)
         .map_err(|_| "frame encryption")?;
     probe.end(Phase::Frame);
     probe.frame(1, &frame[..written]);
@@ -98,7 +99,7 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
         .map_err(|_| "begin_message")?;
     probe.start(Phase::CompactFrame);
     let written = encryptor
-        .encrypt_seeded_frame_into(credentials, &message, &chunk, frame)
+        .encrypt_frame_into(credentials, &message, &chunk, frame)
         .map_err(|_| "compact frame encryption")?;
     probe.end(Phase::CompactFrame);
     probe.frame(2, &frame[..written]);

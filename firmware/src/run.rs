@@ -8,6 +8,7 @@
 use crate::kat_inputs::{DEVICE_ID, DIGEST_KEY, FIRST_SEQUENCE, KEY_ID, MAC_KEY, MESSAGE, RNG_SEED};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
@@ -63,8 +64,8 @@ pub trait Probe {
 
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes two authenticated seeded frames of
 /// [`MESSAGE`] into `frame`, returning the digests of frame 0 and frame 1 ([`frame_digest`]). Frame 0 is written with
-/// `write_frame_in_place`, so that the encryption alone is measured ([`Phase::Encrypt`]); frame 1 with
-/// `encrypt_seeded_frame_into`, what firmware calls ([`Phase::Frame`]).
+/// `write_frame_in_place`, so that the encryption alone is measured ([`Phase::Encrypt`]); frame 1 through
+/// `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {
     probe.start(Phase::Construct);
     set_up(encryptor)?;
@@ -101,7 +102,7 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
         .map_err(|_| "begin_message")?;
     probe.start(Phase::Frame);
     let written = encryptor
-        .encrypt_seeded_frame_into(credentials, &message, &chunk, frame)
+        .encrypt_frame_into(credentials, &message, &chunk, frame)
         .map_err(|_| "frame encryption")?;
     probe.end(Phase::Frame);
     probe.frame(1, &frame[..written]);

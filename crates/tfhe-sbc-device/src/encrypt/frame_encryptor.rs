@@ -7,7 +7,7 @@ use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
 use crate::frame::mac::{DeviceCredentials, MacKey};
 use crate::frame::message::Chunk;
-use crate::frame::{FrameCounter, FrameHeader, FrameKind, OutgoingMessage};
+use crate::frame::{FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes};
 use tfhe_sbc_core::parameters::ParameterSetId;
 
 /// An encryptor that seals message chunks into frames: begin a message, encrypt each chunk straight into
@@ -51,35 +51,67 @@ pub trait FrameEncryptor {
     ) -> Result<usize>;
 }
 
+/// The shape of a key kind's frames: kind, GLWE dimension, polynomial size, torus width and the message
+/// bytes one frame carries. Every size follows from it ([`frame_bytes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameShape {
+    /// The kind of frame written.
+    pub kind: FrameKind,
+    /// The GLWE dimension `k`.
+    pub glwe_dimension: usize,
+    /// The polynomial size `N`.
+    pub polynomial_size: usize,
+    /// The torus width: 32 or 64.
+    pub torus_bits: u32,
+    /// The message bytes one frame carries.
+    pub chunk_bytes: usize,
+}
+
+impl FrameShape {
+    /// The frame's length with `body_bits` bits per body coefficient.
+    pub const fn frame_len(&self, body_bits: u32) -> usize {
+        frame_bytes(
+            self.kind,
+            self.glwe_dimension,
+            self.polynomial_size,
+            self.torus_bits,
+            body_bits,
+        )
+    }
+
+    /// The bytes a frame buffer needs: the full-width frame (a compact body is computed in full, then packed).
+    pub const fn buffer_len(&self) -> usize {
+        self.frame_len(self.torus_bits)
+    }
+}
+
+/// What one frame seals: its header (body width included), the device's MAC key and the message chunk.
+#[derive(Debug)]
+pub struct FramePayload<'a> {
+    /// The frame's header.
+    pub header: FrameHeader,
+    /// The key of the frame's MAC.
+    pub mac_key: &'a MacKey,
+    /// The chunk's message bytes (at most [`FrameShape::chunk_bytes`]).
+    pub message: &'a [u8],
+}
+
 /// How a key kind seals the payload of its frames: what [`FrameEncryptor`] needs beyond the shell.
 pub trait FrameSealing: EncryptorKey {
-    /// The kind of frame written.
-    const FRAME_KIND: FrameKind;
-    /// The message bytes one frame carries.
-    const CHUNK_BYTES: usize;
-    /// The bytes a frame buffer needs (full-width payload).
-    const FRAME_BUFFER_BYTES: usize;
-    /// The frame's length with `body_bits` bits per body coefficient.
-    fn frame_len(body_bits: u32) -> usize;
-    /// Encrypts `message` (at most [`Self::CHUNK_BYTES`]) into the payload of a frame with `header` in
-    /// `out`, authenticated under `mac_key`; returns the frame's length.
-    fn seal(
-        &mut self,
-        state: &mut EncryptorState,
-        header: &FrameHeader,
-        mac_key: &MacKey,
-        message: &[u8],
-        out: &mut [u8],
-    ) -> Result<usize>;
+    /// The shape of its frames.
+    const FRAME: FrameShape;
+    /// Encrypts `payload.message` into the payload of a frame with `payload.header` in `out` (at least
+    /// [`FrameShape::buffer_len`] bytes), authenticated under `payload.mac_key`; returns the frame's length.
+    fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize>;
 }
 
 impl<Key: FrameSealing> FrameEncryptor for Encryptor<Key> {
     fn chunk_bytes(&self) -> usize {
-        Key::CHUNK_BYTES
+        Key::FRAME.chunk_bytes
     }
 
     fn frame_kind(&self) -> FrameKind {
-        Key::FRAME_KIND
+        Key::FRAME.kind
     }
 
     fn frame_parameter_set(&self) -> ParameterSetId {
@@ -87,11 +119,11 @@ impl<Key: FrameSealing> FrameEncryptor for Encryptor<Key> {
     }
 
     fn frame_len(&self) -> usize {
-        Key::frame_len(self.body_bits())
+        Key::FRAME.frame_len(self.body_bits())
     }
 
     fn frame_buffer_len(&self) -> usize {
-        Key::FRAME_BUFFER_BYTES
+        Key::FRAME.buffer_len()
     }
 
     fn frame_body_bits(&self) -> u32 {
@@ -121,12 +153,16 @@ impl<Key: FrameSealing> FrameEncryptor for Encryptor<Key> {
         out: &mut [u8],
     ) -> Result<usize> {
         message.check_chunk(chunk)?;
-        if out.len() < Key::FRAME_BUFFER_BYTES {
+        if out.len() < Key::FRAME.buffer_len() {
             return Err(Error::BufferTooSmall);
         }
-        let mut header = FrameHeader::new(Key::FRAME_KIND, self.parameter_set(), credentials, message, chunk)?;
+        let mut header = FrameHeader::new(Key::FRAME.kind, self.parameter_set(), credentials, message, chunk)?;
         header.body_bits = self.body_bits() as u8;
-        self.key
-            .seal(&mut self.state, &header, credentials.mac_key(), chunk.bytes, out)
+        let payload = FramePayload {
+            header,
+            mac_key: credentials.mac_key(),
+            message: chunk.bytes,
+        };
+        self.key.seal(&mut self.state, &payload, out)
     }
 }

@@ -27,15 +27,15 @@
 //! # Ok::<(), tfhe_sbc_device::Error>(())
 //! ```
 
-use crate::encrypt::frame_encryptor::FrameSealing;
+use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
 use crate::encrypt::secret_key::{check_key_shape, with_unpacked_bits};
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
-use crate::frame::mac::{DeviceCredentials, MacKey};
+use crate::frame::mac::DeviceCredentials;
 use crate::frame::message::Chunk;
-use crate::frame::{FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place_u64};
+use crate::frame::{FrameCounter, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place_u64};
 use crate::noise::DeviceNoise;
 use crate::product::NegacyclicProductPlan;
 use crate::product::key_spectrum::compute_glwe_key_spectrum;
@@ -224,27 +224,20 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerKey<N, P> 
 }
 
 impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> FrameSealing for IntegerKey<N, P> {
-    const FRAME_KIND: FrameKind = FrameKind::Seeded;
-    const CHUNK_BYTES: usize = N / 4;
-    const FRAME_BUFFER_BYTES: usize = frame_bytes(FrameKind::Seeded, 1, N, 64, 64);
+    const FRAME: FrameShape = FrameShape {
+        kind: FrameKind::Seeded,
+        glwe_dimension: 1,
+        polynomial_size: N,
+        torus_bits: 64,
+        chunk_bytes: N / 4,
+    };
 
-    fn frame_len(body_bits: u32) -> usize {
-        frame_bytes(FrameKind::Seeded, 1, N, 64, body_bits)
-    }
-
-    fn seal(
-        &mut self,
-        state: &mut EncryptorState,
-        header: &FrameHeader,
-        mac_key: &MacKey,
-        message: &[u8],
-        out: &mut [u8],
-    ) -> Result<usize> {
+    fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
         let encoding = IntegerParameters::from_id(state.parameter_set())
             .map(|p| p.encoding())
             .ok_or(Error::KeyNotSet)?;
-        write_frame_in_place_u64(header, N, mac_key, out, |body| {
-            self.encrypt(state, &encoding, message, 8, body)
+        write_frame_in_place_u64(&payload.header, N, payload.mac_key, out, |body| {
+            self.encrypt(state, &encoding, payload.message, 8, body)
         })
     }
 }

@@ -2,7 +2,7 @@
 //! ([`crate::encrypt::public_key_encryption`]), no secret key on the device, no heap.
 
 use crate::csprng::xof::Blake2bXof;
-use crate::encrypt::frame_encryptor::FrameSealing;
+use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::public_key_encryption::{
     check_public_key, compute_public_key_spectra, encrypt_glwe_ciphertext_with_public_key_assign,
 };
@@ -10,7 +10,7 @@ use crate::encrypt::secret_key::{check_glwe_parameters, check_lengths, encode_bi
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
-use crate::frame::mac::{DeviceCredentials, MacKey};
+use crate::frame::mac::DeviceCredentials;
 use crate::frame::message::Chunk;
 use crate::frame::{FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place, write_full_frame};
 use crate::noise::{DeviceNoise, NoiseSampling};
@@ -229,26 +229,19 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> P
 }
 
 impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> FrameSealing for PublicKey<N, K, P> {
-    const FRAME_KIND: FrameKind = FrameKind::PublicKey;
-    const CHUNK_BYTES: usize = N / 8;
-    const FRAME_BUFFER_BYTES: usize = frame_bytes(FrameKind::PublicKey, K, N, 32, 32);
+    const FRAME: FrameShape = FrameShape {
+        kind: FrameKind::PublicKey,
+        glwe_dimension: K,
+        polynomial_size: N,
+        torus_bits: 32,
+        chunk_bytes: N / 8,
+    };
 
-    fn frame_len(body_bits: u32) -> usize {
-        frame_bytes(FrameKind::PublicKey, K, N, 32, body_bits)
-    }
-
-    fn seal(
-        &mut self,
-        state: &mut EncryptorState,
-        header: &FrameHeader,
-        mac_key: &MacKey,
-        message: &[u8],
-        out: &mut [u8],
-    ) -> Result<usize> {
-        write_frame_in_place(header, (K + 1) * N, mac_key, out, |words| {
+    fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
+        write_frame_in_place(&payload.header, (K + 1) * N, payload.mac_key, out, |words| {
             let (mask, body) = words.split_at_mut(K * N);
-            check_lengths::<N>(message, body)?;
-            self.encrypt(state, message, mask, body)?;
+            check_lengths::<N>(payload.message, body)?;
+            self.encrypt(state, payload.message, mask, body)?;
             Ok([])
         })
     }

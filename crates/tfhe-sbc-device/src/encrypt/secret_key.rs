@@ -34,18 +34,18 @@
 //! independent of how a sampler consumes its stream.
 
 use crate::csprng::xof::Blake2bXof;
-use crate::encrypt::frame_encryptor::FrameSealing;
+use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
 use tfhe_sbc_core::entities::unpack_secret_key;
 
-use crate::frame::mac::{DeviceCredentials, MacKey};
+use crate::frame::mac::DeviceCredentials;
 use crate::frame::message::Chunk;
 use crate::frame::{
-    FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes, seeded_frame_bytes, write_frame_in_place,
-    write_full_frame, write_seeded_frame,
+    FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place, write_full_frame,
+    write_seeded_frame,
 };
 use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::product::key_spectrum::compute_glwe_key_spectrum;
@@ -257,7 +257,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 
     /// The length of the seeded frames this encryptor writes now:
     /// `frame_bytes(Seeded, K, N, 32, body_bits())` (4,191 at `N = 1024` with the full body, 1,503 with 11
-    /// bits). [`Self::encrypt_seeded_frame_into`] still needs a buffer of [`seeded_frame_bytes`]`(N)`: the
+    /// bits). [`Self::encrypt_seeded_frame_into`] still needs a buffer of [`crate::frame::seeded_frame_bytes`]`(N)`: the
     /// full body is computed there before it is compacted.
     pub fn seeded_frame_len(&self) -> usize {
         frame_bytes(FrameKind::Seeded, K, N, 32, self.body_bits())
@@ -270,7 +270,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     }
 
     /// Encrypts `chunk` of `message` as a seeded ciphertext straight into the frame buffer `out` (at least
-    /// [`seeded_frame_bytes`]`(N)` bytes: 4191 at `N = 1024`) and authenticates it: the body is computed in
+    /// [`crate::frame::seeded_frame_bytes`]`(N)` bytes: 4191 at `N = 1024`) and authenticates it: the body is computed in
     /// `out` itself ([`write_frame_in_place`]), so the frame buffer is the only buffer. Returns the frame's
     /// length, [`Self::seeded_frame_len`]. The frame is byte for byte what [`Self::encrypt_seeded_frame`]
     /// writes. The same as [`crate::encrypt::FrameEncryptor::encrypt_frame_into`].
@@ -333,24 +333,18 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 }
 
 impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> FrameSealing for SecretKey<N, K, P> {
-    const FRAME_KIND: FrameKind = FrameKind::Seeded;
-    const CHUNK_BYTES: usize = N / 8;
-    const FRAME_BUFFER_BYTES: usize = seeded_frame_bytes(N);
+    const FRAME: FrameShape = FrameShape {
+        kind: FrameKind::Seeded,
+        glwe_dimension: K,
+        polynomial_size: N,
+        torus_bits: 32,
+        chunk_bytes: N / 8,
+    };
 
-    fn frame_len(body_bits: u32) -> usize {
-        frame_bytes(FrameKind::Seeded, K, N, 32, body_bits)
-    }
-
-    fn seal(
-        &mut self,
-        state: &mut EncryptorState,
-        header: &FrameHeader,
-        mac_key: &MacKey,
-        message: &[u8],
-        out: &mut [u8],
-    ) -> Result<usize> {
+    fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
         let Self { spectra, scratch } = self;
-        write_frame_in_place(header, N, mac_key, out, |body| {
+        let message = payload.message;
+        write_frame_in_place(&payload.header, N, payload.mac_key, out, |body| {
             check_lengths::<N>(message, body)?;
             state.encrypt_with(|noise, rng| {
                 encode_bits(message, body);
@@ -361,8 +355,8 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> F
 }
 
 /// Unpacks `packed` (`N / 8` bytes) into one byte (0 or 1) per coefficient in the memory of `scratch` (a
-/// spectrum of `N` elements of at least one byte each), runs `f` on those `N` bytes, then wipes them: the
-/// unpacked key needs no stack buffer.
+/// spectrum of `N` elements of at least one byte each), runs `f` on those `N` bytes, then wipes them (on an
+/// error too): the unpacked key needs no stack buffer.
 pub(crate) fn with_unpacked_bits<const N: usize, S: Zeroize + bytemuck::Pod>(
     scratch: &mut [S; N],
     packed: &[u8],
@@ -370,11 +364,13 @@ pub(crate) fn with_unpacked_bits<const N: usize, S: Zeroize + bytemuck::Pod>(
 ) -> Result<()> {
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(scratch.as_mut_slice());
     let bits = bytes.get_mut(..N).ok_or(Error::BufferTooSmall)?;
-    unpack_secret_key(packed, bits)?;
-    f(bits);
+    let unpacked = unpack_secret_key(packed, bits);
+    if unpacked.is_ok() {
+        f(bits);
+    }
+    // Only these `N` bytes of the scratch were written.
     bits.zeroize();
-    scratch.zeroize();
-    Ok(())
+    unpacked.map_err(Error::from)
 }
 
 /// Checks that `key` has `K` polynomials of `N` coefficients.

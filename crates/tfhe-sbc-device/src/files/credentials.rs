@@ -8,7 +8,7 @@
 //! The key material depends on the mode ([`KeyMode`]):
 //! * fleet or per-device secret key: the `k * N` key bits packed least-significant bit first
 //!   (`k * N / 8` bytes: 128 at `N = 1024`, `k = 1`; 256 for the 64-bit integer set, id 4, which
-//!   `IntegerEncryptor::set_packed_key` takes), see [`pack_secret_key`] / [`unpack_secret_key`].
+//!   `IntegerEncryptor::set_packed_key` takes), see [`tfhe_sbc_core::entities::pack_secret_key`] / [`tfhe_sbc_core::entities::unpack_secret_key`].
 //!   A firmware hands it as it is to `GlweEncryptor::set_packed_key`: [`decode_credentials`] only borrows the
 //!   file (it may stay in flash) and the encryptor keeps the key's spectra, no unpacked copy;
 //! * public key: a whole public-key file ([`crate::files::public_key`], 4,155 bytes at `N = 1024`), bound to
