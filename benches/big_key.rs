@@ -1,4 +1,4 @@
-//! tfhe-rs's 128-bit big-key boolean sets (issue [E] section 3) against `TFHE_LIB_PARAMETERS`, in one run:
+//! tfhe-rs's 128-bit big-key boolean sets against `TFHE_LIB_PARAMETERS`, in one run:
 //!
 //! * intake per bit: sample extraction wrapped as a gate input, nothing more, for `DEFAULT_PARAMETERS_KS_PBS`
 //!   (`k = 3`, `N = 512`) and `PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS` (`k = 2`, `N = 1024`), against
@@ -33,19 +33,19 @@ use tfhe::core_crypto::prelude::{
     allocate_and_generate_new_lwe_keyswitch_key, keyswitch_lwe_ciphertext,
 };
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
+use tfhe_sbc_adapter::interop::BooleanBridge;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys};
-use tfhe_sbc_adapter::interop::{BooleanBridge, generate_boolean_keys};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
-use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
-use tfhe_sbc_device::public_key::generate_seeded_glwe_public_key;
-use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
 const PER_BIT: &str = "big_key_intake_per_bit";
 const WHOLE: &str = "big_key_intake_1024_bits_one_core";
@@ -108,7 +108,7 @@ fn device_to_big_ksk<const N: usize, const K: usize>(set: BooleanSet) -> LweKeys
 fn per_bit(c: &mut Criterion) {
     eprintln!("generating keys: TFHE_LIB server key, two big-key client keys and device KSKs ...");
     let start = Instant::now();
-    let (_, lib_server) = generate_boolean_keys();
+    let (_, lib_server) = generate_keys(BooleanSet::TfheLib, &mut Blake2bXof::from_seed([0x1B; 32]));
     let lib_bridge = BooleanBridge::new(&lib_server).unwrap();
     let k3_ksk = device_to_big_ksk::<512, 3>(BooleanSet::DefaultKsPbs);
     let k2_ksk = device_to_big_ksk::<1024, 2>(BooleanSet::ErrorProb2m165KsPbs);

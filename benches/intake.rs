@@ -16,16 +16,17 @@ use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 use tfhe::boolean::client_key::ClientKey;
 use tfhe_sbc_adapter::intake::IntakeConfig;
+use tfhe_sbc_adapter::interop::boolean_set::{BooleanSet, generate_keys};
 use tfhe_sbc_adapter::interop::{
-    BooleanBridge, DeviceKsk, DeviceSecrets, KEYSWITCH_BLOCK, KeySwitchStrategy, generate_boolean_keys,
-    provision_fleet_device, provision_per_device,
+    BooleanBridge, DeviceKsk, DeviceSecrets, KEYSWITCH_BLOCK, KeySwitchStrategy, provision_fleet_device,
+    provision_per_device,
 };
 use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 const GROUP: &str = "intake_frame_1024_bits";
 const PARTS: &str = "intake_parts";
@@ -68,10 +69,10 @@ impl Device {
 
     /// The same device for a second intake (its own sequence numbers there).
     fn fork(&self, seed: u8) -> Self {
-        let credentials = tfhe_sbc_device::frame_mac::DeviceCredentials::new(
+        let credentials = tfhe_sbc_device::frame::mac::DeviceCredentials::new(
             self.secrets.credentials.device_id(),
             self.secrets.credentials.key_id(),
-            tfhe_sbc_device::frame_mac::MacKey::from_slice(self.secrets.credentials.mac_key().as_bytes()).unwrap(),
+            tfhe_sbc_device::frame::mac::MacKey::from_slice(self.secrets.credentials.mac_key().as_bytes()).unwrap(),
         );
         let key = tfhe_sbc_core::entities::GlweSecretKey::from_container(
             self.secrets.key.as_bytes().to_vec(),
@@ -85,12 +86,12 @@ impl Device {
 struct Setup {
     client_key: ClientKey,
     /// One keyed intake per thread count (1, 2), each with both devices, and the devices' twins for it.
-    intakes: Vec<(usize, KeyedIntake, Device, Device)>,
+    intakes: Vec<(usize, KeyedIntake<BooleanBridge>, Device, Device)>,
 }
 
 fn setup() -> Setup {
     let t = Instant::now();
-    let (client_key, server_key) = generate_boolean_keys();
+    let (client_key, server_key) = generate_keys(BooleanSet::TfheLib, &mut Blake2bXof::from_seed([0x1B; 32]));
     let mut rng = Blake2bXof::from_seed([0x1E; 32]);
     let (fleet, fleet_record) = provision_fleet_device(&client_key, FLEET, 1, &mut rng).unwrap();
     let (own, own_record) = provision_per_device(&client_key, PER_DEVICE, 7, &mut rng).unwrap();
@@ -162,7 +163,7 @@ fn bench(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(1));
     for (mode, device_id, strategy, threads, cold) in cases() {
         let (_, intake, fleet, own) = s.intakes.iter_mut().find(|(t, ..)| *t == threads).unwrap();
-        let bridge = std::sync::Arc::clone(intake.bridge());
+        let bridge = std::sync::Arc::clone(intake.converter());
         let client_key = &s.client_key;
         group.bench_function(label(mode, strategy, threads), |b| {
             b.iter_batched(
@@ -204,7 +205,7 @@ fn bench(c: &mut Criterion) {
     group.warm_up_time(Duration::from_millis(100));
     group.measurement_time(Duration::from_secs(1));
     for (threads, intake, fleet, _) in &mut s.intakes {
-        let bridge = std::sync::Arc::clone(intake.bridge());
+        let bridge = std::sync::Arc::clone(intake.converter());
         group.bench_function(format!("decompress a per-device key, {threads} thread(s)"), |b| {
             b.iter(|| {
                 bridge.clear_cache();

@@ -1,4 +1,4 @@
-//! The integer main job (`sensor_to_cloud --integers`, issue [G] section 5) in the test profile: a fleet
+//! The integer main job (`sensor_to_cloud --integers`) in the test profile: a fleet
 //! meter and a per-device meter send 16-bit readings as v2 frames over loopback TCP; the cloud computes
 //! their sum (`FheUint32`), mean and maximum with tfhe-rs; the decrypted answers must equal the clear ones.
 //! The frames carry the set's compact (14-bit) body, as the example sends by default.
@@ -9,7 +9,7 @@
 mod integers;
 
 use integers::{JobConfig, KeyMode, compact_body_bits, run};
-use tfhe_sbc_device::wire::{FrameKind, frame_bytes};
+use tfhe_sbc_device::frame::{FrameKind, frame_bytes};
 
 #[test]
 fn integer_main_job_decrypts_the_clear_answers() {

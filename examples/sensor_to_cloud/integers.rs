@@ -1,4 +1,4 @@
-//! The integer main job (issue [G] section 5): meters encrypt 16-bit readings with `IntegerEncryptor` (u64
+//! The integer main job: meters encrypt 16-bit readings with `IntegerEncryptor` (u64
 //! torus, N = 2048, tfhe-rs's default integer set) and send v2 frames over TCP, with the set's compact
 //! 14-bit body unless told otherwise (`--full-body`: 64 bits); the adapter opens them with
 //! `Intake::receive_integer` and turns them into tfhe-rs `FheUint16`s (fleet meters: extraction only, with
@@ -26,11 +26,11 @@ use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 
 /// The meters' reading width.
 const READING_BITS: u32 = 16;
@@ -266,7 +266,7 @@ struct Sent {
 fn key_rng(config: &JobConfig, stream: u64) -> Blake2bXof {
     match config.key_seed {
         Some(seed) => Blake2bXof::seed_from_u64(seed ^ stream.rotate_left(32)),
-        None => tfhe_sbc_device::seeding::from_os_entropy().expect("OS entropy"),
+        None => tfhe_sbc_device::csprng::seeding::from_os_entropy().expect("OS entropy"),
     }
 }
 

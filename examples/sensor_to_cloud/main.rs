@@ -6,7 +6,7 @@
 //! By default three devices use per-device keys and one uses the public key, on `TFHE_LIB_PARAMETERS`.
 //! `--mode` and `--parameters` select the others (`-- --help`).
 //!
-//! `--integers` runs the integer job instead (`integers.rs`, issue [G]): meters send 16-bit readings that
+//! `--integers` runs the integer job instead (`integers.rs`): meters send 16-bit readings that
 //! the cloud sums, averages and maximizes as tfhe-rs `FheUint16`/`FheUint32`.
 //!
 //! Run: `cargo run --release --example sensor_to_cloud` (`-- --integers`)
@@ -24,23 +24,22 @@ use std::time::{Duration, Instant};
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
-use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, Message, Received};
+use tfhe_sbc_adapter::intake::{IntakeConfig, Message, Received};
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys, glwe_key_from_client_key};
 use tfhe_sbc_adapter::interop::{
     BooleanBridge, provision_fleet_device, provision_per_device, public_key_from_client_key,
 };
 use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyStore, KeyedIntake};
-use tfhe_sbc_adapter::registry::{DeviceEncryption, DeviceRegistry};
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
 use tfhe_sbc_core::entities::GlweSecretKeyOwned;
 use tfhe_sbc_core::parameters::GlweParameters;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::public_key::decode_public_key;
-use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::files::public_key::decode_public_key;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 use tracing::{debug, info, warn};
 
 /// The command line.
@@ -169,14 +168,13 @@ fn main() {
     spinner.set_message(format!("[trusted party] generating tfhe-rs boolean keys ({set:?})"));
     spinner.enable_steady_tick(Duration::from_millis(100));
     let t = Instant::now();
-    let mut os = tfhe_sbc_device::seeding::from_os_entropy().unwrap();
+    let mut os = tfhe_sbc_device::csprng::seeding::from_os_entropy().unwrap();
     let (client_key, server_key) = generate_keys(set, &mut os);
     spinner.finish_and_clear();
     println!("[trusted party] tfhe-rs keys for {set:?} in {:.2?}", t.elapsed());
 
     let t = Instant::now();
     let mut store = KeyStore::new(&server_key);
-    let mut registry = DeviceRegistry::new();
     let mut provisioned = Vec::new();
     let public_key = modes
         .contains(&Mode::PublicKey)
@@ -196,21 +194,16 @@ fn main() {
             (Mode::Fleet, _) => {
                 let key = glwe_key_from_client_key(set, &client_key).unwrap();
                 let (device, server) = credential_pair(id, &mut os);
-                registry.register(server).unwrap();
+                let record = DeviceRecord::with_parameter_set(server, params.id(), DeviceKeyMaterial::Fleet).unwrap();
+                store.insert(record).unwrap();
                 provisioned.push(Provisioned::SecretKey(key, device));
             }
             (Mode::PublicKey, _) => {
                 let (seed, body) = public_key.as_ref().unwrap();
                 let (device, server) = credential_pair(id, &mut os);
-                if set == BooleanSet::TfheLib {
-                    store
-                        .insert(DeviceRecord::new(server, DeviceKeyMaterial::PublicKey))
-                        .unwrap();
-                } else {
-                    registry
-                        .register_device(server, DeviceEncryption::PublicKey, 0)
-                        .unwrap();
-                }
+                let record =
+                    DeviceRecord::with_parameter_set(server, params.id(), DeviceKeyMaterial::PublicKey).unwrap();
+                store.insert(record).unwrap();
                 provisioned.push(Provisioned::PublicKey(*seed, body.clone(), device));
             }
             (Mode::Mixed, _) => unreachable!("expanded by device_modes"),
@@ -249,7 +242,7 @@ fn main() {
             });
         }
         drop(sender);
-        let mut intake = AdapterIntake::new(set, store, registry, &server_key);
+        let mut intake = AdapterIntake::new(set, store, &server_key);
         // Steady state: the per-device key-switching keys are decompressed before the frames arrive (the
         // first use of a key costs about 45 ms on 2 cores; benches/intake.rs measures it).
         intake.prefetch(&device_ids);
@@ -458,7 +451,7 @@ fn encrypt_frames<const N: usize, const K: usize>(
     // Sequence numbers never repeat: firmware restores the counter from a persisted high-water mark or a
     // boot counter; this run is boot 0.
     let mut counter = FrameCounter::from_boot_counter(0);
-    let rng = tfhe_sbc_device::seeding::from_os_entropy().unwrap();
+    let rng = tfhe_sbc_device::csprng::seeding::from_os_entropy().unwrap();
     let mut body = [0u32; N];
     let t = Instant::now();
     let mut frames = Vec::new();
@@ -492,22 +485,21 @@ fn encrypt_frames<const N: usize, const K: usize>(
     (id, frames, t.elapsed())
 }
 
-/// The adapter's intake for the chosen set: with a key switch per bit (TFHE_LIB), or extraction only.
+/// The adapter's keyed intake for the chosen set: with a key switch per bit (TFHE_LIB), or extraction only.
 enum AdapterIntake {
-    KeySwitched(KeyedIntake),
-    BigKey(Intake, BigKeyBridge),
+    KeySwitched(KeyedIntake<BooleanBridge>),
+    BigKey(KeyedIntake<BigKeyBridge>),
 }
 
 impl AdapterIntake {
-    fn new(set: BooleanSet, store: KeyStore, registry: DeviceRegistry, server_key: &ServerKey) -> Self {
+    fn new(set: BooleanSet, store: KeyStore, server_key: &ServerKey) -> Self {
+        let config = IntakeConfig::default();
         if set == BooleanSet::TfheLib {
             let bridge = BooleanBridge::new(server_key).unwrap();
-            Self::KeySwitched(KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap())
+            Self::KeySwitched(KeyedIntake::new(config, store, bridge).unwrap())
         } else {
-            Self::BigKey(
-                Intake::new(IntakeConfig::default(), registry),
-                BigKeyBridge::for_server_key(set, server_key).unwrap(),
-            )
+            let bridge = BigKeyBridge::for_server_key(set, server_key).unwrap();
+            Self::BigKey(KeyedIntake::new(config, store, bridge).unwrap())
         }
     }
 
@@ -515,8 +507,8 @@ impl AdapterIntake {
     fn prefetch(&self, devices: &[u64]) {
         if let Self::KeySwitched(intake) = self {
             for &id in devices {
-                if intake.bridge().key_mode(id).is_some() {
-                    intake.bridge().prefetch(id).unwrap();
+                if intake.converter().key_mode(id).is_some() {
+                    intake.converter().prefetch(id).unwrap();
                 }
             }
         }
@@ -527,19 +519,17 @@ impl AdapterIntake {
         let now = Instant::now();
         let received = match self {
             Self::KeySwitched(intake) => intake.receive(frame, now),
-            Self::BigKey(intake, _) => intake.receive(frame, now),
+            Self::BigKey(intake) => intake.receive(frame, now),
         }
         .map_err(|e| e.to_string())?;
         let Received::Complete(message) = received else {
             return Ok(None);
         };
         let bits = match self {
-            Self::KeySwitched(intake) => intake
-                .bridge()
-                .message_to_booleans(&message)
-                .map_err(|e| e.to_string())?,
-            Self::BigKey(_, bridge) => bridge.message_to_booleans(&message).map_err(|e| e.to_string())?,
-        };
+            Self::KeySwitched(intake) => intake.convert(&message),
+            Self::BigKey(intake) => intake.convert(&message),
+        }
+        .map_err(|e| e.to_string())?;
         Ok(Some((message, bits)))
     }
 }

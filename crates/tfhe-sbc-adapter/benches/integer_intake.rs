@@ -1,4 +1,4 @@
-//! Integer intake per `FheUint8`, in one run (issue [G] sections 3 and 6), with tfhe-rs 1.8.2's high-level
+//! Integer intake per `FheUint8`, in one run, with tfhe-rs 1.8.2's high-level
 //! default parameters and its dedicated compact public-key parameters (PKE + casting key):
 //!
 //! * fleet mode: a device frame (512 `u8` readings, `IntegerEncryptor` under the client key's GLWE key) ->
@@ -40,11 +40,11 @@ use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::FrameCounter;
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::frame::FrameCounter;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
 
 const N: usize = 2048;
 /// `u8` readings per frame (four two-bit blocks each).

@@ -1,4 +1,4 @@
-//! What a server answers for each frame ([`tfhe_sbc_device::ack`]), from what the intake did with it.
+//! What a server answers for each frame ([`tfhe_sbc_device::frame::ack`]), from what the intake did with it.
 //!
 //! [`ack_for`] maps [`Intake::receive`](crate::intake::Intake::receive)'s result to an [`Ack`]:
 //! accepted frames get [`AckStatus::Accepted`]; a frame the intake had already accepted (a resend after a
@@ -7,9 +7,10 @@
 //! [`AckStatus::Busy`]; everything else says why sending again will not help.
 
 use crate::IntakeError;
+#[cfg(doc)]
 use crate::intake::Received;
-use tfhe_sbc_device::ack::{Ack, AckStatus};
-use tfhe_sbc_device::wire::{FrameHeader, HEADER_BYTES, PREFIX_BYTES};
+use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::{FrameHeader, HEADER_BYTES, PREFIX_BYTES};
 
 /// The acknowledgement status for an intake error.
 pub fn status_for(error: &IntakeError) -> AckStatus {
@@ -29,9 +30,11 @@ pub fn status_for(error: &IntakeError) -> AckStatus {
     }
 }
 
-/// The acknowledgement of `frame`, which the intake answered with `result`. The device id and sequence
+/// The acknowledgement of `frame`, which the intake answered with `result` ([`Received`] from
+/// [`Intake::receive`](crate::intake::Intake::receive), an integer frame from `receive_integer`, or any
+/// keyed intake's answer). The device id and sequence
 /// number are the frame's header's (0 if it has none that decodes).
-pub fn ack_for(frame: &[u8], result: &Result<Received, IntakeError>) -> Ack {
+pub fn ack_for<T>(frame: &[u8], result: &Result<T, IntakeError>) -> Ack {
     let header = frame
         .get(PREFIX_BYTES..HEADER_BYTES)
         .and_then(|fields| postcard::from_bytes::<FrameHeader>(fields).ok());
@@ -56,14 +59,14 @@ mod tests {
     use crate::intake::{Intake, IntakeConfig};
     use crate::registry::DeviceRegistry;
     use std::time::Instant;
-    use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-    use tfhe_sbc_device::wire::{FrameKind, SEEDED_FRAME_BYTES_1024, write_seeded_frame};
+    use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+    use tfhe_sbc_device::frame::{FrameKind, SEEDED_FRAME_BYTES_1024, write_seeded_frame};
 
     fn frame(device_id: u64, sequence: u64, mac: &MacKey) -> Vec<u8> {
         let header = FrameHeader {
             kind: FrameKind::Seeded.to_u8(),
             parameter_set: 1,
-            xof_id: tfhe_sbc_device::mask::MASK_XOF_ID,
+            xof_id: tfhe_sbc_device::csprng::mask::MASK_XOF_ID,
             body_bits: 32,
             flags: 0,
             device_id,

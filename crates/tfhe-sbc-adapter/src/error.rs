@@ -1,7 +1,7 @@
 //! What can be wrong with bytes received from a device.
 
 use core::fmt;
-use tfhe_sbc_device::wire::FrameKind;
+use tfhe_sbc_device::frame::FrameKind;
 
 /// A field on which a chunk disagrees with the other chunks of its message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

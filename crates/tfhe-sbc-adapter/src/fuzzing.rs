@@ -11,16 +11,15 @@
 //!
 //! Frame `i` of a stream arrives at `i` seconds; messages expire after [`FUZZ_MAX_AGE_SECS`] seconds.
 //!
-//! Each single frame also goes to [`Intake::receive_integer`] (the 64-bit integer set's intake, issue
-//! \[G\]), raw and with the MAC fixed up; an accepted integer frame must hold exactly `2N` words.
+//! Each single frame also goes to [`Intake::receive_integer`] (the 64-bit integer set's intake), raw and with the MAC fixed up; an accepted integer frame must hold exactly `2N` words.
 
 use crate::intake::{Intake, IntakeConfig, Message, Received, parse_frame};
 use crate::registry::DeviceRegistry;
 use crate::stream::FrameReader;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::wire::{HEADER_BYTES, TAG_BYTES};
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::{HEADER_BYTES, TAG_BYTES};
 
 /// The first fuzz device's id.
 pub const FUZZ_DEVICE_ID: u64 = 0xF0;
@@ -188,9 +187,9 @@ impl Checker {
 
 /// A simulated fuzz device (keys and randomness from fixed seeds) for [`seed_corpus`].
 struct SeedDevice {
-    encryptor: Box<tfhe_sbc_device::encryption::GlweEncryptor<1024>>,
+    encryptor: Box<tfhe_sbc_device::encrypt::secret_key::GlweEncryptor<1024>>,
     credentials: DeviceCredentials,
-    counter: tfhe_sbc_device::wire::FrameCounter,
+    counter: tfhe_sbc_device::frame::FrameCounter,
 }
 
 impl SeedDevice {
@@ -198,7 +197,7 @@ impl SeedDevice {
         use rand_core::SeedableRng;
         use tfhe_sbc_core::entities::GlweSecretKey;
         use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-        use tfhe_sbc_device::xof::Blake2bXof;
+        use tfhe_sbc_device::csprng::xof::Blake2bXof;
         let params = TFHE_LIB_GLWE_1024;
         let key = GlweSecretKey::generate_binary(
             vec![0u8; 1024],
@@ -206,7 +205,7 @@ impl SeedDevice {
             &mut Blake2bXof::from_seed([seed; 32]),
         )
         .unwrap_or_else(|e| unreachable!("a valid key buffer: {e}"));
-        let encryptor = tfhe_sbc_device::encryption::GlweEncryptor::<1024>::new(
+        let encryptor = tfhe_sbc_device::encrypt::secret_key::GlweEncryptor::<1024>::new(
             &params,
             &key,
             Blake2bXof::from_seed([seed.wrapping_add(1); 32]),
@@ -215,7 +214,7 @@ impl SeedDevice {
         Self {
             encryptor: Box::new(encryptor),
             credentials,
-            counter: tfhe_sbc_device::wire::FrameCounter::new(0),
+            counter: tfhe_sbc_device::frame::FrameCounter::new(0),
         }
     }
 
@@ -235,7 +234,7 @@ impl SeedDevice {
     fn frames(&mut self, message: &[u8], full: bool) -> Vec<Vec<u8>> {
         use tfhe_sbc_core::entities::GlweCiphertext;
         use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-        use tfhe_sbc_device::wire::{FULL_FRAME_BYTES_1024, SEEDED_FRAME_BYTES_1024};
+        use tfhe_sbc_device::frame::{FULL_FRAME_BYTES_1024, SEEDED_FRAME_BYTES_1024};
         let outgoing = self
             .encryptor
             .begin_message(&mut self.counter, message.len())
@@ -243,7 +242,7 @@ impl SeedDevice {
         let mut body = [0u32; 1024];
         let mut ciphertext = GlweCiphertext::from_container(vec![0u32; 2048], TFHE_LIB_GLWE_1024.polynomial_size())
             .unwrap_or_else(|e| unreachable!("{e}"));
-        tfhe_sbc_device::message::chunks(message, 128)
+        tfhe_sbc_device::frame::message::chunks(message, 128)
             .map(|chunk| {
                 let result = if full {
                     let mut out = vec![0u8; FULL_FRAME_BYTES_1024];
@@ -344,8 +343,8 @@ fn integer_seed_frame(credentials: &DeviceCredentials, readings: &[u8]) -> Vec<u
     use rand_core::SeedableRng;
     use tfhe_sbc_core::entities::GlweSecretKey;
     use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-    use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-    use tfhe_sbc_device::xof::Blake2bXof;
+    use tfhe_sbc_device::csprng::xof::Blake2bXof;
+    use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
     let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
     let key = GlweSecretKey::generate_binary(
         vec![0u8; 2048],
@@ -362,9 +361,9 @@ fn integer_seed_frame(credentials: &DeviceCredentials, readings: &[u8]) -> Vec<u
         .set_body_bits(params.glwe().compact_body_bits())
         .unwrap_or_else(|e| unreachable!("the set's width: {e}"));
     let outgoing = encryptor
-        .begin_message(&mut tfhe_sbc_device::wire::FrameCounter::new(1 << 20), readings.len())
+        .begin_message(&mut tfhe_sbc_device::frame::FrameCounter::new(1 << 20), readings.len())
         .unwrap_or_else(|e| unreachable!("{e}"));
-    let chunk = tfhe_sbc_device::message::chunks(readings, IntegerEncryptor::<2048>::MESSAGE_BYTES)
+    let chunk = tfhe_sbc_device::frame::message::chunks(readings, IntegerEncryptor::<2048>::MESSAGE_BYTES)
         .next()
         .unwrap_or_else(|| unreachable!("one chunk"));
     let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
@@ -380,7 +379,7 @@ fn integer_seed_frame(credentials: &DeviceCredentials, readings: &[u8]) -> Vec<u
 /// `0x1122334455667788`, key id 1, and sequence number `(1 << 32) | 5` (boot 1, frame 5).
 pub fn wire_format_dump() -> String {
     use core::fmt::Write;
-    use tfhe_sbc_device::wire::FrameCounter;
+    use tfhe_sbc_device::frame::FrameCounter;
     let credentials = DeviceCredentials::new(0x1122_3344_5566_7788, 1, MacKey::from_bytes([0x42; 32]));
     let mut device = SeedDevice::new(credentials, 1);
     device.counter = FrameCounter::new((1 << 32) | 5);

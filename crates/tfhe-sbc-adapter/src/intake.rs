@@ -11,7 +11,7 @@
 //! 5. only then the mask expansion into exactly the `2N` words a ciphertext of the (known) parameter set
 //!    needs, and the reassembly itself.
 //!
-//! Integer frames (issue \[G\], the 64-bit set `MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048`, id 4) go through
+//! Integer frames (the 64-bit set `MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048`, id 4) go through
 //! [`Intake::receive_integer`] instead: the same checks in the same order (MAC before any allocation, the
 //! replay window), then the `u64` mask expansion into an [`IntegerFrame`]. Every integer chunk holds whole
 //! readings (`N / 4` bytes: 512 `u8`, 256 `u16` or 128 `u32`), so each authenticated frame is handed out at
@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 use tfhe_sbc_core::compact_body::unpack_body;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters, ParameterSetId};
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::mask::{MASK_XOF_ID, expand_mask, expand_mask_u32};
-use tfhe_sbc_device::wire::{
+use tfhe_sbc_device::csprng::mask::{MASK_XOF_ID, expand_mask, expand_mask_u32};
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::{
     FORMAT_VERSION, FrameHeader, FrameKind, HEADER_BYTES, MAGIC, PREFIX_BYTES, TAG_BYTES, payload_bytes,
 };
 
@@ -226,7 +226,7 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         parameters.glwe_dimension().0,
         parameters.polynomial_size().0,
     );
-    // 32-bit boolean sets, and the 64-bit sets with an integer encoding (issue [G]).
+    // 32-bit boolean sets, and the 64-bit sets with an integer encoding.
     let chunk_bytes = match (torus_bits, IntegerParameters::from_id(parameters.id())) {
         (32, _) => n / 8,
         (64, Some(integer)) if k == 1 && integer.block_bits() == 2 => n / 4,
@@ -236,7 +236,7 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
     if header.xof_id != expected_xof {
         return Err(IntakeError::UnsupportedXof(header.xof_id));
     }
-    // Compact bodies (issue [G]): from the set's noise-budget minimum up to the torus width.
+    // Compact bodies: from the set's noise-budget minimum up to the torus width.
     let body_bits = u32::from(header.body_bits);
     if parameters.check_body_bits(body_bits).is_err() {
         return Err(IntakeError::UnsupportedBodyBits {
@@ -329,7 +329,7 @@ impl Frame {
     }
 }
 
-/// An authenticated integer frame (issue \[G\]): its header, its integer set, and the `u64` GLWE ciphertext
+/// An authenticated integer frame: its header, its integer set, and the `u64` GLWE ciphertext
 /// (the seeded mask expanded) that `interop::integer::IntegerExtractor` (feature `tfhe`) takes.
 #[derive(Clone, Debug)]
 pub struct IntegerFrame {
@@ -518,7 +518,7 @@ impl Intake {
         self.reassembler.insert(parsed.to_frame(), now)
     }
 
-    /// Validates, authenticates and de-duplicates one integer frame (issue \[G\]: a seeded frame of a 64-bit
+    /// Validates, authenticates and de-duplicates one integer frame (a seeded frame of a 64-bit
     /// integer set) and hands it out at once: every integer chunk holds whole readings, so there is no
     /// reassembly. The checks are [`Intake::receive`]'s, in the same order (MAC before any allocation, then
     /// the replay window); a boolean set's frame gets [`IntakeError::UnsupportedParameterSet`], a full or

@@ -1,90 +1,95 @@
-//! The intake and the converter into tfhe-rs fed from one [`KeyStore`]: [`KeyedIntake`] for the boolean
-//! sets (the authenticated [`Intake`] and the [`BooleanBridge`]) and [`IntegerKeyedIntake`] for the integer
-//! set (the intake and the [`IntegerBridge`]). A device is known to both halves or to neither.
+//! [`KeyedIntake`]: the authenticated [`Intake`] and a [`Converter`] into tfhe-rs fed from one [`KeyStore`],
+//! for every parameter set: authenticate a frame with the intake (the store's MAC key, key id and the frame
+//! kinds the device's mode may send), look its device up in the converter, convert in the mode the store
+//! records. A device is known to both halves or to neither.
+//!
+//! * `KeyedIntake<BooleanBridge>`: `TFHE_LIB_PARAMETERS` (key switch per bit);
+//! * `KeyedIntake<BigKeyBridge>`: the 128-bit boolean sets (extraction only);
+//! * `KeyedIntake<IntegerBridge>` ([`IntegerKeyedIntake`]): the integer set (`FheUint` readings).
 
 use crate::IntakeError;
-use crate::intake::{Intake, IntakeConfig, IntegerFrame, Received};
-use crate::interop::integer::{IntegerBridge, IntegerError};
-use crate::interop::{BooleanBridge, InteropError};
-use crate::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyStore};
+use crate::intake::{Intake, IntakeConfig, IntegerFrame};
+use crate::interop::integer::IntegerBridge;
+use crate::interop::{Converter, InteropError};
+use crate::key_set::key_store::{DeviceRecord, KeyStore};
 use crate::registry::{DeviceRegistry, DuplicateDevice};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tfhe::{FheUint, FheUintId};
 
-/// The authenticated intake and the bridge, fed from one [`KeyStore`]: a device is known to both or to
-/// neither. Frames go in through [`KeyedIntake::receive`]; whole messages go to
-/// [`BooleanBridge::message_to_booleans`] on whichever thread computes (the bridge is shared through an
-/// `Arc`).
+/// The authenticated intake and a converter, fed from one [`KeyStore`]: a device is known to both or to
+/// neither. Frames go in through [`KeyedIntake::receive`]; what they complete goes to
+/// [`KeyedIntake::convert`] (or to the converter, shared through an `Arc`, on whichever thread computes).
 #[derive(Debug)]
-pub struct KeyedIntake {
+pub struct KeyedIntake<C: Converter> {
     intake: Intake,
-    bridge: Arc<BooleanBridge>,
+    converter: Arc<C>,
 }
 
-impl KeyedIntake {
-    /// The intake and bridge for the devices of `store`, none of which has sent a frame yet. `bridge` must
-    /// be made from the server key the store was made for, with no device registered. A device of the
-    /// integer set is refused ([`InteropError::ParameterMismatch`]): integer devices go through
-    /// [`IntegerKeyedIntake`].
-    pub fn new(config: IntakeConfig, store: KeyStore, bridge: BooleanBridge) -> Result<Self, InteropError> {
-        Self::with_floors(config, store, bridge, &HashMap::new())
+/// The integer set's keyed intake.
+pub type IntegerKeyedIntake = KeyedIntake<IntegerBridge>;
+
+impl<C: Converter> KeyedIntake<C> {
+    /// The intake and converter for the devices of `store`, none of which has sent a frame yet. `converter`
+    /// must be made from the server key the store was made for ([`InteropError::ServerKeyMismatch`];
+    /// [`InteropError::NoServerKey`] if it has none), with no device registered. Devices of other parameter
+    /// sets are registered too (their MACs are checked), and their inputs get
+    /// [`InteropError::DeviceOfAnotherSet`] from the converter.
+    pub fn new(config: IntakeConfig, store: KeyStore, converter: C) -> Result<Self, InteropError> {
+        Self::with_floors(config, store, converter, &HashMap::new())
     }
 
     /// As [`KeyedIntake::new`], with the persisted sequence-number floor of each device (absent: 0).
     pub fn with_floors(
         config: IntakeConfig,
         store: KeyStore,
-        bridge: BooleanBridge,
+        converter: C,
         floors: &HashMap<u64, u64>,
     ) -> Result<Self, InteropError> {
-        if store.server_key_fingerprint() != bridge.server_key_fingerprint() {
+        let fingerprint = converter.server_key_fingerprint().ok_or(InteropError::NoServerKey)?;
+        if store.server_key_fingerprint() != fingerprint {
             return Err(InteropError::ServerKeyMismatch);
         }
-        if store.iter().any(DeviceRecord::is_integer) {
-            return Err(InteropError::ParameterMismatch);
-        }
-        let mut registry = DeviceRegistry::new();
+        let mut this = Self {
+            intake: Intake::new(config, DeviceRegistry::new()),
+            converter: Arc::new(converter),
+        };
         for record in store.into_records() {
-            let (credentials, material) = record.into_parts();
-            let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
-            let encryption = material.encryption();
-            bridge.register(device_id, key_id, material)?;
-            let floor = floors.get(&device_id).copied().unwrap_or(0);
-            registry
-                .register_device(credentials, encryption, floor)
-                .map_err(|DuplicateDevice(id)| InteropError::DuplicateDevice(id))?;
+            let floor = floors.get(&record.device_id()).copied().unwrap_or(0);
+            this.register(record, floor)?;
         }
-        Ok(Self {
-            intake: Intake::new(config, registry),
-            bridge: Arc::new(bridge),
-        })
+        Ok(this)
     }
 
-    /// Adds a device to both the intake and the bridge (or to neither, on error), whose frames must have
+    /// Adds a device to both the intake and the converter (or to neither, on error), whose frames must have
     /// sequence numbers of at least `floor`. The intake takes from it the frame kinds of its mode
-    /// ([`DeviceKeyMaterial::encryption`]): public-key frames only from a public-key device, seeded ones
-    /// only from a secret-key device.
+    /// (`DeviceKeyMaterial::encryption`): public-key frames only from a public-key device, seeded ones only
+    /// from a secret-key device.
     pub fn register(&mut self, record: DeviceRecord, floor: u64) -> Result<(), InteropError> {
-        if record.is_integer() {
-            return Err(InteropError::ParameterMismatch);
-        }
+        let parameter_set = record.parameter_set();
         let (credentials, material) = record.into_parts();
         let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
         let encryption = material.encryption();
-        self.bridge.register(device_id, key_id, material)?;
+        self.converter.register(device_id, key_id, parameter_set, material)?;
         self.intake
             .register_device(credentials, encryption, floor)
             .map_err(|DuplicateDevice(id)| {
-                self.bridge.unregister(id);
+                self.converter.unregister(id);
                 InteropError::DuplicateDevice(id)
             })
     }
 
-    /// [`Intake::receive`]: authentication (by the store's MAC key and key id), replay window, reassembly.
-    pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
-        self.intake.receive(bytes, now)
+    /// One frame: authentication (by the store's MAC key and key id), replay window, and reassembly where
+    /// the converter's sets need it ([`Converter::receive`]).
+    pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<C::Received, IntakeError> {
+        C::receive(&mut self.intake, bytes, now)
+    }
+
+    /// [`Converter::convert`]: one input (a complete message, an integer frame) as tfhe-rs values, in the
+    /// sending device's mode.
+    pub fn convert(&self, input: &C::Input) -> Result<C::Output, InteropError> {
+        self.converter.convert(input)
     }
 
     /// [`Intake::evict_expired`].
@@ -97,74 +102,13 @@ impl KeyedIntake {
         &self.intake
     }
 
-    /// The bridge, to share with the threads that key-switch and compute.
-    pub fn bridge(&self) -> &Arc<BooleanBridge> {
-        &self.bridge
+    /// The converter, to share with the threads that convert and compute.
+    pub fn converter(&self) -> &Arc<C> {
+        &self.converter
     }
 }
 
-/// The authenticated intake and the [`IntegerBridge`], fed from one [`KeyStore`] of the integer key set: a
-/// device is known to both or to neither. Frames go in through [`IntegerKeyedIntake::receive`] (the
-/// intake's `receive_integer`: MAC, key id, replay window); [`IntegerKeyedIntake::readings`] turns an
-/// authenticated frame into `FheUint` values in the sending device's key mode, fleet or per-device, as the
-/// store records it. The bridge is shared through an `Arc` with the threads that compute.
-#[derive(Debug)]
-pub struct IntegerKeyedIntake {
-    intake: Intake,
-    bridge: Arc<IntegerBridge>,
-}
-
-impl IntegerKeyedIntake {
-    /// The intake and bridge for the devices of `store`, none of which has sent a frame yet. `bridge` must
-    /// be made from the integer server key the store was made for ([`IntegerError::ServerKeyMismatch`]),
-    /// with no device registered. Devices of other sets are registered too (their MACs are checked), and
-    /// their frames get [`IntegerError::NotAnIntegerDevice`] from [`IntegerKeyedIntake::readings`].
-    pub fn new(config: IntakeConfig, store: KeyStore, bridge: IntegerBridge) -> Result<Self, IntegerError> {
-        Self::with_floors(config, store, bridge, &HashMap::new())
-    }
-
-    /// As [`IntegerKeyedIntake::new`], with the persisted sequence-number floor of each device (absent: 0).
-    pub fn with_floors(
-        config: IntakeConfig,
-        store: KeyStore,
-        bridge: IntegerBridge,
-        floors: &HashMap<u64, u64>,
-    ) -> Result<Self, IntegerError> {
-        if store.server_key_fingerprint() != bridge.server_key_fingerprint() {
-            return Err(IntegerError::ServerKeyMismatch);
-        }
-        let mut this = Self {
-            intake: Intake::new(config, DeviceRegistry::new()),
-            bridge: Arc::new(bridge),
-        };
-        for record in store.into_records() {
-            let floor = floors.get(&record.device_id()).copied().unwrap_or(0);
-            this.register(record, floor)?;
-        }
-        Ok(this)
-    }
-
-    /// Adds a device to both the intake and the bridge (or to neither, on error), whose frames must have
-    /// sequence numbers of at least `floor`.
-    pub fn register(&mut self, record: DeviceRecord, floor: u64) -> Result<(), IntegerError> {
-        let parameter_set = record.parameter_set();
-        let (credentials, material) = record.into_parts();
-        let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
-        let encryption = material.encryption();
-        self.bridge.register(device_id, key_id, parameter_set, material)?;
-        self.intake
-            .register_device(credentials, encryption, floor)
-            .map_err(|DuplicateDevice(id)| {
-                self.bridge.unregister(id);
-                IntegerError::DuplicateDevice(id)
-            })
-    }
-
-    /// [`Intake::receive_integer`]: authentication (by the store's MAC key and key id), replay window.
-    pub fn receive(&mut self, bytes: &[u8]) -> Result<IntegerFrame, IntakeError> {
-        self.intake.receive_integer(bytes)
-    }
-
+impl KeyedIntake<IntegerBridge> {
     /// [`IntegerBridge::readings`]: readings `first..first + count` of `frame` as `FheUint<Id>`, in the
     /// sending device's key mode.
     pub fn readings<Id: FheUintId + Send>(
@@ -172,22 +116,12 @@ impl IntegerKeyedIntake {
         frame: &IntegerFrame,
         first: usize,
         count: usize,
-    ) -> Result<Vec<FheUint<Id>>, IntegerError> {
-        self.bridge.readings(frame, first, count)
+    ) -> Result<Vec<FheUint<Id>>, InteropError> {
+        self.converter.readings(frame, first, count)
     }
 
     /// [`IntegerBridge::frame_readings`]: every whole reading of `Id`'s width in `frame`.
-    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Result<Vec<FheUint<Id>>, IntegerError> {
-        self.bridge.frame_readings(frame)
-    }
-
-    /// The intake (sequence-number high-water marks, configuration).
-    pub fn intake(&self) -> &Intake {
-        &self.intake
-    }
-
-    /// The bridge, to share with the threads that compute.
-    pub fn bridge(&self) -> &Arc<IntegerBridge> {
-        &self.bridge
+    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Result<Vec<FheUint<Id>>, InteropError> {
+        self.converter.frame_readings(frame)
     }
 }

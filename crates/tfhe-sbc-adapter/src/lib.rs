@@ -6,18 +6,20 @@
 //! 2. [`intake::Intake`]: authenticated intake of wire-format v2 frames (`docs/wire-format.md`). Magic and
 //!    version, the fixed header with every field validated ([`intake::parse_frame`]), the device's MAC key
 //!    from the [`registry::DeviceRegistry`], the MAC checked before anything is expanded or allocated, a
-//!    per-device replay window ([`replay`]), and the [`reassembly`] of multi-chunk messages, with limits.
+//!    per-device replay window, and the [`reassembly`] of multi-chunk messages, with limits.
 //!    Typed [`IntakeError`]s throughout; seeded masks are regenerated bit for bit.
 //! 3. [`extraction`]: sample extraction of one, all, or lazily chosen coefficients (and a rayon batch).
-//! 4. `interop` (feature `tfhe`): tfhe-rs keys for the trusted party, per-device keys, and
-//!    `interop::BooleanBridge`, which key-switches extracted ciphertexts into `tfhe::boolean` ciphertexts
-//!    with the sending device's key, in parallel batches.
+//! 4. `interop` (feature `tfhe`): tfhe-rs keys for the trusted party, the seeded per-device
+//!    key-switching key (`interop::SeededKsk`), and one `interop::Converter` face with three converters:
+//!    `BooleanBridge` (small-key boolean set: a key switch per bit, in parallel batches), `BigKeyBridge`
+//!    (128-bit boolean sets: extraction only) and `IntegerBridge` (`FheUint` readings); one error type,
+//!    `interop::InteropError`.
 //! 5. [`ack`]: the acknowledgement a server sends for each frame (idempotent for resends), from the intake's
 //!    answer.
 //! 6. `key_set` (feature `tfhe`): the cloud's files of a key set, among them `key_set::key_store`, what
 //!    the cloud holds per device (key id, key mode, MAC key, seeded key-switching key) and its file format.
-//! 7. `keyed_intake` (feature `tfhe`): `keyed_intake::KeyedIntake`, the intake and the bridge fed from one
-//!    key store (and `IntegerKeyedIntake`, the same for the integer set).
+//! 7. `keyed_intake` (feature `tfhe`): `keyed_intake::KeyedIntake<C>`, the intake and any converter fed
+//!    from one key store.
 //!
 //! # Example
 //! ```
@@ -70,7 +72,7 @@
 pub mod ack;
 mod error;
 pub mod extraction;
-#[doc(hidden)]
+#[cfg(feature = "test-utils")]
 pub mod fuzzing;
 pub mod intake;
 #[cfg(feature = "tfhe")]
@@ -79,10 +81,9 @@ pub mod interop;
 pub mod key_set;
 #[cfg(feature = "tfhe")]
 pub mod keyed_intake;
-pub mod keyfile;
 pub mod reassembly;
 pub mod registry;
-pub mod replay;
+mod replay;
 pub mod stream;
 
 pub use error::{IntakeError, MessageField};

@@ -19,7 +19,7 @@ use crate::intake::{Frame, IntakeConfig, Message, Received};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::{Duration, Instant};
-use tfhe_sbc_device::wire::FrameHeader;
+use tfhe_sbc_device::frame::FrameHeader;
 
 #[derive(Debug)]
 struct OpenMessage {

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use tfhe_sbc_device::frame_mac::DeviceCredentials;
+use tfhe_sbc_device::frame::mac::DeviceCredentials;
 
 /// A device id registered twice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use crate::error::IntakeError;
 use std::io::{self, Read, Write};
-use tfhe_sbc_device::wire::full_frame_bytes;
+use tfhe_sbc_device::frame::full_frame_bytes;
 
 /// The default frame-size limit: a full frame at `N = 4096` (32-bit torus), larger than any frame of a
 /// supported parameter set.

@@ -1,4 +1,4 @@
-//! Compact bodies (issue [G] section 4): the widths each set sends, recomputed from tfhe-rs's own parameters
+//! Compact bodies: the widths each set sends, recomputed from tfhe-rs's own parameters
 //! (the noise budget of `docs/noise-budget.md`), and compact frames through intake into tfhe-rs with no
 //! failure: 10,240 boolean key-switched decryptions, 1,024 boolean gates, and 1,024 shortint PBS on the
 //! integer set. A control rounds the same ciphertexts to far fewer bits and sees failures, so the checks can
@@ -20,8 +20,9 @@ use tfhe::core_crypto::prelude::{DynamicDistribution, UnsignedInteger};
 use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as TFHE_DEFAULT;
 use tfhe::{ClientKey, ConfigBuilder, Seed};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
+use tfhe_sbc_adapter::interop::BooleanBridge;
+use tfhe_sbc_adapter::interop::boolean_set::{self, BooleanSet, generate_keys};
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
-use tfhe_sbc_adapter::interop::{BooleanBridge, device_key_from_client_key, generate_boolean_keys};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::compact_body::{expand_top_bits, round_to_top_bits};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned};
@@ -29,12 +30,12 @@ use tfhe_sbc_core::parameters::{
     DEFAULT_KS_PBS_GLWE_512_K3, ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, GlweParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128,
     TFHE_LIB_GLWE_1024,
 };
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, SEEDED_FRAME_BYTES_1024, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, SEEDED_FRAME_BYTES_1024, frame_bytes};
 
 // ---------------------------------------------------------------------------------------------------------
 // The noise budget, from tfhe-rs's parameters (torus units: q = 1).
@@ -245,7 +246,7 @@ fn wire_goals() {
 fn boolean_keys() -> &'static (BooleanClientKey, BooleanServerKey, BooleanBridge) {
     static KEYS: OnceLock<(BooleanClientKey, BooleanServerKey, BooleanBridge)> = OnceLock::new();
     KEYS.get_or_init(|| {
-        let (client_key, server_key) = generate_boolean_keys();
+        let (client_key, server_key) = generate_keys(BooleanSet::TfheLib, &mut Blake2bXof::from_seed([0x1B; 32]));
         let bridge = BooleanBridge::new(&server_key).unwrap();
         (client_key, server_key, bridge)
     })
@@ -254,7 +255,7 @@ fn boolean_keys() -> &'static (BooleanClientKey, BooleanServerKey, BooleanBridge
 /// `messages.len()` messages of 128 bytes, each encrypted by a device with the client key's GLWE key as one
 /// compact seeded frame, received by the intake.
 fn compact_boolean_ciphertexts(client_key: &BooleanClientKey, messages: &[[u8; 128]]) -> Vec<GlweCiphertextOwned<u32>> {
-    let device_key = device_key_from_client_key(client_key).unwrap();
+    let device_key = boolean_set::glwe_key_from_client_key(BooleanSet::TfheLib, client_key).unwrap();
     let mut encryptor = Box::new(
         GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &device_key, Blake2bXof::from_seed([21; 32])).unwrap(),
     );

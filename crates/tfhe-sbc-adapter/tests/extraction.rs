@@ -9,8 +9,8 @@ use tfhe_sbc_adapter::extraction::{LazyExtractor, extract_all_lwe_samples, extra
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_core::encoding::{decode_bool, encode_bool};
 use tfhe_sbc_core::entities::LweCiphertext;
-use tfhe_sbc_device::decryption::{GlweDecryptor, decrypt_lwe_phase};
-use tfhe_sbc_device::message::message_bit;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decrypt_lwe_phase};
+use tfhe_sbc_device::frame::message::message_bit;
 
 #[test]
 fn all_extracted_samples_decrypt_with_unchanged_noise() {

@@ -12,8 +12,8 @@ use tfhe_sbc_adapter::reassembly::Reassembler;
 use tfhe_sbc_adapter::registry::{DeviceRegistry, DuplicateDevice};
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
 use tfhe_sbc_adapter::{IntakeError, MessageField};
-use tfhe_sbc_device::frame_mac::MacKey;
-use tfhe_sbc_device::wire::{
+use tfhe_sbc_device::frame::mac::MacKey;
+use tfhe_sbc_device::frame::{
     FULL_FRAME_BYTES_1024, FrameCounter, FrameKind, HEADER_BYTES, SEEDED_FRAME_BYTES_1024, TAG_BYTES,
 };
 
@@ -124,7 +124,7 @@ fn every_malformed_header_gets_its_error() {
     let mut device = Device::new(4, 9);
     let frame = device.seeded_frames(b"hello").remove(0);
     let key = device.mac_key();
-    let edit = |f: fn(&mut tfhe_sbc_device::wire::FrameHeader)| reframe(&frame, &key, f);
+    let edit = |f: fn(&mut tfhe_sbc_device::frame::FrameHeader)| reframe(&frame, &key, f);
     let mut bad_magic = frame.clone();
     bad_magic[..4].copy_from_slice(b"XXXX");
     let cases: Vec<(Vec<u8>, IntakeError)> = vec![
@@ -266,7 +266,7 @@ fn every_malformed_header_gets_its_error() {
     let full = device.full_frames(b"x").remove(0);
     let seeded_header_full_payload = reframe(&full, &key, |h| {
         h.kind = FrameKind::Seeded.to_u8();
-        h.xof_id = tfhe_sbc_device::mask::MASK_XOF_ID;
+        h.xof_id = tfhe_sbc_device::csprng::mask::MASK_XOF_ID;
     });
     assert_eq!(
         lenient

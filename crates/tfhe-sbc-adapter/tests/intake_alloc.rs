@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 use tfhe_sbc_adapter::intake::{Frame, IntakeConfig};
 use tfhe_sbc_adapter::stream::FrameReader;
-use tfhe_sbc_device::frame_mac::MacKey;
+use tfhe_sbc_device::frame::mac::MacKey;
 
 struct Counting;
 

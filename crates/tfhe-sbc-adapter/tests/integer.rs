@@ -1,4 +1,4 @@
-//! Integers into tfhe-rs's high-level API (issue [G] sections 1 and 3): the parameter set against tfhe-rs's
+//! Integers into tfhe-rs's high-level API: the parameter set against tfhe-rs's
 //! constants, fleet intake (extraction and wrapping, no key switch) of `u8`/`u16`/`u32`/`u64` readings into
 //! conformant `FheUint`s that tfhe-rs computes on and its `ClientKey` decrypts, the noise of extracted
 //! blocks, per-device intake (key switch + identity PBS), and typed errors for every malformed input.
@@ -23,15 +23,15 @@ use tfhe::{
     ClientKey, ConfigBuilder, FheBool, FheUint8, FheUint8ConformanceParams, FheUint16, FheUint16ConformanceParams,
     FheUint32, FheUint32ConformanceParams, FheUint64, FheUint64ConformanceParams, Seed, ServerKey, set_server_key,
 };
+use tfhe_sbc_adapter::interop::InteropError;
 use tfhe_sbc_adapter::interop::integer::per_device::{IntegerDeviceKsk, IntegerRefresher, client_key_parameters};
 use tfhe_sbc_adapter::interop::integer::{
-    IntegerError, IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, encrypt_readings_reference,
-    glwe_key_from_client_key,
+    IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, encrypt_readings_reference, glwe_key_from_client_key,
 };
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution, ParameterSetId};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
 
 struct Keys {
     client_key: ClientKey,
@@ -395,7 +395,7 @@ fn malformed_input_is_refused_with_typed_errors() {
             .extract_readings::<tfhe::FheUint8Id, _>(&small, 0, 1)
             .err()
             .unwrap(),
-        IntegerError::WrongGlweShape {
+        InteropError::WrongGlweShape {
             expected: (1, 2048),
             found: (1, 1024)
         }
@@ -403,7 +403,7 @@ fn malformed_input_is_refused_with_typed_errors() {
     let wide = GlweCiphertext::from_container(vec![0u64; 3 * 2048], PolynomialSize(2048)).unwrap();
     assert!(matches!(
         extractor.extract_block(&wide, 0),
-        Err(IntegerError::WrongGlweShape { .. })
+        Err(InteropError::WrongGlweShape { .. })
     ));
     // Past the end, overflowing ranges, a coefficient past N.
     for (first, count) in [(0, 513), (512, 1), (500, 13), (usize::MAX, 2)] {
@@ -412,7 +412,7 @@ fn malformed_input_is_refused_with_typed_errors() {
                 .extract_readings::<tfhe::FheUint8Id, _>(&glwe, first, count)
                 .err()
                 .unwrap(),
-            IntegerError::ReadingsOutOfRange {
+            InteropError::ReadingsOutOfRange {
                 first,
                 count,
                 capacity: 512
@@ -427,11 +427,11 @@ fn malformed_input_is_refused_with_typed_errors() {
     );
     assert!(matches!(
         extractor.extract_block(&glwe, 2048),
-        Err(IntegerError::ReadingsOutOfRange { .. })
+        Err(InteropError::ReadingsOutOfRange { .. })
     ));
     assert!(matches!(
         extractor.extract_radix(&glwe, 7, 0),
-        Err(IntegerError::Encoding(_))
+        Err(InteropError::Encoding(_))
     ));
     assert_eq!(extractor.capacity(32), Ok(128));
     // An LWE of the wrong size.
@@ -442,7 +442,7 @@ fn malformed_input_is_refused_with_typed_errors() {
     );
     assert_eq!(
         extractor.wrap_block(lwe).unwrap_err(),
-        IntegerError::WrongLweSize {
+        InteropError::WrongLweSize {
             expected: 2049,
             found: 1025
         }
@@ -450,28 +450,28 @@ fn malformed_input_is_refused_with_typed_errors() {
     // The stand-in device refuses what the encoding refuses.
     assert!(matches!(
         encrypt_readings_reference(&device_key, &[256], 8, &mut rng),
-        Err(IntegerError::Encoding(tfhe_sbc_core::Error::ValueOutOfRange {
+        Err(InteropError::Encoding(tfhe_sbc_core::Error::ValueOutOfRange {
             value: 256,
             value_bits: 8
         }))
     ));
     assert!(matches!(
         encrypt_readings_reference(&device_key, &[0; 513], 8, &mut rng),
-        Err(IntegerError::Encoding(tfhe_sbc_core::Error::CapacityExceeded { .. }))
+        Err(InteropError::Encoding(tfhe_sbc_core::Error::CapacityExceeded { .. }))
     ));
     let key_1024: GlweSecretKeyOwned =
         GlweSecretKey::generate_binary(vec![0u8; 1024], PolynomialSize(1024), &mut rng).unwrap();
     assert_eq!(
         encrypt_readings_reference(&key_1024, &[1], 8, &mut rng).unwrap_err(),
-        IntegerError::BadDeviceKey
+        InteropError::BadDeviceKey
     );
     assert_eq!(
         IntegerDeviceKsk::generate(&key_1024, &k.client_key, &mut rng).unwrap_err(),
-        IntegerError::BadDeviceKey
+        InteropError::BadDeviceKey
     );
     assert_eq!(
         IntegerDeviceKsk::from_parts(1, vec![0; 100]).unwrap_err(),
-        IntegerError::BadKeySwitchingKey {
+        InteropError::BadKeySwitchingKey {
             expected: 8192,
             found: 100
         }
@@ -484,7 +484,7 @@ fn malformed_input_is_refused_with_typed_errors() {
     let other = ClientKey::generate_with_seed(ConfigBuilder::with_custom_parameters(other_set).build(), Seed(2));
     assert_eq!(
         glwe_key_from_client_key(&other).unwrap_err(),
-        IntegerError::ParameterMismatch
+        InteropError::ParameterMismatch
     );
 
     // Why never NoiseLevel::ZERO: tfhe-rs's conformance check refuses it (and a zero mask would make it a
@@ -510,7 +510,7 @@ fn malformed_input_is_refused_with_typed_errors() {
     assert!(radix(&good).is_conformant(&shortint_params));
     assert!(!radix(&zero).is_conformant(&shortint_params));
     // The error messages name what was wrong.
-    let message = IntegerError::ReadingsOutOfRange {
+    let message = InteropError::ReadingsOutOfRange {
         first: 500,
         count: 13,
         capacity: 512,

@@ -1,4 +1,4 @@
-//! Integer frames from the real device (issue [G]): `IntegerEncryptor` (u64 torus, `NttPlan64`,
+//! Integer frames from the real device: `IntegerEncryptor` (u64 torus, `NttPlan64`,
 //! TUniform(17)) writes v2 frames, [`Intake::receive_integer`] checks and opens them, and with feature `tfhe`
 //! `IntegerExtractor` turns them into `FheUint8/16/32` that tfhe-rs computes on (sum, max, a comparison, a
 //! multiplication) and the tfhe-rs `ClientKey` decrypts.
@@ -11,11 +11,11 @@ use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 
 const DEVICE: u64 = 0x1D_0004;
 

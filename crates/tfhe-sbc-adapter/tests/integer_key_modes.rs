@@ -1,4 +1,4 @@
-//! Integer key modes as first-class citizens (issue [G] section 3): devices of the integer set (id 4) in the
+//! Integer key modes as first-class citizens: devices of the integer set (id 4) in the
 //! key store with the fleet key or their own key, provisioned with a credential file the device reads, and
 //! `IntegerKeyedIntake`: real `IntegerEncryptor` frames -> `Intake::receive_integer` -> `FheUint` values in
 //! the mode the store records, in one call. Device-made blocks, radix ciphertexts and `FheUint`s pass
@@ -29,18 +29,19 @@ use tfhe_sbc_adapter::interop::integer::per_device::{
     IntegerDeviceKsk, integer_credentials_file, provision_integer_fleet_device, provision_integer_per_device,
 };
 use tfhe_sbc_adapter::interop::integer::{
-    IntegerBridge, IntegerError, IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, integer_server_key_fingerprint,
+    IntegerBridge, IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, integer_server_key_fingerprint,
 };
+use tfhe_sbc_adapter::interop::{Converter, InteropError};
 use tfhe_sbc_adapter::key_store::{
     DeviceKeyMaterial, DeviceRecord, IntegerKeyedIntake, KEY_STORE_MAGIC, KeyMode, KeyStore, KeyStoreError,
 };
 use tfhe_sbc_core::parameters::{ParameterSetId, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::credentials_file::decode_credentials;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::integer_encryption::IntegerEncryptor;
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::FrameCounter;
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::files::credentials::decode_credentials;
+use tfhe_sbc_device::frame::FrameCounter;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
 
 const SET: ParameterSetId = ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048;
 const KEY_ID: u32 = 0x1D_0004;
@@ -180,16 +181,22 @@ fn per_device_integer_device_end_to_end_through_the_store() {
     let f = fixture();
     set_server_key(f.server_key.clone());
     let mut intake = keyed_intake();
-    assert_eq!(intake.bridge().mode(A), Some(KeyMode::PerDeviceSecretKey));
-    assert_eq!(intake.bridge().mode(F), Some(KeyMode::FleetSecretKey));
+    assert_eq!(intake.converter().mode(A), Some(KeyMode::PerDeviceSecretKey));
+    assert_eq!(intake.converter().mode(F), Some(KeyMode::FleetSecretKey));
 
     let values = readings16(1, 300);
     let frames = device_frames(credential_file(A), 1, 0, &u16_bytes(&values));
     assert_eq!(frames.len(), 2);
-    let opened: Vec<IntegerFrame> = frames.iter().map(|b| intake.receive(b).unwrap()).collect();
+    let opened: Vec<IntegerFrame> = frames
+        .iter()
+        .map(|b| intake.receive(b, Instant::now()).unwrap())
+        .collect();
     assert_eq!((opened[0].readings(16), opened[1].readings(16)), (256, 44));
     // A replay is refused by the intake.
-    assert!(matches!(intake.receive(&frames[0]), Err(IntakeError::Replayed { .. })));
+    assert!(matches!(
+        intake.receive(&frames[0], Instant::now()),
+        Err(IntakeError::Replayed { .. })
+    ));
 
     let t = Instant::now();
     let mut xs: Vec<FheUint16> = intake.readings::<FheUint16Id>(&opened[0], 10, 3).unwrap();
@@ -216,7 +223,7 @@ fn per_device_integer_device_end_to_end_through_the_store() {
     // The fleet device through the same call: extraction only.
     let fleet_values = readings16(2, 256);
     let frames = device_frames(credential_file(F), 2, 0, &u16_bytes(&fleet_values));
-    let frame = intake.receive(&frames[0]).unwrap();
+    let frame = intake.receive(&frames[0], Instant::now()).unwrap();
     let t = Instant::now();
     let all: Vec<FheUint16> = intake.frame_readings::<FheUint16Id>(&frame).unwrap();
     let fleet_time = t.elapsed();
@@ -240,7 +247,7 @@ fn per_device_integer_device_end_to_end_through_the_store() {
         let compact_values = readings16(u16::from(seed), 256);
         let frames = device_frames_with_body(credential_file(id), seed, sequence, &u16_bytes(&compact_values), bits);
         assert!(frames[0].len() < IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES / 4);
-        let frame = intake.receive(&frames[0]).unwrap();
+        let frame = intake.receive(&frames[0], Instant::now()).unwrap();
         let some: Vec<FheUint16> = intake.readings::<FheUint16Id>(&frame, 100, 2).unwrap();
         for (x, &v) in some.iter().zip(&compact_values[100..]) {
             let d: u16 = x.decrypt(&f.client_key);
@@ -267,7 +274,7 @@ fn device_blocks_are_conformant_in_both_modes() {
     let mut checked = Vec::new();
     for (id, seed, range) in [(A, 3u8, 200..202usize), (F, 4, 0..512)] {
         let frames = device_frames(credential_file(id), seed, 1000, &values);
-        let frame = intake.receive(&frames[0]).unwrap();
+        let frame = intake.receive(&frames[0], Instant::now()).unwrap();
         let cts: Vec<FheUint8> = intake.readings::<FheUint8Id>(&frame, range.start, range.len()).unwrap();
         for (ct, &v) in cts.iter().zip(&values[range.clone()]) {
             assert!(ct.is_conformant(&from_server), "device {id:#x}");
@@ -299,7 +306,7 @@ fn device_blocks_are_conformant_in_both_modes() {
             assert!(!wrong_size.is_conformant(&block_params));
             assert_eq!(
                 IntegerExtractor::new().wrap_block(short).unwrap_err(),
-                IntegerError::WrongLweSize {
+                InteropError::WrongLweSize {
                     expected: 2049,
                     found: 2048
                 }
@@ -374,7 +381,7 @@ fn modes_and_devices_do_not_mix() {
     // The right way, for reference.
     let mut right = keyed_intake();
     let frame_a = right
-        .receive(&device_frames(credential_file(A), 6, 0, &bytes)[0])
+        .receive(&device_frames(credential_file(A), 6, 0, &bytes)[0], Instant::now())
         .unwrap();
     let ok = right.readings::<FheUint16Id>(&frame_a, 0, count).unwrap();
     assert_eq!(count_right(&ok, &values), count);
@@ -382,7 +389,7 @@ fn modes_and_devices_do_not_mix() {
     // A per-device device read as a fleet device.
     let mut as_fleet = intake_with(A, DeviceKeyMaterial::Fleet);
     let frame = as_fleet
-        .receive(&device_frames(credential_file(A), 7, 0, &bytes)[0])
+        .receive(&device_frames(credential_file(A), 7, 0, &bytes)[0], Instant::now())
         .unwrap();
     let garbage = as_fleet.readings::<FheUint16Id>(&frame, 0, count).unwrap();
     assert_eq!(count_right(&garbage, &values), 0, "per-device frame read in fleet mode");
@@ -390,7 +397,7 @@ fn modes_and_devices_do_not_mix() {
     // A fleet device read as a per-device device (with A's key).
     let mut as_per_device = intake_with(F, DeviceKeyMaterial::IntegerPerDevice(ksk_a.clone()));
     let frame = as_per_device
-        .receive(&device_frames(credential_file(F), 8, 0, &bytes)[0])
+        .receive(&device_frames(credential_file(F), 8, 0, &bytes)[0], Instant::now())
         .unwrap();
     let garbage = as_per_device.readings::<FheUint16Id>(&frame, 0, count).unwrap();
     assert_eq!(count_right(&garbage, &values), 0, "fleet frame read in per-device mode");
@@ -398,7 +405,7 @@ fn modes_and_devices_do_not_mix() {
     // Device A's frame opened with device B's key.
     let mut with_b_key = intake_with(A, DeviceKeyMaterial::IntegerPerDevice(ksk_b));
     let frame = with_b_key
-        .receive(&device_frames(credential_file(A), 9, 0, &bytes)[0])
+        .receive(&device_frames(credential_file(A), 9, 0, &bytes)[0], Instant::now())
         .unwrap();
     let garbage = with_b_key.readings::<FheUint16Id>(&frame, 0, count).unwrap();
     assert_eq!(count_right(&garbage, &values), 0, "A's frame under B's key");
@@ -409,7 +416,7 @@ fn modes_and_devices_do_not_mix() {
     relabelled[at..at + 8].copy_from_slice(&B.to_le_bytes());
     let mut intake = keyed_intake();
     assert!(matches!(
-        intake.receive(&relabelled),
+        intake.receive(&relabelled, Instant::now()),
         Err(IntakeError::BadMac { device_id: B })
     ));
 
@@ -434,29 +441,30 @@ fn modes_and_devices_do_not_mix() {
     )
     .unwrap();
     let frame = boolean
-        .receive(&device_frames(credential_file(F), 11, 0, &bytes)[0])
+        .receive(&device_frames(credential_file(F), 11, 0, &bytes)[0], Instant::now())
         .unwrap();
     let err = error(boolean.readings::<FheUint16Id>(&frame, 0, 1));
     assert_eq!(
         err,
-        IntegerError::NotAnIntegerDevice {
+        InteropError::DeviceOfAnotherSet {
             device_id: F,
-            parameter_set: 1
+            device_set: 1,
+            converter_set: 4
         }
     );
-    assert!(err.to_string().contains("no integer key"), "{err}");
+    assert!(err.to_string().contains("has no key here"), "{err}");
     // An unknown device, a wrong key id, readings out of range (nothing decompressed for it).
     let empty = IntegerBridge::new(f.server_key.clone()).unwrap();
     assert_eq!(
         error(empty.readings::<FheUint16Id>(&frame_a, 0, 1)),
-        IntegerError::UnknownDevice(A)
+        InteropError::UnknownDevice(A)
     );
     empty
         .register(A, KEY_ID + 1, SET, DeviceKeyMaterial::IntegerPerDevice(ksk_a.clone()))
         .unwrap();
     assert_eq!(
         error(empty.readings::<FheUint16Id>(&frame_a, 0, 1)),
-        IntegerError::WrongKeyId {
+        InteropError::WrongKeyId {
             device_id: A,
             expected: KEY_ID + 1,
             found: KEY_ID
@@ -464,18 +472,18 @@ fn modes_and_devices_do_not_mix() {
     );
     assert_eq!(
         empty.register(A, KEY_ID, SET, DeviceKeyMaterial::Fleet).unwrap_err(),
-        IntegerError::DuplicateDevice(A)
+        InteropError::DuplicateDevice(A)
     );
     assert!(empty.unregister(A));
     assert_eq!(
         empty
             .register(A, KEY_ID, SET, DeviceKeyMaterial::PublicKey)
             .unwrap_err(),
-        IntegerError::KeyMaterialMismatch { device_id: A }
+        InteropError::KeyMaterialMismatch { device_id: A }
     );
     assert_eq!(
         error(right.readings::<FheUint16Id>(&frame_a, 250, 7)),
-        IntegerError::ReadingsOutOfRange {
+        InteropError::ReadingsOutOfRange {
             first: 250,
             count: 7,
             capacity: 256
@@ -489,7 +497,7 @@ fn modes_and_devices_do_not_mix() {
             IntegerBridge::new(f.server_key.clone()).unwrap(),
         )
         .unwrap_err(),
-        IntegerError::ServerKeyMismatch
+        InteropError::ServerKeyMismatch
     );
     assert_eq!(
         integer_server_key_fingerprint(&f.server_key).unwrap(),
@@ -498,7 +506,7 @@ fn modes_and_devices_do_not_mix() {
 }
 
 /// The error of a call that must fail (`FheUint` has no `Debug`, so no `unwrap_err`).
-fn error<T>(result: Result<T, IntegerError>) -> IntegerError {
+fn error<T>(result: Result<T, InteropError>) -> InteropError {
     match result {
         Err(e) => e,
         Ok(_) => panic!("expected an error"),

@@ -1,4 +1,4 @@
-//! tfhe-rs's 128-bit boolean parameter sets end to end, with **no intake key switch** (issue [E] section 3).
+//! tfhe-rs's 128-bit boolean parameter sets end to end, with **no intake key switch**.
 //!
 //! For `DEFAULT_PARAMETERS_KS_PBS` (`k = 3`, `N = 512`) and `PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS`
 //! (`k = 2`, `N = 1024`), one test per set:
@@ -36,8 +36,9 @@ use tfhe::core_crypto::prelude::{
     allocate_and_generate_new_lwe_keyswitch_key, decrypt_lwe_ciphertext, keyswitch_lwe_ciphertext,
 };
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, Message};
+use tfhe_sbc_adapter::interop::InteropError;
 use tfhe_sbc_adapter::interop::big_key::{
-    BigKeyBridge, BigKeyError, BooleanSet, check_server_key, generate_keys, glwe_key_from_client_key,
+    BigKeyBridge, BooleanSet, check_server_key, generate_keys, glwe_key_from_client_key,
 };
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::dimensions::PolynomialSize;
@@ -47,14 +48,14 @@ use tfhe_sbc_core::parameters::{
     DEFAULT_KS_PBS_GLWE_512_K3, ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, GlweParameters, KeyDistribution,
     NoiseDistribution, TFHE_LIB_GLWE_1024,
 };
-use tfhe_sbc_device::decryption::GlweDecryptor;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::GlweDecryptor;
+use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
-use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
 
 /// Gates per set on secret-key (fleet) inputs.
 const GATES: usize = 256;
@@ -148,7 +149,7 @@ fn named_sets_are_the_glwe_sides_of_tfhe_rs_sets() {
     }
     assert_eq!(
         BigKeyBridge::new(BooleanSet::TfheLib),
-        Err(BigKeyError::NotABigKeySet(BooleanSet::TfheLib))
+        Err(InteropError::NotABigKeySet(BooleanSet::TfheLib))
     );
 }
 
@@ -416,7 +417,7 @@ fn secret_key_path<const N: usize, const K: usize>(set: BooleanSet, keys: &Keys)
     let other = BooleanSet::BIG_KEY.into_iter().find(|&s| s != set).unwrap();
     assert!(matches!(
         BigKeyBridge::new(other).unwrap().frame_to_booleans(&received.frames[0]),
-        Err(BigKeyError::WrongParameterSet { .. })
+        Err(InteropError::WrongParameterSet { .. })
     ));
 
     let mut noise = Noise::default();
@@ -732,32 +733,32 @@ fn mismatched_keys_and_shapes_are_refused() {
     let (k3, k2) = (keys(BooleanSet::DefaultKsPbs), keys(BooleanSet::ErrorProb2m165KsPbs));
     assert!(matches!(
         check_server_key(BooleanSet::DefaultKsPbs, &k2.server),
-        Err(BigKeyError::ServerKeyMismatch { .. })
+        Err(InteropError::ServerKeyShape { .. })
     ));
     assert!(matches!(
         BigKeyBridge::for_server_key(BooleanSet::ErrorProb2m165KsPbs, &k3.server),
-        Err(BigKeyError::ServerKeyMismatch { .. })
+        Err(InteropError::ServerKeyShape { .. })
     ));
     assert!(matches!(
         check_server_key(BooleanSet::TfheLib, &k3.server),
-        Err(BigKeyError::ServerKeyMismatch { .. })
+        Err(InteropError::ServerKeyShape { .. })
     ));
     assert_eq!(
         glwe_key_from_client_key(BooleanSet::DefaultKsPbs, &k2.client).unwrap_err(),
-        BigKeyError::ClientKeyMismatch
+        InteropError::ClientKeyMismatch
     );
     // A k = 2, N = 1024 ciphertext to the k = 3, N = 512 bridge; an index past N.
     let ct = GlweCiphertext::from_container(vec![0u32; 3 * 1024], PolynomialSize(1024)).unwrap();
     assert_eq!(
         k3.bridge.extract(&ct, 0).unwrap_err(),
-        BigKeyError::WrongCiphertextShape {
+        InteropError::WrongGlweShape {
             expected: (3, 512),
             found: (2, 1024)
         }
     );
     assert_eq!(
         k2.bridge.extract(&ct, 1024).unwrap_err(),
-        BigKeyError::IndexOutOfRange {
+        InteropError::IndexOutOfRange {
             index: 1024,
             polynomial_size: 1024
         }
@@ -765,5 +766,5 @@ fn mismatched_keys_and_shapes_are_refused() {
     // The bridge is shared across threads as it is.
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<BigKeyBridge>();
-    assert_send_sync::<BigKeyError>();
+    assert_send_sync::<InteropError>();
 }

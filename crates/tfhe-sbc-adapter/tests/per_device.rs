@@ -1,4 +1,4 @@
-//! Per-device keys end to end (issue [E] section 1) and the batched, parallel bridge (section 4).
+//! Per-device keys end to end and the batched, parallel bridge (section 4).
 //!
 //! Two per-device devices and one fleet device are provisioned into one key store; their v2 seeded frames go
 //! through the keyed intake (MAC, replay window, reassembly), extraction and each device's own key switch,
@@ -23,18 +23,19 @@ use tfhe::core_crypto::prelude::{
 };
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::{IntakeConfig, Message};
+use tfhe_sbc_adapter::interop::boolean_set::{BooleanSet, generate_keys};
 use tfhe_sbc_adapter::interop::{
-    BooleanBridge, DeviceKsk, DeviceSecrets, InteropError, KeySwitchStrategy, generate_boolean_keys,
-    provision_fleet_device, provision_per_device, tfhe_glwe_key,
+    BooleanBridge, DeviceKsk, DeviceSecrets, InteropError, KeySwitchStrategy, provision_fleet_device,
+    provision_per_device, tfhe_glwe_key,
 };
 use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, KEY_STORE_MAGIC, KeyMode, KeyStore, KeyStoreError, KeyedIntake};
 use tfhe_sbc_core::entities::GlweCiphertextOwned;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 const A: u64 = 0xA;
 const B: u64 = 0xB;
@@ -49,7 +50,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static KEYS: OnceLock<Fixture> = OnceLock::new();
     KEYS.get_or_init(|| {
-        let (client_key, server_key) = generate_boolean_keys();
+        let (client_key, server_key) = generate_keys(BooleanSet::TfheLib, &mut Blake2bXof::from_seed([0x1B; 32]));
         Fixture { client_key, server_key }
     })
 }
@@ -74,7 +75,7 @@ fn provision(seed: u8) -> (DeviceSecrets, DeviceSecrets, DeviceSecrets, KeyStore
     (a, b, c, store)
 }
 
-fn keyed_intake(store: KeyStore, capacity: usize) -> KeyedIntake {
+fn keyed_intake(store: KeyStore, capacity: usize) -> KeyedIntake<BooleanBridge> {
     let bridge =
         BooleanBridge::with_cache_capacity(&fixture().server_key, NonZeroUsize::new(capacity).unwrap()).unwrap();
     KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap()
@@ -105,7 +106,7 @@ fn frame_with(
     frame
 }
 
-fn receive(intake: &mut KeyedIntake, frame: &[u8]) -> Message {
+fn receive(intake: &mut KeyedIntake<BooleanBridge>, frame: &[u8]) -> Message {
     intake.receive(frame, Instant::now()).unwrap().into_message().unwrap()
 }
 
@@ -145,7 +146,7 @@ fn gates_on_bits_from_two_per_device_devices_and_a_fleet_device() {
     let f = fixture();
     let (a, b, c, store) = provision(1);
     let mut intake = keyed_intake(store, 2);
-    let bridge = Arc::clone(intake.bridge());
+    let bridge = Arc::clone(intake.converter());
     assert_eq!(bridge.key_mode(A), Some(KeyMode::PerDeviceSecretKey));
     assert_eq!(bridge.key_mode(C), Some(KeyMode::FleetSecretKey));
     let mut rng = Blake2bXof::from_seed([9; 32]);
@@ -220,7 +221,7 @@ fn another_devices_key_recovers_nothing() {
     }
     // The cloud's path too: B's bits key-switched with A's key-switching key decrypt to noise under the
     // client key (the key id is A's, as if B's frame were attributed to A).
-    let bridge = intake.bridge();
+    let bridge = intake.converter();
     let big: Vec<_> = (0..1024).map(|i| BooleanBridge::extract(glwe, i)).collect();
     let as_a = bridge.key_switch_batch(A, 100, &big).unwrap();
     let wrong = (0..1024)
@@ -271,7 +272,7 @@ fn a_frame_maced_as_a_but_sent_as_b_is_rejected_through_the_store() {
     );
     // B's genuine frame passes; the bridge refuses a key id that is not the device's.
     let genuine = receive(&mut intake, &device_frame(&b, &message, 32, &mut FrameCounter::new(0)));
-    let bridge = intake.bridge();
+    let bridge = intake.converter();
     assert_eq!(
         bridge.frames_to_booleans(B, 100, &genuine.frames).unwrap_err(),
         InteropError::FrameOfAnotherDevice {
@@ -490,7 +491,7 @@ fn strategies_agree_bit_for_bit() {
     let message = random_message(&mut rng);
     let fa = receive(&mut intake, &device_frame(&a, &message, 51, &mut FrameCounter::new(0)));
     let fc = receive(&mut intake, &device_frame(&c, &message, 52, &mut FrameCounter::new(0)));
-    let bridge = intake.bridge();
+    let bridge = intake.converter();
     // 37 ciphertexts: two full blocks of 16 and a partial one.
     for (frame, device, key_id) in [(&fa, A, 100), (&fc, C, 1)] {
         let big: Vec<_> = (0..37)
@@ -552,7 +553,7 @@ fn the_bridge_is_shared_across_threads_and_its_cache_is_bounded() {
         m
     };
     let (fa, fb) = (few(&fa), few(&fb));
-    let bridge = Arc::clone(intake.bridge());
+    let bridge = Arc::clone(intake.converter());
     bridge.message_to_booleans(&fa).unwrap(); // miss
     bridge.message_to_booleans(&fa).unwrap(); // hit
     bridge.message_to_booleans(&fb).unwrap(); // miss, evicts A

@@ -1,4 +1,4 @@
-//! Public-key mode end to end on `TFHE_LIB_PARAMETERS` (issue [E] section 2): the trusted party makes a
+//! Public-key mode end to end on `TFHE_LIB_PARAMETERS`: the trusted party makes a
 //! seeded public key under the tfhe-rs `ClientKey`'s GLWE key (`provision_public_key_device`), a
 //! `PublicKeyEncryptor::<1024>` reads it from its credential file and sends v2 public-key frames through the
 //! `KeyedIntake`, and the bridge extracts and key-switches them with the server key's key-switching key,
@@ -57,16 +57,16 @@ use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyS
 use tfhe_sbc_adapter::registry::DeviceEncryption;
 use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::credentials_file::{credentials_file_bytes, decode_credentials};
-use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::files::credentials::{credentials_file_bytes, decode_credentials};
+use tfhe_sbc_device::files::public_key::{decode_public_key, public_key_file_bytes};
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, SEEDED_FRAME_BYTES_1024, frame_bytes};
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
-use tfhe_sbc_device::public_key::{decode_public_key, public_key_file_bytes};
-use tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor;
-use tfhe_sbc_device::wire::{FrameCounter, FrameKind, SEEDED_FRAME_BYTES_1024, frame_bytes};
-use tfhe_sbc_device::xof::Blake2bXof;
 
 /// The public-key device.
 const PK: u64 = 0x9;
@@ -124,7 +124,7 @@ fn provision(seed: u8) -> (PublicKeyDevice, DeviceSecrets, DeviceSecrets, KeySto
     (pk, fleet, own, store)
 }
 
-fn keyed_intake(store: KeyStore) -> KeyedIntake {
+fn keyed_intake(store: KeyStore) -> KeyedIntake<BooleanBridge> {
     let bridge = BooleanBridge::new(&fixture().server_key).unwrap();
     KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap()
 }
@@ -203,7 +203,7 @@ fn seeded_frames(
 }
 
 /// Receives every frame; returns the message the last one completes.
-fn receive_all(intake: &mut KeyedIntake, frames: &[Vec<u8>]) -> Message {
+fn receive_all(intake: &mut KeyedIntake<BooleanBridge>, frames: &[Vec<u8>]) -> Message {
     let now = Instant::now();
     let mut complete = None;
     for frame in frames {
@@ -311,7 +311,7 @@ fn tuniform_variance(params: &tfhe_sbc_core::parameters::GlweParameters) -> f64 
 fn public_key_bits_key_switched_decrypt_with_zero_errors() {
     let (pk, fleet, _, store) = provision(1);
     let mut intake = keyed_intake(store);
-    let bridge = Arc::clone(intake.bridge());
+    let bridge = Arc::clone(intake.converter());
     assert_eq!(bridge.key_mode(PK), Some(KeyMode::PublicKey));
     assert_eq!(bridge.key_mode(FLEET), Some(KeyMode::FleetSecretKey));
     let mut rng = Blake2bXof::from_seed([2; 32]);
@@ -385,7 +385,7 @@ fn gates_on_public_key_bits_mixed_with_fleet_and_per_device_bits() {
     let f = fixture();
     let (pk, fleet, own, store) = provision(5);
     let mut intake = keyed_intake(store);
-    let bridge = Arc::clone(intake.bridge());
+    let bridge = Arc::clone(intake.converter());
     let mut rng = Blake2bXof::from_seed([6; 32]);
     let (mp, mf, mo) = (
         random_message(&mut rng, 128),
@@ -485,7 +485,7 @@ fn frames_of_the_wrong_kind_are_refused() {
     let mut rng = Blake2bXof::from_seed([14; 32]);
     let (late, record) = provision_public_key_device(&fixture().client_key, 0x1A, 4, &mut rng).unwrap();
     intake.register(record, 0).unwrap();
-    assert_eq!(intake.bridge().key_mode(0x1A), Some(KeyMode::PublicKey));
+    assert_eq!(intake.converter().key_mode(0x1A), Some(KeyMode::PublicKey));
     let frames = seeded_frames(&fleet, &late.credentials, &message, 15, &mut FrameCounter::new(0));
     assert_eq!(
         intake.receive(&frames[0], Instant::now()).unwrap_err(),
@@ -497,7 +497,7 @@ fn frames_of_the_wrong_kind_are_refused() {
     let (mut encryptor, credentials) = public_key_encryptor(&late, 16);
     let frames = public_key_frames(&mut encryptor, &credentials, &message, &mut FrameCounter::new(0));
     let received = receive_all(&mut intake, &frames);
-    let bits = intake.bridge().message_to_booleans(&received).unwrap();
+    let bits = intake.converter().message_to_booleans(&received).unwrap();
     let wrong = (0..1024)
         .filter(|&i| fixture().client_key.decrypt(&bits[i]) != bit(&message, i))
         .count();

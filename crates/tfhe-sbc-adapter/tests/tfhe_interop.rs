@@ -1,7 +1,7 @@
 //! Device ciphertexts computed on by tfhe-rs: 256 random bit pairs encrypted on the device, extracted and
 //! key-switched by the adapter, NAND/AND/XOR/MUX evaluated with the tfhe-rs `ServerKey`, and every result
 //! decrypted by the tfhe-rs `ClientKey`. Plus an 8-bit "reading > threshold" comparison built from gates,
-//! and key export/import.
+//! and key export/import (`glwe_key_from_client_key`, `client_key_from_device_key`).
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
@@ -12,24 +12,22 @@ use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
-use tfhe_sbc_adapter::interop::{
-    BooleanBridge, client_key_from_device_key, device_key_from_client_key, generate_boolean_keys, tfhe_glwe_key,
-};
-use tfhe_sbc_adapter::keyfile::{decode_key_file, encode_key_file};
+use tfhe_sbc_adapter::interop::boolean_set::{BooleanSet, generate_keys, glwe_key_from_client_key};
+use tfhe_sbc_adapter::interop::{BooleanBridge, client_key_from_device_key, tfhe_glwe_key};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::GlweCiphertextOwned;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{FrameCounter, SEEDED_FRAME_BYTES_1024};
-use tfhe_sbc_device::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 /// One key set for the whole file: server-key generation takes seconds.
 fn keys() -> &'static (ClientKey, ServerKey, BooleanBridge) {
     static KEYS: OnceLock<(ClientKey, ServerKey, BooleanBridge)> = OnceLock::new();
     KEYS.get_or_init(|| {
-        let (client_key, server_key) = generate_boolean_keys();
+        let (client_key, server_key) = generate_keys(BooleanSet::TfheLib, &mut Blake2bXof::from_seed([0x1B; 32]));
         let bridge = BooleanBridge::new(&server_key).unwrap();
         (client_key, server_key, bridge)
     })
@@ -38,7 +36,7 @@ fn keys() -> &'static (ClientKey, ServerKey, BooleanBridge) {
 /// Device side: encrypts 1024 bits (128 bytes) as one authenticated seeded frame; server side: receives it
 /// through the authenticated intake.
 fn device_encrypt(client_key: &ClientKey, bits: &[u8; 128], seed: u8) -> GlweCiphertextOwned<u32> {
-    let device_key = device_key_from_client_key(client_key).unwrap();
+    let device_key = glwe_key_from_client_key(BooleanSet::TfheLib, client_key).unwrap();
     let mut encryptor = Box::new(
         GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &device_key, Blake2bXof::from_seed([seed; 32])).unwrap(),
     );
@@ -152,9 +150,9 @@ fn eight_bit_reading_above_threshold() {
 }
 
 #[test]
-fn keys_export_import_and_files() {
+fn keys_export_and_import() {
     let (client_key, _, _) = keys();
-    let device_key = device_key_from_client_key(client_key).unwrap();
+    let device_key = glwe_key_from_client_key(BooleanSet::TfheLib, client_key).unwrap();
     // The exported key is the client key's GLWE key.
     let (_, glwe, _) = client_key.clone().into_raw_parts();
     assert_eq!(tfhe_glwe_key(&device_key).as_ref(), glwe.as_ref());
@@ -162,17 +160,4 @@ fn keys_export_import_and_files() {
     let imported = client_key_from_device_key(&device_key).unwrap();
     let (_, imported_glwe, _) = imported.clone().into_raw_parts();
     assert_eq!(imported_glwe.as_ref(), glwe.as_ref());
-    // Key files round-trip and reject tampering.
-    let file = encode_key_file(&device_key, &TFHE_LIB_GLWE_1024);
-    let (back, params) = decode_key_file(&file).unwrap();
-    assert_eq!(back.as_bytes(), device_key.as_bytes());
-    assert_eq!(params, TFHE_LIB_GLWE_1024);
-    let mut tampered = file.to_vec();
-    tampered[0] = b'X';
-    assert!(decode_key_file(&tampered).is_err());
-    assert!(decode_key_file(&file[..file.len() - 1]).is_err());
-    let last = file.len() - 1;
-    let mut non_binary = file.to_vec();
-    non_binary[last] = 2;
-    assert!(decode_key_file(&non_binary).is_err());
 }

@@ -1,9 +1,11 @@
 //! `tfhe-sbc-server`: the reference server a cloud user can run and read. It loads the key set the
 //! provisioning tool wrote (`server_key.bin`, `key_store.bin`), accepts device connections over TCP (tokio),
 //! runs every frame through the authenticated intake (`tfhe_sbc_adapter::intake`, one thread), acknowledges
-//! it (`tfhe_sbc_adapter::ack`: accepted, or already accepted for a resend), and turns each complete message
-//! into tfhe-rs boolean ciphertexts, one per message bit: extraction and, for `tfhe-lib`, a key switch with
-//! the device's key. It decrypts nothing.
+//! it (`tfhe_sbc_adapter::ack`: accepted, or already accepted for a resend), and converts what the frames
+//! complete with the adapter's `KeyedIntake` and the key set's converter: for a boolean key set, each
+//! message into tfhe-rs boolean ciphertexts, one per message bit (extraction and, for `tfhe-lib`, a key
+//! switch with the device's key); for an integer key set, each frame into `FheUint` readings of
+//! `--integer-bits` bits. It decrypts nothing.
 //!
 //! For a demonstration, `--threshold T` computes with tfhe-rs gates the encrypted bit "some byte of the
 //! message is above T", and `--demo-client-key` (the trusted party's key, never on a real server) decrypts
@@ -20,20 +22,23 @@ mod net;
 mod pipeline;
 
 use clap::Parser;
-use pipeline::{Converter, Counts, Demo, FrameIntake};
+use pipeline::{Counts, Demo, Floors};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, mpsc};
-use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
-use tfhe_sbc_adapter::interop::BooleanBridge;
+use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
-use tfhe_sbc_adapter::key_set::client_key::read_client_key;
+use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
+use tfhe_sbc_adapter::interop::{BooleanBridge, Converter};
+use tfhe_sbc_adapter::key_set::KeySetParameters;
+use tfhe_sbc_adapter::key_set::client_key::{read_client_key, read_integer_client_key};
 use tfhe_sbc_adapter::key_set::files::{CLIENT_KEY_FILE, KEY_STORE_FILE, SERVER_KEY_FILE};
-use tfhe_sbc_adapter::key_set::server_key::read_server_key;
+use tfhe_sbc_adapter::key_set::server_key::{read_integer_server_key, read_server_key, read_server_key_envelope};
 use tfhe_sbc_adapter::key_set::{parameters_name, short_hex};
-use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
-use tfhe_sbc_adapter::registry::DeviceRegistry;
+use tfhe_sbc_adapter::key_store::KeyStore;
+use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
+use tokio::sync::oneshot;
 use tracing::{info, warn};
 
 /// The tfhe-sbc reference server: device frames in, acknowledgements back, tfhe-rs ciphertexts out.
@@ -60,6 +65,11 @@ struct Cli {
     /// restart no frame is accepted twice (without it, a restarted server forgets what it accepted).
     #[arg(long, value_name = "FILE")]
     state: Option<PathBuf>,
+    /// With an integer key set (`tfhe-sbc-keys init --parameters integer`): the width of the devices'
+    /// readings, which become `FheUint8`, `FheUint16`, `FheUint32` or `FheUint64` (integer frames carry
+    /// little-endian reading bytes, so the width is the server's configuration).
+    #[arg(long, value_name = "BITS", default_value_t = 16)]
+    integer_bits: u32,
     /// Exit after this many messages (and print the summary).
     #[arg(long, value_name = "N")]
     exit_after: Option<u64>,
@@ -107,30 +117,21 @@ fn load_key_store(dir: &Path, fingerprint: &[u8; 32]) -> Result<KeyStore, String
 fn run(cli: &Cli) -> Result<(), String> {
     // The key set.
     let server_key_path = cli.keys.join(SERVER_KEY_FILE);
+    let envelope = read_server_key_envelope(&server_key_path).map_err(|e| e.to_string())?;
+    if matches!(envelope.parameters, KeySetParameters::Integer) {
+        return run_integer(cli, &server_key_path);
+    }
     let (header, server_key) = read_server_key(&server_key_path).map_err(|e| e.to_string())?;
     let store = load_key_store(&cli.keys, &header.server_key_fingerprint)?;
-    let devices: Vec<String> = store
-        .iter()
-        .map(|r| format!("{} ({})", r.device_id(), r.mode().name()))
-        .collect();
-    let client_key = match &cli.demo_client_key {
-        Some(path) => {
-            let (client, key) = read_client_key(path).map_err(|e| e.to_string())?;
-            if client.server_key_fingerprint != header.server_key_fingerprint {
-                return Err(format!(
-                    "{} is not the client key of the key set in {}: give the {CLIENT_KEY_FILE} of the same key set",
-                    path.display(),
-                    cli.keys.display()
-                ));
-            }
-            warn!("demo mode: this server holds the client key and prints what the devices sent");
-            Some(key)
-        }
-        None => None,
-    };
+    let devices = device_list(&store);
+    let client_key = demo_client_key(cli, read_client_key)?;
+    if let Some((client, _)) = &client_key {
+        same_key_set(cli, client.server_key_fingerprint, header.server_key_fingerprint)?;
+    }
+    let client_key = client_key.map(|(_, key)| key);
 
     // The intake and the conversion into tfhe-rs ciphertexts.
-    let floors = cli.state.as_deref().map(pipeline::Floors::load).transpose()?;
+    let floors = cli.state.as_deref().map(Floors::load).transpose()?;
     let floor_of = |device: u64| {
         floors
             .as_ref()
@@ -138,57 +139,50 @@ fn run(cli: &Cli) -> Result<(), String> {
             .unwrap_or(0)
     };
     let config = IntakeConfig::default();
-    let (intake, converter) = if header.set == BooleanSet::TfheLib {
-        let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
-        let known: HashMap<u64, u64> = store.iter().map(|r| (r.device_id(), floor_of(r.device_id()))).collect();
-        let intake = KeyedIntake::with_floors(config, store, bridge, &known).map_err(|e| e.to_string())?;
-        let bridge = intake.bridge().clone();
-        (FrameIntake::Keyed(intake), Converter::KeySwitched(bridge))
-    } else {
-        let mut registry = DeviceRegistry::new();
-        for record in store.into_records() {
-            let floor = floor_of(record.device_id());
-            let (credentials, material) = record.into_parts();
-            registry
-                .register_device(credentials, material.encryption(), floor)
-                .map_err(|e| format!("key store: {e:?}"))?;
-        }
-        let bridge = BigKeyBridge::for_server_key(header.set, &server_key).map_err(|e| e.to_string())?;
-        (
-            FrameIntake::Plain(Intake::new(config, registry)),
-            Converter::BigKey(bridge),
-        )
-    };
+    let known: HashMap<u64, u64> = store.iter().map(|r| (r.device_id(), floor_of(r.device_id()))).collect();
     let server_key = Arc::new(server_key);
     let demo = Demo {
         threshold: cli.threshold.map(|t| (t, server_key.clone())),
         client_key,
     };
-
-    // The worker threads: intake, then tfhe-rs.
     let counts = Counts::default();
-    let (jobs, job_queue) = mpsc::channel();
-    let (complete, messages) = mpsc::channel();
-    {
-        let counts = counts.clone();
-        std::thread::Builder::new()
-            .name("intake".into())
-            .spawn(move || pipeline::run_intake(intake, job_queue, complete, counts, floors))
-            .map_err(|e| format!("cannot start the intake thread: {e}"))?;
-    }
-    let (finished, all_done) = tokio::sync::oneshot::channel::<()>();
-    {
-        let counts = counts.clone();
-        let exit_after = cli.exit_after;
-        std::thread::Builder::new()
-            .name("tfhe-rs".into())
-            .spawn(move || {
-                pipeline::run_compute(converter, messages, demo, counts, exit_after);
-                let _ = finished.send(());
-            })
-            .map_err(|e| format!("cannot start the tfhe-rs thread: {e}"))?;
-    }
+    let workers = Workers {
+        counts: counts.clone(),
+        floors,
+        exit_after: cli.exit_after,
+    };
+    let (jobs, all_done) = if header.set == BooleanSet::TfheLib {
+        let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
+        let intake = KeyedIntake::with_floors(config, store, bridge, &known).map_err(|e| e.to_string())?;
+        workers.start(intake, move |c, m, counts, n| {
+            pipeline::run_compute(c, m, demo, counts, n)
+        })?
+    } else {
+        let bridge = BigKeyBridge::for_server_key(header.set, &server_key).map_err(|e| e.to_string())?;
+        let intake = KeyedIntake::with_floors(config, store, bridge, &known).map_err(|e| e.to_string())?;
+        workers.start(intake, move |c, m, counts, n| {
+            pipeline::run_compute(c, m, demo, counts, n)
+        })?
+    };
+    let banner = format!(
+        "{} ({}), key id {:#010x}, {} devices: {}",
+        parameters_name(header.set),
+        header.set.tfhe_name(),
+        header.key_id,
+        devices.len(),
+        devices.join(", ")
+    );
+    serve(cli, jobs, all_done, &counts, &banner)
+}
 
+/// The network (until `exit_after` inputs are done, or an interrupt), then the summary.
+fn serve(
+    cli: &Cli,
+    jobs: mpsc::Sender<pipeline::Job>,
+    all_done: oneshot::Receiver<()>,
+    counts: &Counts,
+    banner: &str,
+) -> Result<(), String> {
     // The network.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -203,14 +197,7 @@ fn run(cli: &Cli) -> Result<(), String> {
             std::fs::write(path, format!("{address}\n"))
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
-        info!(
-            "listening on {address}: {} ({}), key id {:#010x}, {} devices: {}",
-            parameters_name(header.set),
-            header.set.tfhe_name(),
-            header.key_id,
-            devices.len(),
-            devices.join(", ")
-        );
+        info!("listening on {address}: {banner}");
         tokio::select! {
             () = net::accept(listener, jobs, cli.drop_connection_every) => {}
             _ = all_done => info!("{} messages done", cli.exit_after.unwrap_or(0)),
@@ -230,4 +217,128 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// "id (mode)" of every device of `store`, for the log.
+fn device_list(store: &KeyStore) -> Vec<String> {
+    store
+        .iter()
+        .map(|r| format!("{} ({})", r.device_id(), r.mode().name()))
+        .collect()
+}
+
+/// The demo client key of `--demo-client-key`, read with `read`, if given (with a warning in the log).
+fn demo_client_key<H, K, E: std::fmt::Display>(
+    cli: &Cli,
+    read: impl FnOnce(&Path) -> Result<(H, K), E>,
+) -> Result<Option<(H, K)>, String> {
+    let Some(path) = &cli.demo_client_key else {
+        return Ok(None);
+    };
+    let key = read(path).map_err(|e| e.to_string())?;
+    warn!("demo mode: this server holds the client key and prints what the devices sent");
+    Ok(Some(key))
+}
+
+/// An error unless the demo client key's fingerprint is the server key's.
+fn same_key_set(cli: &Cli, client: [u8; 32], server: [u8; 32]) -> Result<(), String> {
+    if client == server {
+        return Ok(());
+    }
+    let path = cli.demo_client_key.as_deref().unwrap_or(Path::new(CLIENT_KEY_FILE));
+    Err(format!(
+        "{} is not the client key of the key set in {}: give the {CLIENT_KEY_FILE} of the same key set",
+        path.display(),
+        cli.keys.display()
+    ))
+}
+
+/// The integer key set: frames become `FheUint` readings of `--integer-bits` bits (fleet devices by
+/// extraction, per-device ones by key switch and identity PBS), decrypted only with `--demo-client-key`.
+fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
+    let (envelope, server_key) = read_integer_server_key(server_key_path).map_err(|e| e.to_string())?;
+    let store = load_key_store(&cli.keys, &envelope.server_key_fingerprint)?;
+    let devices = device_list(&store);
+    let client_key = demo_client_key(cli, read_integer_client_key)?;
+    if let Some((client, _)) = &client_key {
+        same_key_set(cli, client.server_key_fingerprint, envelope.server_key_fingerprint)?;
+    }
+    let client_key = client_key.map(|(_, key)| key);
+    let bits = ReadingBits::from_bits(cli.integer_bits)
+        .ok_or_else(|| format!("--integer-bits {}: give 8, 16, 32 or 64", cli.integer_bits))?;
+    let floors = cli.state.as_deref().map(Floors::load).transpose()?;
+    let known: HashMap<u64, u64> = store
+        .iter()
+        .map(|r| {
+            let floor = floors.as_ref().and_then(|f| f.floors().get(&r.device_id()).copied());
+            (r.device_id(), floor.unwrap_or(0))
+        })
+        .collect();
+    let bridge = IntegerBridge::new(server_key)
+        .map_err(|e| e.to_string())?
+        .with_reading_bits(bits);
+    let intake = KeyedIntake::with_floors(IntakeConfig::default(), store, bridge, &known).map_err(|e| e.to_string())?;
+    let counts = Counts::default();
+    let workers = Workers {
+        counts: counts.clone(),
+        floors,
+        exit_after: cli.exit_after,
+    };
+    let (jobs, all_done) = workers.start(intake, move |c, frames, counts, n| {
+        pipeline::run_integer_compute(c, frames, client_key, counts, n);
+    })?;
+    let banner = format!(
+        "integer set (PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, FheUint{}), key id {:#010x}, {} devices: {}",
+        bits.bits(),
+        envelope.key_id,
+        devices.len(),
+        devices.join(", ")
+    );
+    serve(cli, jobs, all_done, &counts, &banner)
+}
+
+/// What the worker threads share, before they start.
+struct Workers {
+    counts: Counts,
+    floors: Option<Floors>,
+    exit_after: Option<u64>,
+}
+
+/// Where the network sends frames, and what says that `exit_after` inputs are done.
+type Started = (mpsc::Sender<pipeline::Job>, oneshot::Receiver<()>);
+
+impl Workers {
+    /// Starts the intake thread on `intake` and the tfhe-rs thread, which runs `compute` on the intake's
+    /// converter and the inputs the intake completes.
+    fn start<C, F>(self, intake: KeyedIntake<C>, compute: F) -> Result<Started, String>
+    where
+        C: Converter + 'static,
+        C::Input: 'static,
+        F: FnOnce(Arc<C>, mpsc::Receiver<C::Input>, Counts, Option<u64>) + Send + 'static,
+    {
+        let (jobs, job_queue) = mpsc::channel();
+        let (complete, inputs) = mpsc::channel();
+        let converter = Arc::clone(intake.converter());
+        let Self {
+            counts,
+            floors,
+            exit_after,
+        } = self;
+        {
+            let counts = counts.clone();
+            std::thread::Builder::new()
+                .name("intake".into())
+                .spawn(move || pipeline::run_intake(intake, job_queue, complete, counts, floors))
+                .map_err(|e| format!("cannot start the intake thread: {e}"))?;
+        }
+        let (finished, all_done) = oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("tfhe-rs".into())
+            .spawn(move || {
+                compute(converter, inputs, counts, exit_after);
+                let _ = finished.send(());
+            })
+            .map_err(|e| format!("cannot start the tfhe-rs thread: {e}"))?;
+        Ok((jobs, all_done))
+    }
 }

@@ -1,6 +1,6 @@
 //! The network side (tokio): one task per connection. Frames arrive length-delimited (`u32` little-endian,
 //! tokio-util's `LengthDelimitedCodec`); each goes to the intake thread, and its acknowledgement goes back
-//! (`tfhe_sbc_device::ack`, [`AckCodec`]) before the next frame of the connection is read, so
+//! (`tfhe_sbc_device::frame::ack`, [`AckCodec`]) before the next frame of the connection is read, so
 //! acknowledgements come in frame order.
 
 use crate::pipeline::Job;
@@ -10,7 +10,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::mpsc;
 use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
-use tfhe_sbc_device::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio_util::codec::{Encoder, FramedRead, FramedWrite, LengthDelimitedCodec};

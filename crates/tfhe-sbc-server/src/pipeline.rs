@@ -1,5 +1,6 @@
 //! The two worker threads behind the network: the intake (one thread, it owns the replay windows and the
-//! reassembly) and the tfhe-rs side (key switching into gate inputs, and the optional demo computation).
+//! reassembly: a `KeyedIntake` of any converter) and the tfhe-rs side (the converter's conversion into gate
+//! inputs, and the optional demo computation).
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -7,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
-use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::ack::ack_for;
-use tfhe_sbc_adapter::intake::{Intake, Message, Received};
-use tfhe_sbc_adapter::interop::BooleanBridge;
-use tfhe_sbc_adapter::interop::big_key::BigKeyBridge;
+use tfhe_sbc_adapter::intake::{IntegerFrame, Message};
+use tfhe_sbc_adapter::interop::Converter;
+use tfhe_sbc_adapter::interop::integer::IntegerBridge;
+use tfhe_sbc_adapter::key_set::client_key::SecretIntegerClientKey;
 use tfhe_sbc_adapter::key_set::files::write_atomic_io;
-use tfhe_sbc_adapter::key_store::KeyedIntake;
+use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
@@ -24,49 +25,6 @@ pub struct Job {
     pub frame: bytes::Bytes,
     /// The connection waiting for the acknowledgement.
     pub reply: oneshot::Sender<Ack>,
-}
-
-/// The authenticated intake: with the key store's key switching (TFHE_LIB), or plain (the 128-bit sets,
-/// whose gates take extracted bits as they are).
-pub enum FrameIntake {
-    /// TFHE_LIB: intake and bridge from one key store.
-    Keyed(KeyedIntake),
-    /// The big-key sets.
-    Plain(Intake),
-}
-
-impl FrameIntake {
-    fn receive(&mut self, frame: &[u8], now: Instant) -> Result<Received, IntakeError> {
-        match self {
-            Self::Keyed(intake) => intake.receive(frame, now),
-            Self::Plain(intake) => intake.receive(frame, now),
-        }
-    }
-
-    fn evict_expired(&mut self, now: Instant) -> Vec<IntakeError> {
-        match self {
-            Self::Keyed(intake) => intake.evict_expired(now),
-            Self::Plain(intake) => intake.evict_expired(now),
-        }
-    }
-}
-
-/// Turns a whole message into tfhe-rs gate inputs, one per message bit.
-pub enum Converter {
-    /// Extraction and a key switch per bit (the device's key, or the server key's for fleet and public-key
-    /// devices).
-    KeySwitched(Arc<BooleanBridge>),
-    /// Extraction only.
-    BigKey(BigKeyBridge),
-}
-
-impl Converter {
-    fn to_booleans(&self, message: &Message) -> Result<Vec<Ciphertext>, String> {
-        match self {
-            Self::KeySwitched(bridge) => bridge.message_to_booleans(message).map_err(|e| e.to_string()),
-            Self::BigKey(bridge) => bridge.message_to_booleans(message).map_err(|e| e.to_string()),
-        }
-    }
 }
 
 /// Per-device counts, for the log and the summary.
@@ -163,10 +121,10 @@ const FLOORS_MODE: u32 = 0o644;
 /// messages every second. With `floors`, every accepted sequence number is written to disk before its
 /// acknowledgement leaves (one write per batch of waiting frames), so that after a restart the server
 /// accepts no frame twice.
-pub fn run_intake(
-    mut intake: FrameIntake,
+pub fn run_intake<C: Converter>(
+    mut intake: KeyedIntake<C>,
     jobs: mpsc::Receiver<Job>,
-    complete: mpsc::Sender<Message>,
+    complete: mpsc::Sender<C::Input>,
     counts: Counts,
     mut floors: Option<Floors>,
 ) {
@@ -209,8 +167,8 @@ pub fn run_intake(
                 if let (Ok(_), Some(floors)) = (&result, floors.as_mut()) {
                     moved |= floors.accept(ack.device_id, ack.sequence);
                 }
-                if let Ok(Received::Complete(message)) = result
-                    && complete.send(message).is_err()
+                if let Some(input) = result.ok().and_then(C::completed)
+                    && complete.send(input).is_err()
                 {
                     return;
                 }
@@ -248,8 +206,8 @@ pub struct Demo {
 
 /// The tfhe-rs thread: each complete message becomes gate inputs (and, for the demo, an alarm bit and its
 /// decryption). Returns after `exit_after` messages, or when the intake stops.
-pub fn run_compute(
-    converter: Converter,
+pub fn run_compute<C: Converter<Input = Message, Output = Vec<Ciphertext>> + ?Sized>(
+    converter: Arc<C>,
     messages: mpsc::Receiver<Message>,
     demo: Demo,
     counts: Counts,
@@ -258,7 +216,7 @@ pub fn run_compute(
     let mut done = 0u64;
     for message in messages {
         let started = Instant::now();
-        let bits = match converter.to_booleans(&message) {
+        let bits = match converter.convert(&message) {
             Ok(bits) => bits,
             Err(e) => {
                 warn!(

@@ -7,21 +7,21 @@
 //! key-switches slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
 
 use super::InteropError;
+use super::converter::Converter;
+use super::device_keys::{CacheStats, DeviceKey, DeviceKeys};
 use super::keyswitch::{KEYSWITCH_BLOCK, keyswitch_block};
-use super::lru::Lru;
-use super::per_device::DeviceKsk;
+use super::ksk::TfheLibKeySwitch;
+use crate::IntakeError;
 use crate::extraction::extract_lwe_sample;
-use crate::intake::{Frame, Message};
-use crate::key_store::{DeviceKeyMaterial, KeyMode};
+use crate::intake::{Frame, Intake, Message, Received};
+use crate::key_set::key_store::{DeviceKeyMaterial, KeyMode};
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use rayon::prelude::*;
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::num::NonZeroUsize;
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::Arc;
+use std::time::Instant;
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
 use tfhe::boolean::server_key::ServerKey;
@@ -30,7 +30,7 @@ use tfhe::core_crypto::prelude::{
     par_keyswitch_lwe_ciphertext,
 };
 use tfhe_sbc_core::entities::GlweCiphertext;
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_core::parameters::{ParameterSetId, TFHE_LIB_GLWE_1024};
 
 /// How [`BooleanBridge`] spreads a slice of key switches over rayon's threads. Every strategy gives the same
 /// bits. Measured by `cargo bench --bench intake` (whole intake of a 1024-bit frame, 2-core x86_64 with
@@ -51,96 +51,6 @@ pub enum KeySwitchStrategy {
     /// key switch per core, and 1.95x to 2x on 2 threads), hence the default.
     #[default]
     Blocked,
-}
-
-/// Counters of the per-device key cache.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheStats {
-    /// Lookups that found the decompressed key.
-    pub hits: u64,
-    /// Lookups that had to decompress it (one decompression each).
-    pub misses: u64,
-    /// Keys held now.
-    pub entries: usize,
-    /// The most keys held (each 19.7 MiB).
-    pub capacity: usize,
-}
-
-/// Which key a registered device's ciphertexts are switched with.
-#[derive(Clone, Debug)]
-enum Route {
-    Fleet { key_id: u32 },
-    PerDevice { key_id: u32, ksk: Arc<DeviceKsk> },
-    PublicKey { key_id: u32 },
-}
-
-impl Route {
-    fn key_id(&self) -> u32 {
-        match self {
-            Self::Fleet { key_id } | Self::PerDevice { key_id, .. } | Self::PublicKey { key_id } => *key_id,
-        }
-    }
-}
-
-type CacheCell = Arc<OnceLock<Arc<LweKeyswitchKeyOwned<u32>>>>;
-
-/// The decompressed per-device keys, most recently used first out of `capacity`. A miss inserts an empty
-/// cell under the lock and decompresses outside it; threads that miss on the same key at once wait for the
-/// one decompression (`OnceLock`). Keys evicted while a thread still uses them live until it is done, so
-/// memory is bounded by `capacity` plus the keys in use.
-struct KskCache {
-    lru: Mutex<Lru<(u64, u32), CacheCell>>,
-    hits: AtomicU64,
-    misses: AtomicU64,
-}
-
-impl KskCache {
-    fn new(capacity: NonZeroUsize) -> Self {
-        Self {
-            lru: Mutex::new(Lru::new(capacity)),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-        }
-    }
-
-    fn get(&self, device_id: u64, key_id: u32, seeded: &DeviceKsk) -> Arc<LweKeyswitchKeyOwned<u32>> {
-        let cell = {
-            let mut lru = self.lru.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(cell) = lru.get(&(device_id, key_id)) {
-                self.hits.fetch_add(1, Ordering::Relaxed);
-                cell.clone()
-            } else {
-                self.misses.fetch_add(1, Ordering::Relaxed);
-                let cell = CacheCell::default();
-                lru.insert((device_id, key_id), cell.clone());
-                cell
-            }
-        };
-        cell.get_or_init(|| Arc::new(seeded.decompress())).clone()
-    }
-
-    fn remove(&self, device_id: u64, key_id: u32) {
-        self.lru
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(device_id, key_id));
-    }
-
-    fn clear(&self) {
-        let mut lru = self.lru.lock().unwrap_or_else(PoisonError::into_inner);
-        let capacity = lru.capacity();
-        *lru = Lru::new(capacity);
-    }
-
-    fn stats(&self) -> CacheStats {
-        let lru = self.lru.lock().unwrap_or_else(PoisonError::into_inner);
-        CacheStats {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-            entries: lru.len(),
-            capacity: lru.capacity().get(),
-        }
-    }
 }
 
 /// The key a batch is switched with: the fleet key (borrowed) or a device key (held while in use).
@@ -192,18 +102,15 @@ fn fingerprint(key_switching_key: &LweKeyswitchKeyOwned<u32>) -> [u8; 32] {
 pub struct BooleanBridge {
     fleet: LweKeyswitchKeyOwned<u32>,
     fleet_fingerprint: [u8; 32],
-    devices: RwLock<HashMap<u64, Route>>,
-    cache: KskCache,
+    devices: DeviceKeys<TfheLibKeySwitch>,
     strategy: KeySwitchStrategy,
     pool: Option<rayon::ThreadPool>,
 }
 
 impl core::fmt::Debug for BooleanBridge {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let devices = self.devices.read().unwrap_or_else(PoisonError::into_inner).len();
         f.debug_struct("BooleanBridge")
-            .field("devices", &devices)
-            .field("cache", &self.cache.stats())
+            .field("devices", &self.devices)
             .field("strategy", &self.strategy)
             .field("threads", &self.threads())
             .finish_non_exhaustive()
@@ -233,8 +140,7 @@ impl BooleanBridge {
         Ok(Self {
             fleet_fingerprint: fingerprint(&key_switching_key),
             fleet: key_switching_key,
-            devices: RwLock::new(HashMap::new()),
-            cache: KskCache::new(capacity),
+            devices: DeviceKeys::new(capacity),
             strategy: KeySwitchStrategy::default(),
             pool: None,
         })
@@ -284,108 +190,40 @@ impl BooleanBridge {
         self.fleet_fingerprint
     }
 
-    /// Registers device `device_id`, whose frames carry key id `key_id`, with its key material.
-    pub fn register(&self, device_id: u64, key_id: u32, material: DeviceKeyMaterial) -> Result<(), InteropError> {
-        let route = match material {
-            DeviceKeyMaterial::Fleet => Route::Fleet { key_id },
-            DeviceKeyMaterial::PerDevice(ksk) => Route::PerDevice {
-                key_id,
-                ksk: Arc::new(ksk),
-            },
-            DeviceKeyMaterial::PublicKey => Route::PublicKey { key_id },
-            // An integer device's key switches into the integer server key: `IntegerBridge`.
-            DeviceKeyMaterial::IntegerPerDevice(_) => return Err(InteropError::ParameterMismatch),
-        };
-        match self
-            .devices
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(device_id)
-        {
-            Entry::Occupied(_) => Err(InteropError::DuplicateDevice(device_id)),
-            Entry::Vacant(slot) => {
-                slot.insert(route);
-                Ok(())
-            }
-        }
-    }
-
-    /// Forgets device `device_id` and drops its cached key. Returns whether it was registered.
-    pub fn unregister(&self, device_id: u64) -> bool {
-        let removed = self
-            .devices
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&device_id);
-        if let Some(route) = &removed {
-            self.cache.remove(device_id, route.key_id());
-        }
-        removed.is_some()
-    }
-
     /// Whether `device_id` is registered.
     pub fn contains(&self, device_id: u64) -> bool {
-        self.devices
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(&device_id)
+        self.devices.route(device_id).is_ok()
     }
 
-    /// The key mode of `device_id`, if registered.
+    /// The key mode of `device_id`, if registered for `TFHE_LIB_PARAMETERS`.
     pub fn key_mode(&self, device_id: u64) -> Option<KeyMode> {
-        self.devices
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&device_id)
-            .map(|route| match route {
-                Route::Fleet { .. } => KeyMode::FleetSecretKey,
-                Route::PerDevice { .. } => KeyMode::PerDeviceSecretKey,
-                Route::PublicKey { .. } => KeyMode::PublicKey,
-            })
+        self.devices.mode(device_id)
     }
 
     /// The per-device key cache's counters.
     pub fn cache_stats(&self) -> CacheStats {
-        self.cache.stats()
+        self.devices.stats()
     }
 
     /// Drops every decompressed per-device key (the counters stay).
     pub fn clear_cache(&self) {
-        self.cache.clear();
+        self.devices.clear_cache();
     }
 
     /// Decompresses `device_id`'s key into the cache now, on the bridge's pool (nothing to do for a fleet or
     /// public-key device): e.g. at start-up for the devices expected to send first.
     pub fn prefetch(&self, device_id: u64) -> Result<(), InteropError> {
-        let key_id = self
-            .devices
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&device_id)
-            .map(Route::key_id)
-            .ok_or(InteropError::UnknownDevice(device_id))?;
+        let key_id = self.devices.route(device_id)?.key_id;
         self.install(|| self.key_for(device_id, key_id).map(drop))
     }
 
     fn key_for(&self, device_id: u64, key_id: u32) -> Result<KeyHandle<'_>, InteropError> {
-        let route = self
-            .devices
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&device_id)
-            .cloned()
-            .ok_or(InteropError::UnknownDevice(device_id))?;
-        if route.key_id() != key_id {
-            return Err(InteropError::WrongKeyId {
-                device_id,
-                expected: route.key_id(),
-                found: key_id,
-            });
-        }
-        Ok(match route {
-            Route::Fleet { .. } | Route::PublicKey { .. } => KeyHandle::Fleet(&self.fleet),
-            Route::PerDevice { ksk, .. } => KeyHandle::Device(self.cache.get(device_id, key_id, &ksk)),
-        })
+        Ok(
+            match self.devices.key_for(device_id, key_id, TFHE_LIB_GLWE_1024.id())? {
+                None => KeyHandle::Fleet(&self.fleet),
+                Some(ksk) => KeyHandle::Device(self.devices.decompressed(device_id, key_id, &ksk)),
+            },
+        )
     }
 
     /// Coefficient `index` of `glwe` as a tfhe-rs `LweCiphertext` under the big (1024) key: sample
@@ -492,6 +330,50 @@ impl BooleanBridge {
     /// [`BooleanBridge::frames_to_booleans`] with the key of the device and key id the intake authenticated.
     pub fn message_to_booleans(&self, message: &Message) -> Result<Vec<Ciphertext>, InteropError> {
         self.frames_to_booleans(message.device_id, message.key_id, &message.frames)
+    }
+}
+
+impl Converter for BooleanBridge {
+    type Received = Received;
+    type Input = Message;
+    type Output = Vec<Ciphertext>;
+
+    fn receive(intake: &mut Intake, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
+        intake.receive(bytes, now)
+    }
+
+    fn completed(received: Received) -> Option<Message> {
+        received.into_message()
+    }
+
+    fn server_key_fingerprint(&self) -> Option<[u8; 32]> {
+        Some(self.fleet_fingerprint)
+    }
+
+    /// Fleet and public-key devices of `TFHE_LIB_PARAMETERS` are switched with the server key's
+    /// key-switching key, per-device ones with their own [`DeviceKsk`](super::DeviceKsk).
+    fn register(
+        &self,
+        device_id: u64,
+        key_id: u32,
+        parameter_set: ParameterSetId,
+        material: DeviceKeyMaterial,
+    ) -> Result<(), InteropError> {
+        let sets = (parameter_set, TFHE_LIB_GLWE_1024.id());
+        self.devices
+            .register(device_id, key_id, sets, material, |material| match material {
+                DeviceKeyMaterial::Fleet | DeviceKeyMaterial::PublicKey => Some(DeviceKey::Shared),
+                DeviceKeyMaterial::PerDevice(ksk) => Some(DeviceKey::Own(Arc::new(ksk))),
+                _ => None,
+            })
+    }
+
+    fn unregister(&self, device_id: u64) -> bool {
+        self.devices.remove(device_id)
+    }
+
+    fn convert(&self, message: &Message) -> Result<Vec<Ciphertext>, InteropError> {
+        self.message_to_booleans(message)
     }
 }
 

@@ -20,130 +20,46 @@
 //! slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
 
 pub mod big_key;
+pub mod boolean_set;
 mod bridge;
+mod converter;
+mod device_keys;
+mod error;
 pub mod integer;
 mod keyswitch;
+pub mod ksk;
 mod lru;
 mod per_device;
 
-pub use bridge::{BooleanBridge, CacheStats, DEFAULT_CACHE_CAPACITY, KeySwitchStrategy, server_key_fingerprint};
+pub use big_key::BigKeyBridge;
+pub use bridge::{BooleanBridge, DEFAULT_CACHE_CAPACITY, KeySwitchStrategy, server_key_fingerprint};
+pub use converter::Converter;
+pub use device_keys::CacheStats;
+pub use error::InteropError;
+pub use integer::IntegerBridge;
 pub use keyswitch::KEYSWITCH_BLOCK;
+pub use ksk::{DeviceKsk, IntegerDeviceKsk, KeySwitchSet, SeededKsk};
 pub use per_device::{
-    DEVICE_KSK_INPUT_DIMENSION, DeviceKsk, DeviceSecrets, PublicKeyDevice, device_ksk_words, provision_fleet_device,
-    provision_per_device, provision_public_key_device, public_key_from_client_key,
+    DeviceSecrets, PublicKeyDevice, provision_fleet_device, provision_per_device, provision_public_key_device,
+    public_key_from_client_key,
 };
+
+/// The number of body words of a seeded `TFHE_LIB_PARAMETERS` per-device key (`1024 * 8`).
+pub fn device_ksk_words() -> usize {
+    DeviceKsk::body_words()
+}
 
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
-use tfhe::boolean::server_key::ServerKey;
 use tfhe::core_crypto::prelude::{
     GlweSecretKey as TfheGlweSecretKey, GlweSecretKeyOwned as TfheGlweSecretKeyOwned,
     PolynomialSize as TfhePolynomialSize,
 };
-use tfhe_sbc_core::dimensions::PolynomialSize;
-use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_core::entities::GlweSecretKeyOwned;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use zeroize::Zeroize;
 
-/// Why a key or a ciphertext could not be converted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum InteropError {
-    /// The tfhe-rs parameters are not `TFHE_LIB_PARAMETERS`' shape (k = 1, N = 1024).
-    ParameterMismatch,
-    /// The server key does not key-switch before bootstrapping (its order is not `BootstrapKeyswitch`).
-    UnexpectedPbsOrder,
-    /// The device key is not a k = 1, N = 1024 binary key.
-    BadDeviceKey,
-    /// A per-device key-switching key does not have `TFHE_LIB_PARAMETERS`' shape (1024 x 8 body words).
-    BadKeySwitchingKey,
-    /// The device is not registered with the bridge.
-    UnknownDevice(u64),
-    /// The device is registered already.
-    DuplicateDevice(u64),
-    /// The ciphertexts name another key id than the device's.
-    WrongKeyId {
-        /// The device.
-        device_id: u64,
-        /// Its registered key id.
-        expected: u32,
-        /// The key id given.
-        found: u32,
-    },
-    /// The key store was made for another server key (its fingerprint differs).
-    ServerKeyMismatch,
-    /// The bridge's thread pool could not be built.
-    ThreadPool,
-    /// Frames given for one device and key id whose headers name another device or key id.
-    FrameOfAnotherDevice {
-        /// The device the frames were given for.
-        device_id: u64,
-        /// The device a frame's header names.
-        found_device_id: u64,
-        /// The key id it names.
-        found_key_id: u32,
-    },
-}
-
-impl core::fmt::Display for InteropError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Self::ParameterMismatch => f.write_str("tfhe-rs parameters do not match the device parameter set"),
-            Self::UnexpectedPbsOrder => f.write_str("server key does not use the BootstrapKeyswitch order"),
-            Self::BadDeviceKey => f.write_str("device key is not a k = 1, N = 1024 binary key"),
-            Self::BadKeySwitchingKey => {
-                f.write_str("per-device key-switching key does not have the shape of TFHE_LIB_PARAMETERS' key switch")
-            }
-            Self::UnknownDevice(id) => write!(f, "device {id} is not registered with the bridge"),
-            Self::DuplicateDevice(id) => write!(f, "device {id} is already registered"),
-            Self::WrongKeyId {
-                device_id,
-                expected,
-                found,
-            } => write!(f, "device {device_id} has key id {expected}, not {found}"),
-            Self::ThreadPool => f.write_str("the bridge's thread pool could not be built"),
-            Self::FrameOfAnotherDevice {
-                device_id,
-                found_device_id,
-                found_key_id,
-            } => write!(
-                f,
-                "frames given for device {device_id} include one of device {found_device_id}, key id {found_key_id}"
-            ),
-            Self::ServerKeyMismatch => f.write_str(
-                "the key store was made for another server key (fingerprints differ): its per-device keys would \
-                 switch into a small key this server key cannot bootstrap",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for InteropError {}
-
-/// Trusted party: a fresh tfhe-rs boolean `ClientKey` and `ServerKey` with the stock `TFHE_LIB_PARAMETERS`.
-/// Generating the server key takes seconds.
-pub fn generate_boolean_keys() -> (ClientKey, ServerKey) {
-    let client_key = ClientKey::new(&TFHE_LIB_PARAMETERS);
-    let server_key = ServerKey::new(&client_key);
-    (client_key, server_key)
-}
-
-/// Trusted party: the device key, i.e. the client key's GLWE secret key (cloned: `into_raw_parts`
-/// consumes the key). Intermediate copies are zeroized.
-pub fn device_key_from_client_key(client_key: &ClientKey) -> Result<GlweSecretKeyOwned, InteropError> {
-    let (lwe, glwe, parameters) = client_key.clone().into_raw_parts();
-    lwe.into_container().zeroize();
-    if parameters.glwe_dimension.0 != 1 || parameters.polynomial_size.0 != TFHE_LIB_GLWE_1024.polynomial_size().0 {
-        return Err(InteropError::ParameterMismatch);
-    }
-    let mut words = glwe.into_container();
-    let bytes: Vec<u8> = words.iter().map(|&w| w as u8).collect();
-    words.zeroize();
-    GlweSecretKey::from_container(bytes, PolynomialSize(parameters.polynomial_size.0))
-        .map_err(|_| InteropError::BadDeviceKey)
-}
-
-/// The reverse: a tfhe-rs client key whose GLWE key is `device_key` (its LWE key is freshly generated), so
+/// Trusted party: a tfhe-rs client key whose GLWE key is `device_key` (its LWE key is freshly generated), so
 /// that a device provisioned first can join a tfhe-rs deployment. The server key must then be generated
 /// from the returned client key.
 pub fn client_key_from_device_key(device_key: &GlweSecretKeyOwned) -> Result<ClientKey, InteropError> {

@@ -1,11 +1,8 @@
-//! Per-device keys (issue [E] section 1): every device gets its own binary GLWE key, and the cloud gets,
-//! for each device, a **seeded** LWE key-switching key from that key (read as an LWE key of dimension
-//! `k * N = 1024`) to the tfhe-rs small LWE key (630), made with `TFHE_LIB_PARAMETERS`' own key-switching
-//! decomposition (base log 2, 8 levels) and LWE noise (Gaussian, std 2^-15).
-//!
-//! A seeded key stores one body word per (key bit, level) and a 16-byte seed from which the masks are
-//! regenerated: `1024 * 8 * 4` bytes = 32 KiB, against `1024 * 8 * 631 * 4` bytes = 19.7 MiB decompressed.
-//! The [`BooleanBridge`](super::BooleanBridge) decompresses on use, behind a bounded LRU cache.
+//! Provisioning of `TFHE_LIB_PARAMETERS` devices in the three key modes. Per-device
+//! ([`provision_per_device`]): every device gets its own binary GLWE key, and the cloud gets, for each
+//! device, a seeded key-switching key from that key to the tfhe-rs small LWE key ([`DeviceKsk`], 32 KiB;
+//! see [`super::ksk`]). The [`BooleanBridge`](super::BooleanBridge) decompresses it on use, behind the
+//! converters' bounded cache.
 //!
 //! Nobody but the trusted party (which holds the tfhe-rs `ClientKey`) and the device ever holds the device
 //! key; the device holds nothing else of the key set. See `docs/security.md`, "Mode: per-device keys".
@@ -15,177 +12,24 @@
 //! key under the `ClientKey`'s GLWE key, [`public_key_from_client_key`], and nothing that decrypts). See
 //! `docs/security.md`, "Mode: public key".
 
-use super::RngSeeder;
-use super::big_key::{BigKeyError, BooleanSet, glwe_key_from_client_key};
-use super::{InteropError, tfhe_glwe_key};
-use crate::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
+use super::InteropError;
+use super::boolean_set::{BooleanSet, glwe_key_from_client_key};
+use super::ksk::DeviceKsk;
+use crate::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
 use negacyclic_fft::Plan;
 use rand_core::CryptoRng;
 use tfhe::boolean::client_key::ClientKey;
-use tfhe::boolean::parameters::{BooleanParameters, TFHE_LIB_PARAMETERS};
-use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
-use tfhe::core_crypto::prelude::{
-    CiphertextModulus, LweDimension, LweKeyswitchKey, LweKeyswitchKeyOwned, LweSecretKey, LweSize,
-    SeededLweKeyswitchKey, SeededLweKeyswitchKeyOwned, generate_seeded_lwe_keyswitch_key,
-    par_decompress_seeded_lwe_keyswitch_key,
-};
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::credentials_file::{credentials_file_bytes, encode_credentials};
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::key_spectrum::compute_glwe_key_spectrum;
-use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
-use tfhe_sbc_device::public_key::{
-    PUBLIC_KEY_MAGIC, decode_public_key, encode_public_key, generate_seeded_glwe_public_key, public_key_file_bytes,
+use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::files::credentials::{credentials_file_bytes, encode_credentials};
+use tfhe_sbc_device::files::public_key::{
+    PUBLIC_KEY_MAGIC, decode_public_key, encode_public_key, public_key_file_bytes,
 };
-use zeroize::{Zeroize, Zeroizing};
-
-/// The input dimension of a per-device key-switching key: the device's GLWE key read flat (`k * N`).
-pub const DEVICE_KSK_INPUT_DIMENSION: usize = 1024;
-
-/// The shape every per-device key-switching key has: `TFHE_LIB_PARAMETERS`' key switch.
-fn boolean_parameters() -> BooleanParameters {
-    TFHE_LIB_PARAMETERS
-}
-
-/// The number of body words of a seeded per-device key: one per (input key bit, level).
-pub fn device_ksk_words() -> usize {
-    DEVICE_KSK_INPUT_DIMENSION * boolean_parameters().ks_level.0
-}
-
-/// A device's seeded LWE key-switching key (device key, dimension 1024 -> tfhe-rs small key, 630), with
-/// `TFHE_LIB_PARAMETERS`' decomposition. Its shape is checked on construction, so decompressing and
-/// key switching with it cannot panic.
-///
-/// Not secret in the sense of the MAC key: it is what the cloud holds for the device, as it holds the
-/// server key. It encrypts the device key under the small key, which the cloud does not have.
-#[derive(Clone)]
-pub struct DeviceKsk {
-    mask_seed: u128,
-    key: SeededLweKeyswitchKeyOwned<u32>,
-}
-
-impl core::fmt::Debug for DeviceKsk {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("DeviceKsk")
-            .field("mask_seed", &format_args!("{:#034x}", self.mask_seed))
-            .field("input_dimension", &self.key.input_key_lwe_dimension().0)
-            .field("output_dimension", &self.key.output_key_lwe_dimension().0)
-            .field("body_words", &self.key.as_ref().len())
-            .finish()
-    }
-}
-
-impl DeviceKsk {
-    /// Trusted party: the seeded key-switching key from `device_key` to `client_key`'s small LWE key. The
-    /// 16-byte mask seed and the 16-byte noise seed come from `rng`. About 80 ms on this machine.
-    pub fn generate<R: CryptoRng + ?Sized>(
-        device_key: &GlweSecretKeyOwned,
-        client_key: &ClientKey,
-        rng: &mut R,
-    ) -> Result<Self, InteropError> {
-        if device_key.glwe_dimension().0 * device_key.polynomial_size().0 != DEVICE_KSK_INPUT_DIMENSION {
-            return Err(InteropError::BadDeviceKey);
-        }
-        let (small_key, glwe, parameters) = client_key.clone().into_raw_parts();
-        glwe.into_container().zeroize();
-        let expected = boolean_parameters();
-        if parameters.lwe_dimension != expected.lwe_dimension
-            || parameters.ks_base_log != expected.ks_base_log
-            || parameters.ks_level != expected.ks_level
-        {
-            small_key.into_container().zeroize();
-            return Err(InteropError::ParameterMismatch);
-        }
-        let device_lwe_key = LweSecretKey::from_container(tfhe_glwe_key(device_key).into_container());
-        let mut seed_bytes = [0u8; 16];
-        rng.fill_bytes(&mut seed_bytes);
-        let mask_seed = u128::from_le_bytes(seed_bytes);
-        let mut key = SeededLweKeyswitchKeyOwned::new(
-            0u32,
-            parameters.ks_base_log,
-            parameters.ks_level,
-            device_lwe_key.lwe_dimension(),
-            small_key.lwe_dimension(),
-            CompressionSeed::from(Seed(mask_seed)),
-            CiphertextModulus::new_native(),
-        );
-        generate_seeded_lwe_keyswitch_key(
-            &device_lwe_key,
-            &small_key,
-            &mut key,
-            parameters.lwe_noise_distribution,
-            &mut RngSeeder(rng),
-        );
-        device_lwe_key.into_container().zeroize();
-        small_key.into_container().zeroize();
-        Ok(Self { mask_seed, key })
-    }
-
-    /// A key read back from storage: its mask seed and its `1024 * 8` body words. Checks the length.
-    pub fn from_parts(mask_seed: u128, bodies: Vec<u32>) -> Result<Self, InteropError> {
-        if bodies.len() != device_ksk_words() {
-            return Err(InteropError::BadKeySwitchingKey);
-        }
-        let parameters = boolean_parameters();
-        let key = SeededLweKeyswitchKey::from_container(
-            bodies,
-            parameters.ks_base_log,
-            parameters.ks_level,
-            parameters.lwe_dimension.to_lwe_size(),
-            CompressionSeed::from(Seed(mask_seed)),
-            CiphertextModulus::new_native(),
-        );
-        Ok(Self { mask_seed, key })
-    }
-
-    /// The seed of the masks (public).
-    pub fn mask_seed(&self) -> u128 {
-        self.mask_seed
-    }
-
-    /// The body words: `1024 * 8`, input bit major, then level as tfhe-rs lays them out.
-    pub fn bodies(&self) -> &[u32] {
-        self.key.as_ref()
-    }
-
-    /// The tfhe-rs seeded key.
-    pub fn as_seeded(&self) -> &SeededLweKeyswitchKeyOwned<u32> {
-        &self.key
-    }
-
-    /// Bytes of key material stored per device: the body words and the 16-byte mask seed (32 KiB + 16).
-    pub fn stored_bytes(&self) -> usize {
-        4 * self.key.as_ref().len() + 16
-    }
-
-    /// Bytes of the decompressed key: `1024 * 8 * 631 * 4` (19.7 MiB).
-    pub fn decompressed_bytes() -> usize {
-        let parameters = boolean_parameters();
-        4 * DEVICE_KSK_INPUT_DIMENSION * parameters.ks_level.0 * parameters.lwe_dimension.to_lwe_size().0
-    }
-
-    /// Regenerates the masks with rayon (`par_decompress_seeded_lwe_keyswitch_key`): the key
-    /// [`keyswitch_lwe_ciphertext`](tfhe::core_crypto::prelude::keyswitch_lwe_ciphertext) takes.
-    pub fn decompress(&self) -> LweKeyswitchKeyOwned<u32> {
-        let parameters = boolean_parameters();
-        let mut out = LweKeyswitchKey::new(
-            0u32,
-            parameters.ks_base_log,
-            parameters.ks_level,
-            LweDimension(DEVICE_KSK_INPUT_DIMENSION),
-            parameters.lwe_dimension,
-            CiphertextModulus::new_native(),
-        );
-        par_decompress_seeded_lwe_keyswitch_key::<_, _, _, DefaultRandomGenerator>(&mut out, &self.key);
-        out
-    }
-
-    /// The output LWE size (631).
-    pub fn output_lwe_size(&self) -> LweSize {
-        self.key.output_lwe_size()
-    }
-}
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
+use zeroize::Zeroizing;
 
 /// What the trusted party hands a device at provisioning: its own GLWE key and its credentials (device
 /// id, key id, MAC key). Both zeroize on drop, neither is `Clone`.
@@ -201,7 +45,7 @@ pub struct DeviceSecrets {
 /// seeded key-switching key from the device key to `client_key`'s small key. Returns what goes to the
 /// device and the record that goes to the cloud's [`KeyStore`](crate::key_store::KeyStore).
 ///
-/// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::seeding::from_os_entropy()`.
+/// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::csprng::seeding::from_os_entropy()`.
 pub fn provision_per_device<R: CryptoRng + ?Sized>(
     client_key: &ClientKey,
     device_id: u64,
@@ -226,7 +70,7 @@ pub fn provision_fleet_device<R: CryptoRng + ?Sized>(
     key_id: u32,
     rng: &mut R,
 ) -> Result<(DeviceSecrets, DeviceRecord), InteropError> {
-    let key = super::device_key_from_client_key(client_key)?;
+    let key = glwe_key_from_client_key(BooleanSet::TfheLib, client_key)?;
     let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
     Ok((
         DeviceSecrets { key, credentials },
@@ -249,7 +93,7 @@ pub fn public_key_from_client_key<R: CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> Result<Vec<u8>, InteropError> {
     let key = glwe_key_from_client_key(set, client_key).map_err(|e| match e {
-        BigKeyError::BadGlweKey => InteropError::BadDeviceKey,
+        InteropError::BadDeviceKey => InteropError::BadDeviceKey,
         _ => InteropError::ParameterMismatch,
     })?;
     let params = set.glwe_parameters();
@@ -273,8 +117,8 @@ pub fn public_key_from_client_key<R: CryptoRng + ?Sized>(
 /// credentials (device id, key id, MAC key). Nothing in it decrypts; the MAC key is secret (it zeroizes on
 /// drop and is not `Clone`).
 ///
-/// The device reads the file with `tfhe_sbc_device::public_key::decode_public_key` and encrypts with
-/// `tfhe_sbc_device::public_key_encryptor::PublicKeyEncryptor`, or stores both halves as one credential
+/// The device reads the file with `tfhe_sbc_device::files::public_key::decode_public_key` and encrypts with
+/// `tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor`, or stores both halves as one credential
 /// file ([`PublicKeyDevice::credentials_file`]).
 #[derive(Debug)]
 pub struct PublicKeyDevice {
@@ -285,7 +129,7 @@ pub struct PublicKeyDevice {
 }
 
 impl PublicKeyDevice {
-    /// The device's credential file (`tfhe_sbc_device::credentials_file`, mode [`KeyMode::PublicKey`]): the
+    /// The device's credential file (`tfhe_sbc_device::files::credentials`, mode [`KeyMode::PublicKey`]): the
     /// header, the MAC key, the public-key file and the check; 4211 bytes at `N = 1024`. It holds the MAC
     /// key, so it is wiped on drop. Fails with the device crate's `Error::BadKeyFile` (or a length error) if
     /// `public_key` is not a valid public-key file.
@@ -313,7 +157,7 @@ impl PublicKeyDevice {
 /// [`KeyedIntake`](crate::key_store::KeyedIntake) as
 /// [`DeviceEncryption::PublicKey`](crate::registry::DeviceEncryption::PublicKey): public-key frames only.
 ///
-/// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::seeding::from_os_entropy()`.
+/// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::csprng::seeding::from_os_entropy()`.
 pub fn provision_public_key_device<R: CryptoRng + ?Sized>(
     client_key: &ClientKey,
     device_id: u64,

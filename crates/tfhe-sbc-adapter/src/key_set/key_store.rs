@@ -39,9 +39,10 @@
 
 use super::error::{KeySetError, RESTORE, bad};
 use super::files::{SECRET_MODE, read, write_atomic};
+use crate::interop::InteropError;
 use crate::interop::big_key::BooleanSet;
+use crate::interop::integer::integer_server_key_fingerprint;
 use crate::interop::integer::per_device::IntegerDeviceKsk;
-use crate::interop::integer::{IntegerError, integer_server_key_fingerprint};
 use crate::interop::{DeviceKsk, device_ksk_words, server_key_fingerprint};
 use crate::registry::{DeviceEncryption, DuplicateDevice};
 use blake2::digest::consts::U32;
@@ -424,7 +425,7 @@ impl KeyStore {
 
     /// An empty store for the integer key set of `server_key` (bound to its
     /// [`integer_server_key_fingerprint`]).
-    pub fn for_integers(server_key: &tfhe::ServerKey) -> Result<Self, IntegerError> {
+    pub fn for_integers(server_key: &tfhe::ServerKey) -> Result<Self, InteropError> {
         Ok(Self::with_fingerprint(integer_server_key_fingerprint(server_key)?))
     }
 

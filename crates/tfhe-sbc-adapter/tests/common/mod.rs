@@ -7,14 +7,14 @@ use tfhe_sbc_adapter::intake::{Frame, Intake, IntakeConfig, Message};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::decryption::{GlweDecryptor, decode_bits};
-use tfhe_sbc_device::encryption::GlweEncryptor;
-use tfhe_sbc_device::frame_mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::message::chunks;
-use tfhe_sbc_device::wire::{
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::{
     FULL_FRAME_BYTES_1024, FrameCounter, FrameHeader, HEADER_BYTES, PREFIX_BYTES, SEEDED_FRAME_BYTES_1024, TAG_BYTES,
 };
-use tfhe_sbc_device::xof::Blake2bXof;
 
 /// The key id every test device uses.
 pub const KEY_ID: u32 = 3;

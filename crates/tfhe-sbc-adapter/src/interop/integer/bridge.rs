@@ -1,30 +1,36 @@
-//! The integer half of the server (issue \[G\] section 3, key modes): one call from an authenticated
+//! The integer converter: one call from an authenticated
 //! [`IntegerFrame`] to `FheUint8/16/32/64` values, the key mode picked from what the key store says of the
 //! sending device.
 //!
 //! * fleet (the device holds the client key's GLWE key): extraction and wrapping, no key switch
 //!   ([`IntegerExtractor`]);
 //! * per-device (the device holds its own GLWE key): extraction, a key switch with the device's seeded
-//!   [`IntegerDeviceKsk`] into the server key's small key and one identity PBS back to a nominal big-key
-//!   block ([`IntegerRefresher`]). The decompressed keys (57.4 MiB each) are kept in a small LRU cache.
+//!   [`IntegerDeviceKsk`](super::IntegerDeviceKsk) into the server key's small key and one identity PBS back
+//!   to a nominal big-key block ([`IntegerRefresher`]). The decompressed keys (57.4 MiB each) are kept in
+//!   the converters' bounded cache.
 //!
 //! A device registered for a boolean set has no integer key: its frames get
-//! [`IntegerError::NotAnIntegerDevice`], an unknown device [`IntegerError::UnknownDevice`].
+//! [`InteropError::DeviceOfAnotherSet`], an unknown device [`InteropError::UnknownDevice`].
+//!
+//! As a [`Converter`], the bridge turns a frame into every whole reading it carries, as the `FheUint` of
+//! its [`ReadingBits`] (integer frames carry little-endian reading bytes, so the width is the server's
+//! configuration, not the frame's).
 
-use super::per_device::{IntegerDeviceKsk, IntegerRefresher};
-use super::{IntegerError, IntegerExtractor, IntegerParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
-use crate::intake::IntegerFrame;
-use crate::interop::lru::Lru;
-use crate::key_store::{DeviceKeyMaterial, KeyMode};
+use super::per_device::IntegerRefresher;
+use super::{IntegerExtractor, IntegerParameters, InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
+use crate::IntakeError;
+use crate::intake::{Intake, IntegerFrame};
+use crate::interop::converter::Converter;
+use crate::interop::device_keys::{CacheStats, DeviceKey, DeviceKeys};
+use crate::interop::ksk::IntegerKeySwitch;
+use crate::key_set::key_store::{DeviceKeyMaterial, KeyMode};
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use tfhe::core_crypto::prelude::LweKeyswitchKeyOwned;
+use std::sync::Arc;
+use std::time::Instant;
 use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
-use tfhe::{FheUint, FheUintId};
+use tfhe::{FheUint, FheUint8, FheUint16, FheUint32, FheUint64, FheUintId};
 use tfhe_sbc_core::parameters::ParameterSetId;
 
 /// How many decompressed per-device integer keys (57.4 MiB each) an [`IntegerBridge`] keeps by default.
@@ -35,11 +41,11 @@ pub const DEFAULT_INTEGER_CACHE_CAPACITY: usize = 2;
 /// A key store of integer devices is bound to it, as a boolean one is to
 /// [`server_key_fingerprint`](crate::interop::server_key_fingerprint). Errors if the key is not a standard
 /// classic-PBS key.
-pub fn integer_server_key_fingerprint(server_key: &tfhe::ServerKey) -> Result<[u8; 32], IntegerError> {
+pub fn integer_server_key_fingerprint(server_key: &tfhe::ServerKey) -> Result<[u8; 32], InteropError> {
     let integer: &tfhe::integer::ServerKey = server_key.as_ref();
     let shortint: &tfhe::shortint::ServerKey = integer.as_ref();
     let AtomicPatternServerKey::Standard(ap) = &shortint.atomic_pattern else {
-        return Err(IntegerError::UnsupportedAtomicPattern);
+        return Err(InteropError::UnsupportedAtomicPattern);
     };
     let mut hasher = Blake2b::<U32>::new();
     hasher.update(b"tfhe-sbc integer server key fingerprint v1");
@@ -53,15 +59,109 @@ pub fn integer_server_key_fingerprint(server_key: &tfhe::ServerKey) -> Result<[u
     Ok(hasher.finalize().into())
 }
 
-/// How the bridge opens one device's frames.
-#[derive(Debug)]
-enum Route {
-    /// Fleet: extraction only.
-    Fleet { key_id: u32 },
-    /// Per-device: key switch with the device's key, then the identity PBS.
-    PerDevice { key_id: u32, ksk: Arc<IntegerDeviceKsk> },
-    /// Registered for another (boolean) set: no integer key.
-    OtherSet { parameter_set: u16 },
+/// Which `FheUint` the integer converter makes of a frame's readings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ReadingBits {
+    /// `FheUint8`: 4 blocks per reading, 512 readings per frame.
+    U8,
+    /// `FheUint16`: 8 blocks per reading, 256 readings per frame.
+    #[default]
+    U16,
+    /// `FheUint32`: 16 blocks per reading, 128 readings per frame.
+    U32,
+    /// `FheUint64`: 32 blocks per reading, 64 readings per frame.
+    U64,
+}
+
+impl ReadingBits {
+    /// The width for `bits` (8, 16, 32 or 64).
+    pub fn from_bits(bits: u32) -> Option<Self> {
+        match bits {
+            8 => Some(Self::U8),
+            16 => Some(Self::U16),
+            32 => Some(Self::U32),
+            64 => Some(Self::U64),
+            _ => None,
+        }
+    }
+
+    /// The width in bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            Self::U8 => 8,
+            Self::U16 => 16,
+            Self::U32 => 32,
+            Self::U64 => 64,
+        }
+    }
+}
+
+/// A frame's readings as the `FheUint` of the converter's [`ReadingBits`].
+pub enum FheUintReadings {
+    /// `FheUint8` readings.
+    U8(Vec<FheUint8>),
+    /// `FheUint16` readings.
+    U16(Vec<FheUint16>),
+    /// `FheUint32` readings.
+    U32(Vec<FheUint32>),
+    /// `FheUint64` readings.
+    U64(Vec<FheUint64>),
+}
+
+impl core::fmt::Debug for FheUintReadings {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FheUintReadings")
+            .field("bits", &self.bits().bits())
+            .field("readings", &self.len())
+            .finish()
+    }
+}
+
+impl FheUintReadings {
+    /// The width.
+    pub fn bits(&self) -> ReadingBits {
+        match self {
+            Self::U8(_) => ReadingBits::U8,
+            Self::U16(_) => ReadingBits::U16,
+            Self::U32(_) => ReadingBits::U32,
+            Self::U64(_) => ReadingBits::U64,
+        }
+    }
+
+    /// The number of readings.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::U8(v) => v.len(),
+            Self::U16(v) => v.len(),
+            Self::U32(v) => v.len(),
+            Self::U64(v) => v.len(),
+        }
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The trusted party: every reading decrypted with the high-level client key.
+    pub fn decrypt(&self, client_key: &tfhe::ClientKey) -> Vec<u64> {
+        use tfhe::prelude::FheDecrypt;
+        match self {
+            Self::U8(v) => v
+                .iter()
+                .map(|x| u64::from(FheDecrypt::<u8>::decrypt(x, client_key)))
+                .collect(),
+            Self::U16(v) => v
+                .iter()
+                .map(|x| u64::from(FheDecrypt::<u16>::decrypt(x, client_key)))
+                .collect(),
+            Self::U32(v) => v
+                .iter()
+                .map(|x| u64::from(FheDecrypt::<u32>::decrypt(x, client_key)))
+                .collect(),
+            Self::U64(v) => v.iter().map(|x| FheDecrypt::<u64>::decrypt(x, client_key)).collect(),
+        }
+    }
 }
 
 /// The integer conversion for every integer device of a key store: `Send + Sync`, shared by the threads that
@@ -71,18 +171,16 @@ pub struct IntegerBridge {
     fingerprint: [u8; 32],
     set: IntegerParameters,
     extractor: IntegerExtractor,
-    devices: RwLock<HashMap<u64, Route>>,
-    cache: Mutex<Lru<u64, Arc<LweKeyswitchKeyOwned<u64>>>>,
+    reading_bits: ReadingBits,
+    devices: DeviceKeys<IntegerKeySwitch>,
 }
 
 impl core::fmt::Debug for IntegerBridge {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let devices = self.devices.read().unwrap_or_else(PoisonError::into_inner).len();
-        let cached = self.cache.lock().unwrap_or_else(PoisonError::into_inner).len();
         f.debug_struct("IntegerBridge")
             .field("set", &self.set.glwe().id().0)
-            .field("devices", &devices)
-            .field("cached_keys", &cached)
+            .field("reading_bits", &self.reading_bits)
+            .field("devices", &self.devices)
             .finish_non_exhaustive()
     }
 }
@@ -90,12 +188,12 @@ impl core::fmt::Debug for IntegerBridge {
 impl IntegerBridge {
     /// The bridge for `server_key` (a standard classic-PBS key of [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`] in
     /// `KeyswitchBootstrap` order), no device registered, [`DEFAULT_INTEGER_CACHE_CAPACITY`] cached keys.
-    pub fn new(server_key: tfhe::ServerKey) -> Result<Self, IntegerError> {
+    pub fn new(server_key: tfhe::ServerKey) -> Result<Self, InteropError> {
         Self::with_cache_capacity(server_key, DEFAULT_INTEGER_CACHE_CAPACITY)
     }
 
     /// As [`IntegerBridge::new`], keeping at most `capacity` (at least 1) decompressed per-device keys.
-    pub fn with_cache_capacity(server_key: tfhe::ServerKey, capacity: usize) -> Result<Self, IntegerError> {
+    pub fn with_cache_capacity(server_key: tfhe::ServerKey, capacity: usize) -> Result<Self, InteropError> {
         // Checks the server key's shape once: every later refresher on it succeeds.
         IntegerRefresher::new(&server_key)?;
         let fingerprint = integer_server_key_fingerprint(&server_key)?;
@@ -104,9 +202,26 @@ impl IntegerBridge {
             fingerprint,
             set: MESSAGE_2_CARRY_2_TUNIFORM_2M128,
             extractor: IntegerExtractor::new(),
-            devices: RwLock::new(HashMap::new()),
-            cache: Mutex::new(Lru::new(NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN))),
+            reading_bits: ReadingBits::default(),
+            devices: DeviceKeys::new(NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN)),
         })
+    }
+
+    /// The same converter, making `bits`-wide `FheUint`s of a frame's readings in [`Converter::convert`].
+    #[must_use]
+    pub fn with_reading_bits(mut self, bits: ReadingBits) -> Self {
+        self.reading_bits = bits;
+        self
+    }
+
+    /// The width [`Converter::convert`] reads.
+    pub fn reading_bits(&self) -> ReadingBits {
+        self.reading_bits
+    }
+
+    /// The per-device key cache's counters.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.devices.stats()
     }
 
     /// The server key (for `tfhe::set_server_key` on the computing threads).
@@ -119,88 +234,9 @@ impl IntegerBridge {
         self.fingerprint
     }
 
-    /// Registers device `device_id` (key id `key_id`) for `parameter_set` with its key material. On the
-    /// integer set it must be [`DeviceKeyMaterial::Fleet`] or [`DeviceKeyMaterial::IntegerPerDevice`]
-    /// ([`IntegerError::KeyMaterialMismatch`] otherwise); a device of another set is recorded so that its
-    /// frames get [`IntegerError::NotAnIntegerDevice`].
-    pub fn register(
-        &self,
-        device_id: u64,
-        key_id: u32,
-        parameter_set: ParameterSetId,
-        material: DeviceKeyMaterial,
-    ) -> Result<(), IntegerError> {
-        let route = if parameter_set == self.set.glwe().id() {
-            match material {
-                DeviceKeyMaterial::Fleet => Route::Fleet { key_id },
-                DeviceKeyMaterial::IntegerPerDevice(ksk) => Route::PerDevice {
-                    key_id,
-                    ksk: Arc::new(ksk),
-                },
-                _ => return Err(IntegerError::KeyMaterialMismatch { device_id }),
-            }
-        } else {
-            Route::OtherSet {
-                parameter_set: parameter_set.0,
-            }
-        };
-        match self
-            .devices
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(device_id)
-        {
-            Entry::Occupied(_) => Err(IntegerError::DuplicateDevice(device_id)),
-            Entry::Vacant(slot) => {
-                slot.insert(route);
-                Ok(())
-            }
-        }
-    }
-
-    /// Removes a device (revocation) and its cached key; whether it was registered.
-    pub fn unregister(&self, device_id: u64) -> bool {
-        self.cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&device_id);
-        self.devices
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&device_id)
-            .is_some()
-    }
-
     /// The key mode of a registered integer device (`None`: unknown, or registered for another set).
     pub fn mode(&self, device_id: u64) -> Option<KeyMode> {
-        match self
-            .devices
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&device_id)?
-        {
-            Route::Fleet { .. } => Some(KeyMode::FleetSecretKey),
-            Route::PerDevice { .. } => Some(KeyMode::PerDeviceSecretKey),
-            Route::OtherSet { .. } => None,
-        }
-    }
-
-    /// The decompressed key of a per-device device, from the cache or decompressed now (outside the lock).
-    fn decompressed(&self, device_id: u64, ksk: &IntegerDeviceKsk) -> Arc<LweKeyswitchKeyOwned<u64>> {
-        if let Some(key) = self
-            .cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&device_id)
-        {
-            return Arc::clone(key);
-        }
-        let key = Arc::new(ksk.decompress());
-        self.cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(device_id, Arc::clone(&key));
-        key
+        self.devices.mode(device_id)
     }
 
     /// Readings `first..first + count` of an authenticated integer frame as `FheUint<Id>`, in the sending
@@ -212,39 +248,19 @@ impl IntegerBridge {
         frame: &IntegerFrame,
         first: usize,
         count: usize,
-    ) -> Result<Vec<FheUint<Id>>, IntegerError> {
+    ) -> Result<Vec<FheUint<Id>>, InteropError> {
         let header = &frame.header;
         let device_id = header.device_id;
         let expected = self.set.glwe().id().0;
-        let route = {
-            let devices = self.devices.read().unwrap_or_else(PoisonError::into_inner);
-            match devices.get(&device_id) {
-                None => return Err(IntegerError::UnknownDevice(device_id)),
-                Some(Route::OtherSet { parameter_set }) => {
-                    return Err(IntegerError::NotAnIntegerDevice {
-                        device_id,
-                        parameter_set: *parameter_set,
-                    });
-                }
-                Some(Route::Fleet { key_id }) => (*key_id, None),
-                Some(Route::PerDevice { key_id, ksk }) => (*key_id, Some(Arc::clone(ksk))),
-            }
-        };
-        if header.key_id != route.0 {
-            return Err(IntegerError::WrongKeyId {
-                device_id,
-                expected: route.0,
-                found: header.key_id,
-            });
-        }
+        let ksk = self.devices.key_for(device_id, header.key_id, self.set.glwe().id())?;
         if header.parameter_set != expected || frame.parameters != self.set {
-            return Err(IntegerError::WrongParameterSet {
+            return Err(InteropError::WrongParameterSet {
                 device_id,
                 expected,
                 found: header.parameter_set,
             });
         }
-        match route.1 {
+        match ksk {
             None => self
                 .extractor
                 .extract_readings_par::<Id, _>(&frame.ciphertext, first, count),
@@ -252,7 +268,7 @@ impl IntegerBridge {
                 // Range and shape first: a bad request decompresses nothing.
                 self.extractor
                     .reading_range(&frame.ciphertext, FheUint::<Id>::num_bits() as u32, first, count)?;
-                let key = self.decompressed(device_id, &ksk);
+                let key = self.devices.decompressed(device_id, header.key_id, &ksk);
                 IntegerRefresher::new(&self.server_key)?.extract_readings_par::<Id, _>(
                     &key,
                     &frame.ciphertext,
@@ -265,8 +281,59 @@ impl IntegerBridge {
 
     /// Every whole reading of `Id`'s width the frame carries ([`IntegerFrame::readings`]), as
     /// [`IntegerBridge::readings`].
-    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Result<Vec<FheUint<Id>>, IntegerError> {
+    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Result<Vec<FheUint<Id>>, InteropError> {
         let count = frame.readings(FheUint::<Id>::num_bits() as u32);
         self.readings(frame, 0, count)
+    }
+}
+
+impl Converter for IntegerBridge {
+    type Received = IntegerFrame;
+    type Input = IntegerFrame;
+    type Output = FheUintReadings;
+
+    fn receive(intake: &mut Intake, bytes: &[u8], _now: Instant) -> Result<IntegerFrame, IntakeError> {
+        intake.receive_integer(bytes)
+    }
+
+    fn completed(received: IntegerFrame) -> Option<IntegerFrame> {
+        Some(received)
+    }
+
+    fn server_key_fingerprint(&self) -> Option<[u8; 32]> {
+        Some(self.fingerprint)
+    }
+
+    /// On the integer set the material must be [`DeviceKeyMaterial::Fleet`] or
+    /// [`DeviceKeyMaterial::IntegerPerDevice`] ([`InteropError::KeyMaterialMismatch`] otherwise); a device of
+    /// another set is recorded so that its frames get [`InteropError::DeviceOfAnotherSet`].
+    fn register(
+        &self,
+        device_id: u64,
+        key_id: u32,
+        parameter_set: ParameterSetId,
+        material: DeviceKeyMaterial,
+    ) -> Result<(), InteropError> {
+        let sets = (parameter_set, self.set.glwe().id());
+        self.devices
+            .register(device_id, key_id, sets, material, |material| match material {
+                DeviceKeyMaterial::Fleet => Some(DeviceKey::Shared),
+                DeviceKeyMaterial::IntegerPerDevice(ksk) => Some(DeviceKey::Own(Arc::new(ksk))),
+                _ => None,
+            })
+    }
+
+    fn unregister(&self, device_id: u64) -> bool {
+        self.devices.remove(device_id)
+    }
+
+    /// Every whole reading of the converter's [`ReadingBits`] in the frame ([`IntegerBridge::frame_readings`]).
+    fn convert(&self, frame: &IntegerFrame) -> Result<FheUintReadings, InteropError> {
+        Ok(match self.reading_bits {
+            ReadingBits::U8 => FheUintReadings::U8(self.frame_readings(frame)?),
+            ReadingBits::U16 => FheUintReadings::U16(self.frame_readings(frame)?),
+            ReadingBits::U32 => FheUintReadings::U32(self.frame_readings(frame)?),
+            ReadingBits::U64 => FheUintReadings::U64(self.frame_readings(frame)?),
+        })
     }
 }

@@ -1,4 +1,4 @@
-//! tfhe-rs integers (issue \[G\] section 3): device readings as `tfhe::FheUint8/16/32/64` of the high-level
+//! tfhe-rs integers: device readings as `tfhe::FheUint8/16/32/64` of the high-level
 //! API, with tfhe-rs 1.8.2's default parameters `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`.
 //!
 //! # The set
@@ -33,8 +33,9 @@
 //!   ([`per_device`]), the work tfhe-rs's own `CompactCiphertextList::expand` does per block of a packed
 //!   list.
 //!
-//! The key store records each device's parameter set and mode (`crate::key_store`), and [`IntegerBridge`]
-//! (behind `crate::key_store::IntegerKeyedIntake`) picks the conversion for the sending device in one call,
+//! The key store records each device's parameter set and mode (`crate::key_set::key_store`), and
+//! [`IntegerBridge`] (a [`Converter`](super::Converter), behind `crate::keyed_intake::KeyedIntake`) picks the
+//! conversion for the sending device in one call,
 //! from an authenticated `IntegerFrame` to `FheUint` values. The trusted party provisions devices with
 //! [`per_device::provision_integer_per_device`] / [`per_device::provision_integer_fleet_device`] and writes
 //! their credential files with [`per_device::integer_credentials_file`].
@@ -46,22 +47,26 @@
 //! us per value, bound by fresh heap pages; extract in batches ([`IntegerExtractor::extract_readings`] takes a
 //! range) to stay in cache.
 //!
-//! [`encrypt_readings_reference`] is a host-side stand-in device (tests): tfhe-rs's
+//! `encrypt_readings_reference` (feature `test-utils`) is a host-side stand-in device for tests: tfhe-rs's
 //! `encrypt_glwe_ciphertext` of the same encoding.
 
 mod bridge;
 pub mod per_device;
+#[cfg(feature = "test-utils")]
+mod reference;
 
-pub use bridge::{DEFAULT_INTEGER_CACHE_CAPACITY, IntegerBridge, integer_server_key_fingerprint};
+pub use super::ksk::IntegerDeviceKsk;
+pub use bridge::{
+    DEFAULT_INTEGER_CACHE_CAPACITY, FheUintReadings, IntegerBridge, ReadingBits, integer_server_key_fingerprint,
+};
+#[cfg(feature = "test-utils")]
+pub use reference::encrypt_readings_reference;
 
-use super::RngSeeder;
-use rand_core::CryptoRng;
+use super::InteropError;
 use rayon::prelude::*;
-use tfhe::core_crypto::commons::math::random::{DefaultRandomGenerator, Seed};
 use tfhe::core_crypto::prelude::{
-    CiphertextModulus, DynamicDistribution, EncryptionRandomGenerator, GlweCiphertext as TfheGlweCiphertext,
-    GlweSecretKey as TfheGlweSecretKey, GlweSecretKeyOwned as TfheGlweSecretKeyOwned, LweCiphertext,
-    LweCiphertextOwned, PlaintextList, PolynomialSize as TfhePolynomialSize, encrypt_glwe_ciphertext,
+    CiphertextModulus, GlweSecretKey as TfheGlweSecretKey, GlweSecretKeyOwned as TfheGlweSecretKeyOwned, LweCiphertext,
+    LweCiphertextOwned, PolynomialSize as TfhePolynomialSize,
 };
 use tfhe::shortint::ciphertext::{Degree, NoiseLevel};
 use tfhe::shortint::client_key::atomic_pattern::{AtomicPatternClientKey, StandardAtomicPatternClientKey};
@@ -70,168 +75,10 @@ use tfhe::shortint::{
     MessageModulus, PBSOrder, PBSParameters,
 };
 use tfhe::{FheUint, FheUintId, ReRandomizationMetadata, Tag};
-use tfhe_sbc_core::dimensions::PolynomialSize;
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 pub use tfhe_sbc_core::parameters::{
     IntegerParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128, MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048,
 };
-use zeroize::Zeroize;
-
-/// Why integer intake, key export or a per-device key failed. Every check of untrusted input ends here,
-/// never in a panic.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum IntegerError {
-    /// A GLWE ciphertext does not have the set's shape.
-    WrongGlweShape {
-        /// `(k, N)` of the set.
-        expected: (usize, usize),
-        /// `(k, N)` of the ciphertext.
-        found: (usize, usize),
-    },
-    /// An LWE ciphertext does not have the set's size (`k * N + 1` words).
-    WrongLweSize {
-        /// The size the set requires.
-        expected: usize,
-        /// The size given.
-        found: usize,
-    },
-    /// The readings asked for run past the ciphertext's coefficients.
-    ReadingsOutOfRange {
-        /// The first reading asked for.
-        first: usize,
-        /// The number of readings asked for.
-        count: usize,
-        /// The readings one ciphertext holds at this width.
-        capacity: usize,
-    },
-    /// A reading width or value that the radix encoding refuses.
-    Encoding(tfhe_sbc_core::Error),
-    /// The tfhe-rs key's parameters are not the set's (`PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`'s
-    /// shape: k = 1, N = 2048, moduli 4 and 4, big encryption key, native modulus).
-    ParameterMismatch,
-    /// The tfhe-rs key uses another atomic pattern than the standard classic-PBS one (`KeySwitch32`, a
-    /// multi-bit bootstrapping key, or a dynamic pattern).
-    UnsupportedAtomicPattern,
-    /// A device key that is not a binary `k = 1`, `N = 2048` key.
-    BadDeviceKey,
-    /// A per-device key-switching key whose body count does not match the set's key switch.
-    BadKeySwitchingKey {
-        /// The body words the set requires.
-        expected: usize,
-        /// The body words given.
-        found: usize,
-    },
-    /// The device is not registered with the [`IntegerBridge`].
-    UnknownDevice(u64),
-    /// The device is registered with the [`IntegerBridge`] already.
-    DuplicateDevice(u64),
-    /// The frame names another key id than the device's.
-    WrongKeyId {
-        /// The device.
-        device_id: u64,
-        /// Its registered key id.
-        expected: u32,
-        /// The key id the frame names.
-        found: u32,
-    },
-    /// The device is registered for another parameter set (a boolean one): it has no integer key, so its
-    /// frames cannot become `FheUint`s.
-    NotAnIntegerDevice {
-        /// The device.
-        device_id: u64,
-        /// The parameter set it is registered for.
-        parameter_set: u16,
-    },
-    /// The frame is of another integer set than the bridge's.
-    WrongParameterSet {
-        /// The device.
-        device_id: u64,
-        /// The bridge's set.
-        expected: u16,
-        /// The frame's set.
-        found: u16,
-    },
-    /// Key material that the integer set does not take (a boolean per-device key-switching key, or the
-    /// public-key mode, which the integer set does not have).
-    KeyMaterialMismatch {
-        /// The device.
-        device_id: u64,
-    },
-    /// The key store was made for another integer server key (its fingerprint differs).
-    ServerKeyMismatch,
-}
-
-impl core::fmt::Display for IntegerError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Self::WrongGlweShape { expected, found } => write!(
-                f,
-                "GLWE ciphertext has (k, N) = {found:?}, the integer set needs {expected:?}"
-            ),
-            Self::WrongLweSize { expected, found } => {
-                write!(f, "LWE ciphertext has {found} words, the integer set needs {expected}")
-            }
-            Self::ReadingsOutOfRange { first, count, capacity } => write!(
-                f,
-                "readings {first}..{first}+{count} run past the {capacity} readings a ciphertext holds"
-            ),
-            Self::Encoding(e) => write!(f, "radix encoding: {e}"),
-            Self::ParameterMismatch => f.write_str(
-                "tfhe-rs key parameters are not PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128's shape \
-                 (k = 1, N = 2048, moduli 4/4, big key, native modulus)",
-            ),
-            Self::UnsupportedAtomicPattern => {
-                f.write_str("tfhe-rs key uses another atomic pattern than the standard classic PBS")
-            }
-            Self::BadDeviceKey => f.write_str("device key is not a binary k = 1, N = 2048 key"),
-            Self::BadKeySwitchingKey { expected, found } => write!(
-                f,
-                "per-device key-switching key has {found} body words, the set's key switch needs {expected}"
-            ),
-            Self::UnknownDevice(id) => write!(f, "device {id} is not registered for integers"),
-            Self::DuplicateDevice(id) => write!(f, "device {id} is already registered for integers"),
-            Self::WrongKeyId {
-                device_id,
-                expected,
-                found,
-            } => write!(f, "device {device_id} has key id {expected}, its frame names {found}"),
-            Self::NotAnIntegerDevice {
-                device_id,
-                parameter_set,
-            } => write!(
-                f,
-                "device {device_id} is registered for parameter set {parameter_set}, not an integer set: it has no \
-                 integer key"
-            ),
-            Self::WrongParameterSet {
-                device_id,
-                expected,
-                found,
-            } => write!(
-                f,
-                "device {device_id}'s frame is of parameter set {found}, the integer bridge takes set {expected}"
-            ),
-            Self::KeyMaterialMismatch { device_id } => write!(
-                f,
-                "device {device_id}: the integer set takes a fleet key or a per-device integer key-switching key, \
-                 not this key material"
-            ),
-            Self::ServerKeyMismatch => f.write_str(
-                "the key store was made for another integer server key (fingerprints differ): its per-device keys \
-                 would switch into a small key this server key cannot bootstrap",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for IntegerError {}
-
-impl From<tfhe_sbc_core::Error> for IntegerError {
-    fn from(e: tfhe_sbc_core::Error) -> Self {
-        Self::Encoding(e)
-    }
-}
 
 /// Checks that tfhe-rs parameters have the shape of our set: standard atomic pattern with classic PBS,
 /// `k = 1`, `N = 2048`, message and carry moduli as ours, big encryption key (`KeyswitchBootstrap`), native
@@ -239,9 +86,9 @@ impl From<tfhe_sbc_core::Error> for IntegerError {
 pub fn check_parameters(
     parameters: &AtomicPatternParameters,
     set: &IntegerParameters,
-) -> Result<ClassicPBSParameters, IntegerError> {
+) -> Result<ClassicPBSParameters, InteropError> {
     let AtomicPatternParameters::Standard(PBSParameters::PBS(pbs)) = *parameters else {
-        return Err(IntegerError::UnsupportedAtomicPattern);
+        return Err(InteropError::UnsupportedAtomicPattern);
     };
     let glwe = set.glwe();
     let ok = pbs.glwe_dimension.0 == glwe.glwe_dimension().0
@@ -253,89 +100,39 @@ pub fn check_parameters(
     if ok {
         Ok(pbs)
     } else {
-        Err(IntegerError::ParameterMismatch)
+        Err(InteropError::ParameterMismatch)
     }
 }
 
 /// The shortint client key inside a high-level client key, checked against `set`.
-fn standard_client_key<'a>(
+pub(crate) fn standard_client_key<'a>(
     client_key: &'a tfhe::ClientKey,
     set: &IntegerParameters,
-) -> Result<(&'a StandardAtomicPatternClientKey, ClassicPBSParameters), IntegerError> {
+) -> Result<(&'a StandardAtomicPatternClientKey, ClassicPBSParameters), InteropError> {
     let parameters = check_parameters(&client_key.computation_parameters(), set)?;
     let integer: &tfhe::integer::ClientKey = client_key.as_ref();
     let shortint: &tfhe::shortint::ClientKey = integer.as_ref();
     match &shortint.atomic_pattern {
         AtomicPatternClientKey::Standard(ap) => Ok((ap, parameters)),
-        _ => Err(IntegerError::UnsupportedAtomicPattern),
+        _ => Err(InteropError::UnsupportedAtomicPattern),
     }
 }
 
 /// Trusted party, fleet mode: the device key, i.e. the high-level client key's GLWE key (2048 bytes, 0 or
 /// 1), for [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`]. The key is read through a view, without a copy of the
 /// client key; the one `u64` copy made here is zeroized.
-pub fn glwe_key_from_client_key(client_key: &tfhe::ClientKey) -> Result<GlweSecretKeyOwned, IntegerError> {
+pub fn glwe_key_from_client_key(client_key: &tfhe::ClientKey) -> Result<GlweSecretKeyOwned, InteropError> {
     let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
     let (ap, _) = standard_client_key(client_key, &set)?;
     let flat = ap.large_lwe_secret_key();
     let bytes: Vec<u8> = flat.as_ref().iter().map(|&w| w as u8).collect();
-    GlweSecretKey::from_container(bytes, set.glwe().polynomial_size()).map_err(|_| IntegerError::BadDeviceKey)
+    GlweSecretKey::from_container(bytes, set.glwe().polynomial_size()).map_err(|_| InteropError::BadDeviceKey)
 }
 
 /// A device key as a tfhe-rs `GlweSecretKey<Vec<u64>>` (for tfhe-rs's encryption and key generation).
 pub fn tfhe_glwe_key_u64(device_key: &GlweSecretKeyOwned) -> TfheGlweSecretKeyOwned<u64> {
     let words: Vec<u64> = device_key.as_bytes().iter().map(|&b| u64::from(b)).collect();
     TfheGlweSecretKey::from_container(words, TfhePolynomialSize(device_key.polynomial_size().0))
-}
-
-/// Checks that a device key is a binary key of the set's shape.
-fn check_device_key(device_key: &GlweSecretKeyOwned, set: &IntegerParameters) -> Result<(), IntegerError> {
-    let glwe = set.glwe();
-    if device_key.glwe_dimension() != glwe.glwe_dimension() || device_key.polynomial_size() != glwe.polynomial_size() {
-        return Err(IntegerError::BadDeviceKey);
-    }
-    Ok(())
-}
-
-/// The stand-in device until the device encrypts on a 64-bit torus: encodes `values` (each `value_bits`
-/// bits) with the set's radix encoding, packed as the module docs say, and encrypts them with tfhe-rs's
-/// `encrypt_glwe_ciphertext` under `device_key` with the set's noise, TUniform(17). The mask seed and the
-/// noise seed come from `rng`. Errors on a width or a value the encoding refuses, too many values, or a
-/// key of another shape.
-pub fn encrypt_readings_reference<R: CryptoRng + ?Sized>(
-    device_key: &GlweSecretKeyOwned,
-    values: &[u64],
-    value_bits: u32,
-    rng: &mut R,
-) -> Result<GlweCiphertextOwned<u64>, IntegerError> {
-    let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-    check_device_key(device_key, &set)?;
-    let glwe = set.glwe();
-    let n = glwe.polynomial_size().0;
-    let mut plain = vec![0u64; n];
-    set.encoding().encode_values(values, value_bits, &mut plain)?;
-    let key = tfhe_glwe_key_u64(device_key);
-    let mut ct = TfheGlweCiphertext::new(
-        0u64,
-        tfhe::core_crypto::prelude::GlweSize(glwe.glwe_dimension().0 + 1),
-        TfhePolynomialSize(n),
-        CiphertextModulus::new_native(),
-    );
-    let mut seed = [0u8; 16];
-    rng.fill_bytes(&mut seed);
-    let mut generator =
-        EncryptionRandomGenerator::<DefaultRandomGenerator>::new(Seed(u128::from_le_bytes(seed)), &mut RngSeeder(rng));
-    let noise: DynamicDistribution<u64> = DynamicDistribution::new_t_uniform(17);
-    encrypt_glwe_ciphertext(
-        &key,
-        &mut ct,
-        &PlaintextList::from_container(plain.as_slice()),
-        noise,
-        &mut generator,
-    );
-    key.into_container().zeroize();
-    plain.zeroize();
-    GlweCiphertext::from_container(ct.into_container(), PolynomialSize(n)).map_err(IntegerError::Encoding)
 }
 
 /// Fleet-mode integer intake: GLWE ciphertexts of [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`] (under the client key's
@@ -372,27 +169,27 @@ impl IntegerExtractor {
     }
 
     /// Checks a ciphertext's shape against the set.
-    pub fn check_glwe<C: AsRef<[u64]>>(&self, glwe: &GlweCiphertext<u64, C>) -> Result<(), IntegerError> {
+    pub fn check_glwe<C: AsRef<[u64]>>(&self, glwe: &GlweCiphertext<u64, C>) -> Result<(), InteropError> {
         let set = self.set.glwe();
         let expected = (set.glwe_dimension().0, set.polynomial_size().0);
         let found = (glwe.glwe_dimension().0, glwe.polynomial_size().0);
         if expected == found {
             Ok(())
         } else {
-            Err(IntegerError::WrongGlweShape { expected, found })
+            Err(InteropError::WrongGlweShape { expected, found })
         }
     }
 
     /// Readings of `value_bits` bits one ciphertext holds (`N / (value_bits / 2)`).
-    pub fn capacity(&self, value_bits: u32) -> Result<usize, IntegerError> {
+    pub fn capacity(&self, value_bits: u32) -> Result<usize, InteropError> {
         Ok(self.set.glwe().polynomial_size().0 / self.set.encoding().blocks_per_value(value_bits)?)
     }
 
     /// Wraps an LWE ciphertext under the big key (dimension `k * N`) as a fresh shortint block: degree 3,
     /// [`NoiseLevel::NOMINAL`], the set's moduli, `KeyswitchBootstrap` order. Errors if it has another size.
-    pub fn wrap_block(&self, lwe: LweCiphertextOwned<u64>) -> Result<tfhe::shortint::Ciphertext, IntegerError> {
+    pub fn wrap_block(&self, lwe: LweCiphertextOwned<u64>) -> Result<tfhe::shortint::Ciphertext, InteropError> {
         if lwe.lwe_size().0 != self.lwe_size() || !lwe.ciphertext_modulus().is_native_modulus() {
-            return Err(IntegerError::WrongLweSize {
+            return Err(InteropError::WrongLweSize {
                 expected: self.lwe_size(),
                 found: lwe.lwe_size().0,
             });
@@ -429,11 +226,11 @@ impl IntegerExtractor {
         &self,
         glwe: &GlweCiphertext<u64, C>,
         index: usize,
-    ) -> Result<tfhe::shortint::Ciphertext, IntegerError> {
+    ) -> Result<tfhe::shortint::Ciphertext, InteropError> {
         self.check_glwe(glwe)?;
         let n = glwe.polynomial_size().0;
         if index >= n {
-            return Err(IntegerError::ReadingsOutOfRange {
+            return Err(InteropError::ReadingsOutOfRange {
                 first: index,
                 count: 1,
                 capacity: n,
@@ -450,12 +247,12 @@ impl IntegerExtractor {
         value_bits: u32,
         first: usize,
         count: usize,
-    ) -> Result<usize, IntegerError> {
+    ) -> Result<usize, InteropError> {
         self.check_glwe(glwe)?;
         let blocks = self.set.encoding().blocks_per_value(value_bits)?;
         let capacity = glwe.polynomial_size().0 / blocks;
         if first.checked_add(count).is_none_or(|end| end > capacity) {
-            return Err(IntegerError::ReadingsOutOfRange { first, count, capacity });
+            return Err(InteropError::ReadingsOutOfRange { first, count, capacity });
         }
         Ok(blocks)
     }
@@ -466,7 +263,7 @@ impl IntegerExtractor {
         glwe: &GlweCiphertext<u64, C>,
         value_bits: u32,
         index: usize,
-    ) -> Result<tfhe::integer::RadixCiphertext, IntegerError> {
+    ) -> Result<tfhe::integer::RadixCiphertext, InteropError> {
         let blocks = self.reading_range(glwe, value_bits, index, 1)?;
         Ok(self.radix_unchecked(glwe, blocks, index))
     }
@@ -491,7 +288,7 @@ impl IntegerExtractor {
         glwe: &GlweCiphertext<u64, C>,
         first: usize,
         count: usize,
-    ) -> Result<Vec<FheUint<Id>>, IntegerError> {
+    ) -> Result<Vec<FheUint<Id>>, InteropError> {
         let blocks = self.reading_range(glwe, FheUint::<Id>::num_bits() as u32, first, count)?;
         Ok((first..first + count)
             .map(|r| fhe_uint(self.radix_unchecked(glwe, blocks, r)))
@@ -504,7 +301,7 @@ impl IntegerExtractor {
         glwe: &GlweCiphertext<u64, C>,
         first: usize,
         count: usize,
-    ) -> Result<Vec<FheUint<Id>>, IntegerError> {
+    ) -> Result<Vec<FheUint<Id>>, InteropError> {
         let blocks = self.reading_range(glwe, FheUint::<Id>::num_bits() as u32, first, count)?;
         Ok((first..first + count)
             .into_par_iter()

@@ -1,4 +1,5 @@
-//! Per-device keys for integers: every device holds its own binary GLWE key (`k = 1`, `N = 2048`), and the
+//! Per-device keys for integers (the key itself is [`IntegerDeviceKsk`], a
+//! [`SeededKsk`](crate::interop::SeededKsk)): every device holds its own binary GLWE key (`k = 1`, `N = 2048`), and the
 //! cloud holds, per device, a **seeded** key-switching key from that key (read flat, dimension 2048) to the
 //! server key's small LWE key (918), made with the set's own key-switching decomposition (base log 4,
 //! 4 levels) and LWE noise (TUniform(45)).
@@ -15,34 +16,29 @@
 //! Sizes: the seeded key is `2048 * 4` body words (64 KiB) and a 16-byte seed; decompressed it is
 //! `2048 * 4 * 919` words (57.4 MiB).
 
+pub use super::IntegerDeviceKsk;
 use super::{
-    IntegerError, IntegerExtractor, IntegerParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128, check_device_key,
-    check_parameters, fhe_uint, standard_client_key, tfhe_glwe_key_u64,
+    IntegerExtractor, IntegerParameters, InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128, check_parameters, fhe_uint,
 };
 use crate::interop::DeviceSecrets;
-use crate::interop::RngSeeder;
 use crate::interop::per_device::credential_pair;
-use crate::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
+use crate::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
 use rand_core::CryptoRng;
 use rayon::prelude::*;
-use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
 use tfhe::core_crypto::prelude::{
     CiphertextModulus, ComputationBuffers, DecompositionBaseLog, DecompositionLevelCount, Fft,
-    FourierLweBootstrapKeyOwned, GlweCiphertextOwned, LweCiphertext, LweCiphertextOwned, LweDimension, LweKeyswitchKey,
-    LweKeyswitchKeyOwned, LweSecretKey, MonomialDegree, SeededLweKeyswitchKey, SeededLweKeyswitchKeyOwned,
-    blind_rotate_assign_mem_optimized, blind_rotate_assign_mem_optimized_requirement,
-    extract_lwe_sample_from_glwe_ciphertext, generate_seeded_lwe_keyswitch_key, keyswitch_lwe_ciphertext,
-    par_decompress_seeded_lwe_keyswitch_key,
+    FourierLweBootstrapKeyOwned, GlweCiphertextOwned, LweCiphertext, LweCiphertextOwned, LweDimension,
+    LweKeyswitchKeyOwned, MonomialDegree, blind_rotate_assign_mem_optimized,
+    blind_rotate_assign_mem_optimized_requirement, extract_lwe_sample_from_glwe_ciphertext, keyswitch_lwe_ciphertext,
 };
 use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
 use tfhe::shortint::server_key::{ModulusSwitchConfiguration, ShortintBootstrappingKey};
 use tfhe::shortint::{ClassicPBSParameters, PBSOrder};
 use tfhe::{FheUint, FheUintId};
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
-use tfhe_sbc_device::credentials_file::{
-    credentials_file_bytes, encode_credentials, key_material_bytes, pack_secret_key,
-};
-use zeroize::{Zeroize, Zeroizing};
+use tfhe_sbc_core::entities::pack_secret_key;
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+use tfhe_sbc_device::files::credentials::{credentials_file_bytes, encode_credentials, key_material_bytes};
+use zeroize::Zeroizing;
 
 /// The set's key-switching shape, from tfhe-rs's constant (checked against it in `tests/integer.rs`).
 fn ks_shape() -> (DecompositionBaseLog, DecompositionLevelCount, LweDimension) {
@@ -53,127 +49,6 @@ fn ks_shape() -> (DecompositionBaseLog, DecompositionLevelCount, LweDimension) {
 /// The input dimension of a per-device integer key-switching key: the device key read flat (`k * N`).
 fn input_dimension(set: &IntegerParameters) -> usize {
     set.glwe().glwe_dimension().0 * set.glwe().polynomial_size().0
-}
-
-/// A device's seeded LWE key-switching key for integers (device key, 2048 -> the server key's small key,
-/// 918), with the set's decomposition (base log 4, 4 levels) and TUniform(45) noise. Its shape is checked
-/// on construction, so decompressing it cannot panic.
-///
-/// What the cloud holds for the device, as it holds the server key: it encrypts the device key under the
-/// small key, which the cloud does not have.
-#[derive(Clone)]
-pub struct IntegerDeviceKsk {
-    mask_seed: u128,
-    key: SeededLweKeyswitchKeyOwned<u64>,
-}
-
-impl core::fmt::Debug for IntegerDeviceKsk {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("IntegerDeviceKsk")
-            .field("mask_seed", &format_args!("{:#034x}", self.mask_seed))
-            .field("input_dimension", &self.key.input_key_lwe_dimension().0)
-            .field("output_dimension", &self.key.output_key_lwe_dimension().0)
-            .field("body_words", &self.key.as_ref().len())
-            .finish()
-    }
-}
-
-impl IntegerDeviceKsk {
-    /// The number of body words of a seeded key: one per (input key bit, level), `2048 * 4`.
-    pub fn body_words() -> usize {
-        input_dimension(&MESSAGE_2_CARRY_2_TUNIFORM_2M128) * ks_shape().1.0
-    }
-
-    /// Trusted party: the seeded key-switching key from `device_key` to `client_key`'s small LWE key. The
-    /// 16-byte mask seed and the noise seed come from `rng`.
-    pub fn generate<R: CryptoRng + ?Sized>(
-        device_key: &GlweSecretKeyOwned,
-        client_key: &tfhe::ClientKey,
-        rng: &mut R,
-    ) -> Result<Self, IntegerError> {
-        let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-        check_device_key(device_key, &set)?;
-        let (ap, parameters) = standard_client_key(client_key, &set)?;
-        let small_key = ap.small_lwe_secret_key();
-        let device_lwe_key = LweSecretKey::from_container(tfhe_glwe_key_u64(device_key).into_container());
-        let mut seed_bytes = [0u8; 16];
-        rng.fill_bytes(&mut seed_bytes);
-        let mask_seed = u128::from_le_bytes(seed_bytes);
-        let mut key = SeededLweKeyswitchKeyOwned::new(
-            0u64,
-            parameters.ks_base_log,
-            parameters.ks_level,
-            device_lwe_key.lwe_dimension(),
-            small_key.lwe_dimension(),
-            CompressionSeed::from(Seed(mask_seed)),
-            CiphertextModulus::new_native(),
-        );
-        generate_seeded_lwe_keyswitch_key(
-            &device_lwe_key,
-            &small_key,
-            &mut key,
-            parameters.lwe_noise_distribution,
-            &mut RngSeeder(rng),
-        );
-        device_lwe_key.into_container().zeroize();
-        Ok(Self { mask_seed, key })
-    }
-
-    /// A key read back from storage: its mask seed and its `2048 * 4` body words. Checks the length.
-    pub fn from_parts(mask_seed: u128, bodies: Vec<u64>) -> Result<Self, IntegerError> {
-        if bodies.len() != Self::body_words() {
-            return Err(IntegerError::BadKeySwitchingKey {
-                expected: Self::body_words(),
-                found: bodies.len(),
-            });
-        }
-        let (base_log, levels, small) = ks_shape();
-        let key = SeededLweKeyswitchKey::from_container(
-            bodies,
-            base_log,
-            levels,
-            small.to_lwe_size(),
-            CompressionSeed::from(Seed(mask_seed)),
-            CiphertextModulus::new_native(),
-        );
-        Ok(Self { mask_seed, key })
-    }
-
-    /// The seed of the masks (public).
-    pub fn mask_seed(&self) -> u128 {
-        self.mask_seed
-    }
-
-    /// The body words: `2048 * 4`, input bit major, then level as tfhe-rs lays them out.
-    pub fn bodies(&self) -> &[u64] {
-        self.key.as_ref()
-    }
-
-    /// Bytes of key material stored per device: the body words and the 16-byte mask seed (64 KiB + 16).
-    pub fn stored_bytes(&self) -> usize {
-        8 * self.key.as_ref().len() + 16
-    }
-
-    /// Bytes of the decompressed key: `2048 * 4 * 919 * 8` (57.4 MiB).
-    pub fn decompressed_bytes() -> usize {
-        let (_, levels, small) = ks_shape();
-        8 * input_dimension(&MESSAGE_2_CARRY_2_TUNIFORM_2M128) * levels.0 * small.to_lwe_size().0
-    }
-
-    /// Regenerates the masks with rayon: the key [`IntegerRefresher`] switches with.
-    pub fn decompress(&self) -> LweKeyswitchKeyOwned<u64> {
-        let (base_log, levels, small) = ks_shape();
-        let mut out = LweKeyswitchKey::new(
-            0u64,
-            base_log,
-            levels,
-            LweDimension(input_dimension(&MESSAGE_2_CARRY_2_TUNIFORM_2M128)),
-            small,
-            CiphertextModulus::new_native(),
-        );
-        par_decompress_seeded_lwe_keyswitch_key::<_, _, _, DefaultRandomGenerator>(&mut out, &self.key);
-        out
-    }
 }
 
 /// Per-device integer intake: extraction, then per block a key switch with the device's key into the
@@ -200,25 +75,25 @@ impl core::fmt::Debug for IntegerRefresher<'_> {
 impl<'a> IntegerRefresher<'a> {
     /// The refresher for `server_key`, which must be a standard classic-PBS key of the set in
     /// `KeyswitchBootstrap` order.
-    pub fn new(server_key: &'a tfhe::ServerKey) -> Result<Self, IntegerError> {
+    pub fn new(server_key: &'a tfhe::ServerKey) -> Result<Self, InteropError> {
         let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
         let integer: &tfhe::integer::ServerKey = server_key.as_ref();
         let shortint: &tfhe::shortint::ServerKey = integer.as_ref();
         if shortint.message_modulus.0 != set.message_modulus() || shortint.carry_modulus.0 != set.carry_modulus() {
-            return Err(IntegerError::ParameterMismatch);
+            return Err(InteropError::ParameterMismatch);
         }
         let AtomicPatternServerKey::Standard(ap) = &shortint.atomic_pattern else {
-            return Err(IntegerError::UnsupportedAtomicPattern);
+            return Err(InteropError::UnsupportedAtomicPattern);
         };
         if ap.pbs_order != PBSOrder::KeyswitchBootstrap {
-            return Err(IntegerError::ParameterMismatch);
+            return Err(InteropError::ParameterMismatch);
         }
         let ShortintBootstrappingKey::Classic {
             bsk,
             modulus_switch_noise_reduction_key,
         } = &ap.bootstrapping_key
         else {
-            return Err(IntegerError::UnsupportedAtomicPattern);
+            return Err(InteropError::UnsupportedAtomicPattern);
         };
         let glwe = set.glwe();
         if bsk.polynomial_size().0 != glwe.polynomial_size().0
@@ -226,7 +101,7 @@ impl<'a> IntegerRefresher<'a> {
             || bsk.output_lwe_dimension().0 != input_dimension(&set)
             || bsk.input_lwe_dimension() != ks_shape().2
         {
-            return Err(IntegerError::ParameterMismatch);
+            return Err(InteropError::ParameterMismatch);
         }
         let modulus = set.message_modulus();
         let lut = shortint.generate_lookup_table(|x| x % modulus).acc;
@@ -240,7 +115,7 @@ impl<'a> IntegerRefresher<'a> {
     }
 
     /// Checks a decompressed per-device key against the server key's shape.
-    fn check_ksk(&self, ksk: &LweKeyswitchKeyOwned<u64>) -> Result<(), IntegerError> {
+    fn check_ksk(&self, ksk: &LweKeyswitchKeyOwned<u64>) -> Result<(), InteropError> {
         let (base_log, levels, _) = ks_shape();
         let expected = IntegerDeviceKsk::body_words();
         if ksk.input_key_lwe_dimension().0 != input_dimension(&self.extractor.parameters())
@@ -249,7 +124,7 @@ impl<'a> IntegerRefresher<'a> {
             || ksk.decomposition_level_count() != levels
             || !ksk.ciphertext_modulus().is_native_modulus()
         {
-            return Err(IntegerError::BadKeySwitchingKey {
+            return Err(InteropError::BadKeySwitchingKey {
                 expected,
                 found: ksk.input_key_lwe_dimension().0 * ksk.decomposition_level_count().0,
             });
@@ -263,10 +138,10 @@ impl<'a> IntegerRefresher<'a> {
         &self,
         ksk: &LweKeyswitchKeyOwned<u64>,
         big: LweCiphertextOwned<u64>,
-    ) -> Result<tfhe::shortint::Ciphertext, IntegerError> {
+    ) -> Result<tfhe::shortint::Ciphertext, InteropError> {
         self.check_ksk(ksk)?;
         if big.lwe_size().0 != self.extractor.lwe_size() || !big.ciphertext_modulus().is_native_modulus() {
-            return Err(IntegerError::WrongLweSize {
+            return Err(InteropError::WrongLweSize {
                 expected: self.extractor.lwe_size(),
                 found: big.lwe_size().0,
             });
@@ -314,7 +189,7 @@ impl<'a> IntegerRefresher<'a> {
         glwe: &GlweCiphertext<u64, C>,
         first: usize,
         count: usize,
-    ) -> Result<Vec<FheUint<Id>>, IntegerError> {
+    ) -> Result<Vec<FheUint<Id>>, InteropError> {
         self.check_ksk(ksk)?;
         let blocks = self
             .extractor
@@ -337,7 +212,7 @@ impl<'a> IntegerRefresher<'a> {
 }
 
 /// The classic-PBS parameters of a high-level client key, checked against the set (for tests and tools).
-pub fn client_key_parameters(client_key: &tfhe::ClientKey) -> Result<ClassicPBSParameters, IntegerError> {
+pub fn client_key_parameters(client_key: &tfhe::ClientKey) -> Result<ClassicPBSParameters, InteropError> {
     check_parameters(&client_key.computation_parameters(), &MESSAGE_2_CARRY_2_TUNIFORM_2M128)
 }
 
@@ -347,13 +222,13 @@ pub fn client_key_parameters(client_key: &tfhe::ClientKey) -> Result<ClassicPBSP
 /// [`integer_credentials_file`] writes them as its credential file) and the record that goes to the cloud's
 /// [`KeyStore`](crate::key_store::KeyStore): parameter set 4, [`DeviceKeyMaterial::IntegerPerDevice`].
 ///
-/// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::seeding::from_os_entropy()`.
+/// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::csprng::seeding::from_os_entropy()`.
 pub fn provision_integer_per_device<R: CryptoRng + ?Sized>(
     client_key: &tfhe::ClientKey,
     device_id: u64,
     key_id: u32,
     rng: &mut R,
-) -> Result<(DeviceSecrets, DeviceRecord), IntegerError> {
+) -> Result<(DeviceSecrets, DeviceRecord), InteropError> {
     let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
     let glwe = set.glwe();
     let key = GlweSecretKey::generate_binary(
@@ -361,12 +236,12 @@ pub fn provision_integer_per_device<R: CryptoRng + ?Sized>(
         glwe.polynomial_size(),
         rng,
     )
-    .map_err(|_| IntegerError::BadDeviceKey)?;
+    .map_err(|_| InteropError::BadDeviceKey)?;
     let ksk = IntegerDeviceKsk::generate(&key, client_key, rng)?;
     let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
     let record =
         DeviceRecord::with_parameter_set(record_credentials, glwe.id(), DeviceKeyMaterial::IntegerPerDevice(ksk))
-            .map_err(|_| IntegerError::KeyMaterialMismatch { device_id })?;
+            .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
     Ok((DeviceSecrets { key, credentials }, record))
 }
 
@@ -378,7 +253,7 @@ pub fn provision_integer_fleet_device<R: CryptoRng + ?Sized>(
     device_id: u64,
     key_id: u32,
     rng: &mut R,
-) -> Result<(DeviceSecrets, DeviceRecord), IntegerError> {
+) -> Result<(DeviceSecrets, DeviceRecord), InteropError> {
     let key = super::glwe_key_from_client_key(client_key)?;
     let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
     let record = DeviceRecord::with_parameter_set(
@@ -386,11 +261,11 @@ pub fn provision_integer_fleet_device<R: CryptoRng + ?Sized>(
         MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().id(),
         DeviceKeyMaterial::Fleet,
     )
-    .map_err(|_| IntegerError::KeyMaterialMismatch { device_id })?;
+    .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
     Ok((DeviceSecrets { key, credentials }, record))
 }
 
-/// An integer device's credential file (`tfhe_sbc_device::credentials_file`, version 1, parameter set 4):
+/// An integer device's credential file (`tfhe_sbc_device::files::credentials`, version 1, parameter set 4):
 /// the header, its MAC key, its key packed eight bits to a byte (256 bytes) and the check; 324 bytes. `mode`
 /// is [`KeyMode::FleetSecretKey`] or [`KeyMode::PerDeviceSecretKey`]. It holds the key, so it is wiped on
 /// drop. The device reads it with `decode_credentials` and hands the packed key to

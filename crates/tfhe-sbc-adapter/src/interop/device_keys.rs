@@ -1,0 +1,251 @@
+//! What a converter holds per registered device, and the one bounded cache of decompressed per-device keys.
+//!
+//! [`DeviceKeys`] maps a device id to its key id, its mode and its key ([`DeviceKey`]): the server key's own
+//! (fleet and public-key devices), its seeded key-switching key (per-device), or none because it is
+//! registered for another parameter set. Per-device keys are decompressed on use into an LRU cache of
+//! `capacity` keys; a miss inserts an empty cell under the lock and decompresses outside it, and threads
+//! that miss on the same key at once wait for the one decompression (`OnceLock`). Keys evicted while a
+//! thread still uses them live until it is done, so memory is bounded by `capacity` plus the keys in use.
+
+use super::InteropError;
+use super::ksk::{KeySwitchSet, SeededKsk};
+use super::lru::Lru;
+use crate::key_set::key_store::{DeviceKeyMaterial, KeyMode};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use tfhe::core_crypto::prelude::LweKeyswitchKeyOwned;
+use tfhe_sbc_core::parameters::ParameterSetId;
+
+/// Counters of the per-device key cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookups that found the decompressed key.
+    pub hits: u64,
+    /// Lookups that had to decompress it (one decompression each).
+    pub misses: u64,
+    /// Keys held now.
+    pub entries: usize,
+    /// The most keys held.
+    pub capacity: usize,
+}
+
+/// The key a registered device's ciphertexts are converted with.
+pub(crate) enum DeviceKey<S: KeySwitchSet> {
+    /// Fleet and public-key devices: the server key's (no key of their own).
+    Shared,
+    /// Per-device: its own seeded key-switching key.
+    Own(Arc<SeededKsk<S>>),
+    /// Registered for another parameter set (its id): no key here.
+    OtherSet(u16),
+}
+
+impl<S: KeySwitchSet> Clone for DeviceKey<S> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Shared => Self::Shared,
+            Self::Own(ksk) => Self::Own(Arc::clone(ksk)),
+            Self::OtherSet(id) => Self::OtherSet(*id),
+        }
+    }
+}
+
+/// One registered device.
+pub(crate) struct Route<S: KeySwitchSet> {
+    /// The key id its frames carry.
+    pub(crate) key_id: u32,
+    /// Its mode.
+    pub(crate) mode: KeyMode,
+    /// Its key.
+    pub(crate) key: DeviceKey<S>,
+}
+
+impl<S: KeySwitchSet> Clone for Route<S> {
+    fn clone(&self) -> Self {
+        Self {
+            key_id: self.key_id,
+            mode: self.mode,
+            key: self.key.clone(),
+        }
+    }
+}
+
+type CacheCell<T> = Arc<OnceLock<Arc<LweKeyswitchKeyOwned<T>>>>;
+
+/// The registered devices of one converter and its cache of decompressed keys. `Send + Sync`.
+pub(crate) struct DeviceKeys<S: KeySwitchSet> {
+    routes: RwLock<HashMap<u64, Route<S>>>,
+    cache: Mutex<Lru<(u64, u32), CacheCell<S::Scalar>>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl<S: KeySwitchSet> core::fmt::Debug for DeviceKeys<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("DeviceKeys")
+            .field("devices", &self.len())
+            .field("cache", &self.stats())
+            .finish()
+    }
+}
+
+impl<S: KeySwitchSet> DeviceKeys<S> {
+    /// No device, a cache of at most `capacity` decompressed keys.
+    pub(crate) fn new(capacity: NonZeroUsize) -> Self {
+        Self {
+            routes: RwLock::new(HashMap::new()),
+            cache: Mutex::new(Lru::new(capacity)),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    /// Registers `device_id`; [`InteropError::DuplicateDevice`] if it is already.
+    fn insert(&self, device_id: u64, route: Route<S>) -> Result<(), InteropError> {
+        match self
+            .routes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(device_id)
+        {
+            Entry::Occupied(_) => Err(InteropError::DuplicateDevice(device_id)),
+            Entry::Vacant(slot) => {
+                slot.insert(route);
+                Ok(())
+            }
+        }
+    }
+
+    /// Forgets `device_id` and drops its cached key; whether it was registered.
+    pub(crate) fn remove(&self, device_id: u64) -> bool {
+        let removed = self
+            .routes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&device_id);
+        if let Some(route) = &removed {
+            self.lock_cache().remove(&(device_id, route.key_id));
+        }
+        removed.is_some()
+    }
+
+    /// The device's route; [`InteropError::UnknownDevice`] if it is not registered.
+    pub(crate) fn route(&self, device_id: u64) -> Result<Route<S>, InteropError> {
+        self.routes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&device_id)
+            .cloned()
+            .ok_or(InteropError::UnknownDevice(device_id))
+    }
+
+    /// Registers a device of `parameter_set` with a converter of `converter_set`: a device of another set is
+    /// recorded as such; on the converter's set, `key_of` says which key its material gives (`None`: material
+    /// the set does not take, [`InteropError::KeyMaterialMismatch`]).
+    pub(crate) fn register(
+        &self,
+        device_id: u64,
+        key_id: u32,
+        (parameter_set, converter_set): (ParameterSetId, ParameterSetId),
+        material: DeviceKeyMaterial,
+        key_of: impl FnOnce(DeviceKeyMaterial) -> Option<DeviceKey<S>>,
+    ) -> Result<(), InteropError> {
+        let mode = material.mode();
+        let key = if parameter_set == converter_set {
+            key_of(material).ok_or(InteropError::KeyMaterialMismatch { device_id })?
+        } else {
+            DeviceKey::OtherSet(parameter_set.0)
+        };
+        self.insert(device_id, Route { key_id, mode, key })
+    }
+
+    /// The key of `device_id`'s frames under `key_id` for a converter of `converter_set`: `None` for the
+    /// server key's (fleet, public key), its own seeded key (per-device); typed errors for an unknown device,
+    /// a device of another set and a wrong key id.
+    pub(crate) fn key_for(
+        &self,
+        device_id: u64,
+        key_id: u32,
+        converter_set: ParameterSetId,
+    ) -> Result<Option<Arc<SeededKsk<S>>>, InteropError> {
+        let route = self.route(device_id)?;
+        let own = match route.key {
+            DeviceKey::OtherSet(device_set) => {
+                return Err(InteropError::DeviceOfAnotherSet {
+                    device_id,
+                    device_set,
+                    converter_set: converter_set.0,
+                });
+            }
+            DeviceKey::Shared => None,
+            DeviceKey::Own(ksk) => Some(ksk),
+        };
+        if route.key_id != key_id {
+            return Err(InteropError::WrongKeyId {
+                device_id,
+                expected: route.key_id,
+                found: key_id,
+            });
+        }
+        Ok(own)
+    }
+
+    /// The key mode of a device registered for this converter's set.
+    pub(crate) fn mode(&self, device_id: u64) -> Option<KeyMode> {
+        self.route(device_id)
+            .ok()
+            .filter(|route| !matches!(route.key, DeviceKey::OtherSet(_)))
+            .map(|route| route.mode)
+    }
+
+    /// The number of registered devices.
+    pub(crate) fn len(&self) -> usize {
+        self.routes.read().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, Lru<(u64, u32), CacheCell<S::Scalar>>> {
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `seeded` (device `device_id`'s key under `key_id`) decompressed, from the cache or now.
+    pub(crate) fn decompressed(
+        &self,
+        device_id: u64,
+        key_id: u32,
+        seeded: &SeededKsk<S>,
+    ) -> Arc<LweKeyswitchKeyOwned<S::Scalar>> {
+        let cell = {
+            let mut lru = self.lock_cache();
+            if let Some(cell) = lru.get(&(device_id, key_id)) {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                cell.clone()
+            } else {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                let cell = CacheCell::default();
+                lru.insert((device_id, key_id), cell.clone());
+                cell
+            }
+        };
+        cell.get_or_init(|| Arc::new(seeded.decompress())).clone()
+    }
+
+    /// Drops every decompressed key (the counters stay).
+    pub(crate) fn clear_cache(&self) {
+        let mut lru = self.lock_cache();
+        let capacity = lru.capacity();
+        *lru = Lru::new(capacity);
+    }
+
+    /// The cache's counters.
+    pub(crate) fn stats(&self) -> CacheStats {
+        let lru = self.lock_cache();
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            entries: lru.len(),
+            capacity: lru.capacity().get(),
+        }
+    }
+}
