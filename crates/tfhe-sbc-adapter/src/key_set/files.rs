@@ -75,25 +75,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeySetEr
 }
 
 /// Writes `bytes` to `path` atomically and durably with permission bits `mode`, exactly (whatever the
-/// umask). The `atomic-write-file` crate does the steps: a temporary file with a random name in the same
-/// directory, created with `mode` (never wider: `mode` is applied before a byte is written), written and
-/// fsynced, renamed over `path`, and the directory fsynced. A crash leaves the old file or the new one, never
-/// a mix; a failure removes the temporary file. The old file's mode and owner are not carried over.
+/// umask): the workspace's one writer, [`tfhe_sbc_device::std_io::write_atomic`] (temporary file with a random
+/// name, fsync, rename, fsync of the directory).
 pub fn write_atomic_io(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use atomic_write_file::unix::OpenOptionsExt as _;
-    use std::io::Write as _;
-    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-    let mut file = atomic_write_file::OpenOptions::new()
-        .preserve_mode(false)
-        .preserve_owner(false)
-        .mode(mode)
-        .open(path)?;
-    // The umask may have narrowed `mode`: set it exactly, still before any byte is written.
-    file.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
-    file.write_all(bytes)?;
-    // Commit: fsync the file, rename it over `path`, fsync the directory. Dropped uncommitted (on error),
-    // the temporary file is removed.
-    file.commit()
+    tfhe_sbc_device::std_io::write_atomic(path, bytes, mode)
 }
 
 /// A short hexadecimal form of a fingerprint (its first 8 bytes), for messages.

@@ -2,10 +2,10 @@
 
 use crate::error::Error;
 use crate::frame::{FrameCounter, OutgoingMessage};
-use crate::std_io::files::{FileError, io_error};
+use crate::std_io::files::{FileError, io_error, write_atomic};
 use std::borrow::ToOwned;
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// A frame counter whose high-water mark lives in a file, so that a restart never reuses a sequence number
@@ -81,26 +81,7 @@ impl PersistentCounter {
     }
 }
 
-/// Writes `value` into `path` atomically and durably: temporary file, `fsync`, rename, `fsync` of the
-/// directory.
+/// Writes `value` into `path` atomically and durably ([`write_atomic`]).
 fn persist(path: &Path, value: u64) -> Result<(), FileError> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    let temporary = PathBuf::from(temporary);
-    let write = || -> io::Result<()> {
-        let mut file = File::create(&temporary)?;
-        file.write_all(std::format!("{value}\n").as_bytes())?;
-        file.sync_all()?;
-        fs::rename(&temporary, path)?;
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        // Directories can be opened and synced on Unix; elsewhere the rename is what we have.
-        if let Ok(dir) = File::open(parent) {
-            let _ = dir.sync_all();
-        }
-        Ok(())
-    };
-    write().map_err(io_error("write counter file", path))
+    write_atomic(path, std::format!("{value}\n").as_bytes(), 0o600).map_err(io_error("write counter file", path))
 }

@@ -160,3 +160,34 @@ impl fmt::Debug for CredentialsFile {
             .finish()
     }
 }
+
+/// Writes `bytes` to `path` atomically and durably with permission bits `mode` (on Unix, exactly, whatever
+/// the umask): every writer of the workspace goes through this one function (the client's counter file, the
+/// keys tool's files and key store, the server's replay floors). The `atomic-write-file` crate does the steps:
+/// a temporary file with a random name in the same directory (two processes never share one), created with
+/// `mode` (applied before a byte is written), written and fsynced, renamed over `path`, and the directory
+/// fsynced. A crash leaves the old file or the new one, never a mix; a failure removes the temporary file.
+/// The old file's mode and owner are not carried over.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    use std::io::Write as _;
+    let mut options = atomic_write_file::OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use atomic_write_file::unix::OpenOptionsExt as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.preserve_mode(false).preserve_owner(false).mode(mode);
+    }
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        // The umask may have narrowed `mode`: set it exactly, still before any byte is written.
+        file.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    file.write_all(bytes)?;
+    // Commit: fsync the file, rename it over `path`, fsync the directory. Dropped uncommitted (on error), the
+    // temporary file is removed.
+    file.commit()
+}

@@ -36,7 +36,7 @@ mod message_encryptor;
 mod stream;
 
 pub use counter::PersistentCounter;
-pub use files::{CredentialsFile, FileError};
+pub use files::{CredentialsFile, FileError, write_atomic};
 pub use message_encryptor::{MessageEncryptor, SealedFrame};
 pub use stream::{read_ack, write_ack, write_frame};
 
@@ -90,6 +90,38 @@ mod tests {
             PersistentCounter::open(&path, 4),
             Err(FileError::CounterExhausted { .. })
         ));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The one atomic writer: exact mode, no temporary file left, and concurrent writers of one path (two
+    /// clients started on one credential file) never trip over a shared temporary name.
+    #[test]
+    fn atomic_writes_are_exact_and_never_share_a_temporary_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch_dir("atomic");
+        let path = dir.join("7.counter");
+        write_atomic(&path, b"1\n", 0o600).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        let writers: Vec<_> = (0..8u64)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for j in 0..20u64 {
+                        write_atomic(&path, std::format!("{}\n", i * 100 + j).as_bytes(), 0o600).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let value: u64 = fs::read_to_string(&path).unwrap().trim().parse().unwrap();
+        assert!(
+            value % 100 == 19,
+            "the file holds one writer's last value whole: {value}"
+        );
+        let names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [std::ffi::OsString::from("7.counter")], "no temporary file left");
         fs::remove_dir_all(&dir).unwrap();
     }
 
