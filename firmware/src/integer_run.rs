@@ -1,4 +1,4 @@
-//! The integer known-answer run (issue \[G\] §2): the `u64` integer encryptor
+//! The integer known-answer run: the `u64` integer encryptor
 //! (`IntegerEncryptor<2048, NttPlan64>`, tfhe-rs's `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` GLWE
 //! side) built in place in a `static` from its packed key in flash, encrypting a full frame of 512 `u8`
 //! readings ([`INTEGER_READINGS`]) three times: twice with the full 64-bit body (16,479-byte frames), then

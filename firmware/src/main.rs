@@ -8,7 +8,7 @@
 //! (SysTick under `-icount shift=0`, calibrated against a loop of known length).
 //!
 //! With the feature `integer` the firmware runs [`integer_run`] instead: the `u64` integer encryptor
-//! (`IntegerEncryptor<2048, NttPlan64>`, issue \[G\]) on a frame of 512 `u8` readings, with the same
+//! (`IntegerEncryptor<2048, NttPlan64>`) on a frame of 512 `u8` readings, with the same
 //! measurements (`scripts/firmware.sh` runs it on the M4 model with its own RAM budget).
 //!
 //! On the host it runs the same sequences ([`run`], [`integer_run`]) with the host's products and checks them

@@ -5,7 +5,7 @@
 //! `u`). [`NegacyclicProduct`] names the few operations that needs, over a torus and a spectral domain of the
 //! implementation's choice, so that one encryption core serves every torus width: [`negacyclic_fft::Plan`]
 //! implements it exactly for the 32-bit torus (`f64` spectra); a 64-bit torus needs an exact integer product
-//! (issues \[F\] and \[G\]) implementing the same trait.
+//! implementing the same trait (the integer NTT).
 
 pub mod key_spectrum;
 use crate::csprng::mask::{expand_mask_into_fft_input_at, for_each_mask_run};
