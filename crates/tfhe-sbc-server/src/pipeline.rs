@@ -301,41 +301,6 @@ fn any_byte_above(server_key: &ServerKey, bits: &[Ciphertext], t: u8) -> Ciphert
         .unwrap_or_else(|| server_key.trivial_encrypt(false))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{FLOORS_MODE, Floors};
-    use std::os::unix::fs::PermissionsExt;
-
-    /// The floors survive a save and a reload, a second save replaces the first, and no temporary file is
-    /// left beside them.
-    #[test]
-    fn floors_file_survives_and_leaves_no_temporary_file() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("floors.txt");
-        let mut floors = Floors::load(&path).expect("an absent file is no floors");
-        assert!(floors.floors().is_empty());
-        assert!(floors.accept(7, 41));
-        assert!(floors.accept(9, 0));
-        floors.save().expect("saved");
-        let reloaded = Floors::load(&path).expect("reloaded");
-        assert_eq!(reloaded.floors().get(&7), Some(&42));
-        assert_eq!(reloaded.floors().get(&9), Some(&1));
-
-        let mut floors = reloaded;
-        assert!(floors.accept(7, 99));
-        floors.save().expect("saved again");
-        assert_eq!(Floors::load(&path).expect("reloaded").floors().get(&7), Some(&100));
-
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .expect("listed")
-            .map(|e| e.expect("an entry").file_name())
-            .collect();
-        assert_eq!(names, ["floors.txt"], "only the floors file is left");
-        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
-        assert_eq!(mode, FLOORS_MODE);
-    }
-}
-
 /// The tfhe-rs thread of an integer key set: each authenticated frame becomes `FheUint` readings of the
 /// converter's width (and, for the demo, their decryption). Returns after `exit_after` frames, or when the
 /// intake stops.
@@ -386,5 +351,40 @@ pub fn run_integer_compute(
         if exit_after.is_some_and(|limit| done >= limit) {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FLOORS_MODE, Floors};
+    use std::os::unix::fs::PermissionsExt;
+
+    /// The floors survive a save and a reload, a second save replaces the first, and no temporary file is
+    /// left beside them.
+    #[test]
+    fn floors_file_survives_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("floors.txt");
+        let mut floors = Floors::load(&path).expect("an absent file is no floors");
+        assert!(floors.floors().is_empty());
+        assert!(floors.accept(7, 41));
+        assert!(floors.accept(9, 0));
+        floors.save().expect("saved");
+        let reloaded = Floors::load(&path).expect("reloaded");
+        assert_eq!(reloaded.floors().get(&7), Some(&42));
+        assert_eq!(reloaded.floors().get(&9), Some(&1));
+
+        let mut floors = reloaded;
+        assert!(floors.accept(7, 99));
+        floors.save().expect("saved again");
+        assert_eq!(Floors::load(&path).expect("reloaded").floors().get(&7), Some(&100));
+
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("listed")
+            .map(|e| e.expect("an entry").file_name())
+            .collect();
+        assert_eq!(names, ["floors.txt"], "only the floors file is left");
+        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
+        assert_eq!(mode, FLOORS_MODE);
     }
 }

@@ -73,11 +73,13 @@ impl<S: KeySwitchSet> Clone for Route<S> {
 }
 
 type CacheCell<T> = Arc<OnceLock<Arc<LweKeyswitchKeyOwned<T>>>>;
+/// The cache: `(device id, key id)` to the cell of its decompressed key.
+type KeyCache<T> = Lru<(u64, u32), CacheCell<T>>;
 
 /// The registered devices of one converter and its cache of decompressed keys. `Send + Sync`.
 pub(crate) struct DeviceKeys<S: KeySwitchSet> {
     routes: RwLock<HashMap<u64, Route<S>>>,
-    cache: Mutex<Lru<(u64, u32), CacheCell<S::Scalar>>>,
+    cache: Mutex<KeyCache<S::Scalar>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -205,7 +207,7 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
         self.routes.read().unwrap_or_else(PoisonError::into_inner).len()
     }
 
-    fn lock_cache(&self) -> std::sync::MutexGuard<'_, Lru<(u64, u32), CacheCell<S::Scalar>>> {
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, KeyCache<S::Scalar>> {
         self.cache.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -29,6 +29,9 @@ use tfhe_sbc_core::entities::GlweSecretKeyOwned;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use zeroize::Zeroize;
 
+/// A client key's small LWE key and the set's LWE noise distribution.
+pub type SmallKey<T> = (LweSecretKeyOwned<T>, DynamicDistribution<T>);
+
 /// A parameter set with per-device key-switching keys: its torus, the shape of its key switch, and how the
 /// trusted party reads the small LWE key (and the LWE noise) out of the set's tfhe-rs client key.
 pub trait KeySwitchSet: Send + Sync + 'static {
@@ -48,9 +51,7 @@ pub trait KeySwitchSet: Send + Sync + 'static {
     fn levels() -> DecompositionLevelCount;
     /// A copy of `client_key`'s small LWE key (the caller wipes it) and the set's LWE noise, after checking
     /// the client key's parameters against the set.
-    fn small_key(
-        client_key: &Self::ClientKey,
-    ) -> Result<(LweSecretKeyOwned<Self::Scalar>, DynamicDistribution<Self::Scalar>), InteropError>;
+    fn small_key(client_key: &Self::ClientKey) -> Result<SmallKey<Self::Scalar>, InteropError>;
     /// `device_key` as an LWE key of the torus (the caller wipes it), after checking its shape.
     fn device_lwe_key(device_key: &GlweSecretKeyOwned) -> Result<LweSecretKeyOwned<Self::Scalar>, InteropError>;
 }
@@ -263,7 +264,7 @@ impl<S: KeySwitchSet> SeededKsk<S> {
 
     /// Bytes of key material stored per device: the body words and the 16-byte mask seed.
     pub fn stored_bytes(&self) -> usize {
-        size_of::<S::Scalar>() * self.key.as_ref().len() + 16
+        size_of_val(self.key.as_ref()) + 16
     }
 
     /// Bytes of the decompressed key: `k*N * levels * (n + 1)` words.
