@@ -14,7 +14,7 @@ use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place_u64};
+use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place};
 
 /// The integer product: the exact three-prime NTT over the 64-bit torus (the only `u64` product, on every
 /// target).
@@ -41,7 +41,7 @@ static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID
 
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes three authenticated seeded frames
 /// of the 512 readings into `frame`, returning the digests of frames 0, 1 and 2 ([`frame_digest`]). Frame 0 is
-/// written with `write_frame_in_place_u64` around `encrypt_u8`, so that the encryption alone is measured
+/// written with `write_frame_in_place` around `encrypt_u8`, so that the encryption alone is measured
 /// ([`Phase::Encrypt`]); frame 1 through `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]);
 /// frame 2 the same with the compact body ([`Phase::CompactFrame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 48], &'static str> {
@@ -68,7 +68,7 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     .map_err(|_| "header")?;
     // A full 64-bit body, as `encrypt_seeded_frame_into` writes it.
     header.body_bits = 64;
-    let written = write_frame_in_place_u64::<MASK_SEED_BYTES, _>(&header, N, credentials.mac_key(), frame, |body| {
+    let written = write_frame_in_place::<u64, MASK_SEED_BYTES, _>(&header, N, credentials.mac_key(), frame, |body| {
         probe.start(Phase::Encrypt);
         let seed = encryptor.encrypt_u8(chunk.bytes, body);
         probe.end(Phase::Encrypt);

@@ -86,13 +86,14 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
         &chunk,
     )
     .map_err(|_| "header")?;
-    let written = write_frame_in_place::<MASK_SEED_BYTES, _>(&header, 1024, credentials.mac_key(), frame, |body| {
-        probe.start(Phase::Encrypt);
-        let seed = encryptor.encrypt_seeded_glwe_ciphertext(chunk.bytes, body);
-        probe.end(Phase::Encrypt);
-        seed
-    })
-    .map_err(|_| "encryption")?;
+    let written =
+        write_frame_in_place::<u32, MASK_SEED_BYTES, _>(&header, 1024, credentials.mac_key(), frame, |body| {
+            probe.start(Phase::Encrypt);
+            let seed = encryptor.encrypt_seeded_glwe_ciphertext(chunk.bytes, body);
+            probe.end(Phase::Encrypt);
+            seed
+        })
+        .map_err(|_| "encryption")?;
     probe.frame(0, &frame[..written]);
     let mut digest = [0u8; 32];
     digest[..16].copy_from_slice(&frame_digest(&frame[..written]));

@@ -35,7 +35,7 @@ use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
 use crate::frame::mac::DeviceCredentials;
 use crate::frame::message::Chunk;
-use crate::frame::{FrameCounter, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place_u64};
+use crate::frame::{FrameCounter, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place};
 use crate::noise::DeviceNoise;
 use crate::product::NegacyclicProductPlan;
 use crate::product::key_spectrum::compute_glwe_key_spectrum;
@@ -175,7 +175,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<Integer
     /// ciphertext straight into the frame buffer `out` (at least [`Self::SEEDED_FRAME_BYTES`]) and
     /// authenticates it: `header (body_bits) | seed | body | tag`, the body as `N` 8-byte little-endian words,
     /// or their top [`Encryptor::body_bits`] bits packed. The body is computed in `out` itself
-    /// ([`write_frame_in_place_u64`]). Returns the frame's length, [`Self::seeded_frame_len`]. The same as
+    /// ([`write_frame_in_place`]). Returns the frame's length, [`Self::seeded_frame_len`]. The same as
     /// [`crate::encrypt::FrameEncryptor::encrypt_frame_into`].
     pub fn encrypt_seeded_frame_into(
         &mut self,
@@ -236,7 +236,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> FrameSealing for 
         let encoding = IntegerParameters::from_id(state.parameter_set())
             .map(|p| p.encoding())
             .ok_or(Error::KeyNotSet)?;
-        write_frame_in_place_u64(&payload.header, N, payload.mac_key, out, |body| {
+        write_frame_in_place(&payload.header, N, payload.mac_key, out, |body: &mut [u64]| {
             self.encrypt(state, &encoding, payload.message, 8, body)
         })
     }

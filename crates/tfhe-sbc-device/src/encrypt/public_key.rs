@@ -238,11 +238,17 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> F
     };
 
     fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
-        write_frame_in_place(&payload.header, (K + 1) * N, payload.mac_key, out, |words| {
-            let (mask, body) = words.split_at_mut(K * N);
-            check_lengths::<N>(payload.message, body)?;
-            self.encrypt(state, payload.message, mask, body)?;
-            Ok([])
-        })
+        write_frame_in_place(
+            &payload.header,
+            (K + 1) * N,
+            payload.mac_key,
+            out,
+            |words: &mut [u32]| {
+                let (mask, body) = words.split_at_mut(K * N);
+                check_lengths::<N>(payload.message, body)?;
+                self.encrypt(state, payload.message, mask, body)?;
+                Ok([])
+            },
+        )
     }
 }

@@ -344,7 +344,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> F
     fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
         let Self { spectra, scratch } = self;
         let message = payload.message;
-        write_frame_in_place(&payload.header, N, payload.mac_key, out, |body| {
+        write_frame_in_place(&payload.header, N, payload.mac_key, out, |body: &mut [u32]| {
             check_lengths::<N>(message, body)?;
             state.encrypt_with(|noise, rng| {
                 encode_bits(message, body);

@@ -28,4 +28,4 @@ pub use header::{
     seeded_frame_bytes,
 };
 pub use mac::TAG_BYTES;
-pub use writer::{write_frame_in_place, write_frame_in_place_u64, write_full_frame, write_seeded_frame};
+pub use writer::{PayloadWord, write_frame_in_place, write_full_frame, write_seeded_frame};

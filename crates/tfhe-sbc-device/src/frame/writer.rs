@@ -61,47 +61,9 @@ pub fn write_full_frame(
     write_frame(header, &[], mask, body, mac_key, out)
 }
 
-/// Writes a frame whose payload is computed in the frame buffer itself: `header | prefix | words | tag`,
-/// where `fill` computes the `words` payload words (as native `u32`) and returns the `PREFIX` bytes that go
-/// before them (a seeded frame's mask seed; nothing for a full frame). Returns the frame's length. No
-/// buffer besides `out` is used.
-///
-/// The words are not 4-aligned in the frame (the header is 47 bytes), so `fill` runs on a 4-aligned
-/// window starting up to 3 bytes before their place (a checked `bytemuck` cast, no `unsafe` here); the
-/// words are then made little-endian in place and moved to their place with `copy_within`, and the header
-/// and the prefix are written after, since the window overlaps them. On an error from `fill` the frame is
-/// incomplete and must not be sent.
-pub fn write_frame_in_place<const PREFIX: usize, F>(
-    header: &FrameHeader,
-    words: usize,
-    mac_key: &MacKey,
-    out: &mut [u8],
-    fill: F,
-) -> Result<usize>
-where
-    F: FnOnce(&mut [u32]) -> Result<[u8; PREFIX]>,
-{
-    write_words_in_place(header, words, mac_key, out, fill)
-}
-
-/// [`write_frame_in_place`] for 64-bit torus words: `fill` computes the `words` payload words
-/// as native `u64` in an 8-aligned window starting up to 7 bytes before their place; they travel as 8-byte
-/// little-endian words (`docs/wire-format.md`). Returns the frame's length.
-pub fn write_frame_in_place_u64<const PREFIX: usize, F>(
-    header: &FrameHeader,
-    words: usize,
-    mac_key: &MacKey,
-    out: &mut [u8],
-    fill: F,
-) -> Result<usize>
-where
-    F: FnOnce(&mut [u64]) -> Result<[u8; PREFIX]>,
-{
-    write_words_in_place(header, words, mac_key, out, fill)
-}
-
-/// A payload word: travels little-endian.
-trait PayloadWord: bytemuck::Pod + UnsignedTorus {
+/// A torus word of a frame's payload: `u32` or `u64`, travelling little-endian.
+pub trait PayloadWord: bytemuck::Pod + UnsignedTorus {
+    /// The word in little-endian byte order.
     fn to_le_word(self) -> Self;
 }
 
@@ -117,9 +79,18 @@ impl PayloadWord for u64 {
     }
 }
 
-/// [`write_frame_in_place`] for words of type `W`: the window is aligned to `size_of::<W>()` and starts
-/// within `size_of::<W>() - 1` bytes before the words' place.
-fn write_words_in_place<const PREFIX: usize, W: PayloadWord, F>(
+/// Writes a frame whose payload is computed in the frame buffer itself: `header | prefix | words | tag`,
+/// where `fill` computes the `words` payload words (as native `W`: `u32` on the 32-bit torus, `u64` on the
+/// 64-bit one) and returns the `PREFIX` bytes that go before them (a seeded frame's mask seed; nothing for a
+/// full frame). Returns the frame's length. No buffer besides `out` is used.
+///
+/// The words are not aligned in the frame (the header is 47 bytes), so `fill` runs on a window aligned to
+/// `size_of::<W>()` starting up to `size_of::<W>() - 1` bytes before their place (a checked `bytemuck` cast,
+/// no `unsafe` here); the words are then made little-endian in place (`docs/wire-format.md`), a compact body
+/// is packed, and they are moved to their place with `copy_within`; the header and the prefix are written
+/// after, since the window overlaps them. On an error from `fill` the frame is incomplete and must not be
+/// sent.
+pub fn write_frame_in_place<W: PayloadWord, const PREFIX: usize, F>(
     header: &FrameHeader,
     words: usize,
     mac_key: &MacKey,
