@@ -10,7 +10,7 @@
 use crate::IntakeError;
 use crate::intake::{Intake, IntakeConfig, IntegerFrame};
 use crate::interop::integer::IntegerBridge;
-use crate::interop::{Converter, InteropError};
+use crate::interop::{Converter, FrameUnit, Input, InteropError};
 use crate::key_set::key_store::{DeviceRecord, KeyStore};
 use crate::registry::{DeviceRegistry, DuplicateDevice};
 use std::collections::HashMap;
@@ -81,14 +81,14 @@ impl<C: Converter> KeyedIntake<C> {
     }
 
     /// One frame: authentication (by the store's MAC key and key id), replay window, and reassembly where
-    /// the converter's sets need it ([`Converter::receive`]).
-    pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<C::Received, IntakeError> {
-        C::receive(&mut self.intake, bytes, now)
+    /// the converter's sets need it ([`FrameUnit::receive`]).
+    pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<<C::Unit as FrameUnit>::Received, IntakeError> {
+        C::Unit::receive(&mut self.intake, bytes, now)
     }
 
     /// [`Converter::convert`]: one input (a complete message, an integer frame) as tfhe-rs values, in the
     /// sending device's mode.
-    pub fn convert(&self, input: &C::Input) -> Result<C::Output, InteropError> {
+    pub fn convert(&self, input: &Input<C>) -> Result<C::Output, InteropError> {
         self.converter.convert(input)
     }
 

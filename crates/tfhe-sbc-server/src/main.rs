@@ -30,7 +30,7 @@ use std::sync::{Arc, mpsc};
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
 use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
-use tfhe_sbc_adapter::interop::{BooleanBridge, Converter};
+use tfhe_sbc_adapter::interop::{BooleanBridge, Converter, Input};
 use tfhe_sbc_adapter::key_set::KeySetParameters;
 use tfhe_sbc_adapter::key_set::client_key::{read_client_key, read_integer_client_key};
 use tfhe_sbc_adapter::key_set::files::{CLIENT_KEY_FILE, KEY_STORE_FILE, SERVER_KEY_FILE};
@@ -313,8 +313,8 @@ impl Workers {
     fn start<C, F>(self, intake: KeyedIntake<C>, compute: F) -> Result<Started, String>
     where
         C: Converter + 'static,
-        C::Input: 'static,
-        F: FnOnce(Arc<C>, mpsc::Receiver<C::Input>, Counts, Option<u64>) + Send + 'static,
+        Input<C>: 'static,
+        F: FnOnce(Arc<C>, mpsc::Receiver<Input<C>>, Counts, Option<u64>) + Send + 'static,
     {
         let (jobs, job_queue) = mpsc::channel();
         let (complete, inputs) = mpsc::channel();

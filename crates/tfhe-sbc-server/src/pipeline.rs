@@ -10,8 +10,8 @@ use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
 use tfhe_sbc_adapter::ack::ack_for;
 use tfhe_sbc_adapter::intake::{IntegerFrame, Message};
-use tfhe_sbc_adapter::interop::Converter;
 use tfhe_sbc_adapter::interop::integer::IntegerBridge;
+use tfhe_sbc_adapter::interop::{Converter, FrameUnit, Input, Messages};
 use tfhe_sbc_adapter::key_set::client_key::SecretIntegerClientKey;
 use tfhe_sbc_adapter::key_set::files::write_atomic_io;
 use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
@@ -124,7 +124,7 @@ const FLOORS_MODE: u32 = 0o644;
 pub fn run_intake<C: Converter>(
     mut intake: KeyedIntake<C>,
     jobs: mpsc::Receiver<Job>,
-    complete: mpsc::Sender<C::Input>,
+    complete: mpsc::Sender<Input<C>>,
     counts: Counts,
     mut floors: Option<Floors>,
 ) {
@@ -167,7 +167,7 @@ pub fn run_intake<C: Converter>(
                 if let (Ok(_), Some(floors)) = (&result, floors.as_mut()) {
                     moved |= floors.accept(ack.device_id, ack.sequence);
                 }
-                if let Some(input) = result.ok().and_then(C::completed)
+                if let Some(input) = result.ok().and_then(<C::Unit as FrameUnit>::completed)
                     && complete.send(input).is_err()
                 {
                     return;
@@ -206,7 +206,7 @@ pub struct Demo {
 
 /// The tfhe-rs thread: each complete message becomes gate inputs (and, for the demo, an alarm bit and its
 /// decryption). Returns after `exit_after` messages, or when the intake stops.
-pub fn run_compute<C: Converter<Input = Message, Output = Vec<Ciphertext>> + ?Sized>(
+pub fn run_compute<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
     converter: Arc<C>,
     messages: mpsc::Receiver<Message>,
     demo: Demo,

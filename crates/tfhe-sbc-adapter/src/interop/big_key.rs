@@ -14,18 +14,16 @@
 
 pub use super::boolean_set::{BooleanSet, check_server_key, generate_keys, glwe_key_from_client_key};
 
-use super::converter::Converter;
+use super::converter::{Converter, Messages};
 use super::device_keys::{DeviceKey, DeviceKeys};
 use super::ksk::TfheLibKeySwitch;
 use super::{InteropError, server_key_fingerprint};
-use crate::IntakeError;
 use crate::extraction::extract_lwe_sample;
-use crate::intake::{Frame, Intake, Message, Received};
+use crate::intake::{Frame, Message};
 use crate::key_set::key_store::DeviceKeyMaterial;
 use rayon::prelude::*;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::time::Instant;
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::server_key::ServerKey;
 use tfhe::core_crypto::prelude::{CiphertextModulus, LweCiphertext, LweCiphertextOwned};
@@ -159,17 +157,8 @@ impl BigKeyBridge {
 }
 
 impl Converter for BigKeyBridge {
-    type Received = Received;
-    type Input = Message;
+    type Unit = Messages;
     type Output = Vec<Ciphertext>;
-
-    fn receive(intake: &mut Intake, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
-        intake.receive(bytes, now)
-    }
-
-    fn completed(received: Received) -> Option<Message> {
-        received.into_message()
-    }
 
     fn server_key_fingerprint(&self) -> Option<[u8; 32]> {
         self.fingerprint

@@ -7,13 +7,12 @@
 //! key-switches slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
 
 use super::InteropError;
-use super::converter::Converter;
+use super::converter::{Converter, Messages};
 use super::device_keys::{CacheStats, DeviceKey, DeviceKeys};
 use super::keyswitch::{KEYSWITCH_BLOCK, keyswitch_block};
 use super::ksk::TfheLibKeySwitch;
-use crate::IntakeError;
 use crate::extraction::extract_lwe_sample;
-use crate::intake::{Frame, Intake, Message, Received};
+use crate::intake::{Frame, Message};
 use crate::key_set::key_store::{DeviceKeyMaterial, KeyMode};
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
@@ -21,7 +20,6 @@ use rayon::prelude::*;
 use std::num::NonZeroUsize;
 use std::ops::Deref;
 use std::sync::Arc;
-use std::time::Instant;
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
 use tfhe::boolean::server_key::ServerKey;
@@ -334,17 +332,8 @@ impl BooleanBridge {
 }
 
 impl Converter for BooleanBridge {
-    type Received = Received;
-    type Input = Message;
+    type Unit = Messages;
     type Output = Vec<Ciphertext>;
-
-    fn receive(intake: &mut Intake, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
-        intake.receive(bytes, now)
-    }
-
-    fn completed(received: Received) -> Option<Message> {
-        received.into_message()
-    }
 
     fn server_key_fingerprint(&self) -> Option<[u8; 32]> {
         Some(self.fleet_fingerprint)

@@ -9,30 +9,70 @@
 
 use super::InteropError;
 use crate::IntakeError;
-use crate::intake::Intake;
-#[cfg(doc)]
-use crate::intake::{IntegerFrame, Message, Received};
+use crate::intake::{Intake, IntegerFrame, Message, Received};
 use crate::key_set::key_store::DeviceKeyMaterial;
 use std::time::Instant;
 use tfhe_sbc_core::parameters::ParameterSetId;
 
-/// Authenticated device frames in, tfhe-rs values out, with the key of the sending device. `Send + Sync`:
-/// one converter is shared (through an `Arc`) by the threads that compute.
-pub trait Converter: Send + Sync {
-    /// What the intake answers for each accepted frame ([`Received`] for the boolean sets, the
-    /// [`IntegerFrame`] itself for the integer set).
+/// What a converter takes from the intake: how a frame goes through it, and what completes an input.
+pub trait FrameUnit {
+    /// What the intake answers for each accepted frame.
     type Received;
-    /// What is converted: a reassembled [`Message`], or one [`IntegerFrame`].
+    /// What is converted.
     type Input: Send;
-    /// The tfhe-rs values one input becomes.
-    type Output;
 
-    /// One frame through `intake` as the converter's sets need it (authentication, replay window, and
-    /// reassembly for the boolean sets).
+    /// One frame through `intake` (authentication, replay window, and reassembly where needed).
     fn receive(intake: &mut Intake, bytes: &[u8], now: Instant) -> Result<Self::Received, IntakeError>;
 
     /// The input that a received frame completes, if it completes one.
     fn completed(received: Self::Received) -> Option<Self::Input>;
+}
+
+/// The boolean sets' unit: frames reassembled into a [`Message`].
+#[derive(Clone, Copy, Debug)]
+pub struct Messages;
+
+impl FrameUnit for Messages {
+    type Received = Received;
+    type Input = Message;
+
+    fn receive(intake: &mut Intake, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
+        intake.receive(bytes, now)
+    }
+
+    fn completed(received: Received) -> Option<Message> {
+        received.into_message()
+    }
+}
+
+/// The integer set's unit: every [`IntegerFrame`] is converted on its own.
+#[derive(Clone, Copy, Debug)]
+pub struct IntegerFrames;
+
+impl FrameUnit for IntegerFrames {
+    type Received = IntegerFrame;
+    type Input = IntegerFrame;
+
+    fn receive(intake: &mut Intake, bytes: &[u8], _now: Instant) -> Result<IntegerFrame, IntakeError> {
+        intake.receive_integer(bytes)
+    }
+
+    fn completed(received: IntegerFrame) -> Option<IntegerFrame> {
+        Some(received)
+    }
+}
+
+/// What a converter of `C` converts.
+pub type Input<C> = <<C as Converter>::Unit as FrameUnit>::Input;
+
+/// Authenticated device frames in, tfhe-rs values out, with the key of the sending device. `Send + Sync`:
+/// one converter is shared (through an `Arc`) by the threads that compute.
+pub trait Converter: Send + Sync {
+    /// What it takes from the intake ([`Messages`] for the boolean sets, [`IntegerFrames`] for the integer
+    /// set).
+    type Unit: FrameUnit;
+    /// The tfhe-rs values one input becomes.
+    type Output;
 
     /// The fingerprint of the server key whose computations the outputs feed (a key store of per-device
     /// keys is bound to it); `None` if the converter was made without a server key.
@@ -54,5 +94,5 @@ pub trait Converter: Send + Sync {
     fn unregister(&self, device_id: u64) -> bool;
 
     /// One input as tfhe-rs values, with the key of the device it came from.
-    fn convert(&self, input: &Self::Input) -> Result<Self::Output, InteropError>;
+    fn convert(&self, input: &Input<Self>) -> Result<Self::Output, InteropError>;
 }

@@ -33,7 +33,7 @@ mod per_device;
 
 pub use big_key::BigKeyBridge;
 pub use bridge::{BooleanBridge, DEFAULT_CACHE_CAPACITY, KeySwitchStrategy, server_key_fingerprint};
-pub use converter::Converter;
+pub use converter::{Converter, FrameUnit, Input, IntegerFrames, Messages};
 pub use device_keys::CacheStats;
 pub use error::InteropError;
 pub use integer::IntegerBridge;

@@ -18,9 +18,8 @@
 
 use super::per_device::IntegerRefresher;
 use super::{IntegerExtractor, IntegerParameters, InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
-use crate::IntakeError;
-use crate::intake::{Intake, IntegerFrame};
-use crate::interop::converter::Converter;
+use crate::intake::IntegerFrame;
+use crate::interop::converter::{Converter, IntegerFrames};
 use crate::interop::device_keys::{CacheStats, DeviceKey, DeviceKeys};
 use crate::interop::ksk::IntegerKeySwitch;
 use crate::key_set::key_store::{DeviceKeyMaterial, KeyMode};
@@ -28,7 +27,6 @@ use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::time::Instant;
 use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
 use tfhe::{FheUint, FheUint8, FheUint16, FheUint32, FheUint64, FheUintId};
 use tfhe_sbc_core::parameters::ParameterSetId;
@@ -288,17 +286,8 @@ impl IntegerBridge {
 }
 
 impl Converter for IntegerBridge {
-    type Received = IntegerFrame;
-    type Input = IntegerFrame;
+    type Unit = IntegerFrames;
     type Output = FheUintReadings;
-
-    fn receive(intake: &mut Intake, bytes: &[u8], _now: Instant) -> Result<IntegerFrame, IntakeError> {
-        intake.receive_integer(bytes)
-    }
-
-    fn completed(received: IntegerFrame) -> Option<IntegerFrame> {
-        Some(received)
-    }
 
     fn server_key_fingerprint(&self) -> Option<[u8; 32]> {
         Some(self.fingerprint)
