@@ -6,7 +6,7 @@
 //!    and the exact frame length the parameter set implies;
 //! 2. device lookup, key id, and the MAC, compared in constant time, **before** any mask expansion or
 //!    allocation: 0 bytes are allocated for a frame rejected up to here;
-//! 3. the device's replay window ([`crate::replay`]), updated only for an authentic frame;
+//! 3. the device's replay window (the private `replay` module), updated only for an authentic frame;
 //! 4. the reassembly admission (mismatch, limits, expiry; [`crate::reassembly`]);
 //! 5. only then the mask expansion into exactly the `2N` words a ciphertext of the (known) parameter set
 //!    needs, and the reassembly itself.
