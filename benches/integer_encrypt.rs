@@ -39,6 +39,7 @@ use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key, tfhe_glwe_key_u64};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -131,9 +132,7 @@ fn bench(c: &mut Criterion) {
     let mut write_frame = |encryptor: &mut IntegerEncryptor<N>, frame: &mut [u8]| -> usize {
         let message = encryptor.begin_message(&mut counter, readings.len()).unwrap();
         let chunk = chunks(&readings, IntegerEncryptor::<N>::MESSAGE_BYTES).next().unwrap();
-        encryptor
-            .encrypt_seeded_frame_into(&sender, &message, &chunk, frame)
-            .unwrap()
+        encryptor.encrypt_frame_into(&sender, &message, &chunk, frame).unwrap()
     };
     // Check: each frame goes through the intake and the extractor, and the ClientKey decrypts every reading.
     let mut registry = DeviceRegistry::new();

@@ -18,6 +18,7 @@ use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 
@@ -59,7 +60,7 @@ fn expected() -> ([u8; 128], [u8; 32]) {
 
 /// The integer KAT key, packed (256 bytes), and the digests of the integer run's three frames (two with the
 /// full body, one with the compact body), computed with `set_key` (the unpacked key), `set_rng` and
-/// `encrypt_seeded_frame_into` for every frame: the firmware sets the packed key, seeds in place and writes
+/// `encrypt_frame_into` for every frame: the firmware sets the packed key, seeds in place and writes
 /// frame 0 around `encrypt_u8` itself.
 fn expected_integer() -> ([u8; 256], [u8; 48]) {
     let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
@@ -90,7 +91,7 @@ fn expected_integer() -> ([u8; 256], [u8; 48]) {
             .begin_message(&mut counter, INTEGER_READINGS.len())
             .expect("message");
         let written = encryptor
-            .encrypt_seeded_frame_into(&credentials, &message, &chunk, &mut frame)
+            .encrypt_frame_into(&credentials, &message, &chunk, &mut frame)
             .expect("integer frame");
         part.copy_from_slice(&digest_key.tag(&frame[..written]));
     }

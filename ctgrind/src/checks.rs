@@ -17,6 +17,7 @@ use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_core::tuniform::TUniform;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
@@ -98,7 +99,7 @@ pub static DEFAULT: &[Check] = &[
     },
     Check {
         name: "integer-frame",
-        what: "the integer firmware path: IntegerEncryptor::<2048, NttPlan64>::EMPTY, set_packed_key (secret packed key), seed (secret TryCryptoRng), encrypt_seeded_frame_into of secret u8 readings (a full and a short chunk, then a compact body) under a secret MAC key",
+        what: "the integer firmware path: IntegerEncryptor::<2048, NttPlan64>::EMPTY, set_packed_key (secret packed key), seed (secret TryCryptoRng), encrypt_frame_into of secret u8 readings (a full and a short chunk, then a compact body) under a secret MAC key",
         run: integer_frame,
     },
     Check {
@@ -113,7 +114,7 @@ pub static DEFAULT: &[Check] = &[
     },
     Check {
         name: "firmware-frame",
-        what: "the firmware path: GlweEncryptor::<1024, 1, NttPlan32>::EMPTY, set_packed_key (secret packed key), seed (secret TryCryptoRng), encrypt_seeded_frame_into (secret chunks, secret MAC key); the FFT default too",
+        what: "the firmware path: GlweEncryptor::<1024, 1, NttPlan32>::EMPTY, set_packed_key (secret packed key), seed (secret TryCryptoRng), encrypt_frame_into (secret chunks, secret MAC key); the FFT default too",
         run: firmware_frame,
     },
     Check {
@@ -673,7 +674,7 @@ fn integer_frame() -> Outcome {
         for (chunk, taint) in chunks(&readings, Encryptor::MESSAGE_BYTES).zip(taint) {
             let frame = &mut buffer[3..];
             let len = encryptor
-                .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, frame)
+                .encrypt_frame_into(&credentials, &outgoing, &chunk, frame)
                 .expect("a chunk of this message, a large enough buffer");
             *taint = is_tainted(&frame[..len]);
             declassify(frame);
@@ -816,7 +817,7 @@ fn firmware_frame() -> Outcome {
         for (chunk, taint) in chunks(bytes, N / 8).zip(&mut taint) {
             let frame = &mut buffer[1..];
             let len = encryptor
-                .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, frame)
+                .encrypt_frame_into(&credentials, &outgoing, &chunk, frame)
                 .expect("a chunk of this message, a large enough buffer");
             *taint = is_tainted(&frame[..len]);
             declassify(frame);

@@ -27,6 +27,7 @@ use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
@@ -528,7 +529,7 @@ fn run_meter(meter: Provisioned, readings: &[u16], body_bits: u32, address: Sock
             // The full body is computed in the frame buffer before it is compacted.
             let mut out = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
             let len = encryptor
-                .encrypt_seeded_frame_into(&credentials, &message, &chunk, &mut out)
+                .encrypt_frame_into(&credentials, &message, &chunk, &mut out)
                 .expect("encrypts");
             out.truncate(len);
             out

@@ -22,6 +22,7 @@ use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::GlweEncryptor;
 use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, decode_credentials, encode_credentials};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -82,7 +83,7 @@ fn frames_digest(file: &[u8], seed: &[u8; 32]) -> Result<[u8; 16], tfhe_sbc_devi
         encryptor.set_body_bits(body_bits)?;
         let message = encryptor.begin_message(&mut counter, message_bytes.len())?;
         for chunk in chunks(message_bytes, GlweEncryptor::<1024>::MESSAGE_BYTES) {
-            let n = encryptor.encrypt_seeded_frame_into(&file.credentials, &message, &chunk, &mut frame)?;
+            let n = encryptor.encrypt_frame_into(&file.credentials, &message, &chunk, &mut frame)?;
             if checked {
                 let tag = MacKey::from_bytes([0; 32]).tag(&frame[..n]);
                 digest.iter_mut().zip(tag).for_each(|(d, t)| *d ^= t);

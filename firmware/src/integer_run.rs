@@ -66,7 +66,7 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
         &chunk,
     )
     .map_err(|_| "header")?;
-    // A full 64-bit body, as `encrypt_seeded_frame_into` writes it.
+    // A full 64-bit body, as `encrypt_frame_into` writes it.
     header.body_bits = 64;
     let written = write_frame_in_place::<u64, MASK_SEED_BYTES, _>(&header, N, credentials.mac_key(), frame, |body| {
         probe.start(Phase::Encrypt);

@@ -144,7 +144,7 @@ mod tests {
     }
 
     /// The integer run, on the host: it reproduces build.rs's digest (computed with `set_key`, `set_rng` and
-    /// `encrypt_seeded_frame_into`), frame 0 carries exactly what `encrypt_u8` gives for the same key and
+    /// `encrypt_frame_into`), frame 0 carries exactly what `encrypt_u8` gives for the same key and
     /// seed, and frames 0 (full body) and 2 (compact body) decrypt to the 512 readings.
     #[test]
     fn the_integer_run_matches_build_rs_and_decrypts_to_the_readings() {

@@ -45,9 +45,9 @@ pub enum Phase {
     Construct,
     /// One seeded encryption, its body computed inside the frame buffer.
     Encrypt,
-    /// One whole frame: `encrypt_seeded_frame_into` (the encryption, the header and the MAC).
+    /// One whole frame: `encrypt_frame_into` (the encryption, the header and the MAC).
     Frame,
-    /// One whole frame with a compact body (the integer run only): `encrypt_seeded_frame_into` after
+    /// One whole frame with a compact body (the integer run only): `encrypt_frame_into` after
     /// `set_body_bits(compact_body_bits())` (the encryption, rounding and packing the body, header, MAC).
     CompactFrame,
 }

@@ -41,6 +41,7 @@ use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -124,7 +125,7 @@ fn frame(device: u64, key: &GlweSecretKeyOwned, readings: &[u8], seed: u8, compa
     let chunk = chunks(readings, IntegerEncryptor::<N>::MESSAGE_BYTES).next().unwrap();
     let mut out = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
     let len = encryptor
-        .encrypt_seeded_frame_into(&credentials(device), &message, &chunk, &mut out)
+        .encrypt_frame_into(&credentials(device), &message, &chunk, &mut out)
         .unwrap();
     out.truncate(len);
     out

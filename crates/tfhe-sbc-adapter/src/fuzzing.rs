@@ -18,6 +18,7 @@ use crate::registry::DeviceRegistry;
 use crate::stream::FrameReader;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::{HEADER_BYTES, TAG_BYTES};
 
@@ -368,7 +369,7 @@ fn integer_seed_frame(credentials: &DeviceCredentials, readings: &[u8]) -> Vec<u
         .unwrap_or_else(|| unreachable!("one chunk"));
     let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
     let len = encryptor
-        .encrypt_seeded_frame_into(credentials, &outgoing, &chunk, &mut out)
+        .encrypt_frame_into(credentials, &outgoing, &chunk, &mut out)
         .unwrap_or_else(|e| unreachable!("{e}"));
     out.truncate(len);
     out

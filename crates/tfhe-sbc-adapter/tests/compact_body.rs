@@ -31,6 +31,7 @@ use tfhe_sbc_core::parameters::{
     TFHE_LIB_GLWE_1024,
 };
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -274,7 +275,7 @@ fn compact_boolean_ciphertexts(client_key: &BooleanClientKey, messages: &[[u8; 1
             let outgoing = encryptor.begin_message(&mut counter, bits.len()).unwrap();
             let chunk = chunks(bits, 128).next().unwrap();
             let len = encryptor
-                .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut frame)
+                .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut frame)
                 .unwrap();
             assert_eq!(len, 1503);
             let message = intake
@@ -405,7 +406,7 @@ fn integer_compact_frames_bootstrap() {
     let mut glwes = Vec::new();
     for chunk in chunks(&readings, IntegerEncryptor::<2048>::MESSAGE_BYTES) {
         let len = encryptor
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut frame)
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut frame)
             .unwrap();
         assert_eq!(len, 3679);
         glwes.push(intake.receive_integer(&frame[..len]).unwrap().ciphertext);

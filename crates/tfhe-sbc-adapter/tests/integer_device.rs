@@ -12,6 +12,7 @@ use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
@@ -43,7 +44,7 @@ fn frames(enc: &mut IntegerEncryptor, counter: &mut FrameCounter, bytes: &[u8]) 
     chunks(bytes, IntegerEncryptor::<2048>::MESSAGE_BYTES)
         .map(|chunk| {
             let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
-            enc.encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut out)
+            enc.encrypt_frame_into(&credentials, &outgoing, &chunk, &mut out)
                 .unwrap();
             out
         })

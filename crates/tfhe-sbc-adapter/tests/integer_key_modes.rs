@@ -37,6 +37,7 @@ use tfhe_sbc_adapter::key_store::{
 };
 use tfhe_sbc_core::parameters::{ParameterSetId, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::files::credentials::decode_credentials;
 use tfhe_sbc_device::frame::FrameCounter;
@@ -155,7 +156,7 @@ fn device_frames_with_body(file: &[u8], seed: u8, first_sequence: u64, bytes: &[
         .map(|chunk| {
             let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
             let len = enc
-                .encrypt_seeded_frame_into(&decoded.credentials, &outgoing, &chunk, &mut out)
+                .encrypt_frame_into(&decoded.credentials, &outgoing, &chunk, &mut out)
                 .unwrap();
             out.truncate(len);
             out

@@ -12,6 +12,7 @@ use tfhe_sbc_core::entities::{GlweSecretKey, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::decryption::GlweDecryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -66,13 +67,13 @@ fn boolean_compact_frames_are_the_rounded_full_body() {
     let mut legacy_body = [0u32; 1024];
     for (i, chunk) in chunks(&message, 128).enumerate() {
         let full_len = full
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut full_frame)
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut full_frame)
             .unwrap();
         assert_eq!(full_len, SEEDED_FRAME_BYTES_1024);
         let offset = i % 4;
         let out = &mut buffer[offset..];
         let len = compact
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, out)
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, out)
             .unwrap();
         assert_eq!(len, compact.seeded_frame_len());
         let frame = &out[..len];
@@ -176,7 +177,7 @@ fn integer_compact_frames_are_the_rounded_full_body() {
     let chunk = chunks(&readings, IntegerEncryptor::<N>::MESSAGE_BYTES).next().unwrap();
     let mut full_frame = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
     let full_len = full
-        .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut full_frame)
+        .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut full_frame)
         .unwrap();
     for offset in 0..8 {
         let mut again = make();
@@ -184,7 +185,7 @@ fn integer_compact_frames_are_the_rounded_full_body() {
         again.begin_message(&mut FrameCounter::new(0), readings.len()).unwrap();
         let mut buffer = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES + 8];
         let len = again
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut buffer[offset..])
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut buffer[offset..])
             .unwrap();
         assert_eq!(len, 3679);
         let frame = &buffer[offset..offset + len];
@@ -223,7 +224,7 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
         let outgoing = encryptor.begin_message(&mut counter, 128).unwrap();
         let chunk = chunks(&message, 128).next().unwrap();
         let len = encryptor
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut frame)
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut frame)
             .unwrap();
         let (seed, body_bytes) = seed_and_body(&frame[..len]);
         let mut body = [0u32; 1024];
@@ -279,7 +280,7 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
         let outgoing = encryptor.begin_message(&mut counter, 512).unwrap();
         let chunk = chunks(&readings, 512).next().unwrap();
         let len = encryptor
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut frame)
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut frame)
             .unwrap();
         let (seed, body_bytes) = seed_and_body(&frame[..len]);
         let mut body = vec![0u64; N];

@@ -13,6 +13,7 @@ use tfhe_sbc_core::parameters::{ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, TFHE_LIB_G
 use tfhe_sbc_device::Error;
 use tfhe_sbc_device::csprng::seeding;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
@@ -74,7 +75,7 @@ fn one_chunk_frame(encryptor: &mut GlweEncryptor<1024>, message: &[u8], into: bo
     let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
     let written = if into {
         encryptor
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut frame)
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut frame)
             .unwrap()
     } else {
         let mut body = [0u32; 1024];
@@ -257,7 +258,7 @@ fn frames_encrypted_into_the_buffer_are_those_of_the_two_buffer_path_at_every_al
                 .encrypt_seeded_frame(&credentials, &o1, &chunk, &mut body, &mut expected)
                 .unwrap();
             let n2 = direct
-                .encrypt_seeded_frame_into(&credentials, &o2, &chunk, &mut buffer[misalignment..])
+                .encrypt_frame_into(&credentials, &o2, &chunk, &mut buffer[misalignment..])
                 .unwrap();
             assert_eq!((n1, n2), (SEEDED_FRAME_BYTES_1024, SEEDED_FRAME_BYTES_1024));
             assert_eq!(
@@ -281,7 +282,7 @@ fn frames_encrypted_into_the_buffer_are_those_of_the_two_buffer_path_at_every_al
     let chunk = chunks(&[1], 128).next().unwrap();
     let mut short = vec![0u8; SEEDED_FRAME_BYTES_1024 - 1];
     assert_eq!(
-        encryptor.encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut short),
+        encryptor.encrypt_frame_into(&credentials, &outgoing, &chunk, &mut short),
         Err(Error::BufferTooSmall)
     );
 }
@@ -326,7 +327,7 @@ fn public_key_frames_into_the_buffer_match_the_two_buffer_path() {
             .unwrap();
         let mut buffer = vec![0u8; size + 4];
         let n = b
-            .encrypt_public_key_frame_into(&credentials, &outgoing, &chunk, &mut buffer[misalignment..])
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut buffer[misalignment..])
             .unwrap();
         assert_eq!(n, size);
         assert_eq!(buffer[misalignment..misalignment + n], expected[..]);

@@ -10,6 +10,7 @@ use tfhe_sbc_core::entities::{GlweSecretKey, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::product::NegacyclicProductPlan;
@@ -249,9 +250,7 @@ fn frames_carry_u64_words_little_endian() {
     let mut buffer = vec![0u8; Enc::SEEDED_FRAME_BYTES + 3];
     for (i, chunk) in chunks(&bytes, Enc::MESSAGE_BYTES).enumerate() {
         let out = &mut buffer[1 + i..];
-        let len = enc
-            .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, out)
-            .unwrap();
+        let len = enc.encrypt_frame_into(&credentials, &outgoing, &chunk, out).unwrap();
         assert_eq!(len, Enc::SEEDED_FRAME_BYTES);
         let (header, _): (FrameHeader, _) = postcard::take_from_bytes(&out[5..HEADER_BYTES]).unwrap();
         assert_eq!(
@@ -284,7 +283,7 @@ fn frames_carry_u64_words_little_endian() {
     let short = &mut buffer[..Enc::SEEDED_FRAME_BYTES - 1];
     let chunk = chunks(&bytes, Enc::MESSAGE_BYTES).next().unwrap();
     assert!(matches!(
-        enc.encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, short),
+        enc.encrypt_frame_into(&credentials, &outgoing, &chunk, short),
         Err(Error::BufferTooSmall)
     ));
 }

@@ -17,6 +17,7 @@ use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::entities::{GlweSecretKey, ReadOnlyBytes};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -96,14 +97,14 @@ fn a_static_encryptor_is_built_and_used_in_a_few_kib_of_stack() {
         let mut frame = FRAME.lock().unwrap();
         for chunk in chunks(&message, 128) {
             let written = encryptor
-                .encrypt_seeded_frame_into(&credentials, &outgoing, &chunk, &mut frame[..])
+                .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut frame[..])
                 .unwrap();
             assert_eq!(written, SEEDED_FRAME_BYTES_1024);
         }
     });
     println!(
         "stack used: set_packed_key + seed {from_packed} B, set_key (key in read-only memory) {from_bits} B, \
-         encrypt_seeded_frame_into {encryption} B (the 24 KiB goal leaves {} B beside the encryptor and the frame)",
+         encrypt_frame_into {encryption} B (the 24 KiB goal leaves {} B beside the encryptor and the frame)",
         (24 * 1024usize).saturating_sub(size + SEEDED_FRAME_BYTES_1024)
     );
     assert!(

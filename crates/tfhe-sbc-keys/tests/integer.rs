@@ -20,6 +20,7 @@ use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
 use tfhe_sbc_adapter::key_set::server_key::{read_integer_server_key, read_server_key_envelope};
 use tfhe_sbc_adapter::key_store::{IntegerKeyedIntake, KeyMode, KeyStore};
 use tfhe_sbc_core::parameters::ParameterSetId;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::files::credentials::decode_credentials;
 use tfhe_sbc_device::frame::FrameCounter;
@@ -205,7 +206,7 @@ fn devices_of_an_integer_key_set_reach_tfhe_rs() {
             .next()
             .unwrap();
         let mut frame = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
-        enc.encrypt_seeded_frame_into(&file.credentials, &outgoing, &chunk, &mut frame)
+        enc.encrypt_frame_into(&file.credentials, &outgoing, &chunk, &mut frame)
             .unwrap();
         let opened = intake.receive(&frame, Instant::now()).unwrap();
         let values: Vec<FheUint16> = intake.frame_readings::<FheUint16Id>(&opened).unwrap();

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::key_set::key_store::KeyMode;
 use tfhe_sbc_adapter::stream::write_frame;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::files::credentials::decode_credentials;
 use tfhe_sbc_device::frame::FrameCounter;
@@ -43,7 +44,7 @@ fn frame(dir: &Path, id: u64) -> Vec<u8> {
         .unwrap();
     let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
     let len = encryptor
-        .encrypt_seeded_frame_into(&file.credentials, &outgoing, &chunk, &mut out)
+        .encrypt_frame_into(&file.credentials, &outgoing, &chunk, &mut out)
         .unwrap();
     out.truncate(len);
     out

@@ -5,7 +5,7 @@
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::Error;
 use tfhe_sbc_device::csprng::seeding::Rng06;
-use tfhe_sbc_device::encrypt::GlweEncryptor;
+use tfhe_sbc_device::encrypt::{FrameEncryptor, GlweEncryptor};
 use tfhe_sbc_device::files::credentials::{Credentials, KeyMode};
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::message::chunks;
@@ -60,7 +60,7 @@ pub fn send_readings(
 ) -> Result<(), Error> {
     let message = encryptor.begin_message(counter, readings.len())?;
     for chunk in chunks(readings, Encryptor::MESSAGE_BYTES) {
-        let n = encryptor.encrypt_seeded_frame_into(&file.credentials, &message, &chunk, frame)?;
+        let n = encryptor.encrypt_frame_into(&file.credentials, &message, &chunk, frame)?;
         send(&frame[..n]);
     }
     Ok(())

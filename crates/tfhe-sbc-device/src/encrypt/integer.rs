@@ -33,8 +33,6 @@ use crate::encrypt::secret_key::{check_key_shape, with_unpacked_bits};
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
-use crate::frame::mac::DeviceCredentials;
-use crate::frame::message::Chunk;
 use crate::frame::{FrameCounter, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place};
 use crate::noise::DeviceNoise;
 use crate::product::NegacyclicProductPlan;
@@ -126,7 +124,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<Integer
     }
 
     /// The length of the seeded frames this encryptor writes now: `frame_bytes(Seeded, 1, N, 64,
-    /// body_bits())`. [`Self::encrypt_seeded_frame_into`] still needs a buffer of
+    /// body_bits())`. [`FrameEncryptor::encrypt_frame_into`](crate::encrypt::FrameEncryptor::encrypt_frame_into) still needs a buffer of
     /// [`Self::SEEDED_FRAME_BYTES`]: the full body is computed there before it is compacted.
     pub fn seeded_frame_len(&self) -> usize {
         frame_bytes(FrameKind::Seeded, 1, N, 64, self.body_bits())
@@ -169,22 +167,6 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<Integer
     /// in chunks of [`Self::MESSAGE_BYTES`] ([`FrameCounter::begin_message`]).
     pub fn begin_message(&self, counter: &mut FrameCounter, message_length: usize) -> Result<OutgoingMessage> {
         counter.begin_message(message_length, Self::MESSAGE_BYTES)
-    }
-
-    /// Encrypts `chunk` of `message` (reading bytes, [`Self::MESSAGE_BYTES`] per chunk) as a seeded
-    /// ciphertext straight into the frame buffer `out` (at least [`Self::SEEDED_FRAME_BYTES`]) and
-    /// authenticates it: `header (body_bits) | seed | body | tag`, the body as `N` 8-byte little-endian words,
-    /// or their top [`Encryptor::body_bits`] bits packed. The body is computed in `out` itself
-    /// ([`write_frame_in_place`]). Returns the frame's length, [`Self::seeded_frame_len`]. The same as
-    /// [`crate::encrypt::FrameEncryptor::encrypt_frame_into`].
-    pub fn encrypt_seeded_frame_into(
-        &mut self,
-        credentials: &DeviceCredentials,
-        message: &OutgoingMessage,
-        chunk: &Chunk<'_>,
-        out: &mut [u8],
-    ) -> Result<usize> {
-        crate::encrypt::FrameEncryptor::encrypt_frame_into(self, credentials, message, chunk, out)
     }
 
     /// The generic path: encodes, encrypts in place, erases the CSPRNG's key.

@@ -147,7 +147,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     /// Encrypts `chunk` of `message` and writes the authenticated public-key frame (kind 2, mask in full)
     /// into `out` (at least [`frame_bytes`]`(FrameKind::PublicKey, K, N, 32, 32)` bytes, 8255 at
     /// `N = 1024`, `K = 1`), using `mask` (`K * N`) and `body` (`N`) as buffers. Returns the frame's length.
-    /// [`Self::encrypt_public_key_frame_into`] needs no separate buffers.
+    /// [`FrameEncryptor::encrypt_frame_into`](crate::encrypt::FrameEncryptor::encrypt_frame_into) needs no separate buffers.
     pub fn encrypt_public_key_frame(
         &mut self,
         credentials: &DeviceCredentials,
@@ -164,19 +164,6 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         let header = FrameHeader::new(FrameKind::PublicKey, self.parameter_set(), credentials, message, chunk)?;
         self.encrypt_glwe_ciphertext(chunk.bytes, mask, body)?;
         write_full_frame(&header, mask, body, credentials.mac_key(), out)
-    }
-
-    /// [`Self::encrypt_public_key_frame`] straight into `out`: the mask and the body are computed in the
-    /// frame buffer itself, so no other buffer is needed. The frame is byte for byte the same. The same as
-    /// [`crate::encrypt::FrameEncryptor::encrypt_frame_into`].
-    pub fn encrypt_public_key_frame_into(
-        &mut self,
-        credentials: &DeviceCredentials,
-        message: &OutgoingMessage,
-        chunk: &Chunk<'_>,
-        out: &mut [u8],
-    ) -> Result<usize> {
-        crate::encrypt::FrameEncryptor::encrypt_frame_into(self, credentials, message, chunk, out)
     }
 }
 

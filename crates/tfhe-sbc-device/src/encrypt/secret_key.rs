@@ -26,7 +26,7 @@
 //! # Ok::<(), tfhe_sbc_device::Error>(())
 //! ```
 //!
-//! [`GlweEncryptor::encrypt_seeded_frame_into`] encrypts straight into the frame buffer. Encrypting before
+//! [`crate::encrypt::FrameEncryptor::encrypt_frame_into`] encrypts straight into the frame buffer. Encrypting before
 //! a key is set is [`Error::KeyNotSet`]; before the CSPRNG is seeded, [`Error::NotSeeded`].
 //!
 //! With the `hazmat` feature, `GlweEncryptor::encrypt_seeded_glwe_ciphertext_with_randomness` takes the
@@ -257,7 +257,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 
     /// The length of the seeded frames this encryptor writes now:
     /// `frame_bytes(Seeded, K, N, 32, body_bits())` (4,191 at `N = 1024` with the full body, 1,503 with 11
-    /// bits). [`Self::encrypt_seeded_frame_into`] still needs a buffer of [`crate::frame::seeded_frame_bytes`]`(N)`: the
+    /// bits). [`FrameEncryptor::encrypt_frame_into`](crate::encrypt::FrameEncryptor::encrypt_frame_into) still needs a buffer of [`crate::frame::seeded_frame_bytes`]`(N)`: the
     /// full body is computed there before it is compacted.
     pub fn seeded_frame_len(&self) -> usize {
         frame_bytes(FrameKind::Seeded, K, N, 32, self.body_bits())
@@ -269,24 +269,9 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         counter.begin_message(message_length, N / 8)
     }
 
-    /// Encrypts `chunk` of `message` as a seeded ciphertext straight into the frame buffer `out` (at least
-    /// [`crate::frame::seeded_frame_bytes`]`(N)` bytes: 4191 at `N = 1024`) and authenticates it: the body is computed in
-    /// `out` itself ([`write_frame_in_place`]), so the frame buffer is the only buffer. Returns the frame's
-    /// length, [`Self::seeded_frame_len`]. The frame is byte for byte what [`Self::encrypt_seeded_frame`]
-    /// writes. The same as [`crate::encrypt::FrameEncryptor::encrypt_frame_into`].
-    pub fn encrypt_seeded_frame_into(
-        &mut self,
-        credentials: &DeviceCredentials,
-        message: &OutgoingMessage,
-        chunk: &Chunk<'_>,
-        out: &mut [u8],
-    ) -> Result<usize> {
-        crate::encrypt::FrameEncryptor::encrypt_frame_into(self, credentials, message, chunk, out)
-    }
-
     /// Encrypts `chunk` of `message` as a seeded ciphertext and writes the authenticated frame into `out`
     /// (at least [`Self::seeded_frame_len`] bytes), using `body` as the body buffer. Returns the frame's
-    /// length. [`Self::encrypt_seeded_frame_into`] needs no body buffer.
+    /// length. [`FrameEncryptor::encrypt_frame_into`](crate::encrypt::FrameEncryptor::encrypt_frame_into) needs no body buffer.
     pub fn encrypt_seeded_frame(
         &mut self,
         credentials: &DeviceCredentials,
