@@ -78,8 +78,8 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
 }
 
 /// Refuses a degenerate public key `(seed, body)` with `k` mask polynomials of `N = body.len()`
-/// coefficients ([`PublicKeyDefect`]): an all-zero body, a body whose bit weight is more than `N / 4` bits
-/// (over 30 standard deviations at `N >= 512`) away from the `T::BITS N / 2` of a uniform one, or a body
+/// coefficients ([`PublicKeyDefect`]): an all-zero body, a body whose total bit weight is more than `T::BITS N / 8`
+/// bits (over 30 standard deviations at `N >= 512`) away from the `T::BITS N / 2` of a uniform one, or a body
 /// equal to `a_i` or `-a_i` in more than `N / 64` coefficients. A real public key passes with overwhelming
 /// probability. This catches broken or trivially forged keys; a key forged under another secret is caught
 /// by binding the file to the key set (the credential file's key id), and only an authentic provisioning
