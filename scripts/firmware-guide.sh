@@ -22,24 +22,14 @@ CRATE=examples/firmware-guide
 TARGET=thumbv7em-none-eabihf
 RAM_BUDGET=$((24 * 1024))
 FLASH_BUDGET=$((64 * 1024))
-FLIP_LINK_VERSION=0.1.12
+# shellcheck source=scripts/lib/firmware-setup.sh
+source scripts/lib/firmware-setup.sh
 FAILURES=()
 
 step() { printf '\n==> firmware guide: %s\n' "$*"; }
 
 step "set-up: rustup target $TARGET, llvm-tools, flip-link $FLIP_LINK_VERSION, qemu-system-arm"
-rustup target add "$TARGET"
-rustup component add llvm-tools
-LLVM_SIZE="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-size"
-if ! cargo install --list | grep -qx "flip-link v$FLIP_LINK_VERSION:"; then
-  cargo install flip-link --version "$FLIP_LINK_VERSION" --locked
-fi
-if ! command -v qemu-system-arm >/dev/null; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y qemu-system-arm
-fi
+firmware_setup "$TARGET"
 
 step "$GUIDE shows every file of $CRATE verbatim"
 # The files the guide marks: `<!-- file: PATH -->`, then a fenced block whose content must equal PATH.

@@ -37,7 +37,8 @@ M4_INSTRUCTION_BUDGET=1500000
 INTEGER_RAM_BUDGET=$((96 * 1024))
 INTEGER_FLASH_BUDGET=$((64 * 1024))
 INTEGER_INSTRUCTION_BUDGET=4500000
-FLIP_LINK_VERSION=0.1.12
+# shellcheck source=scripts/lib/firmware-setup.sh
+source scripts/lib/firmware-setup.sh
 TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 start=$(date +%s)
@@ -45,18 +46,7 @@ start=$(date +%s)
 step() { printf '\n==> firmware: %s\n' "$*"; }
 
 step "set-up: rustup targets, llvm-tools, flip-link $FLIP_LINK_VERSION, qemu-system-arm"
-rustup target add "${TARGETS[@]}"
-rustup component add llvm-tools
-LLVM_SIZE="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-size"
-if ! cargo install --list | grep -qx "flip-link v$FLIP_LINK_VERSION:"; then
-  cargo install flip-link --version "$FLIP_LINK_VERSION" --locked
-fi
-if ! command -v qemu-system-arm >/dev/null; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y qemu-system-arm
-fi
+firmware_setup "${TARGETS[@]}"
 qemu-system-arm --version | head -n 1
 
 # flip-link as the linker of every Cortex-M target (firmware/.cargo/config.toml does the same for a `cargo run`
