@@ -21,6 +21,9 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# A CI run builds once from scratch: incremental caches only cost disk there (gigabytes with tfhe-rs).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 # Keep a copy of everything for the final count of tests.
 mkdir -p target
 LOG=target/test-all.log
@@ -162,3 +165,5 @@ fi
 step "all tests passed"
 # One closing line over every cargo test run above (host, benches, aarch64): "N passed, N failed".
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG"
+# CI machines have a few tens of GB: the build's footprint is printed so that growth is seen before it fails.
+echo "disk: target/ holds $(du -sh target | cut -f1)"
