@@ -5,16 +5,15 @@
 //! with the set's compact body (`compact_body_bits()`, 14 bits: 3,679 bytes). Same [`Phase`]s and [`Probe`]
 //! as the boolean run ([`crate::run`]); the firmware runs this one instead with the feature `integer`.
 
+use crate::frames::{RunInputs, encryption_frame, sealed_frame};
 use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, INTEGER_READINGS, INTEGER_RNG_SEED, KEY_ID, MAC_KEY};
-use crate::run::{Phase, Probe, frame_digest};
+use crate::run::{Phase, Probe};
 use negacyclic_ntt::NttPlan64;
-use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place};
 
 /// The integer product: the exact three-prime NTT over the 64-bit torus (the only `u64` product, on every
 /// target).
@@ -49,61 +48,38 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     set_up(encryptor)?;
     probe.end(Phase::Construct);
 
-    let credentials = &CREDENTIALS;
-    let mut counter = FrameCounter::new(FIRST_SEQUENCE);
-    let chunk = chunks(&INTEGER_READINGS, Encryptor::MESSAGE_BYTES)
-        .next()
-        .ok_or("chunks")?;
-
-    let message = encryptor
-        .begin_message(&mut counter, INTEGER_READINGS.len())
-        .map_err(|_| "begin_message")?;
-    let mut header = FrameHeader::new(
-        FrameKind::Seeded,
-        encryptor.parameter_set(),
-        credentials,
-        &message,
-        &chunk,
-    )
-    .map_err(|_| "header")?;
-    // A full 64-bit body, as `encrypt_frame_into` writes it.
-    header.body_bits = 64;
-    let written = write_frame_in_place::<u64, MASK_SEED_BYTES, _>(&header, N, credentials.mac_key(), frame, |body| {
-        probe.start(Phase::Encrypt);
-        let seed = encryptor.encrypt_u8(chunk.bytes, body);
-        probe.end(Phase::Encrypt);
-        seed
-    })
-    .map_err(|_| "encryption")?;
-    probe.frame(0, &frame[..written]);
+    let mut inputs = RunInputs {
+        credentials: &CREDENTIALS,
+        counter: FrameCounter::new(FIRST_SEQUENCE),
+        chunk: chunks(&INTEGER_READINGS, Encryptor::MESSAGE_BYTES)
+            .next()
+            .ok_or("chunks")?,
+        message_len: INTEGER_READINGS.len(),
+    };
     let mut digest = [0u8; 48];
-    digest[..16].copy_from_slice(&frame_digest(&frame[..written]));
-
-    let message = encryptor
-        .begin_message(&mut counter, INTEGER_READINGS.len())
-        .map_err(|_| "begin_message")?;
-    probe.start(Phase::Frame);
-    let written = encryptor
-        .encrypt_frame_into(credentials, &message, &chunk, frame)
-        .map_err(|_| "frame encryption")?;
-    probe.end(Phase::Frame);
-    probe.frame(1, &frame[..written]);
-    digest[16..32].copy_from_slice(&frame_digest(&frame[..written]));
+    digest[..16].copy_from_slice(&encryption_frame::<u64, _>(
+        encryptor,
+        &mut inputs,
+        frame,
+        probe,
+        0,
+        N,
+        |encryptor, readings, body| encryptor.encrypt_u8(readings, body),
+    )?);
+    digest[16..32].copy_from_slice(&sealed_frame(encryptor, &mut inputs, frame, probe, 1, Phase::Frame)?);
 
     // The compact body: the same buffer (the full body is computed there before it is packed).
     encryptor
         .set_body_bits(MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().compact_body_bits())
         .map_err(|_| "set_body_bits")?;
-    let message = encryptor
-        .begin_message(&mut counter, INTEGER_READINGS.len())
-        .map_err(|_| "begin_message")?;
-    probe.start(Phase::CompactFrame);
-    let written = encryptor
-        .encrypt_frame_into(credentials, &message, &chunk, frame)
-        .map_err(|_| "compact frame encryption")?;
-    probe.end(Phase::CompactFrame);
-    probe.frame(2, &frame[..written]);
-    digest[32..].copy_from_slice(&frame_digest(&frame[..written]));
+    digest[32..].copy_from_slice(&sealed_frame(
+        encryptor,
+        &mut inputs,
+        frame,
+        probe,
+        2,
+        Phase::CompactFrame,
+    )?);
     Ok(digest)
 }
 

@@ -16,6 +16,7 @@
 #![cfg_attr(target_os = "none", no_std, no_main)]
 
 // A firmware carries one of the two runs (the feature `integer` picks which); the host runs both.
+mod frames;
 #[cfg_attr(all(target_os = "none", not(feature = "integer")), allow(dead_code, unused_imports))]
 mod integer_run;
 #[cfg_attr(target_os = "none", allow(dead_code))]

@@ -5,14 +5,13 @@
 //! value is all zero bytes, in `.bss`), the key stays in flash in its packed 128-byte form, and each
 //! encryption goes straight into the one frame buffer.
 
+use crate::frames::{RunInputs, encryption_frame, sealed_frame};
 use crate::kat_inputs::{DEVICE_ID, DIGEST_KEY, FIRST_SEQUENCE, KEY_ID, MAC_KEY, MESSAGE, RNG_SEED};
-use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, FrameKind, write_frame_in_place};
 
 /// The product being measured: the f64 FFT, named explicitly (feature `fft`).
 #[cfg(feature = "fft")]
@@ -71,43 +70,23 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     set_up(encryptor)?;
     probe.end(Phase::Construct);
 
-    let credentials = &CREDENTIALS;
-    let mut counter = FrameCounter::new(FIRST_SEQUENCE);
-    let chunk = chunks(&MESSAGE, Encryptor::MESSAGE_BYTES).next().ok_or("chunks")?;
-
-    let message = encryptor
-        .begin_message(&mut counter, MESSAGE.len())
-        .map_err(|_| "begin_message")?;
-    let header = FrameHeader::new(
-        FrameKind::Seeded,
-        encryptor.parameter_set(),
-        credentials,
-        &message,
-        &chunk,
-    )
-    .map_err(|_| "header")?;
-    let written =
-        write_frame_in_place::<u32, MASK_SEED_BYTES, _>(&header, 1024, credentials.mac_key(), frame, |body| {
-            probe.start(Phase::Encrypt);
-            let seed = encryptor.encrypt_seeded_glwe_ciphertext(chunk.bytes, body);
-            probe.end(Phase::Encrypt);
-            seed
-        })
-        .map_err(|_| "encryption")?;
-    probe.frame(0, &frame[..written]);
+    let mut inputs = RunInputs {
+        credentials: &CREDENTIALS,
+        counter: FrameCounter::new(FIRST_SEQUENCE),
+        chunk: chunks(&MESSAGE, Encryptor::MESSAGE_BYTES).next().ok_or("chunks")?,
+        message_len: MESSAGE.len(),
+    };
     let mut digest = [0u8; 32];
-    digest[..16].copy_from_slice(&frame_digest(&frame[..written]));
-
-    let message = encryptor
-        .begin_message(&mut counter, MESSAGE.len())
-        .map_err(|_| "begin_message")?;
-    probe.start(Phase::Frame);
-    let written = encryptor
-        .encrypt_frame_into(credentials, &message, &chunk, frame)
-        .map_err(|_| "frame encryption")?;
-    probe.end(Phase::Frame);
-    probe.frame(1, &frame[..written]);
-    digest[16..].copy_from_slice(&frame_digest(&frame[..written]));
+    digest[..16].copy_from_slice(&encryption_frame::<u32, _>(
+        encryptor,
+        &mut inputs,
+        frame,
+        probe,
+        0,
+        1024,
+        |encryptor, bytes, body| encryptor.encrypt_seeded_glwe_ciphertext(bytes, body),
+    )?);
+    digest[16..].copy_from_slice(&sealed_frame(encryptor, &mut inputs, frame, probe, 1, Phase::Frame)?);
     Ok(digest)
 }
 
