@@ -94,6 +94,18 @@ impl core::fmt::Display for PublicKeyDefect {
     }
 }
 
+impl Error {
+    /// `Ok` when a buffer of `found` elements has the `expected` length, [`Error::WrongLength`] otherwise.
+    #[inline]
+    pub(crate) fn check_length(expected: usize, found: usize) -> Result<()> {
+        if expected == found {
+            Ok(())
+        } else {
+            Err(Self::WrongLength { expected, found })
+        }
+    }
+}
+
 impl From<tfhe_sbc_core::Error> for Error {
     fn from(e: tfhe_sbc_core::Error) -> Self {
         Self::Core(e)

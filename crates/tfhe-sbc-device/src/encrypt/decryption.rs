@@ -2,7 +2,7 @@
 //! [`crate::encrypt::glwe_encryption`]'s phase functions.
 
 use crate::encrypt::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
-use crate::encrypt::secret_key::check_key_shape;
+use crate::encrypt::shape::check_key_shape;
 use crate::error::{Error, Result};
 use crate::product::key_spectrum::compute_glwe_key_spectrum;
 use crate::product::{DefaultProduct, NegacyclicProductPlan};

@@ -68,6 +68,29 @@ pub struct FrameShape {
 }
 
 impl FrameShape {
+    /// Boolean frames: `K` masks (or a seed) and `N` 32-bit body coefficients carrying `N / 8` message bytes.
+    pub const fn boolean(kind: FrameKind, glwe_dimension: usize, polynomial_size: usize) -> Self {
+        Self {
+            kind,
+            glwe_dimension,
+            polynomial_size,
+            torus_bits: 32,
+            chunk_bytes: polynomial_size / 8,
+        }
+    }
+
+    /// Integer frames: one mask seed and `N` 64-bit body coefficients carrying `N / 4` readings' bytes
+    /// (two-bit blocks).
+    pub const fn integer(polynomial_size: usize) -> Self {
+        Self {
+            kind: FrameKind::Seeded,
+            glwe_dimension: 1,
+            polynomial_size,
+            torus_bits: 64,
+            chunk_bytes: polynomial_size / 4,
+        }
+    }
+
     /// The frame's length with `body_bits` bits per body coefficient.
     pub const fn frame_len(&self, body_bits: u32) -> usize {
         frame_bytes(

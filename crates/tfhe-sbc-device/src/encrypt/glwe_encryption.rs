@@ -36,12 +36,7 @@ fn check_shapes<P: NegacyclicProduct>(
         });
     }
     for len in [body.len(), scratch.len()] {
-        if len != n {
-            return Err(Error::WrongLength {
-                expected: n,
-                found: len,
-            });
-        }
+        Error::check_length(n, len)?;
     }
     Ok(key_spectrum.len() / n)
 }
@@ -77,12 +72,7 @@ pub fn add_mask_key_products<P: NegacyclicProduct>(
 ) -> Result<()> {
     let n = product.polynomial_size();
     let k = check_shapes(product, key_spectrum, body, scratch)?;
-    if mask.len() != k * n {
-        return Err(Error::WrongLength {
-            expected: k * n,
-            found: mask.len(),
-        });
-    }
+    Error::check_length(k * n, mask.len())?;
     for (a_i, s_i) in mask.chunks_exact(n).zip(key_spectrum.chunks_exact(n)) {
         product.forward_torus(a_i, scratch);
         product.mul_assign(scratch, s_i);
@@ -123,12 +113,7 @@ pub fn encrypt_seeded_glwe_ciphertext_with_randomness_assign<P: NegacyclicProduc
     scratch: &mut [P::Spectral],
 ) -> Result<()> {
     check_shapes(product, key_spectrum, body, scratch)?;
-    if noise.len() != body.len() {
-        return Err(Error::WrongLength {
-            expected: body.len(),
-            found: noise.len(),
-        });
-    }
+    Error::check_length(body.len(), noise.len())?;
     for (b, &e) in body.iter_mut().zip(noise) {
         *b = b.wrapping_add(e);
     }
@@ -148,12 +133,7 @@ pub fn encrypt_glwe_ciphertext_assign<P: NegacyclicProduct, R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<()> {
     let k = check_shapes(product, key_spectrum, body, scratch)?;
-    if mask.len() != k * product.polynomial_size() {
-        return Err(Error::WrongLength {
-            expected: k * product.polynomial_size(),
-            found: mask.len(),
-        });
-    }
+    Error::check_length(k * product.polynomial_size(), mask.len())?;
     let mut seed = [0u8; MASK_SEED_BYTES];
     rng.fill_bytes(&mut seed);
     noise.add_noise(rng, body);
@@ -192,12 +172,7 @@ pub fn decrypt_glwe_phase<P: NegacyclicProduct>(
 
 /// `phase = body - phase`.
 fn subtract_from<T: UnsignedTorus>(body: &[T], phase: &mut [T]) -> Result<()> {
-    if body.len() != phase.len() {
-        return Err(Error::WrongLength {
-            expected: phase.len(),
-            found: body.len(),
-        });
-    }
+    Error::check_length(phase.len(), body.len())?;
     for (p, &b) in phase.iter_mut().zip(body) {
         *p = b.wrapping_sub(*p);
     }

@@ -29,7 +29,8 @@
 
 use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
-use crate::encrypt::secret_key::{check_key_shape, with_unpacked_bits};
+use crate::encrypt::secret_key::with_unpacked_bits;
+use crate::encrypt::shape::{check_glwe_parameters, check_key_shape};
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
@@ -111,12 +112,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<Integer
     pub fn set_packed_key(&mut self, params: &IntegerParameters, packed: &[u8]) -> Result<()> {
         self.forget_key();
         let noise = check_integer_parameters::<N>(params)?;
-        if packed.len() != Self::PACKED_KEY_BYTES {
-            return Err(Error::WrongLength {
-                expected: Self::PACKED_KEY_BYTES,
-                found: packed.len(),
-            });
-        }
+        Error::check_length(Self::PACKED_KEY_BYTES, packed.len())?;
         let IntegerKey { spectrum, scratch } = &mut self.key;
         with_unpacked_bits::<N, P::Spectral>(scratch, packed, |bits| P::PLAN.forward_binary(bits, spectrum))?;
         self.state.set_key(params.glwe().id(), noise);
@@ -192,12 +188,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerKey<N, P> 
         value_bits: u32,
         body: &mut [u64],
     ) -> Result<[u8; MASK_SEED_BYTES]> {
-        if body.len() != N {
-            return Err(Error::WrongLength {
-                expected: N,
-                found: body.len(),
-            });
-        }
+        Error::check_length(N, body.len())?;
         encode_readings(encoding, readings, value_bits, body)?;
         state.encrypt_with(|noise, rng| {
             encrypt_seeded_glwe_ciphertext_assign(&P::PLAN, &self.spectrum, noise, body, &mut self.scratch, rng)
@@ -206,13 +197,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerKey<N, P> 
 }
 
 impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> FrameSealing for IntegerKey<N, P> {
-    const FRAME: FrameShape = FrameShape {
-        kind: FrameKind::Seeded,
-        glwe_dimension: 1,
-        polynomial_size: N,
-        torus_bits: 64,
-        chunk_bytes: N / 4,
-    };
+    const FRAME: FrameShape = FrameShape::integer(N);
 
     fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
         let encoding = IntegerParameters::from_id(state.parameter_set())
@@ -252,16 +237,7 @@ fn encode_readings<T: Copy + Into<u64>>(
 /// conversion): an integer firmware links no floating-point code for it.
 fn check_integer_parameters<const N: usize>(params: &IntegerParameters) -> Result<DeviceNoise> {
     let glwe = params.glwe();
-    glwe.check_torus::<u64>()?;
-    if glwe.polynomial_size().0 != N {
-        return Err(Error::PolynomialSizeMismatch {
-            expected: N,
-            found: glwe.polynomial_size().0,
-        });
-    }
-    if glwe.glwe_dimension().0 != 1 {
-        return Err(Error::UnsupportedGlweDimension(glwe.glwe_dimension().0));
-    }
+    check_glwe_parameters::<u64, N, 1>(&glwe)?;
     let unknown = Error::Core(tfhe_sbc_core::Error::UnknownParameterSet(glwe.id().0));
     let named = IntegerParameters::from_id(glwe.id()).ok_or(unknown)?;
     if params.block_bits() != 2 || named.block_bits() != params.block_bits() {

@@ -11,6 +11,7 @@
 //! * The key kinds: [`secret_key`] ([`GlweEncryptor`]: boolean bits, fleet or per-device key),
 //!   [`public_key`] ([`PublicKeyEncryptor`]), [`integer`] ([`IntegerEncryptor`]: tfhe-rs radix blocks on
 //!   the 64-bit torus).
+//! * `shape`: whether a key or a parameter set fits an encryptor's `N`, `K` and torus.
 //! * [`decryption`]: the trusted party's side, for tests and provisioning checks.
 
 pub mod decryption;
@@ -20,6 +21,7 @@ pub mod integer;
 pub mod public_key;
 pub mod public_key_encryption;
 pub mod secret_key;
+mod shape;
 pub mod shell;
 mod state;
 

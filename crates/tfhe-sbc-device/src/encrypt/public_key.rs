@@ -6,7 +6,8 @@ use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::public_key_encryption::{
     check_public_key, compute_public_key_spectra, encrypt_glwe_ciphertext_with_public_key_assign,
 };
-use crate::encrypt::secret_key::{check_glwe_parameters, check_lengths, encode_bits};
+use crate::encrypt::secret_key::{check_lengths, encode_bits};
+use crate::encrypt::shape::check_glwe_parameters;
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
@@ -107,12 +108,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         body_le: &[u8],
     ) -> Result<()> {
         self.forget_key();
-        if body_le.len() != 4 * N {
-            return Err(Error::WrongLength {
-                expected: 4 * N,
-                found: body_le.len(),
-            });
-        }
+        Error::check_length(4 * N, body_le.len())?;
         let PublicKey {
             mask_spectra,
             body_spectrum,
@@ -135,12 +131,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     pub fn encrypt_glwe_ciphertext(&mut self, message: &[u8], mask: &mut [u32], body: &mut [u32]) -> Result<()> {
         self.state.check_ready()?;
         check_lengths::<N>(message, body)?;
-        if mask.len() != K * N {
-            return Err(Error::WrongLength {
-                expected: K * N,
-                found: mask.len(),
-            });
-        }
+        Error::check_length(K * N, mask.len())?;
         self.key.encrypt(&mut self.state, message, mask, body)
     }
 
@@ -176,13 +167,8 @@ fn install_public_key<const N: usize, const K: usize, P: NegacyclicProductPlan<N
     mask_spectra: &mut [[P::Spectral; N]; K],
     body_spectrum: &mut [P::Spectral; N],
 ) -> Result<DeviceNoise> {
-    check_glwe_parameters::<N, K>(params)?;
-    if body.len() != N {
-        return Err(Error::WrongLength {
-            expected: N,
-            found: body.len(),
-        });
-    }
+    check_glwe_parameters::<u32, N, K>(params)?;
+    Error::check_length(N, body.len())?;
     check_public_key(seed, K, body)?;
     let noise = DeviceNoise::for_parameters(params, NoiseSampling::ConstantTime)?;
     compute_public_key_spectra(&P::PLAN, seed, body, mask_spectra.as_flattened_mut(), body_spectrum)?;
@@ -216,13 +202,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> P
 }
 
 impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> FrameSealing for PublicKey<N, K, P> {
-    const FRAME: FrameShape = FrameShape {
-        kind: FrameKind::PublicKey,
-        glwe_dimension: K,
-        polynomial_size: N,
-        torus_bits: 32,
-        chunk_bytes: N / 8,
-    };
+    const FRAME: FrameShape = FrameShape::boolean(FrameKind::PublicKey, K, N);
 
     fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
         write_frame_in_place(

@@ -62,8 +62,8 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
     body_spectrum: &mut [P::Spectral],
 ) -> Result<()> {
     let n = product.polynomial_size();
-    check(body.len(), n)?;
-    check(body_spectrum.len(), n)?;
+    Error::check_length(n, body.len())?;
+    Error::check_length(n, body_spectrum.len())?;
     if mask_spectra.is_empty() || mask_spectra.len() % n != 0 {
         return Err(Error::WrongLength {
             expected: n,
@@ -110,14 +110,6 @@ pub fn check_public_key<T: UnsignedTorus>(seed: &[u8; MASK_SEED_BYTES], k: usize
     Ok(())
 }
 
-fn check(found: usize, expected: usize) -> Result<()> {
-    if found == expected {
-        Ok(())
-    } else {
-        Err(Error::WrongLength { expected, found })
-    }
-}
-
 /// Public-key GLWE encryption in place: `body` holds the `N` plaintexts on entry and the ciphertext body on
 /// return; `mask` (`k * N`) receives `a_i * u + e1_i`. Draws from `rng`, in this order: `u` (`N / 8` bytes,
 /// one bit per coefficient), `e1` (`k * N` samples), `e2` (`N` samples). `u_spectrum` and `scratch` (`N`
@@ -136,7 +128,7 @@ pub fn encrypt_glwe_ciphertext_with_public_key_assign<P: NegacyclicProduct, R: R
 ) -> Result<()> {
     let n = product.polynomial_size();
     for len in [body.len(), body_spectrum.len(), u_spectrum.len(), scratch.len()] {
-        check(len, n)?;
+        Error::check_length(n, len)?;
     }
     if mask_spectra.is_empty() || mask_spectra.len() % n != 0 {
         return Err(Error::WrongLength {
@@ -144,7 +136,7 @@ pub fn encrypt_glwe_ciphertext_with_public_key_assign<P: NegacyclicProduct, R: R
             found: mask_spectra.len(),
         });
     }
-    check(mask.len(), mask_spectra.len())?;
+    Error::check_length(mask_spectra.len(), mask.len())?;
 
     // u, drawn as bits into the first mask polynomial (its torus words 0 or 1), then transformed.
     let u = &mut mask[..n];

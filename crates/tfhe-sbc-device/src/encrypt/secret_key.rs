@@ -36,6 +36,7 @@
 use crate::csprng::xof::Blake2bXof;
 use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
+use crate::encrypt::shape::{check_glwe_parameters, check_key_shape};
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
@@ -141,7 +142,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         sampling: NoiseSampling,
     ) -> Result<()> {
         self.forget_key();
-        check_glwe_parameters::<N, K>(params)?;
+        check_glwe_parameters::<u32, N, K>(params)?;
         check_key_shape::<N, K, C>(key)?;
         let noise = DeviceNoise::for_parameters(params, sampling)?;
         compute_glwe_key_spectrum(&P::PLAN, key, self.key.spectra.as_flattened_mut())?;
@@ -155,13 +156,8 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     /// the scratch spectrum's own memory (no stack buffer), wiped before the spectrum is computed over it.
     pub fn set_packed_key(&mut self, params: &GlweParameters, packed: &[u8]) -> Result<()> {
         self.forget_key();
-        check_glwe_parameters::<N, K>(params)?;
-        if packed.len() != Self::PACKED_KEY_BYTES {
-            return Err(Error::WrongLength {
-                expected: Self::PACKED_KEY_BYTES,
-                found: packed.len(),
-            });
-        }
+        check_glwe_parameters::<u32, N, K>(params)?;
+        Error::check_length(Self::PACKED_KEY_BYTES, packed.len())?;
         let noise = DeviceNoise::for_parameters(params, NoiseSampling::ConstantTime)?;
         let plan = P::PLAN;
         let SecretKey { spectra, scratch } = &mut self.key;
@@ -318,13 +314,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 }
 
 impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> FrameSealing for SecretKey<N, K, P> {
-    const FRAME: FrameShape = FrameShape {
-        kind: FrameKind::Seeded,
-        glwe_dimension: K,
-        polynomial_size: N,
-        torus_bits: 32,
-        chunk_bytes: N / 8,
-    };
+    const FRAME: FrameShape = FrameShape::boolean(FrameKind::Seeded, K, N);
 
     fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
         let Self { spectra, scratch } = self;
@@ -358,20 +348,6 @@ pub(crate) fn with_unpacked_bits<const N: usize, S: Zeroize + bytemuck::Pod>(
     unpacked.map_err(Error::from)
 }
 
-/// Checks that `key` has `K` polynomials of `N` coefficients.
-pub(crate) fn check_key_shape<const N: usize, const K: usize, C: KeyStorage>(key: &GlweSecretKey<C>) -> Result<()> {
-    if key.polynomial_size().0 != N {
-        return Err(Error::PolynomialSizeMismatch {
-            expected: N,
-            found: key.polynomial_size().0,
-        });
-    }
-    if key.glwe_dimension().0 != K {
-        return Err(Error::UnsupportedGlweDimension(key.glwe_dimension().0));
-    }
-    Ok(())
-}
-
 /// `body[i] = encode_bool(bit i of message)`, eight coefficients per message byte (missing bytes are 0),
 /// branch-free: `+1/8 = 1 << 29` plus `6/8 = 6 << 29` when the bit is 0, giving `-1/8 = 7 << 29`.
 pub(crate) fn encode_bits(message: &[u8], body: &mut [u32]) {
@@ -388,22 +364,6 @@ pub(crate) fn encode_bits(message: &[u8], body: &mut [u32]) {
     }
 }
 
-/// Checks that `params` is a 32-bit set of polynomial size `N` and GLWE dimension `K`: what an encryptor
-/// instantiated for `N` and `K` can encrypt.
-pub(crate) fn check_glwe_parameters<const N: usize, const K: usize>(params: &GlweParameters) -> Result<()> {
-    params.check_torus::<u32>()?;
-    if params.polynomial_size().0 != N {
-        return Err(Error::PolynomialSizeMismatch {
-            expected: N,
-            found: params.polynomial_size().0,
-        });
-    }
-    if params.glwe_dimension().0 != K {
-        return Err(Error::UnsupportedGlweDimension(params.glwe_dimension().0));
-    }
-    Ok(())
-}
-
 /// Checks a message of at most `N / 8` bytes and a body of `N` words.
 pub(crate) fn check_lengths<const N: usize>(message: &[u8], body: &[u32]) -> Result<()> {
     if message.len() > N / 8 {
@@ -412,11 +372,6 @@ pub(crate) fn check_lengths<const N: usize>(message: &[u8], body: &[u32]) -> Res
             found: message.len(),
         });
     }
-    if body.len() != N {
-        return Err(Error::WrongLength {
-            expected: N,
-            found: body.len(),
-        });
-    }
+    Error::check_length(N, body.len())?;
     Ok(())
 }

@@ -174,12 +174,7 @@ pub fn decode_credentials(bytes: &[u8]) -> Result<Credentials<'_>> {
         return Err(Error::BadKeyFile);
     }
     let total = credentials_file_bytes(mode, &parameters);
-    if bytes.len() != total {
-        return Err(Error::WrongLength {
-            expected: total,
-            found: bytes.len(),
-        });
-    }
+    Error::check_length(total, bytes.len())?;
     let (content, check) = bytes.split_at(total - CHECK_BYTES);
     if check_of(content) != check {
         return Err(Error::BadKeyFile);

@@ -5,14 +5,6 @@ use crate::files::check::{CHECK_BYTES, file_check};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 
-fn check(found: usize, expected: usize) -> Result<()> {
-    if found == expected {
-        Ok(())
-    } else {
-        Err(Error::WrongLength { expected, found })
-    }
-}
-
 /// The first bytes of a public-key file.
 pub const PUBLIC_KEY_MAGIC: [u8; 4] = *b"TSPK";
 /// The public-key file format version.
@@ -77,7 +69,7 @@ pub fn decode_public_key_header(bytes: &[u8]) -> Result<PublicKeyHeader> {
     let id = u16::from_le_bytes([bytes[5], bytes[6]]);
     let parameters = GlweParameters::from_id(ParameterSetId(id)).ok_or(Error::BadKeyFile)?;
     parameters.check_torus::<u32>()?;
-    check(bytes.len(), public_key_file_bytes(parameters.polynomial_size().0))?;
+    Error::check_length(public_key_file_bytes(parameters.polynomial_size().0), bytes.len())?;
     let (content, check_bytes) = bytes.split_at(bytes.len() - PUBLIC_KEY_CHECK_BYTES);
     if public_key_check(content) != check_bytes {
         return Err(Error::BadKeyFile);
@@ -96,7 +88,7 @@ pub fn decode_public_key_header(bytes: &[u8]) -> Result<PublicKeyHeader> {
 /// (`N` words).
 pub fn decode_public_key(bytes: &[u8], body: &mut [u32]) -> Result<PublicKeyHeader> {
     let header = decode_public_key_header(bytes)?;
-    check(body.len(), header.parameters.polynomial_size().0)?;
+    Error::check_length(header.parameters.polynomial_size().0, body.len())?;
     let words = &bytes[PUBLIC_KEY_HEADER_BYTES + MASK_SEED_BYTES..bytes.len() - PUBLIC_KEY_CHECK_BYTES];
     for (w, chunk) in body.iter_mut().zip(words.chunks_exact(4)) {
         *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);

@@ -36,12 +36,7 @@ impl MacKey {
     /// The key in `bytes`, which must be exactly [`MAC_KEY_BYTES`] long.
     pub fn from_slice(bytes: &[u8]) -> crate::Result<Self> {
         let mut key = Self([0; MAC_KEY_BYTES]);
-        if bytes.len() != MAC_KEY_BYTES {
-            return Err(crate::Error::WrongLength {
-                expected: MAC_KEY_BYTES,
-                found: bytes.len(),
-            });
-        }
+        crate::Error::check_length(MAC_KEY_BYTES, bytes.len())?;
         key.0.copy_from_slice(bytes);
         Ok(key)
     }

@@ -68,12 +68,7 @@ pub fn compute_glwe_key_spectrum<P: NegacyclicProduct, K: KeyStorage>(
             found: key.polynomial_size().0,
         });
     }
-    if spectrum.len() != key.as_bytes().len() {
-        return Err(Error::WrongLength {
-            expected: key.as_bytes().len(),
-            found: spectrum.len(),
-        });
-    }
+    Error::check_length(key.as_bytes().len(), spectrum.len())?;
     for (i, s) in spectrum.chunks_exact_mut(n).enumerate() {
         product.forward_binary(key.polynomial(i), s);
     }

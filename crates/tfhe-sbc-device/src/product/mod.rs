@@ -115,91 +115,72 @@ impl<const N: usize> NegacyclicProductPlan<N> for Plan {
     };
 }
 
-/// The 32-bit torus through the exact integer NTT over two 30-bit primes ([`negacyclic_ntt`]): bit-identical
-/// to the FFT (and to the schoolbook product) for a torus polynomial times a binary or ternary one up to
-/// `N = 4096`, constant-time, and the default on Cortex-M ([`DefaultProduct`]).
-///
-/// `Spectral = [u32; 2]`: a spectrum is `2N` words, the residues modulo the first prime then those modulo the
-/// second ([`NttPlan32`]'s planar layout); 8 KiB at `N = 1024`, as much as the FFT's `[f64; N]`.
-impl NegacyclicProduct for NttPlan32 {
-    type Torus = u32;
-    type Spectral = [u32; 2];
-    const SPECTRAL_ZERO: [u32; 2] = [0; 2];
+/// Implements [`NegacyclicProduct`] and [`NegacyclicProductPlan`] for an integer NTT plan of `negacyclic-ntt`,
+/// whose spectra are planar residues (`$residues` words per coefficient) and whose mask is loaded straight
+/// from the seed's expansion ([`crate::csprng::mask::expand_mask`]'s words).
+macro_rules! ntt_product {
+    ($(#[$doc:meta])* $plan:ident, $torus:ty, $residues:literal) => {
+        $(#[$doc])*
+        impl NegacyclicProduct for $plan {
+            type Torus = $torus;
+            type Spectral = [u32; $residues];
+            const SPECTRAL_ZERO: [u32; $residues] = [0; $residues];
 
-    #[inline]
-    fn polynomial_size(&self) -> usize {
-        NttPlan32::polynomial_size(self)
-    }
-    fn forward_binary(&self, bits: &[u8], spectrum: &mut [[u32; 2]]) {
-        self.forward(bits, spectrum);
-    }
-    fn forward_torus(&self, polynomial: &[u32], spectrum: &mut [[u32; 2]]) {
-        self.forward(polynomial, spectrum);
-    }
-    fn forward_seeded_mask(&self, seed: &[u8; MASK_SEED_BYTES], polynomial_index: usize, spectrum: &mut [[u32; 2]]) {
-        let n = NttPlan32::polynomial_size(self);
-        for_each_mask_run::<u32>(seed, polynomial_index, n, |offset, words| {
-            self.load(spectrum, offset, words)
-        });
-        self.forward_loaded(spectrum);
-    }
-    fn mul_assign(&self, acc: &mut [[u32; 2]], rhs: &[[u32; 2]]) {
-        NttPlan32::mul_assign(self, acc, rhs);
-    }
-    fn mul_add_assign(&self, acc: &mut [[u32; 2]], lhs: &[[u32; 2]], rhs: &[[u32; 2]]) {
-        NttPlan32::mul_add_assign(self, acc, lhs, rhs);
-    }
-    fn inverse(&self, spectrum: &mut [[u32; 2]], out: &mut [u32]) {
-        self.inverse_wrapping(spectrum, out);
-    }
-    fn inverse_add(&self, spectrum: &mut [[u32; 2]], out: &mut [u32]) {
-        self.inverse_add_wrapping(spectrum, out);
-    }
+            #[inline]
+            fn polynomial_size(&self) -> usize {
+                $plan::polynomial_size(self)
+            }
+            fn forward_binary(&self, bits: &[u8], spectrum: &mut [[u32; $residues]]) {
+                self.forward(bits, spectrum);
+            }
+            fn forward_torus(&self, polynomial: &[$torus], spectrum: &mut [[u32; $residues]]) {
+                self.forward(polynomial, spectrum);
+            }
+            fn forward_seeded_mask(
+                &self,
+                seed: &[u8; MASK_SEED_BYTES],
+                polynomial_index: usize,
+                spectrum: &mut [[u32; $residues]],
+            ) {
+                let n = $plan::polynomial_size(self);
+                for_each_mask_run::<$torus>(seed, polynomial_index, n, |offset, words| {
+                    self.load(spectrum, offset, words)
+                });
+                self.forward_loaded(spectrum);
+            }
+            fn mul_assign(&self, acc: &mut [[u32; $residues]], rhs: &[[u32; $residues]]) {
+                $plan::mul_assign(self, acc, rhs);
+            }
+            fn mul_add_assign(&self, acc: &mut [[u32; $residues]], lhs: &[[u32; $residues]], rhs: &[[u32; $residues]]) {
+                $plan::mul_add_assign(self, acc, lhs, rhs);
+            }
+            fn inverse(&self, spectrum: &mut [[u32; $residues]], out: &mut [$torus]) {
+                self.inverse_wrapping(spectrum, out);
+            }
+            fn inverse_add(&self, spectrum: &mut [[u32; $residues]], out: &mut [$torus]) {
+                self.inverse_add_wrapping(spectrum, out);
+            }
+        }
+
+        impl<const N: usize> NegacyclicProductPlan<N> for $plan {
+            const PLAN: $plan = $plan::new::<N>();
+        }
+    };
 }
 
-impl<const N: usize> NegacyclicProductPlan<N> for NttPlan32 {
-    const PLAN: NttPlan32 = NttPlan32::new::<N>();
-}
+ntt_product!(
+    /// The 32-bit torus through the exact integer NTT over two 30-bit primes ([`negacyclic_ntt`]):
+    /// bit-identical to the FFT (and to the schoolbook product) for a torus polynomial times a binary or
+    /// ternary one up to `N = 4096`, constant-time, and the default on Cortex-M ([`DefaultProduct`]).
+    ///
+    /// `Spectral = [u32; 2]`: a spectrum is `2N` words, the residues modulo the first prime then those modulo
+    /// the second ([`NttPlan32`]'s planar layout); 8 KiB at `N = 1024`, as much as the FFT's `[f64; N]`.
+    NttPlan32, u32, 2
+);
 
-/// The 64-bit torus through the exact integer NTT over three 30-bit primes: exact for a
-/// 64-bit torus polynomial times a binary or ternary one up to `N = 4096`. `Spectral = [u32; 3]` (planar, as
-/// for [`NttPlan32`]); the mask is the `u64` expansion of [`crate::csprng::mask::expand_mask`].
-impl NegacyclicProduct for NttPlan64 {
-    type Torus = u64;
-    type Spectral = [u32; 3];
-    const SPECTRAL_ZERO: [u32; 3] = [0; 3];
-
-    #[inline]
-    fn polynomial_size(&self) -> usize {
-        NttPlan64::polynomial_size(self)
-    }
-    fn forward_binary(&self, bits: &[u8], spectrum: &mut [[u32; 3]]) {
-        self.forward(bits, spectrum);
-    }
-    fn forward_torus(&self, polynomial: &[u64], spectrum: &mut [[u32; 3]]) {
-        self.forward(polynomial, spectrum);
-    }
-    fn forward_seeded_mask(&self, seed: &[u8; MASK_SEED_BYTES], polynomial_index: usize, spectrum: &mut [[u32; 3]]) {
-        let n = NttPlan64::polynomial_size(self);
-        for_each_mask_run::<u64>(seed, polynomial_index, n, |offset, words| {
-            self.load(spectrum, offset, words)
-        });
-        self.forward_loaded(spectrum);
-    }
-    fn mul_assign(&self, acc: &mut [[u32; 3]], rhs: &[[u32; 3]]) {
-        NttPlan64::mul_assign(self, acc, rhs);
-    }
-    fn mul_add_assign(&self, acc: &mut [[u32; 3]], lhs: &[[u32; 3]], rhs: &[[u32; 3]]) {
-        NttPlan64::mul_add_assign(self, acc, lhs, rhs);
-    }
-    fn inverse(&self, spectrum: &mut [[u32; 3]], out: &mut [u64]) {
-        self.inverse_wrapping(spectrum, out);
-    }
-    fn inverse_add(&self, spectrum: &mut [[u32; 3]], out: &mut [u64]) {
-        self.inverse_add_wrapping(spectrum, out);
-    }
-}
-
-impl<const N: usize> NegacyclicProductPlan<N> for NttPlan64 {
-    const PLAN: NttPlan64 = NttPlan64::new::<N>();
-}
+ntt_product!(
+    /// The 64-bit torus through the exact integer NTT over three 30-bit primes: exact for a 64-bit torus
+    /// polynomial times a binary or ternary one up to `N = 4096`. `Spectral = [u32; 3]` (planar, as for
+    /// [`NttPlan32`]); the mask is the `u64` expansion of [`crate::csprng::mask::expand_mask`].
+    NttPlan64, u64, 3
+);
