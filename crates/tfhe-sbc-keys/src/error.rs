@@ -1,31 +1,19 @@
 //! The tool's errors: one line each, saying what was wrong and what to do about it. The binary prints
-//! `error: <line>` and exits with code 2.
+//! `error: <line>` and exits with code 2. A key-set file's trouble (missing, unreadable, refused) is the
+//! adapter's [`KeySetError`], wrapped as it is.
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tfhe_sbc_adapter::key_set::KeySetError;
 
 /// Why a command failed.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// A file the command needs does not exist.
-    Missing {
-        /// The file.
-        path: PathBuf,
-        /// What it should have held ("client key", "key store", ...).
-        what: &'static str,
-    },
-    /// An I/O operation failed.
-    Io {
-        /// What the tool was doing ("read", "write", "create directory", ...).
-        action: &'static str,
-        /// The file or directory.
-        path: PathBuf,
-        /// The operating system's error.
-        source: io::Error,
-    },
+    /// A file of the key set is missing, unreadable, unwritable or refused (the adapter's key-set module
+    /// reads and writes them all; its one line is this error's).
+    KeySet(KeySetError),
     /// `init` into a directory that already holds (part of) a key set.
     AlreadyInitialized {
         /// The file that is in the way.
@@ -35,15 +23,6 @@ pub enum Error {
     Locked {
         /// The directory.
         dir: PathBuf,
-    },
-    /// A file was refused: corrupt, truncated, of another kind or version, or not ours at all.
-    BadFile {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        problem: String,
-        /// What to do about it.
-        fix: &'static str,
     },
     /// Two files that must belong together do not (different key sets, another server key, ...).
     Mismatch {
@@ -86,16 +65,38 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// A [`KeySetError::Missing`]: `path` does not exist; it should have held `what`.
+    pub(crate) fn missing(path: &Path, what: &'static str) -> Self {
+        Self::KeySet(KeySetError::Missing {
+            path: path.to_owned(),
+            what,
+        })
+    }
+
+    /// A [`KeySetError::Io`]: `action` on `path` failed with `source`.
+    pub(crate) fn io(action: &'static str, path: &Path, source: io::Error) -> Self {
+        Self::KeySet(KeySetError::Io {
+            action,
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// A [`KeySetError::BadFile`]: `path` was refused for `problem`; `fix` says what to do.
+    pub(crate) fn bad_file(path: &Path, problem: String, fix: &'static str) -> Self {
+        Self::KeySet(KeySetError::BadFile {
+            path: path.to_owned(),
+            problem,
+            fix,
+        })
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Missing { path, what } => write!(
-                f,
-                "{} not found (the {what}): run `tfhe-sbc-keys init --dir <DIR>` first, or point --dir at the \
-                 directory init wrote",
-                path.display()
-            ),
-            Self::Io { action, path, source } => write!(f, "cannot {action} {}: {source}", path.display()),
+            Self::KeySet(e) => fmt::Display::fmt(e, f),
             Self::AlreadyInitialized { path } => write!(
                 f,
                 "{} exists: the directory already holds a key set; pick an empty --dir (replacing a key set \
@@ -107,7 +108,6 @@ impl fmt::Display for Error {
                 "another tfhe-sbc-keys is working in {}: wait for it to finish and run the command again",
                 dir.display()
             ),
-            Self::BadFile { path, problem, fix } => write!(f, "{}: {problem}: {fix}", path.display()),
             Self::Mismatch { message } | Self::BadArgument { message } => f.write_str(message),
             Self::DuplicateDevice { device_id, path } => write!(
                 f,
@@ -141,7 +141,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Io { source, .. } => Some(source),
+            Self::KeySet(e) => std::error::Error::source(e),
             _ => None,
         }
     }
@@ -151,14 +151,6 @@ pub(crate) use tfhe_sbc_adapter::key_set::error::RESTORE;
 
 impl From<KeySetError> for Error {
     fn from(e: KeySetError) -> Self {
-        match e {
-            KeySetError::Missing { path, what } => Self::Missing { path, what },
-            KeySetError::Io { action, path, source } => Self::Io { action, path, source },
-            KeySetError::BadFile { path, problem, fix } => Self::BadFile { path, problem, fix },
-            KeySetError::Encode { message } => Self::Provisioning { message },
-            other => Self::Provisioning {
-                message: other.to_string(),
-            },
-        }
+        Self::KeySet(e)
     }
 }

@@ -36,11 +36,7 @@ pub fn create_dir(path: &Path) -> Result<(), Error> {
         .recursive(true)
         .mode(DIR_MODE)
         .create(path)
-        .map_err(|source| Error::Io {
-            action: "create directory",
-            path: path.to_owned(),
-            source,
-        })
+        .map_err(|source| Error::io("create directory", path, source))
 }
 
 /// The whole of `path`, in a buffer that is wiped on drop: [`tfhe_sbc_adapter::key_set::files::read`].
@@ -76,24 +72,13 @@ impl DirLock {
             .mode(SECRET_MODE)
             .open(&path)
             .map_err(|source| match source.kind() {
-                std::io::ErrorKind::NotFound => Error::Missing {
-                    path: dir.to_owned(),
-                    what: "key set directory",
-                },
-                _ => Error::Io {
-                    action: "open",
-                    path: path.clone(),
-                    source,
-                },
+                std::io::ErrorKind::NotFound => Error::missing(dir, "key set directory"),
+                _ => Error::io("open", &path, source),
             })?;
         match file.try_lock() {
             Ok(()) => Ok(Self { _file: file }),
             Err(fs::TryLockError::WouldBlock) => Err(Error::Locked { dir: dir.to_owned() }),
-            Err(fs::TryLockError::Error(source)) => Err(Error::Io {
-                action: "lock",
-                path,
-                source,
-            }),
+            Err(fs::TryLockError::Error(source)) => Err(Error::io("lock", &path, source)),
         }
     }
 }

@@ -1,0 +1,82 @@
+//! A device's credential file and key store record: made by `issue`, checked against each other by `show`.
+
+use super::provisioning;
+use crate::KeySetParameters;
+use crate::error::Error;
+use crate::files;
+use std::path::Path;
+use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
+use tfhe_sbc_core::entities::{GlweSecretKeyOwned, pack_secret_key};
+use tfhe_sbc_core::parameters::GlweParameters;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::files::credentials::{
+    credentials_file_bytes, decode_credentials, encode_credentials, key_material_bytes,
+};
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use zeroize::Zeroizing;
+
+/// Fresh credentials for device `device_id` and its key store record (`material`, parameter set `params`),
+/// each with its own copy of one fresh MAC key. The key is copied from one `MacKey` into the other
+/// directly, with no stray copy on the stack.
+pub(super) fn new_device(
+    device_id: u64,
+    key_id: u32,
+    params: &GlweParameters,
+    material: DeviceKeyMaterial,
+    rng: &mut Blake2bXof,
+) -> Result<(DeviceCredentials, DeviceRecord), Error> {
+    let mac_key = MacKey::generate(rng);
+    let copy = MacKey::from_slice(mac_key.as_bytes()).map_err(provisioning)?;
+    let cloud = DeviceCredentials::new(device_id, key_id, copy);
+    let record = DeviceRecord::with_parameter_set(cloud, params.id(), material).map_err(provisioning)?;
+    Ok((DeviceCredentials::new(device_id, key_id, mac_key), record))
+}
+
+/// A secret-key credential file: the packed key, wiped on drop.
+pub(super) fn secret_key_credentials(
+    mode: KeyMode,
+    params: &GlweParameters,
+    credentials: &DeviceCredentials,
+    key: &GlweSecretKeyOwned,
+) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let mut packed = Zeroizing::new(vec![0u8; key_material_bytes(mode, params)]);
+    pack_secret_key(key.as_bytes(), &mut packed).map_err(provisioning)?;
+    let mut out = Zeroizing::new(vec![0u8; credentials_file_bytes(mode, params)]);
+    let len = encode_credentials(mode, params, credentials, &packed, &mut out).map_err(provisioning)?;
+    out.truncate(len);
+    Ok(out)
+}
+
+/// Checks device `record`'s credential file at `path`: it decodes, and says what the key store says (mode,
+/// parameter set, device id, key id, MAC key; for a public-key device, the key set's public key).
+pub(super) fn check_credentials_file(
+    path: &Path,
+    record: &DeviceRecord,
+    parameters: KeySetParameters,
+    public_key: Option<&[u8]>,
+) -> Result<(), Error> {
+    const FIX: &str = "restore it from a backup, or issue the device again under a new --device-id";
+    let bad = |problem: String| Error::bad_file(path, problem, FIX);
+    let bytes = files::read(path, "device credential file")?;
+    let decoded = decode_credentials(&bytes).map_err(|e| match e {
+        tfhe_sbc_device::Error::WrongLength { expected, found } if found < expected => bad(format!(
+            "the credential file is truncated ({found} of {expected} bytes)"
+        )),
+        e => bad(format!("not a valid credential file ({e})")),
+    })?;
+    let credentials = &decoded.credentials;
+    let agrees = decoded.mode == record.mode()
+        && decoded.parameters.id() == parameters.id()
+        && credentials.device_id() == record.device_id()
+        && credentials.key_id() == record.key_id()
+        && credentials.mac_key().as_bytes() == record.credentials().mac_key().as_bytes()
+        && (decoded.mode != KeyMode::PublicKey || Some(decoded.key_material) == public_key);
+    if agrees {
+        Ok(())
+    } else {
+        Err(bad(format!(
+            "the credential file does not match device {}'s record in the key store",
+            record.device_id()
+        )))
+    }
+}

@@ -1,0 +1,36 @@
+//! The three commands: `init` (boolean key sets) or `init_integer` (the integer key set), `issue`, `show`.
+//! Each prints what it did to stdout and returns a typed [`Error`] on failure.
+
+mod credentials;
+mod init;
+mod issue;
+mod key_files;
+mod report;
+mod show;
+
+pub use init::{init, init_integer};
+pub use issue::issue;
+pub use show::show;
+
+use crate::error::Error;
+use std::path::Path;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+
+/// A CSPRNG seeded from the operating system.
+fn os_rng() -> Result<Blake2bXof, Error> {
+    tfhe_sbc_device::csprng::seeding::from_os_entropy().map_err(|_| Error::Entropy)
+}
+
+/// An [`Error::Provisioning`] carrying `e`'s message.
+fn provisioning(e: impl core::fmt::Display) -> Error {
+    Error::Provisioning { message: e.to_string() }
+}
+
+/// Checks that the key set directory `dir` exists.
+fn check_dir(dir: &Path) -> Result<(), Error> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(Error::missing(dir, "key set directory"))
+    }
+}

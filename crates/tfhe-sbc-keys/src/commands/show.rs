@@ -1,0 +1,113 @@
+//! `show`: the key set and its devices, every file checked, no secret printed.
+
+use super::check_dir;
+use super::credentials::check_credentials_file;
+use super::key_files::{load_key_store, load_public_key};
+use super::report::{describe_key_set, size};
+use crate::KeySetParameters;
+use crate::error::Error;
+use crate::files::{
+    self, CLIENT_KEY_FILE, DEVICES_DIR, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
+    credentials_path,
+};
+use std::path::Path;
+use tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope;
+use tfhe_sbc_adapter::key_set::short_hex;
+
+/// `show`: the key set of `dir` and its devices. Reads the server key's envelope, the public key, the key
+/// store and the credential files still in `devices/` (each must agree with its record); prints no secret,
+/// and never reads the client key (only its file's mode). Prints nothing unless every check passes.
+pub fn show(dir: &Path) -> Result<(), Error> {
+    check_dir(dir)?;
+    let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
+    let store = load_key_store(dir, &server)?;
+    let public_key = match server.parameters {
+        KeySetParameters::Boolean(set) => Some(load_public_key(dir, set, server.key_id)?),
+        KeySetParameters::Integer => None,
+    };
+    let mut out = vec![
+        format!("key set in {}", dir.display()),
+        format!("  parameters  {}", describe_key_set(server.parameters)),
+        format!("  key id      {:#010x}", server.key_id),
+        format!(
+            "  server key  fingerprint {}",
+            short_hex(&server.server_key_fingerprint)
+        ),
+    ];
+    let mut warnings = Vec::new();
+    let mut check_mode = |path: &Path, mode: u32, expected: u32| {
+        if mode & 0o077 != 0 && expected == SECRET_MODE {
+            warnings.push(format!(
+                "{} is readable by others (mode {mode:04o}): chmod 600 it",
+                path.display()
+            ));
+        }
+    };
+    for (name, expected) in [
+        (CLIENT_KEY_FILE, SECRET_MODE),
+        (SERVER_KEY_FILE, PUBLIC_MODE),
+        (PUBLIC_KEY_FILE, PUBLIC_MODE),
+        (KEY_STORE_FILE, SECRET_MODE),
+    ] {
+        if name == PUBLIC_KEY_FILE && public_key.is_none() {
+            continue;
+        }
+        let path = dir.join(name);
+        let len = std::fs::metadata(&path).map(|m| m.len()).ok();
+        match (files::mode_of(&path), len) {
+            (Some(mode), Some(len)) => {
+                out.push(format!("  {name:<16} {mode:04o}  {:>9}", size(len as usize)));
+                check_mode(&path, mode, expected);
+            }
+            _ => out.push(format!("  {name:<16} missing")),
+        }
+    }
+    out.push(format!("  devices     {}", store.len()));
+    if !store.is_empty() {
+        out.push(format!(
+            "  {:>20}  {:>10}  {:<10}  {:>10}  credential file",
+            "device id", "key id", "mode", "stored key"
+        ));
+    }
+    for record in store.iter() {
+        let stored = record.key().stored_bytes();
+        let path = credentials_path(dir, record.device_id());
+        let file = match files::mode_of(&path) {
+            Some(mode) => {
+                check_credentials_file(&path, record, server.parameters, public_key.as_deref())?;
+                check_mode(&path, mode, SECRET_MODE);
+                format!("{DEVICES_DIR}/{}.tsdc ({mode:04o})", record.device_id())
+            }
+            None => format!("not in {DEVICES_DIR}/ (delivered?)"),
+        };
+        out.push(format!(
+            "  {:>20}  {:#010x}  {:<10}  {:>10}  {file}",
+            record.device_id(),
+            record.key_id(),
+            record.mode().name(),
+            size(stored),
+        ));
+    }
+    if let Ok(entries) = std::fs::read_dir(dir.join(DEVICES_DIR)) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let known = name
+                .strip_suffix(".tsdc")
+                .and_then(|id| id.parse::<u64>().ok())
+                .is_some_and(|id| store.get(id).is_some() && name == format!("{id}.tsdc"));
+            if !known {
+                warnings.push(format!(
+                    "{} is not the credential file of a device in the key store: delete it",
+                    entry.path().display()
+                ));
+            }
+        }
+    }
+    for line in out {
+        println!("{line}");
+    }
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(())
+}
