@@ -1,10 +1,11 @@
 //! `tfhe-sbc-keys`: the trusted party's provisioning tool. See the library documentation and `--help`.
 
+use clap::builder::PossibleValue;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tfhe_sbc_adapter::interop::big_key::BooleanSet;
-use tfhe_sbc_keys::{KeyMode, commands};
+use tfhe_sbc_keys::{KeyMode, KeySetParameters, commands};
 
 /// The trusted party's provisioning tool: tfhe-rs keys, device credentials, the adapter's key store.
 #[derive(Parser, Debug)]
@@ -38,7 +39,7 @@ enum Command {
         device_id: u64,
         /// The key mode (docs/security.md). per-device needs tfhe-lib or integer; integer has no public-key mode.
         #[arg(long, value_enum)]
-        mode: CliMode,
+        mode: Mode,
         /// The key id the device's frames carry (default: the key set's; per-device mode only may differ).
         #[arg(long, value_parser = parse_u32)]
         key_id: Option<u32>,
@@ -51,32 +52,66 @@ enum Command {
     },
 }
 
-/// tfhe-rs boolean parameter sets.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Parameters {
-    /// TFHE_LIB_PARAMETERS: N = 1024, k = 1, about 120 bits; every key mode.
-    TfheLib,
-    /// DEFAULT_PARAMETERS_KS_PBS: N = 512, k = 3, 128 bits; fleet and public-key modes.
-    #[value(name = "ks-pbs-512")]
-    KsPbs512,
-    /// PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits; fleet and public-key modes.
-    #[value(name = "ks-pbs-1024")]
-    KsPbs1024,
-    /// PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (tfhe-rs's high-level default): FheUint8 .. FheUint64
-    /// from N = 2048 u64 frames; per-device and fleet modes.
-    Integer,
+/// A key set's parameters on the command line, each named by [`KeySetParameters::name`].
+#[derive(Clone, Copy, Debug)]
+struct Parameters(KeySetParameters);
+
+impl ValueEnum for Parameters {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            Self(KeySetParameters::Boolean(BooleanSet::TfheLib)),
+            Self(KeySetParameters::Boolean(BooleanSet::DefaultKsPbs)),
+            Self(KeySetParameters::Boolean(BooleanSet::ErrorProb2m165KsPbs)),
+            Self(KeySetParameters::Integer),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self.0 {
+            KeySetParameters::Boolean(BooleanSet::TfheLib) => {
+                "TFHE_LIB_PARAMETERS: N = 1024, k = 1, about 120 bits; every key mode"
+            }
+            KeySetParameters::Boolean(BooleanSet::DefaultKsPbs) => {
+                "DEFAULT_PARAMETERS_KS_PBS: N = 512, k = 3, 128 bits; fleet and public-key modes"
+            }
+            KeySetParameters::Boolean(BooleanSet::ErrorProb2m165KsPbs) => {
+                "PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits; fleet and public-key modes"
+            }
+            KeySetParameters::Integer => {
+                "PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (tfhe-rs's high-level default): FheUint8 .. FheUint64 \
+                 from N = 2048 u64 frames; per-device and fleet modes"
+            }
+            KeySetParameters::Boolean(_) => return None,
+        };
+        Some(PossibleValue::new(self.0.name()).help(help))
+    }
 }
 
-/// Key modes: the command-line face of [`KeyMode`] (the device's credential file, the key store and this
-/// tool share that one type; each value here is named by [`KeyMode::name`]).
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum CliMode {
-    /// The device's own secret key; a stolen device reveals only its own traffic.
-    PerDevice,
-    /// The client key's GLWE key, shared by every fleet device; one stolen device reveals all of them.
-    Fleet,
-    /// The public key only; a stolen device reveals no data.
-    PublicKey,
+/// Key modes on the command line, each named by [`KeyMode::name`] (the device's credential file, the key
+/// store and this tool share that one type).
+#[derive(Clone, Copy, Debug)]
+struct Mode(KeyMode);
+
+impl ValueEnum for Mode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            Self(KeyMode::PerDeviceSecretKey),
+            Self(KeyMode::FleetSecretKey),
+            Self(KeyMode::PublicKey),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self.0 {
+            KeyMode::PerDeviceSecretKey => "The device's own secret key; a stolen device reveals only its own traffic",
+            KeyMode::FleetSecretKey => {
+                "The client key's GLWE key, shared by every fleet device; one stolen device reveals all of them"
+            }
+            KeyMode::PublicKey => "The public key only; a stolen device reveals no data",
+            _ => return None,
+        };
+        Some(PossibleValue::new(self.0.name()).help(help))
+    }
 }
 
 /// A u32 in decimal or `0x` hexadecimal.
@@ -89,40 +124,23 @@ fn parse_u32(s: &str) -> Result<u32, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let result = match Cli::parse().command {
         Command::Init {
             dir,
-            parameters,
+            parameters: Parameters(parameters),
             key_id,
-        } => {
-            let set = match parameters {
-                Parameters::TfheLib => BooleanSet::TfheLib,
-                Parameters::KsPbs512 => BooleanSet::DefaultKsPbs,
-                Parameters::KsPbs1024 => BooleanSet::ErrorProb2m165KsPbs,
-                Parameters::Integer => return finish(commands::init_integer(&dir, key_id)),
-            };
-            commands::init(&dir, set, key_id)
-        }
+        } => match parameters {
+            KeySetParameters::Boolean(set) => commands::init(&dir, set, key_id),
+            KeySetParameters::Integer => commands::init_integer(&dir, key_id),
+        },
         Command::Issue {
             dir,
             device_id,
-            mode,
+            mode: Mode(mode),
             key_id,
-        } => {
-            let mode = match mode {
-                CliMode::PerDevice => KeyMode::PerDeviceSecretKey,
-                CliMode::Fleet => KeyMode::FleetSecretKey,
-                CliMode::PublicKey => KeyMode::PublicKey,
-            };
-            commands::issue(&dir, device_id, mode, key_id)
-        }
+        } => commands::issue(&dir, device_id, mode, key_id),
         Command::Show { dir } => commands::show(&dir),
     };
-    finish(result)
-}
-
-fn finish(result: Result<(), tfhe_sbc_keys::error::Error>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
