@@ -7,11 +7,10 @@
 
 mod common;
 
-use common::{assert_error, credentials_path, mode, run, run_ok};
-use std::path::{Path, PathBuf};
+use common::{KeySet, assert_error, credentials_path, mode, run, run_ok, s, scratch_copy};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
-use tempfile::TempDir;
 use tfhe::prelude::*;
 use tfhe::{FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::intake::IntakeConfig;
@@ -32,42 +31,17 @@ const FLEET: u64 = 42;
 const KEY_ID: &str = "0x1d000004";
 const KEY_ID_VALUE: u32 = 0x1d00_0004;
 
-struct KeySet {
-    dir: TempDir,
-    init_output: String,
-    issue_outputs: Vec<String>,
-}
-
 /// One integer key set for the whole file, with its two devices.
 fn key_set() -> &'static KeySet {
     static KEY_SET: OnceLock<KeySet> = OnceLock::new();
     KEY_SET.get_or_init(|| {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("keys");
-        let d = dir.to_str().unwrap();
-        let t = Instant::now();
-        let init_output = run_ok(&["init", "--dir", d, "--parameters", "integer", "--key-id", KEY_ID]);
-        eprintln!("init --parameters integer: {:.1} s", t.elapsed().as_secs_f64());
-        let t = Instant::now();
-        let issue_outputs = [(PER_DEVICE, "per-device"), (FLEET, "fleet")]
-            .iter()
-            .map(|(id, mode)| run_ok(&["issue", "--dir", d, "--device-id", &id.to_string(), "--mode", mode]))
-            .collect();
-        eprintln!("two issues: {:.1} s", t.elapsed().as_secs_f64());
-        KeySet {
-            dir: root,
-            init_output,
-            issue_outputs,
-        }
+        let init = ["--parameters", "integer", "--key-id", KEY_ID];
+        KeySet::new(&init, &[(PER_DEVICE, "per-device"), (FLEET, "fleet")])
     })
 }
 
 fn dir() -> PathBuf {
-    key_set().dir.path().join("keys")
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
+    key_set().dir()
 }
 
 #[test]
@@ -162,12 +136,7 @@ fn integer_key_set_errors_are_one_line() {
     assert_error(&out, &["exists"]);
 
     // A damaged credential file, in a scratch copy: show names it.
-    let scratch = tempfile::tempdir().unwrap();
-    for name in ["client_key.bin", "server_key.bin"] {
-        std::os::unix::fs::symlink(dir.join(name), scratch.path().join(name)).unwrap();
-    }
-    std::fs::copy(dir.join("key_store.bin"), scratch.path().join("key_store.bin")).unwrap();
-    std::fs::create_dir(scratch.path().join("devices")).unwrap();
+    let scratch = scratch_copy(&dir);
     let mut bytes = std::fs::read(credentials_path(&dir, PER_DEVICE)).unwrap();
     bytes[60] ^= 1;
     std::fs::write(credentials_path(scratch.path(), PER_DEVICE), &bytes).unwrap();

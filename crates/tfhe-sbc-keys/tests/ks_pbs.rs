@@ -6,10 +6,9 @@
 
 mod common;
 
-use common::{assert_decrypts, assert_error, credentials_path, device_frames, receive_message, run, run_ok};
+use common::{KeySet, assert_decrypts, assert_error, credentials_path, device_frames, receive_message, run, run_ok};
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use tempfile::TempDir;
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
 use tfhe_sbc_adapter::key_set::client_key::read_client_key;
@@ -22,22 +21,22 @@ use tfhe_sbc_device::files::credentials::decode_credentials;
 const FLEET: u64 = 1;
 const PUBLIC_KEY: u64 = 2;
 
-fn key_set() -> &'static TempDir {
-    static KEY_SET: OnceLock<TempDir> = OnceLock::new();
+/// One key set for the whole file, with its two devices.
+fn key_set() -> &'static KeySet {
+    static KEY_SET: OnceLock<KeySet> = OnceLock::new();
     KEY_SET.get_or_init(|| {
-        let root = tempfile::tempdir().unwrap();
-        let d = root.path().join("keys");
-        let d = d.to_str().unwrap();
-        let init = run_ok(&["init", "--dir", d, "--parameters", "ks-pbs-512"]);
+        let key_set = KeySet::new(
+            &["--parameters", "ks-pbs-512"],
+            &[(FLEET, "fleet"), (PUBLIC_KEY, "public-key")],
+        );
+        let init = &key_set.init_output;
         assert!(init.contains("DEFAULT_PARAMETERS_KS_PBS"), "{init}");
-        run_ok(&["issue", "--dir", d, "--device-id", "1", "--mode", "fleet"]);
-        run_ok(&["issue", "--dir", d, "--device-id", "2", "--mode", "public-key"]);
-        root
+        key_set
     })
 }
 
 fn dir() -> PathBuf {
-    key_set().path().join("keys")
+    key_set().dir()
 }
 
 #[test]
@@ -92,7 +91,7 @@ fn fleet_and_public_key_devices_reach_tfhe_rs_with_no_key_switch() {
         let decoded = decode_credentials(&file).unwrap();
         assert_eq!(decoded.mode, mode);
         assert_eq!(decoded.parameters.id(), DEFAULT_KS_PBS_GLWE_512_K3.id());
-        let frames = device_frames::<512, 3>(&file, &message, id as u8);
+        let frames = device_frames(&file, &message, id as u8);
         let received = receive_message(&frames, |frame, now| intake.receive(frame, now));
         assert_eq!(received.device_id, id);
         let bits = bridge.message_to_booleans(&received).unwrap();

@@ -7,12 +7,11 @@
 mod common;
 
 use common::{
-    assert_decrypts, assert_error, credentials_path, device_frames, mode, receive_message, run, run_ok, scratch_copy,
+    KeySet, assert_decrypts, assert_error, credentials_path, device_frames, mode, receive_message, run, run_ok, s,
+    scratch_copy,
 };
 use rand_core::{Rng, SeedableRng};
-use std::path::Path;
 use std::sync::OnceLock;
-use tempfile::TempDir;
 use tfhe::boolean::server_key::BinaryBooleanGates;
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::{BooleanBridge, server_key_fingerprint};
@@ -29,33 +28,20 @@ const FLEET: u64 = 3;
 const KEY_ID: &str = "0x5eed0001";
 const KEY_ID_VALUE: u32 = 0x5eed_0001;
 
-struct KeySet {
-    dir: TempDir,
-    init_output: String,
-}
-
 /// One key set for the whole file, with its three devices.
 fn key_set() -> &'static KeySet {
     static KEY_SET: OnceLock<KeySet> = OnceLock::new();
     KEY_SET.get_or_init(|| {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("keys");
-        let d = dir.to_str().unwrap();
-        let init_output = run_ok(&["init", "--dir", d, "--parameters", "tfhe-lib", "--key-id", KEY_ID]);
-        for (id, mode) in [(PER_DEVICE, "per-device"), (PUBLIC_KEY, "public-key"), (FLEET, "fleet")] {
-            let id = id.to_string();
-            run_ok(&["issue", "--dir", d, "--device-id", &id, "--mode", mode]);
-        }
-        KeySet { dir: root, init_output }
+        let init = ["--parameters", "tfhe-lib", "--key-id", KEY_ID];
+        KeySet::new(
+            &init,
+            &[(PER_DEVICE, "per-device"), (PUBLIC_KEY, "public-key"), (FLEET, "fleet")],
+        )
     })
 }
 
 fn dir() -> std::path::PathBuf {
-    key_set().dir.path().join("keys")
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
+    key_set().dir()
 }
 
 #[test]
@@ -187,7 +173,7 @@ fn devices_from_credential_files_reach_tfhe_rs_through_the_keyed_intake() {
         let mut message = [0u8; 16];
         sensor.fill_bytes(&mut message);
         let file = std::fs::read(credentials_path(&dir, id)).unwrap();
-        let frames = device_frames::<1024, 1>(&file, &message, 10 + i as u8);
+        let frames = device_frames(&file, &message, 10 + i as u8);
         let received = receive_message(&frames, |frame, now| intake.receive(frame, now));
         assert_eq!(received.device_id, id);
         let device_bits = intake.converter().message_to_booleans(&received).unwrap();

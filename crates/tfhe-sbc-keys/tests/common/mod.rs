@@ -1,23 +1,20 @@
-//! Helpers shared by the test files: run the binary, check its errors, build devices from credential files.
+//! Helpers shared by the test files: make a key set, run the binary, check its errors, build devices from
+//! credential files.
 #![allow(dead_code, clippy::unwrap_used)]
 
+use rand_core::SeedableRng;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
+use tempfile::TempDir;
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe_sbc_adapter::intake::{Message, Received};
-use tfhe_sbc_core::dimensions::PolynomialSize;
-use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_core::entities::unpack_secret_key;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
-use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
-use tfhe_sbc_device::files::credentials::{Credentials, KeyMode, decode_credentials};
-use tfhe_sbc_device::files::public_key::decode_public_key;
-use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
+use tfhe_sbc_device::files::credentials::decode_credentials;
+use tfhe_sbc_device::frame::FrameCounter;
+use tfhe_sbc_device::std_io::MessageEncryptor;
 
 /// Runs `tfhe-sbc-keys` with `args`.
 pub fn run(args: &[&str]) -> Output {
@@ -63,15 +60,60 @@ pub fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
+/// A key set made by the binary for a whole test file, in a temporary directory's `keys/`.
+pub struct KeySet {
+    root: TempDir,
+    /// What `init` printed.
+    pub init_output: String,
+    /// What each `issue` printed, in order.
+    pub issue_outputs: Vec<String>,
+}
+
+impl KeySet {
+    /// Runs `init --dir <DIR>` with `init_args`, then `issue --dir <DIR> --device-id <ID> --mode <MODE>` for
+    /// each of `devices`, printing how long each step took.
+    pub fn new(init_args: &[&str], devices: &[(u64, &str)]) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("keys");
+        let d = s(&dir);
+        let t = Instant::now();
+        let init_output = run_ok(&[&["init", "--dir", d][..], init_args].concat());
+        eprintln!("init {}: {:.1} s", init_args.join(" "), t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let issue_outputs = devices
+            .iter()
+            .map(|(id, mode)| run_ok(&["issue", "--dir", d, "--device-id", &id.to_string(), "--mode", mode]))
+            .collect();
+        eprintln!("{} issues: {:.1} s", devices.len(), t.elapsed().as_secs_f64());
+        Self {
+            root,
+            init_output,
+            issue_outputs,
+        }
+    }
+
+    /// The key set's directory.
+    pub fn dir(&self) -> PathBuf {
+        self.root.path().join("keys")
+    }
+}
+
+/// `path` as a command-line argument.
+pub fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
 /// A copy of the key set in `from`, in a new temporary directory, to damage: the two tfhe-rs key files are
-/// symbolic links (tens of MB, only read), everything else is copied.
-pub fn scratch_copy(from: &Path) -> tempfile::TempDir {
+/// symbolic links (tens of MB, only read), everything else is copied (the public key if the set has one).
+pub fn scratch_copy(from: &Path) -> TempDir {
     let to = tempfile::tempdir().unwrap();
     for name in ["client_key.bin", "server_key.bin"] {
         std::os::unix::fs::symlink(from.join(name), to.path().join(name)).unwrap();
     }
     for name in ["public_key.tspk", "key_store.bin"] {
-        std::fs::copy(from.join(name), to.path().join(name)).unwrap();
+        if from.join(name).exists() {
+            std::fs::copy(from.join(name), to.path().join(name)).unwrap();
+        }
     }
     std::fs::create_dir(to.path().join("devices")).unwrap();
     for entry in std::fs::read_dir(from.join("devices")).unwrap() {
@@ -87,55 +129,18 @@ pub fn credentials_path(dir: &Path, device_id: u64) -> PathBuf {
 }
 
 /// What a device built from its credential file sends: the frames of `message` (one message), encrypted
-/// as its mode says (seeded frames with its secret key, or public-key frames).
-pub fn device_frames<const N: usize, const K: usize>(
-    credentials_file: &[u8],
-    message: &[u8],
-    seed: u8,
-) -> Vec<Vec<u8>> {
-    let Credentials {
-        mode,
-        parameters,
-        credentials,
-        key_material,
-    } = decode_credentials(credentials_file).unwrap();
-    let rng = <Blake2bXof as rand_core::SeedableRng>::from_seed([seed; 32]);
-    let mut counter = FrameCounter::from_boot_counter(0);
-    let mut body = [0u32; N];
-    let mut frames = Vec::new();
-    match mode {
-        KeyMode::PublicKey => {
-            let mut pk_body = vec![0u32; N];
-            let header = decode_public_key(key_material, &mut pk_body).unwrap();
-            assert_eq!(header.key_id, credentials.key_id());
-            let mut encryptor =
-                Box::new(PublicKeyEncryptor::<N, K>::new(&parameters, &header.seed, &pk_body, rng).unwrap());
-            let outgoing = counter.begin_message(message.len(), N / 8).unwrap();
-            let mut mask = vec![0u32; K * N];
-            let mut out = vec![0u8; frame_bytes(FrameKind::PublicKey, K, N, 32, 32)];
-            for chunk in chunks(message, N / 8) {
-                let len = encryptor
-                    .encrypt_public_key_frame(&credentials, &outgoing, &chunk, &mut mask, &mut body, &mut out)
-                    .unwrap();
-                frames.push(out[..len].to_vec());
-            }
-        }
-        _ => {
-            let mut bits = vec![0u8; K * N];
-            unpack_secret_key(key_material, &mut bits).unwrap();
-            let key = GlweSecretKey::from_container(bits, PolynomialSize(N)).unwrap();
-            let mut encryptor = Box::new(GlweEncryptor::<N, K>::new(&parameters, &key, rng).unwrap());
-            let outgoing = encryptor.begin_message(&mut counter, message.len()).unwrap();
-            let mut out = vec![0u8; frame_bytes(FrameKind::Seeded, K, N, 32, 32)];
-            for chunk in chunks(message, N / 8) {
-                let len = encryptor
-                    .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut out)
-                    .unwrap();
-                frames.push(out[..len].to_vec());
-            }
-        }
-    }
-    frames
+/// as its mode says (seeded frames with its secret key, or public-key frames), its CSPRNG seeded from `seed`.
+pub fn device_frames(credentials_file: &[u8], message: &[u8], seed: u8) -> Vec<Vec<u8>> {
+    let file = decode_credentials(credentials_file).unwrap();
+    let mut rng = Blake2bXof::from_seed([seed; 32]);
+    let mut encryptor = MessageEncryptor::new(&file, &mut rng).unwrap();
+    let outgoing = FrameCounter::from_boot_counter(0)
+        .begin_message(message.len(), encryptor.chunk_bytes())
+        .unwrap();
+    let frames = encryptor
+        .encrypt_message(&file.credentials, &outgoing, message)
+        .unwrap();
+    frames.into_iter().map(|frame| frame.bytes).collect()
 }
 
 /// Feeds `frames` to `receive` until the message completes.
