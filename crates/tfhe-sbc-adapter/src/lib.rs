@@ -81,12 +81,12 @@ pub mod interop;
 pub mod key_set;
 #[cfg(feature = "tfhe")]
 pub mod keyed_intake;
-pub mod reassembly;
 pub mod registry;
 mod replay;
 pub mod stream;
 
 pub use error::{IntakeError, MessageField};
+pub use intake::reassembly;
 
 /// The key store and the keyed intakes under the path they had before [`key_set`] and [`keyed_intake`]
 /// were split: [`key_set::key_store`]'s items and [`keyed_intake::KeyedIntake`] /

@@ -1,9 +1,9 @@
-//! The devices an [`Intake`](crate::intake::Intake) accepts frames from: for each, the credentials it was
+//! The devices the intake (`intake::Intake`) accepts frames from: for each, the credentials it was
 //! provisioned with (device id, key id, MAC key) and the lowest sequence number still acceptable.
 //!
 //! The floor is the server's persisted high-water mark of the device's sequence numbers
-//! ([`Intake::highest_sequence`](crate::intake::Intake::highest_sequence) + 1): replay windows live in
-//! memory, so after a restart the floor is what keeps old frames from being replayed.
+//! (`Intake::highest_sequence` + 1): replay windows live in memory, so after a restart the floor is what
+//! keeps old frames from being replayed.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -76,17 +76,13 @@ impl DeviceRegistry {
         encryption: DeviceEncryption,
         floor: u64,
     ) -> Result<(), DuplicateDevice> {
-        match self.devices.entry(credentials.device_id()) {
-            Entry::Occupied(_) => Err(DuplicateDevice(credentials.device_id())),
-            Entry::Vacant(slot) => {
-                slot.insert(Registered {
-                    credentials,
-                    encryption,
-                    floor,
-                });
-                Ok(())
-            }
-        }
+        let id = credentials.device_id();
+        let registered = Registered {
+            credentials,
+            encryption,
+            floor,
+        };
+        insert_new(&mut self.devices, id, registered)
     }
 
     /// Whether `device_id` is registered.
@@ -102,5 +98,16 @@ impl DeviceRegistry {
     /// Whether no device is registered.
     pub fn is_empty(&self) -> bool {
         self.devices.is_empty()
+    }
+}
+
+/// Inserts `value` under `device_id` unless that id is taken ([`DuplicateDevice`]).
+pub(crate) fn insert_new<V>(devices: &mut HashMap<u64, V>, device_id: u64, value: V) -> Result<(), DuplicateDevice> {
+    match devices.entry(device_id) {
+        Entry::Occupied(_) => Err(DuplicateDevice(device_id)),
+        Entry::Vacant(slot) => {
+            slot.insert(value);
+            Ok(())
+        }
     }
 }

@@ -6,7 +6,7 @@
 //!   sequence number (`sequence - chunk_index`). A chunk that disagrees is rejected and the open message is
 //!   dropped ([`IntakeError::MessageMismatch`]): two messages are never merged;
 //! * a chunk index that already arrived is rejected ([`IntakeError::DuplicateChunk`]; through
-//!   [`Intake`](crate::intake::Intake) the replay window catches it first, since the index and the first
+//!   [`Intake`](super::Intake) the replay window catches it first, since the index and the first
 //!   sequence number fix the sequence number);
 //! * opening a message needs room under both limits, per device and in total; chunk counts are bounded by
 //!   `max_chunks_per_message` when the header is parsed;
@@ -14,8 +14,8 @@
 //!   dropped by [`Reassembler::evict_expired`] (one [`IntakeError::MessageExpired`] each), or when one of
 //!   their chunks arrives late (that chunk gets the `MessageExpired` error).
 
+use super::{Frame, IntakeConfig, Message, Received};
 use crate::error::{IntakeError, MessageField};
-use crate::intake::{Frame, IntakeConfig, Message, Received};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::{Duration, Instant};

@@ -1,0 +1,218 @@
+//! Authenticated intake of device frames (wire format v2, `docs/wire-format.md`): bytes from the network in,
+//! checked GLWE ciphertexts grouped into whole messages out, or a typed [`IntakeError`].
+//!
+//! [`Intake::receive`] runs, in this order:
+//! 1. [`parse_frame`] (stateless): magic and version first, then the fixed header, every field validated,
+//!    and the exact frame length the parameter set implies;
+//! 2. device lookup, key id, and the MAC, compared in constant time, **before** any mask expansion or
+//!    allocation: 0 bytes are allocated for a frame rejected up to here;
+//! 3. the device's replay window (the private `replay` module), updated only for an authentic frame;
+//! 4. the reassembly admission (mismatch, limits, expiry; [`reassembly`]);
+//! 5. only then the mask expansion into exactly the `2N` words a ciphertext of the (known) parameter set
+//!    needs, and the reassembly itself.
+//!
+//! Integer frames (the 64-bit set `MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048`, id 4) go through
+//! [`Intake::receive_integer`] instead: the same checks in the same order (MAC before any allocation, the
+//! replay window), then the `u64` mask expansion into an [`IntegerFrame`]. Every integer chunk holds whole
+//! readings (`N / 4` bytes: 512 `u8`, 256 `u16` or 128 `u32`), so each authenticated frame is handed out at
+//! once, with no reassembly buffer; [`Intake::receive`] refuses integer frames with
+//! [`IntakeError::UnsupportedParameterSet`].
+//!
+//! No length field of the input ever sizes an allocation: sizes come from the parameter set and the
+//! configured limits ([`IntakeConfig::max_buffered_bytes`]).
+
+mod config;
+mod frame;
+mod parse;
+pub mod reassembly;
+
+pub use config::IntakeConfig;
+pub use frame::{Frame, IntegerFrame, Message, Received};
+pub use parse::{ParsedFrame, parse_frame};
+
+use crate::error::IntakeError;
+use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice, Registered, insert_new};
+use crate::replay::{ReplayError, ReplayWindow};
+use reassembly::Reassembler;
+use std::collections::HashMap;
+use std::time::Instant;
+use tfhe_sbc_core::parameters::IntegerParameters;
+use tfhe_sbc_device::frame::mac::DeviceCredentials;
+use tfhe_sbc_device::frame::{FrameHeader, FrameKind};
+
+/// Moves the replay window of an authenticated frame's device past its sequence number.
+fn device_accept(devices: &mut HashMap<u64, DeviceState>, header: &FrameHeader) {
+    if let Some(device) = devices.get_mut(&header.device_id) {
+        device.window.accept(header.sequence);
+    }
+}
+
+#[derive(Debug)]
+struct DeviceState {
+    credentials: DeviceCredentials,
+    encryption: DeviceEncryption,
+    window: ReplayWindow,
+}
+
+impl DeviceState {
+    /// A registered device, with an empty replay window above its floor.
+    fn new(registered: Registered) -> Self {
+        Self {
+            credentials: registered.credentials,
+            encryption: registered.encryption,
+            window: ReplayWindow::new(registered.floor),
+        }
+    }
+}
+
+/// The stateful, authenticated intake: registered devices, their replay windows, and the reassembly of
+/// multi-chunk messages.
+#[derive(Debug)]
+pub struct Intake {
+    config: IntakeConfig,
+    devices: HashMap<u64, DeviceState>,
+    reassembler: Reassembler,
+}
+
+impl Intake {
+    /// An intake for the devices of `registry`.
+    pub fn new(config: IntakeConfig, registry: DeviceRegistry) -> Self {
+        let devices = registry
+            .devices
+            .into_iter()
+            .map(|(id, registered)| (id, DeviceState::new(registered)))
+            .collect();
+        Self {
+            reassembler: Reassembler::new(&config),
+            config,
+            devices,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &IntakeConfig {
+        &self.config
+    }
+
+    /// Registers one more secret-key device, whose frames must have sequence numbers of at least `floor`.
+    pub fn register(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), DuplicateDevice> {
+        self.register_device(credentials, DeviceEncryption::SecretKey, floor)
+    }
+
+    /// Registers one more device that encrypts as `encryption`, whose frames must have sequence numbers of at
+    /// least `floor`.
+    pub fn register_device(
+        &mut self,
+        credentials: DeviceCredentials,
+        encryption: DeviceEncryption,
+        floor: u64,
+    ) -> Result<(), DuplicateDevice> {
+        let id = credentials.device_id();
+        let state = DeviceState::new(Registered {
+            credentials,
+            encryption,
+            floor,
+        });
+        insert_new(&mut self.devices, id, state)
+    }
+
+    /// The highest sequence number accepted from `device_id`, if any. Persist it (plus one, as the floor
+    /// for [`DeviceRegistry::register_with_floor`]) before a restart, or old frames can be replayed.
+    pub fn highest_sequence(&self, device_id: u64) -> Option<u64> {
+        self.devices.get(&device_id)?.window.highest()
+    }
+
+    /// The number of incomplete messages held.
+    pub fn open_messages(&self) -> usize {
+        self.reassembler.open_messages()
+    }
+
+    /// Validates, authenticates and de-duplicates one frame, then adds it to its message. `now` is the
+    /// arrival time (for message expiry). A chunk of an open message that has expired gets
+    /// [`IntakeError::MessageExpired`] and the message is dropped; other expired messages are dropped by
+    /// [`Intake::evict_expired`], which the caller runs regularly.
+    pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
+        let parsed = parse_frame(bytes, &self.config)?;
+        let header = parsed.header;
+        if parsed.parameters.torus_bits() != 32 {
+            // Integer frames: `receive_integer`.
+            return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
+        }
+        self.authenticate(&parsed)?;
+        // A frame refused by the reassembly (limits, mismatch, expiry) does not consume its sequence number.
+        self.reassembler.admit(&header, now)?;
+        device_accept(&mut self.devices, &header);
+        self.reassembler.insert(parsed.to_frame(), now)
+    }
+
+    /// Validates, authenticates and de-duplicates one integer frame (a seeded frame of a 64-bit
+    /// integer set) and hands it out at once: every integer chunk holds whole readings, so there is no
+    /// reassembly. The checks are [`Intake::receive`]'s, in the same order (MAC before any allocation, then
+    /// the replay window); a boolean set's frame gets [`IntakeError::UnsupportedParameterSet`], a full or
+    /// public-key integer frame [`IntakeError::FrameKindNotAllowed`].
+    pub fn receive_integer(&mut self, bytes: &[u8]) -> Result<IntegerFrame, IntakeError> {
+        let parsed = parse_frame(bytes, &self.config)?;
+        let header = parsed.header;
+        let integer = IntegerParameters::from_id(parsed.parameters.id())
+            .ok_or(IntakeError::UnsupportedParameterSet(header.parameter_set))?;
+        self.authenticate(&parsed)?;
+        if parsed.kind != FrameKind::Seeded {
+            return Err(IntakeError::FrameKindNotAllowed {
+                device_id: header.device_id,
+                kind: parsed.kind,
+            });
+        }
+        device_accept(&mut self.devices, &header);
+        Ok(parsed.to_integer_frame(integer))
+    }
+
+    /// Device lookup, key id, MAC (constant-time), the frame kinds the device may send, and the replay
+    /// window check (not the update): everything before the frame may be used.
+    fn authenticate(&mut self, parsed: &ParsedFrame<'_>) -> Result<(), IntakeError> {
+        let header = parsed.header;
+        let device = self
+            .devices
+            .get_mut(&header.device_id)
+            .ok_or(IntakeError::UnknownDevice(header.device_id))?;
+        if header.key_id != device.credentials.key_id() {
+            return Err(IntakeError::WrongKeyId {
+                device_id: header.device_id,
+                expected: device.credentials.key_id(),
+                found: header.key_id,
+            });
+        }
+        if !parsed.verify_mac(device.credentials.mac_key()) {
+            return Err(IntakeError::BadMac {
+                device_id: header.device_id,
+            });
+        }
+        let allowed = match device.encryption {
+            DeviceEncryption::PublicKey => parsed.kind == FrameKind::PublicKey,
+            _ => parsed.kind != FrameKind::PublicKey,
+        };
+        if !allowed {
+            return Err(IntakeError::FrameKindNotAllowed {
+                device_id: header.device_id,
+                kind: parsed.kind,
+            });
+        }
+        device.window.check(header.sequence).map_err(|e| match e {
+            ReplayError::Replayed => IntakeError::Replayed {
+                device_id: header.device_id,
+                sequence: header.sequence,
+            },
+            ReplayError::TooOld { lowest_acceptable } => IntakeError::TooOld {
+                device_id: header.device_id,
+                sequence: header.sequence,
+                lowest_acceptable,
+            },
+        })?;
+        Ok(())
+    }
+
+    /// Drops every incomplete message older than `max_message_age` at `now`; one
+    /// [`IntakeError::MessageExpired`] per message dropped, ordered by device and message id.
+    pub fn evict_expired(&mut self, now: Instant) -> Vec<IntakeError> {
+        self.reassembler.evict_expired(now)
+    }
+}
