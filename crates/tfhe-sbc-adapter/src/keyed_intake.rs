@@ -30,6 +30,9 @@ pub struct KeyedIntake<C: Converter> {
 /// The integer set's keyed intake.
 pub type IntegerKeyedIntake = KeyedIntake<IntegerBridge>;
 
+/// Readings as `FheUint<Id>`, or why not.
+type Readings<Id> = Result<Vec<FheUint<Id>>, InteropError>;
+
 impl<C: Converter> KeyedIntake<C> {
     /// The intake and converter for the devices of `store`, none of which has sent a frame yet. `converter`
     /// must be made from the server key the store was made for ([`InteropError::ServerKeyMismatch`];
@@ -111,17 +114,12 @@ impl<C: Converter> KeyedIntake<C> {
 impl KeyedIntake<IntegerBridge> {
     /// [`IntegerBridge::readings`]: readings `first..first + count` of `frame` as `FheUint<Id>`, in the
     /// sending device's key mode.
-    pub fn readings<Id: FheUintId + Send>(
-        &self,
-        frame: &IntegerFrame,
-        first: usize,
-        count: usize,
-    ) -> Result<Vec<FheUint<Id>>, InteropError> {
+    pub fn readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame, first: usize, count: usize) -> Readings<Id> {
         self.converter.readings(frame, first, count)
     }
 
     /// [`IntegerBridge::frame_readings`]: every whole reading of `Id`'s width in `frame`.
-    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Result<Vec<FheUint<Id>>, InteropError> {
+    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Readings<Id> {
         self.converter.frame_readings(frame)
     }
 }

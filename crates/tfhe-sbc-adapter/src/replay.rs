@@ -13,7 +13,7 @@ pub const WINDOW: u64 = 128;
 
 /// Why a sequence number is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReplayError {
+pub(crate) enum ReplayError {
     /// Already accepted.
     Replayed,
     /// Below the window or the floor.

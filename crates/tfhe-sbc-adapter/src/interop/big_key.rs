@@ -14,13 +14,12 @@
 
 pub use super::boolean_set::{BooleanSet, check_server_key, generate_keys, glwe_key_from_client_key};
 
-use super::converter::{Converter, Messages};
-use super::device_keys::{DeviceKey, DeviceKeys};
+use super::converter::{Converter, Devices, Messages};
+use super::device_keys::DeviceKeys;
 use super::ksk::TfheLibKeySwitch;
 use super::{InteropError, server_key_fingerprint};
 use crate::extraction::extract_lwe_sample;
 use crate::intake::{Frame, Message};
-use crate::key_set::key_store::DeviceKeyMaterial;
 use rayon::prelude::*;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -28,7 +27,6 @@ use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::server_key::ServerKey;
 use tfhe::core_crypto::prelude::{CiphertextModulus, LweCiphertext, LweCiphertextOwned};
 use tfhe_sbc_core::entities::GlweCiphertext;
-use tfhe_sbc_core::parameters::ParameterSetId;
 
 /// Extracted ciphertexts in, `tfhe::boolean` gate inputs out, for a big-key set: sample extraction
 /// ([`extract_lwe_sample`], an LWE ciphertext of dimension `k * N` under the big key) wrapped as
@@ -166,23 +164,8 @@ impl Converter for BigKeyBridge {
 
     /// Fleet and public-key devices of the bridge's set (both encrypt under the client key's GLWE key, whose
     /// extracted bits are gate inputs); a per-device key has no place on a big-key set.
-    fn register(
-        &self,
-        device_id: u64,
-        key_id: u32,
-        parameter_set: ParameterSetId,
-        material: DeviceKeyMaterial,
-    ) -> Result<(), InteropError> {
-        let sets = (parameter_set, self.set.glwe_parameters().id());
-        self.devices
-            .register(device_id, key_id, sets, material, |material| match material {
-                DeviceKeyMaterial::Fleet | DeviceKeyMaterial::PublicKey => Some(DeviceKey::Shared),
-                _ => None,
-            })
-    }
-
-    fn unregister(&self, device_id: u64) -> bool {
-        self.devices.remove(device_id)
+    fn devices(&self) -> Devices<'_> {
+        Devices::new(&*self.devices, self.set.glwe_parameters().id())
     }
 
     fn convert(&self, message: &Message) -> Result<Vec<Ciphertext>, InteropError> {

@@ -7,16 +7,13 @@
 //! key-switches slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
 
 use super::InteropError;
-use super::converter::{Converter, Messages};
-use super::device_keys::{CacheStats, DeviceKey, DeviceKeys};
-use super::keyswitch::{KEYSWITCH_BLOCK, keyswitch_block};
+use super::converter::{Converter, Devices, Messages};
+use super::device_keys::{CacheStats, DeviceKeys};
+use super::fingerprint::fingerprint;
 use super::ksk::TfheLibKeySwitch;
+use super::strategy::{KeySwitchStrategy, switch_all};
 use crate::extraction::extract_lwe_sample;
 use crate::intake::{Frame, Message};
-use crate::key_set::key_store::{DeviceKeyMaterial, KeyMode};
-use blake2::digest::consts::U32;
-use blake2::{Blake2b, Digest};
-use rayon::prelude::*;
 use std::num::NonZeroUsize;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -25,31 +22,10 @@ use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
 use tfhe::boolean::server_key::ServerKey;
 use tfhe::core_crypto::prelude::{
     CiphertextModulus, LweCiphertext, LweCiphertextOwned, LweKeyswitchKeyOwned, PBSOrder, keyswitch_lwe_ciphertext,
-    par_keyswitch_lwe_ciphertext,
 };
 use tfhe_sbc_core::entities::GlweCiphertext;
-use tfhe_sbc_core::parameters::{ParameterSetId, TFHE_LIB_GLWE_1024};
-
-/// How [`BooleanBridge`] spreads a slice of key switches over rayon's threads. Every strategy gives the same
-/// bits. Measured by `cargo bench --bench intake` (whole intake of a 1024-bit frame, 2-core x86_64 with
-/// AVX-512): tfhe-rs's serial key switch 621 ms; `ParIter` 302 ms and `ParKeyswitch` 335 ms on 2 threads;
-/// `Blocked` 344 ms on 1 thread and 176 ms on 2.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum KeySwitchStrategy {
-    /// One ciphertext after another on the calling thread (tfhe-rs's `keyswitch_lwe_ciphertext`).
-    Serial,
-    /// rayon over the ciphertexts, each switched by tfhe-rs's `keyswitch_lwe_ciphertext`.
-    ParIter,
-    /// One ciphertext after another, each split over rayon's threads (`par_keyswitch_lwe_ciphertext`): a
-    /// reduction per ciphertext, so it scales a little worse than `ParIter`.
-    ParKeyswitch,
-    /// rayon over blocks of [`KEYSWITCH_BLOCK`] ciphertexts, each block reading the key once, with a kernel
-    /// compiled for AVX-512F, AVX2 and the baseline and picked at run time. The fastest here (1.8x tfhe-rs's
-    /// key switch per core, and 1.95x to 2x on 2 threads), hence the default.
-    #[default]
-    Blocked,
-}
+use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::files::credentials::KeyMode;
 
 /// The key a batch is switched with: the fleet key (borrowed) or a device key (held while in use).
 enum KeyHandle<'a> {
@@ -73,26 +49,6 @@ pub const DEFAULT_CACHE_CAPACITY: NonZeroUsize = match NonZeroUsize::new(8) {
     Some(capacity) => capacity,
     None => unreachable!(),
 };
-
-/// BLAKE2b-256 of a server key's key-switching key (its words, little-endian): what a
-/// [`KeyStore`](crate::key_store::KeyStore) records so that it is never used with another key set.
-pub fn server_key_fingerprint(server_key: &ServerKey) -> [u8; 32] {
-    let (_, key_switching_key, _) = server_key.clone().into_raw_parts();
-    fingerprint(&key_switching_key)
-}
-
-fn fingerprint(key_switching_key: &LweKeyswitchKeyOwned<u32>) -> [u8; 32] {
-    let mut hasher = Blake2b::<U32>::new();
-    hasher.update(b"tfhe-sbc server key fingerprint v1");
-    for chunk in key_switching_key.as_ref().chunks(4096) {
-        let mut bytes = [0u8; 4 * 4096];
-        for (out, word) in bytes.chunks_exact_mut(4).zip(chunk) {
-            out.copy_from_slice(&word.to_le_bytes());
-        }
-        hasher.update(&bytes[..4 * chunk.len()]);
-    }
-    hasher.finalize().into()
-}
 
 /// Converts extracted TLWE ciphertexts into tfhe-rs boolean ciphertexts (`TFHE_LIB_PARAMETERS`' small
 /// key, the key a gate takes), with the sending device's key switch. `Send + Sync`: share it through an
@@ -341,89 +297,11 @@ impl Converter for BooleanBridge {
 
     /// Fleet and public-key devices of `TFHE_LIB_PARAMETERS` are switched with the server key's
     /// key-switching key, per-device ones with their own [`DeviceKsk`](super::DeviceKsk).
-    fn register(
-        &self,
-        device_id: u64,
-        key_id: u32,
-        parameter_set: ParameterSetId,
-        material: DeviceKeyMaterial,
-    ) -> Result<(), InteropError> {
-        let sets = (parameter_set, TFHE_LIB_GLWE_1024.id());
-        self.devices
-            .register(device_id, key_id, sets, material, |material| match material {
-                DeviceKeyMaterial::Fleet | DeviceKeyMaterial::PublicKey => Some(DeviceKey::Shared),
-                DeviceKeyMaterial::PerDevice(ksk) => Some(DeviceKey::Own(Arc::new(ksk))),
-                _ => None,
-            })
-    }
-
-    fn unregister(&self, device_id: u64) -> bool {
-        self.devices.remove(device_id)
+    fn devices(&self) -> Devices<'_> {
+        Devices::new(&self.devices, TFHE_LIB_GLWE_1024.id())
     }
 
     fn convert(&self, message: &Message) -> Result<Vec<Ciphertext>, InteropError> {
         self.message_to_booleans(message)
-    }
-}
-
-/// Key-switches `count` big-key ciphertexts, the `i`-th written by `fill(i, buffer)`, with `key`.
-fn switch_all<F>(key: &LweKeyswitchKeyOwned<u32>, strategy: KeySwitchStrategy, count: usize, fill: F) -> Vec<Ciphertext>
-where
-    F: Fn(usize, &mut [u32]) + Sync,
-{
-    let big_size = key.input_key_lwe_dimension().to_lwe_size().0;
-    let small_size = key.output_lwe_size();
-    let modulus = CiphertextModulus::new_native();
-    let one = |i: usize, big: &mut LweCiphertextOwned<u32>| {
-        fill(i, big.as_mut());
-        let mut small = LweCiphertext::new(0u32, small_size, modulus);
-        keyswitch_lwe_ciphertext(key, &*big, &mut small);
-        Ciphertext::Encrypted(small)
-    };
-    let scratch = || LweCiphertext::new(0u32, key.input_key_lwe_dimension().to_lwe_size(), modulus);
-    match strategy {
-        KeySwitchStrategy::Serial => {
-            let mut big = scratch();
-            (0..count).map(|i| one(i, &mut big)).collect()
-        }
-        KeySwitchStrategy::ParIter => (0..count)
-            .into_par_iter()
-            .map_init(scratch, |big, i| one(i, big))
-            .collect(),
-        KeySwitchStrategy::ParKeyswitch => {
-            let mut big = scratch();
-            (0..count)
-                .map(|i| {
-                    fill(i, big.as_mut());
-                    let mut small = LweCiphertext::new(0u32, small_size, modulus);
-                    par_keyswitch_lwe_ciphertext(key, &big, &mut small);
-                    Ciphertext::Encrypted(small)
-                })
-                .collect()
-        }
-        KeySwitchStrategy::Blocked => {
-            let blocks: Vec<Vec<Ciphertext>> = (0..count.div_ceil(KEYSWITCH_BLOCK))
-                .into_par_iter()
-                .map_init(
-                    || (vec![0u32; KEYSWITCH_BLOCK * big_size], Vec::new()),
-                    |(bigs, digits), block| {
-                        let range = block * KEYSWITCH_BLOCK..count.min((block + 1) * KEYSWITCH_BLOCK);
-                        let len = range.len();
-                        for (i, big) in range.zip(bigs.chunks_exact_mut(big_size)) {
-                            fill(i, big);
-                        }
-                        let inputs: Vec<&[u32]> = bigs.chunks_exact(big_size).take(len).collect();
-                        let mut smalls: Vec<Vec<u32>> = vec![vec![0u32; small_size.0]; len];
-                        let mut outputs: Vec<&mut [u32]> = smalls.iter_mut().map(Vec::as_mut_slice).collect();
-                        keyswitch_block(key, &inputs, &mut outputs, digits);
-                        smalls
-                            .into_iter()
-                            .map(|words| Ciphertext::Encrypted(LweCiphertext::from_container(words, modulus)))
-                            .collect()
-                    },
-                )
-                .collect();
-            blocks.into_iter().flatten().collect()
-        }
     }
 }

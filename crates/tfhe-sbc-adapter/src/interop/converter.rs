@@ -1,5 +1,5 @@
 //! [`Converter`]: what every conversion from authenticated device frames into tfhe-rs values has in common,
-//! so that one [`KeyedIntake`](crate::keyed_intake::KeyedIntake) serves every parameter set.
+//! so that one `KeyedIntake` serves every parameter set.
 //!
 //! | converter | sets | input | per device | output |
 //! |---|---|---|---|---|
@@ -8,9 +8,10 @@
 //! | [`IntegerBridge`](super::integer::IntegerBridge) | the integer set | [`IntegerFrame`] | extraction (fleet) or key switch and identity PBS (per-device) | `FheUint` readings |
 
 use super::InteropError;
+use super::device_keys::DeviceTable;
+use super::device_record::DeviceKeyMaterial;
 use crate::IntakeError;
 use crate::intake::{Intake, IntegerFrame, Message, Received};
-use crate::key_set::key_store::DeviceKeyMaterial;
 use std::time::Instant;
 use tfhe_sbc_core::parameters::ParameterSetId;
 
@@ -78,6 +79,10 @@ pub trait Converter: Send + Sync {
     /// keys is bound to it); `None` if the converter was made without a server key.
     fn server_key_fingerprint(&self) -> Option<[u8; 32]>;
 
+    /// The converter's registered devices, with the parameter set it converts: what
+    /// [`Converter::register`] and [`Converter::unregister`] work on.
+    fn devices(&self) -> Devices<'_>;
+
     /// Registers device `device_id` of `parameter_set`, whose frames carry `key_id`, with the key material
     /// the key store records. A device of another parameter set is recorded as such (its inputs get
     /// [`InteropError::DeviceOfAnotherSet`]); material its set does not take gets
@@ -88,11 +93,39 @@ pub trait Converter: Send + Sync {
         key_id: u32,
         parameter_set: ParameterSetId,
         material: DeviceKeyMaterial,
-    ) -> Result<(), InteropError>;
+    ) -> Result<(), InteropError> {
+        let devices = self.devices();
+        let sets = (parameter_set, devices.converter_set);
+        devices.table.register((device_id, key_id), sets, material)
+    }
 
     /// Forgets a device (revocation) and its cached key; whether it was registered.
-    fn unregister(&self, device_id: u64) -> bool;
+    fn unregister(&self, device_id: u64) -> bool {
+        self.devices().table.remove(device_id)
+    }
 
     /// One input as tfhe-rs values, with the key of the device it came from.
     fn convert(&self, input: &Input<Self>) -> Result<Self::Output, InteropError>;
+}
+
+/// A converter's registered devices and the parameter set it converts, as [`Converter::register`] and
+/// [`Converter::unregister`] use them. Only this crate's converters make one.
+pub struct Devices<'a> {
+    table: &'a dyn DeviceTable,
+    converter_set: ParameterSetId,
+}
+
+impl<'a> Devices<'a> {
+    /// The devices of `table`, for a converter of `converter_set`.
+    pub(crate) fn new(table: &'a dyn DeviceTable, converter_set: ParameterSetId) -> Self {
+        Self { table, converter_set }
+    }
+}
+
+impl core::fmt::Debug for Devices<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Devices")
+            .field("converter_set", &self.converter_set.0)
+            .finish_non_exhaustive()
+    }
 }

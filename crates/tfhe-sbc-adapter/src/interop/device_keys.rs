@@ -8,9 +8,10 @@
 //! thread still uses them live until it is done, so memory is bounded by `capacity` plus the keys in use.
 
 use super::InteropError;
-use super::ksk::{KeySwitchSet, SeededKsk};
+use super::device_record::DeviceKeyMaterial;
+use super::device_record::check_material;
+use super::ksk::{IntegerKeySwitch, KeySwitchSet, SeededKsk, TfheLibKeySwitch};
 use super::lru::Lru;
-use crate::key_set::key_store::{DeviceKeyMaterial, KeyMode};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::num::NonZeroUsize;
@@ -18,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use tfhe::core_crypto::prelude::LweKeyswitchKeyOwned;
 use tfhe_sbc_core::parameters::ParameterSetId;
+use tfhe_sbc_device::files::credentials::KeyMode;
 
 /// Counters of the per-device key cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -120,19 +122,6 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
         }
     }
 
-    /// Forgets `device_id` and drops its cached key; whether it was registered.
-    pub(crate) fn remove(&self, device_id: u64) -> bool {
-        let removed = self
-            .routes
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&device_id);
-        if let Some(route) = &removed {
-            self.lock_cache().remove(&(device_id, route.key_id));
-        }
-        removed.is_some()
-    }
-
     /// The device's route; [`InteropError::UnknownDevice`] if it is not registered.
     pub(crate) fn route(&self, device_id: u64) -> Result<Route<S>, InteropError> {
         self.routes
@@ -141,26 +130,6 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
             .get(&device_id)
             .cloned()
             .ok_or(InteropError::UnknownDevice(device_id))
-    }
-
-    /// Registers a device of `parameter_set` with a converter of `converter_set`: a device of another set is
-    /// recorded as such; on the converter's set, `key_of` says which key its material gives (`None`: material
-    /// the set does not take, [`InteropError::KeyMaterialMismatch`]).
-    pub(crate) fn register(
-        &self,
-        device_id: u64,
-        key_id: u32,
-        (parameter_set, converter_set): (ParameterSetId, ParameterSetId),
-        material: DeviceKeyMaterial,
-        key_of: impl FnOnce(DeviceKeyMaterial) -> Option<DeviceKey<S>>,
-    ) -> Result<(), InteropError> {
-        let mode = material.mode();
-        let key = if parameter_set == converter_set {
-            key_of(material).ok_or(InteropError::KeyMaterialMismatch { device_id })?
-        } else {
-            DeviceKey::OtherSet(parameter_set.0)
-        };
-        self.insert(device_id, Route { key_id, mode, key })
     }
 
     /// The key of `device_id`'s frames under `key_id` for a converter of `converter_set`: `None` for the
@@ -249,5 +218,79 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
             entries: lru.len(),
             capacity: lru.capacity().get(),
         }
+    }
+}
+
+/// The key family of a converter's per-device keys: which seeded key of a device's material it takes.
+pub(crate) trait OwnKey: KeySwitchSet + Sized {
+    /// The material's seeded key of this family, if it carries one (else the device uses the server key's).
+    fn own_key(material: DeviceKeyMaterial) -> Option<SeededKsk<Self>>;
+}
+
+impl OwnKey for TfheLibKeySwitch {
+    fn own_key(material: DeviceKeyMaterial) -> Option<SeededKsk<Self>> {
+        match material {
+            DeviceKeyMaterial::PerDevice(ksk) => Some(ksk),
+            _ => None,
+        }
+    }
+}
+
+impl OwnKey for IntegerKeySwitch {
+    fn own_key(material: DeviceKeyMaterial) -> Option<SeededKsk<Self>> {
+        match material {
+            DeviceKeyMaterial::IntegerPerDevice(ksk) => Some(ksk),
+            _ => None,
+        }
+    }
+}
+
+/// Registration and removal in a [`DeviceKeys`], whatever its key family: what [`Converter::register`] and
+/// [`Converter::unregister`](super::Converter::unregister) call.
+///
+/// [`Converter::register`]: super::Converter::register
+pub(crate) trait DeviceTable: Send + Sync {
+    /// Registers `(device id, key id)` of parameter set `sets.0` with a converter of `sets.1`: a device of
+    /// another set is recorded as such; on the converter's set, the material must be one the set allows
+    /// ([`InteropError::KeyMaterialMismatch`]); its own seeded key, if any, is the device's key.
+    fn register(
+        &self,
+        device: (u64, u32),
+        sets: (ParameterSetId, ParameterSetId),
+        material: DeviceKeyMaterial,
+    ) -> Result<(), InteropError>;
+
+    /// Forgets `device_id` and drops its cached key; whether it was registered.
+    fn remove(&self, device_id: u64) -> bool;
+}
+
+impl<S: OwnKey> DeviceTable for DeviceKeys<S> {
+    fn register(
+        &self,
+        (device_id, key_id): (u64, u32),
+        (parameter_set, converter_set): (ParameterSetId, ParameterSetId),
+        material: DeviceKeyMaterial,
+    ) -> Result<(), InteropError> {
+        let mode = material.mode();
+        let key = if parameter_set == converter_set {
+            check_material(device_id, converter_set, &material)
+                .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
+            S::own_key(material).map_or(DeviceKey::Shared, |ksk| DeviceKey::Own(Arc::new(ksk)))
+        } else {
+            DeviceKey::OtherSet(parameter_set.0)
+        };
+        self.insert(device_id, Route { key_id, mode, key })
+    }
+
+    fn remove(&self, device_id: u64) -> bool {
+        let removed = self
+            .routes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&device_id);
+        if let Some(route) = &removed {
+            self.lock_cache().remove(&(device_id, route.key_id));
+        }
+        removed.is_some()
     }
 }

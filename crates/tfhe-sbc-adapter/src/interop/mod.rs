@@ -7,7 +7,7 @@
 //! extracted ciphertext is under the 1024-dimensional "big" key (the GLWE key read flat), so each one goes
 //! through a key-switching key first. That costs about 1 ms per bit, so it is a separate, visible step.
 //!
-//! Three key modes ([`crate::key_store::KeyMode`]):
+//! Three key modes (`KeyMode`, recorded per device in a [`DeviceRecord`]):
 //! * **fleet**: every device holds the client key's GLWE key, and the server key's key-switching key
 //!   switches its bits ([`provision_fleet_device`]);
 //! * **per-device** (the default for new devices): every device holds its own GLWE key, and the cloud holds
@@ -24,18 +24,23 @@ pub mod boolean_set;
 mod bridge;
 mod converter;
 mod device_keys;
+pub mod device_record;
 mod error;
+mod fingerprint;
 pub mod integer;
 mod keyswitch;
 pub mod ksk;
 mod lru;
 mod per_device;
+mod strategy;
 
 pub use big_key::BigKeyBridge;
-pub use bridge::{BooleanBridge, DEFAULT_CACHE_CAPACITY, KeySwitchStrategy, server_key_fingerprint};
-pub use converter::{Converter, FrameUnit, Input, IntegerFrames, Messages};
+pub use bridge::{BooleanBridge, DEFAULT_CACHE_CAPACITY};
+pub use converter::{Converter, Devices, FrameUnit, Input, IntegerFrames, Messages};
 pub use device_keys::CacheStats;
+pub use device_record::{DeviceKeyMaterial, DeviceRecord};
 pub use error::InteropError;
+pub use fingerprint::server_key_fingerprint;
 pub use integer::IntegerBridge;
 pub use keyswitch::KEYSWITCH_BLOCK;
 pub use ksk::{DeviceKsk, IntegerDeviceKsk, KeySwitchSet, SeededKsk};
@@ -43,6 +48,7 @@ pub use per_device::{
     DeviceSecrets, PublicKeyDevice, provision_fleet_device, provision_per_device, provision_public_key_device,
     public_key_from_client_key,
 };
+pub use strategy::KeySwitchStrategy;
 
 /// The number of body words of a seeded `TFHE_LIB_PARAMETERS` per-device key (`1024 * 8`).
 pub fn device_ksk_words() -> usize {

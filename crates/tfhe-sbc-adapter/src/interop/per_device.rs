@@ -14,14 +14,15 @@
 
 use super::InteropError;
 use super::boolean_set::{BooleanSet, glwe_key_from_client_key};
+use super::device_record::{DeviceKeyMaterial, DeviceRecord};
 use super::ksk::DeviceKsk;
-use crate::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
 use negacyclic_fft::Plan;
 use rand_core::CryptoRng;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::files::credentials::KeyMode;
 use tfhe_sbc_device::files::credentials::{credentials_file_bytes, encode_credentials};
 use tfhe_sbc_device::files::public_key::{
     PUBLIC_KEY_MAGIC, decode_public_key, encode_public_key, public_key_file_bytes,
@@ -43,7 +44,7 @@ pub struct DeviceSecrets {
 
 /// Trusted party, per-device mode: a fresh binary GLWE key for device `device_id`, a fresh MAC key, and the
 /// seeded key-switching key from the device key to `client_key`'s small key. Returns what goes to the
-/// device and the record that goes to the cloud's [`KeyStore`](crate::key_store::KeyStore).
+/// device and the record that goes to the cloud's `KeyStore`.
 ///
 /// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::csprng::seeding::from_os_entropy()`.
 pub fn provision_per_device<R: CryptoRng + ?Sized>(
@@ -152,9 +153,9 @@ impl PublicKeyDevice {
 /// Trusted party, public-key mode (`TFHE_LIB_PARAMETERS`): a fresh seeded public key under `client_key`'s
 /// GLWE key ([`public_key_from_client_key`], key id `key_id`) and a fresh MAC key for device `device_id`.
 /// Returns what goes to the device and the record that goes to the cloud's
-/// [`KeyStore`](crate::key_store::KeyStore): [`DeviceKeyMaterial::PublicKey`], no key material of its own
+/// `KeyStore`: [`DeviceKeyMaterial::PublicKey`], no key material of its own
 /// (its bits are switched with the server key's key-switching key, as a fleet device's), registered in the
-/// [`KeyedIntake`](crate::key_store::KeyedIntake) as
+/// `KeyedIntake` as
 /// [`DeviceEncryption::PublicKey`](crate::registry::DeviceEncryption::PublicKey): public-key frames only.
 ///
 /// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::csprng::seeding::from_os_entropy()`.

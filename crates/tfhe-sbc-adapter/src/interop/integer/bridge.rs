@@ -19,43 +19,16 @@
 use super::per_device::IntegerRefresher;
 use super::{IntegerExtractor, IntegerParameters, InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
 use crate::intake::IntegerFrame;
-use crate::interop::converter::{Converter, IntegerFrames};
-use crate::interop::device_keys::{CacheStats, DeviceKey, DeviceKeys};
+use crate::interop::converter::{Converter, Devices, IntegerFrames};
+use crate::interop::device_keys::{CacheStats, DeviceKeys};
+use crate::interop::fingerprint::integer_server_key_fingerprint;
 use crate::interop::ksk::IntegerKeySwitch;
-use crate::key_set::key_store::{DeviceKeyMaterial, KeyMode};
-use blake2::digest::consts::U32;
-use blake2::{Blake2b, Digest};
 use std::num::NonZeroUsize;
-use std::sync::Arc;
-use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
 use tfhe::{FheUint, FheUint8, FheUint16, FheUint32, FheUint64, FheUintId};
-use tfhe_sbc_core::parameters::ParameterSetId;
+use tfhe_sbc_device::files::credentials::KeyMode;
 
 /// How many decompressed per-device integer keys (57.4 MiB each) an [`IntegerBridge`] keeps by default.
 pub const DEFAULT_INTEGER_CACHE_CAPACITY: usize = 2;
-
-/// A fingerprint of a high-level integer server key: BLAKE2b-256 of its key-switching key (domain
-/// `"tfhe-sbc integer server key fingerprint v1"`), the key every per-device key switch must land beside.
-/// A key store of integer devices is bound to it, as a boolean one is to
-/// [`server_key_fingerprint`](crate::interop::server_key_fingerprint). Errors if the key is not a standard
-/// classic-PBS key.
-pub fn integer_server_key_fingerprint(server_key: &tfhe::ServerKey) -> Result<[u8; 32], InteropError> {
-    let integer: &tfhe::integer::ServerKey = server_key.as_ref();
-    let shortint: &tfhe::shortint::ServerKey = integer.as_ref();
-    let AtomicPatternServerKey::Standard(ap) = &shortint.atomic_pattern else {
-        return Err(InteropError::UnsupportedAtomicPattern);
-    };
-    let mut hasher = Blake2b::<U32>::new();
-    hasher.update(b"tfhe-sbc integer server key fingerprint v1");
-    for chunk in ap.key_switching_key.as_ref().chunks(2048) {
-        let mut bytes = [0u8; 8 * 2048];
-        for (out, word) in bytes.chunks_exact_mut(8).zip(chunk) {
-            out.copy_from_slice(&word.to_le_bytes());
-        }
-        hasher.update(&bytes[..8 * chunk.len()]);
-    }
-    Ok(hasher.finalize().into())
-}
 
 /// Which `FheUint` the integer converter makes of a frame's readings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -293,27 +266,12 @@ impl Converter for IntegerBridge {
         Some(self.fingerprint)
     }
 
-    /// On the integer set the material must be [`DeviceKeyMaterial::Fleet`] or
-    /// [`DeviceKeyMaterial::IntegerPerDevice`] ([`InteropError::KeyMaterialMismatch`] otherwise); a device of
-    /// another set is recorded so that its frames get [`InteropError::DeviceOfAnotherSet`].
-    fn register(
-        &self,
-        device_id: u64,
-        key_id: u32,
-        parameter_set: ParameterSetId,
-        material: DeviceKeyMaterial,
-    ) -> Result<(), InteropError> {
-        let sets = (parameter_set, self.set.glwe().id());
-        self.devices
-            .register(device_id, key_id, sets, material, |material| match material {
-                DeviceKeyMaterial::Fleet => Some(DeviceKey::Shared),
-                DeviceKeyMaterial::IntegerPerDevice(ksk) => Some(DeviceKey::Own(Arc::new(ksk))),
-                _ => None,
-            })
-    }
-
-    fn unregister(&self, device_id: u64) -> bool {
-        self.devices.remove(device_id)
+    /// On the integer set the material must be [`DeviceKeyMaterial::Fleet`](crate::interop::DeviceKeyMaterial::Fleet)
+    /// or [`DeviceKeyMaterial::IntegerPerDevice`](crate::interop::DeviceKeyMaterial::IntegerPerDevice)
+    /// ([`InteropError::KeyMaterialMismatch`] otherwise); a device of another set is recorded so that its
+    /// frames get [`InteropError::DeviceOfAnotherSet`].
+    fn devices(&self) -> Devices<'_> {
+        Devices::new(&self.devices, self.set.glwe().id())
     }
 
     /// Every whole reading of the converter's [`ReadingBits`] in the frame ([`IntegerBridge::frame_readings`]).

@@ -33,8 +33,8 @@
 //!   ([`per_device`]), the work tfhe-rs's own `CompactCiphertextList::expand` does per block of a packed
 //!   list.
 //!
-//! The key store records each device's parameter set and mode (`crate::key_set::key_store`), and
-//! [`IntegerBridge`] (a [`Converter`](super::Converter), behind `crate::keyed_intake::KeyedIntake`) picks the
+//! The key store records each device's parameter set and mode (`key_set::key_store`), and
+//! [`IntegerBridge`] (a [`Converter`](super::Converter), behind `keyed_intake::KeyedIntake`) picks the
 //! conversion for the sending device in one call,
 //! from an authenticated `IntegerFrame` to `FheUint` values. The trusted party provisions devices with
 //! [`per_device::provision_integer_per_device`] / [`per_device::provision_integer_fleet_device`] and writes
@@ -55,10 +55,9 @@ pub mod per_device;
 #[cfg(feature = "test-utils")]
 mod reference;
 
+pub use super::fingerprint::integer_server_key_fingerprint;
 pub use super::ksk::IntegerDeviceKsk;
-pub use bridge::{
-    DEFAULT_INTEGER_CACHE_CAPACITY, FheUintReadings, IntegerBridge, ReadingBits, integer_server_key_fingerprint,
-};
+pub use bridge::{DEFAULT_INTEGER_CACHE_CAPACITY, FheUintReadings, IntegerBridge, ReadingBits};
 #[cfg(feature = "test-utils")]
 pub use reference::encrypt_readings_reference;
 
@@ -289,10 +288,8 @@ impl IntegerExtractor {
         first: usize,
         count: usize,
     ) -> Result<Vec<FheUint<Id>>, InteropError> {
-        let blocks = self.reading_range(glwe, FheUint::<Id>::num_bits() as u32, first, count)?;
-        Ok((first..first + count)
-            .map(|r| fhe_uint(self.radix_unchecked(glwe, blocks, r)))
-            .collect())
+        let reading = self.reading_fn::<Id, C>(glwe, first, count)?;
+        Ok((first..first + count).map(reading).collect())
     }
 
     /// [`IntegerExtractor::extract_readings`] on rayon's pool, one task per reading.
@@ -302,11 +299,20 @@ impl IntegerExtractor {
         first: usize,
         count: usize,
     ) -> Result<Vec<FheUint<Id>>, InteropError> {
+        let reading = self.reading_fn(glwe, first, count)?;
+        Ok((first..first + count).into_par_iter().map(reading).collect())
+    }
+
+    /// Reading `r` of `glwe` as an `FheUint<Id>`, once readings `first..first + count` are checked to be in
+    /// range ([`IntegerExtractor::reading_range`]).
+    fn reading_fn<'a, Id: FheUintId, C: AsRef<[u64]>>(
+        &'a self,
+        glwe: &'a GlweCiphertext<u64, C>,
+        first: usize,
+        count: usize,
+    ) -> Result<impl Fn(usize) -> FheUint<Id> + 'a, InteropError> {
         let blocks = self.reading_range(glwe, FheUint::<Id>::num_bits() as u32, first, count)?;
-        Ok((first..first + count)
-            .into_par_iter()
-            .map(|r| fhe_uint(self.radix_unchecked(glwe, blocks, r)))
-            .collect())
+        Ok(move |r| fhe_uint(self.radix_unchecked(glwe, blocks, r)))
     }
 }
 

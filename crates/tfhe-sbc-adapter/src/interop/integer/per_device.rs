@@ -21,8 +21,8 @@ use super::{
     IntegerExtractor, IntegerParameters, InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128, check_parameters, fhe_uint,
 };
 use crate::interop::DeviceSecrets;
+use crate::interop::device_record::{DeviceKeyMaterial, DeviceRecord};
 use crate::interop::per_device::credential_pair;
-use crate::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
 use rand_core::CryptoRng;
 use rayon::prelude::*;
 use tfhe::core_crypto::prelude::{
@@ -37,6 +37,7 @@ use tfhe::shortint::{ClassicPBSParameters, PBSOrder};
 use tfhe::{FheUint, FheUintId};
 use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+use tfhe_sbc_device::files::credentials::KeyMode;
 use tfhe_sbc_device::files::credentials::{credentials_file_bytes, encode_credentials, key_material_bytes};
 use zeroize::Zeroizing;
 
@@ -220,7 +221,7 @@ pub fn client_key_parameters(client_key: &tfhe::ClientKey) -> Result<ClassicPBSP
 /// `device_id`, a fresh MAC key, and the seeded [`IntegerDeviceKsk`] from the device key to `client_key`'s
 /// small key. Returns what goes to the device (its key and credentials;
 /// [`integer_credentials_file`] writes them as its credential file) and the record that goes to the cloud's
-/// [`KeyStore`](crate::key_store::KeyStore): parameter set 4, [`DeviceKeyMaterial::IntegerPerDevice`].
+/// `KeyStore`: parameter set 4, [`DeviceKeyMaterial::IntegerPerDevice`].
 ///
 /// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::csprng::seeding::from_os_entropy()`.
 pub fn provision_integer_per_device<R: CryptoRng + ?Sized>(

@@ -1,4 +1,4 @@
-//! What can be wrong with bytes received from a device.
+//! [`IntakeError`]: what can be wrong with bytes received from a device.
 
 use core::fmt;
 use tfhe_sbc_device::frame::FrameKind;

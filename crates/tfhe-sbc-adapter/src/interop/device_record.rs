@@ -1,0 +1,187 @@
+//! What the cloud holds for one device: its key material by mode ([`DeviceKeyMaterial`]) and its record
+//! ([`DeviceRecord`]: credentials, parameter set, key material), with the rule of which parameter set takes
+//! which key mode. The key store (`key_set::key_store`) keeps one record per device; the converters take the
+//! material; provisioning makes the records.
+
+use super::boolean_set::BooleanSet;
+use super::ksk::{DeviceKsk, IntegerDeviceKsk};
+use crate::error::KeySetError;
+use crate::registry::DeviceEncryption;
+use tfhe_sbc_core::parameters::{IntegerParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_device::files::credentials::KeyMode;
+use tfhe_sbc_device::frame::mac::DeviceCredentials;
+
+/// A device's key material in the cloud, by mode.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum DeviceKeyMaterial {
+    /// Fleet mode ([`KeyMode::FleetSecretKey`]): nothing of its own; its bits are switched with the server
+    /// key's key-switching key.
+    Fleet,
+    /// Per-device mode ([`KeyMode::PerDeviceSecretKey`]): the seeded key-switching key from the device's key
+    /// to the small key.
+    PerDevice(DeviceKsk),
+    /// Public-key mode ([`KeyMode::PublicKey`]): nothing of its own. Its ciphertexts are under the
+    /// computation key (the `ClientKey`'s GLWE key, which the public key encrypts zero under), so its bits
+    /// are switched with the server key's key-switching key, as a fleet device's. The intake takes only
+    /// public-key frames from it.
+    PublicKey,
+    /// Per-device mode ([`KeyMode::PerDeviceSecretKey`]) on the integer set (id 4): the seeded
+    /// key-switching key from the device's key to the integer server key's small key; each block is
+    /// key-switched and bootstrapped once (identity PBS) at intake. An integer fleet device is
+    /// [`DeviceKeyMaterial::Fleet`] with parameter set 4.
+    IntegerPerDevice(IntegerDeviceKsk),
+}
+
+impl DeviceKeyMaterial {
+    /// The mode.
+    pub fn mode(&self) -> KeyMode {
+        match self {
+            Self::Fleet => KeyMode::FleetSecretKey,
+            Self::PerDevice(_) | Self::IntegerPerDevice(_) => KeyMode::PerDeviceSecretKey,
+            Self::PublicKey => KeyMode::PublicKey,
+        }
+    }
+
+    /// How the device encrypts, which decides the frame kinds the intake takes from it: public-key frames
+    /// only from a public-key device, never from a secret-key one.
+    pub fn encryption(&self) -> DeviceEncryption {
+        match self {
+            Self::Fleet | Self::PerDevice(_) | Self::IntegerPerDevice(_) => DeviceEncryption::SecretKey,
+            Self::PublicKey => DeviceEncryption::PublicKey,
+        }
+    }
+
+    /// Bytes of key material stored for the device: a per-device key's body words and seed, else 0.
+    pub fn stored_bytes(&self) -> usize {
+        match self {
+            Self::PerDevice(ksk) => ksk.stored_bytes(),
+            Self::IntegerPerDevice(ksk) => ksk.stored_bytes(),
+            Self::Fleet | Self::PublicKey => 0,
+        }
+    }
+}
+
+/// The family of a named parameter set the key store knows: a boolean set, or the integer set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SetFamily {
+    /// A boolean set.
+    Boolean(BooleanSet),
+    /// The integer set.
+    Integer,
+}
+
+/// The family of the named parameter set `id`, if the store knows it.
+pub(crate) fn set_family(id: ParameterSetId) -> Option<SetFamily> {
+    if let Some(set) = BooleanSet::from_id(id) {
+        Some(SetFamily::Boolean(set))
+    } else {
+        IntegerParameters::from_id(id).map(|_| SetFamily::Integer)
+    }
+}
+
+/// Whether parameter set `id` allows `key`: fleet on every known set, public key on the boolean sets,
+/// per-device with a [`DeviceKsk`] on set 1 and with an [`IntegerDeviceKsk`] on the integer set.
+pub(crate) fn check_material(device_id: u64, id: ParameterSetId, key: &DeviceKeyMaterial) -> Result<(), KeySetError> {
+    let family = set_family(id).ok_or(KeySetError::UnknownParameterSet {
+        device_id,
+        parameter_set: id.0,
+    })?;
+    let allowed = match (family, key) {
+        (_, DeviceKeyMaterial::Fleet) => true,
+        (SetFamily::Boolean(_), DeviceKeyMaterial::PublicKey) => true,
+        (SetFamily::Boolean(set), DeviceKeyMaterial::PerDevice(_)) => set == BooleanSet::TfheLib,
+        (SetFamily::Integer, DeviceKeyMaterial::IntegerPerDevice(_)) => true,
+        _ => false,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(KeySetError::ModeNotAllowed {
+            device_id,
+            mode: key.mode(),
+            parameter_set: id.0,
+        })
+    }
+}
+
+/// What the cloud holds for one device.
+#[derive(Debug)]
+pub struct DeviceRecord {
+    credentials: DeviceCredentials,
+    parameter_set: ParameterSetId,
+    key: DeviceKeyMaterial,
+}
+
+impl DeviceRecord {
+    /// A record of `credentials` (device id, key id, MAC key) and key material, for parameter set 1
+    /// (`TFHE_LIB_GLWE_1024`), or set 4 for [`DeviceKeyMaterial::IntegerPerDevice`]. A device of another
+    /// set: [`DeviceRecord::with_parameter_set`].
+    pub fn new(credentials: DeviceCredentials, key: DeviceKeyMaterial) -> Self {
+        let parameter_set = match key {
+            DeviceKeyMaterial::IntegerPerDevice(_) => ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048,
+            _ => TFHE_LIB_GLWE_1024.id(),
+        };
+        Self {
+            credentials,
+            parameter_set,
+            key,
+        }
+    }
+
+    /// A record of a device of `parameter_set`, checked: the set must be a named set the store knows, and
+    /// allow the mode of `key` ([`KeySetError::UnknownParameterSet`], [`KeySetError::ModeNotAllowed`]).
+    pub fn with_parameter_set(
+        credentials: DeviceCredentials,
+        parameter_set: ParameterSetId,
+        key: DeviceKeyMaterial,
+    ) -> Result<Self, KeySetError> {
+        check_material(credentials.device_id(), parameter_set, &key)?;
+        Ok(Self {
+            credentials,
+            parameter_set,
+            key,
+        })
+    }
+
+    /// The device's parameter set.
+    pub fn parameter_set(&self) -> ParameterSetId {
+        self.parameter_set
+    }
+
+    /// Whether the device is of the integer set (its frames go through
+    /// `IntegerKeyedIntake`).
+    pub fn is_integer(&self) -> bool {
+        set_family(self.parameter_set) == Some(SetFamily::Integer)
+    }
+
+    /// The device id.
+    pub fn device_id(&self) -> u64 {
+        self.credentials.device_id()
+    }
+
+    /// The key id its frames carry.
+    pub fn key_id(&self) -> u32 {
+        self.credentials.key_id()
+    }
+
+    /// The credentials.
+    pub fn credentials(&self) -> &DeviceCredentials {
+        &self.credentials
+    }
+
+    /// The key material.
+    pub fn key(&self) -> &DeviceKeyMaterial {
+        &self.key
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> KeyMode {
+        self.key.mode()
+    }
+
+    /// The two halves: for the intake and for the bridge.
+    pub fn into_parts(self) -> (DeviceCredentials, DeviceKeyMaterial) {
+        (self.credentials, self.key)
+    }
+}
