@@ -8,6 +8,8 @@
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use rand_core::{Rng, SeedableRng};
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -21,7 +23,7 @@ use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as
 use tfhe::shortint::{AtomicPatternKind, EncryptionKeyChoice, PBSOrder};
 use tfhe::{
     ClientKey, ConfigBuilder, FheBool, FheUint8, FheUint8ConformanceParams, FheUint16, FheUint16ConformanceParams,
-    FheUint32, FheUint32ConformanceParams, FheUint64, FheUint64ConformanceParams, Seed, ServerKey, set_server_key,
+    FheUint32, FheUint32ConformanceParams, FheUint64, FheUint64ConformanceParams, Seed, set_server_key,
 };
 use tfhe_sbc_adapter::interop::InteropError;
 use tfhe_sbc_adapter::interop::integer::per_device::{IntegerDeviceKsk, IntegerRefresher, client_key_parameters};
@@ -33,22 +35,10 @@ use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned}
 use tfhe_sbc_core::parameters::{GlweParameters, NoiseDistribution, ParameterSetId};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 
-struct Keys {
-    client_key: ClientKey,
-    server_key: ServerKey,
-}
-
-/// One tfhe-rs key set (the high-level default) for the whole file, from a fixed seed: server-key
-/// generation takes seconds.
-fn keys() -> &'static Keys {
-    static KEYS: OnceLock<Keys> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let t = Instant::now();
-        let client_key = ClientKey::generate_with_seed(ConfigBuilder::default().build(), Seed(0x05ee_d1e6));
-        let server_key = client_key.generate_server_key();
-        eprintln!("tfhe-rs default keys: {:.1} s", t.elapsed().as_secs_f64());
-        Keys { client_key, server_key }
-    })
+/// One tfhe-rs key set (the high-level default) for the whole file, from a fixed seed.
+fn keys() -> &'static common::IntegerKeys {
+    static KEYS: OnceLock<common::IntegerKeys> = OnceLock::new();
+    common::integer_keys(&KEYS, 0x05ee_d1e6, "default")
 }
 
 /// Random readings of `bits` bits from a fixed seed.

@@ -8,6 +8,8 @@
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use rand_core::SeedableRng;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -18,10 +20,7 @@ use tfhe::integer::parameters::RadixCiphertextConformanceParams;
 use tfhe::prelude::*;
 use tfhe::shortint::ciphertext::Degree;
 use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as TFHE_DEFAULT;
-use tfhe::{
-    ClientKey, ConfigBuilder, FheUint8, FheUint8ConformanceParams, FheUint8Id, FheUint16, FheUint16Id, Seed, ServerKey,
-    set_server_key,
-};
+use tfhe::{FheUint8, FheUint8ConformanceParams, FheUint8Id, FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::{IntakeConfig, IntegerFrame};
 use tfhe_sbc_adapter::interop::DeviceSecrets;
@@ -51,21 +50,10 @@ const A: u64 = 0xA;
 const B: u64 = 0xB;
 const F: u64 = 0xF;
 
-struct Fixture {
-    client_key: ClientKey,
-    server_key: ServerKey,
-}
-
 /// One tfhe-rs integer key set (the high-level default) for the whole file, from a fixed seed.
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let t = Instant::now();
-        let client_key = ClientKey::generate_with_seed(ConfigBuilder::default().build(), Seed(0x4be1_5eed));
-        let server_key = client_key.generate_server_key();
-        eprintln!("tfhe-rs integer keys: {:.1} s", t.elapsed().as_secs_f64());
-        Fixture { client_key, server_key }
-    })
+fn fixture() -> &'static common::IntegerKeys {
+    static FIXTURE: OnceLock<common::IntegerKeys> = OnceLock::new();
+    common::integer_keys(&FIXTURE, 0x4be1_5eed, "integer")
 }
 
 /// What provisioning hands out: each device's credential file, and the store (through its file).

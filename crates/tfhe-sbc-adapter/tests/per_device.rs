@@ -8,6 +8,8 @@
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use rand_core::{Rng, SeedableRng};
@@ -15,15 +17,14 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use tfhe::boolean::ciphertext::Ciphertext;
-use tfhe::boolean::client_key::ClientKey;
-use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
+use tfhe::boolean::server_key::BinaryBooleanGates;
 use tfhe::core_crypto::prelude::{
     CiphertextModulus, GlweCiphertext as TfheGlweCiphertext, PlaintextCount, PlaintextList,
     PolynomialSize as TfhePolynomialSize, decrypt_glwe_ciphertext,
 };
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::{IntakeConfig, Message};
-use tfhe_sbc_adapter::interop::boolean_set::{BooleanSet, generate_keys};
+use tfhe_sbc_adapter::interop::boolean_set::BooleanSet;
 use tfhe_sbc_adapter::interop::{
     BooleanBridge, DeviceKsk, DeviceSecrets, InteropError, KeySwitchStrategy, provision_fleet_device,
     provision_per_device, tfhe_glwe_key,
@@ -41,18 +42,10 @@ const A: u64 = 0xA;
 const B: u64 = 0xB;
 const C: u64 = 0xC;
 
-struct Fixture {
-    client_key: ClientKey,
-    server_key: ServerKey,
-}
-
 /// One tfhe-rs key set for the whole file: server-key generation takes seconds.
-fn fixture() -> &'static Fixture {
-    static KEYS: OnceLock<Fixture> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let (client_key, server_key) = generate_keys(BooleanSet::TfheLib, &mut Blake2bXof::from_seed([0x1B; 32]));
-        Fixture { client_key, server_key }
-    })
+fn fixture() -> &'static common::BooleanKeys {
+    static KEYS: OnceLock<common::BooleanKeys> = OnceLock::new();
+    common::boolean_keys(&KEYS, BooleanSet::TfheLib, [0x1B; 32])
 }
 
 /// Devices A and B (per-device keys) and C (fleet key), from fixed seeds, and the store the trusted party

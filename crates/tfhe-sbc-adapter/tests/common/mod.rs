@@ -159,3 +159,46 @@ pub fn retag(frame: &mut [u8], key: &MacKey) {
     let tag = key.tag(&frame[..end]);
     frame[end..].copy_from_slice(&tag);
 }
+
+/// A tfhe-rs client key and the server key made from it.
+#[cfg(feature = "tfhe")]
+pub struct KeyPair<C, S> {
+    pub client_key: C,
+    pub server_key: S,
+}
+
+/// The high-level integer key pair (tfhe-rs's default configuration).
+#[cfg(feature = "tfhe")]
+pub type IntegerKeys = KeyPair<tfhe::ClientKey, tfhe::ServerKey>;
+
+/// A `tfhe::boolean` key pair.
+#[cfg(feature = "tfhe")]
+pub type BooleanKeys = KeyPair<tfhe::boolean::client_key::ClientKey, tfhe::boolean::server_key::ServerKey>;
+
+/// The integer key pair of tfhe-rs's default configuration from `seed`, made once per test binary in
+/// `cell` (server-key generation takes seconds); `label` names it in the timing line.
+#[cfg(feature = "tfhe")]
+pub fn integer_keys(cell: &'static std::sync::OnceLock<IntegerKeys>, seed: u128, label: &str) -> &'static IntegerKeys {
+    cell.get_or_init(|| {
+        let t = Instant::now();
+        let config = tfhe::ConfigBuilder::default().build();
+        let client_key = tfhe::ClientKey::generate_with_seed(config, tfhe::Seed(seed));
+        let server_key = client_key.generate_server_key();
+        eprintln!("tfhe-rs {label} keys: {:.1} s", t.elapsed().as_secs_f64());
+        KeyPair { client_key, server_key }
+    })
+}
+
+/// The boolean key pair of `set` from `seed`, made once per test binary in `cell`.
+#[cfg(feature = "tfhe")]
+pub fn boolean_keys(
+    cell: &'static std::sync::OnceLock<BooleanKeys>,
+    set: tfhe_sbc_adapter::interop::boolean_set::BooleanSet,
+    seed: [u8; 32],
+) -> &'static BooleanKeys {
+    cell.get_or_init(|| {
+        let (client_key, server_key) =
+            tfhe_sbc_adapter::interop::boolean_set::generate_keys(set, &mut Blake2bXof::from_seed(seed));
+        KeyPair { client_key, server_key }
+    })
+}
