@@ -75,7 +75,7 @@ pub struct Message {
     pub frames: Vec<Frame>,
 }
 
-/// What [`Intake::receive`] did with an accepted frame.
+/// What [`Intake::receive`](super::Intake::receive) did with an accepted frame.
 #[derive(Clone, Debug)]
 pub enum Received {
     /// The frame is a chunk of a message that is not complete yet.

@@ -114,7 +114,7 @@ fn read_words(bytes: &[u8], out: &mut [u32]) {
 }
 
 /// Validates everything about a frame that needs no key and no state: prefix, header fields, length. Never
-/// allocates. The tag is not checked: use [`Intake`] for that.
+/// allocates. The tag is not checked: use [`Intake`](super::Intake) for that.
 pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedFrame<'a>, IntakeError> {
     // Magic and version first: they are the only bytes every version shares.
     if let Some(magic) = bytes.first_chunk::<4>()

@@ -139,7 +139,8 @@ impl BooleanBridge {
         self.strategy
     }
 
-    /// The fingerprint of the server key this bridge was made from ([`server_key_fingerprint`]).
+    /// The fingerprint of the server key this bridge was made from
+    /// ([`server_key_fingerprint`](super::server_key_fingerprint)).
     pub fn server_key_fingerprint(&self) -> [u8; 32] {
         self.fleet_fingerprint
     }

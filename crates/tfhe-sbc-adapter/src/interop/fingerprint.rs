@@ -8,7 +8,7 @@ use tfhe::boolean::server_key::ServerKey;
 use tfhe::core_crypto::prelude::LweKeyswitchKeyOwned;
 use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
 
-/// The fingerprint of a boolean server key ([`fingerprint`] of its key-switching key): what a `KeyStore`
+/// The fingerprint of a boolean server key (BLAKE2b-256 of its key-switching key): what a `KeyStore`
 /// records so that it is never used with another key set.
 pub fn server_key_fingerprint(server_key: &ServerKey) -> [u8; 32] {
     let (_, key_switching_key, _) = server_key.clone().into_raw_parts();
