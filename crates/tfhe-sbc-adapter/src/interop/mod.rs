@@ -27,6 +27,7 @@ mod device_keys;
 pub mod device_record;
 mod error;
 mod fingerprint;
+pub mod glwe_ksk;
 pub mod integer;
 mod keyswitch;
 pub mod ksk;

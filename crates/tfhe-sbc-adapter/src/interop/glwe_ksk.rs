@@ -1,0 +1,228 @@
+//! GLWE-to-GLWE key switching for per-device keys: one switch per frame instead of one per value.
+//!
+//! A device in per-device mode encrypts under its own binary GLWE key `s_d` (`k_d` polynomials of size `N`).
+//! The trusted party makes, per device, a **seeded** GLWE key-switching key from `s_d` to the server's big
+//! GLWE key `S` (the client key's GLWE key, same `N`): for each polynomial `s_d,i` and each level
+//! `j = 1..l`, a GLWE encryption under `S` of `s_d,i * q / B^j` with the set's own GLWE noise. The adapter
+//! switches a whole frame at once (tfhe-rs `core_crypto::algorithms::keyswitch_glwe_ciphertext`: `k_d * l`
+//! products of a decomposed mask polynomial by a key polynomial list), and then only extracts, as in the
+//! fleet mode: the switch costs `k_d * l * (k + 1)` `N`-point products per frame, amortised over its `N`
+//! coefficients.
+//!
+//! The key is tfhe-rs's own layout (`GlweKeyswitchKey`: per input polynomial, `l` ciphertexts from the
+//! least significant level `l` to level 1) stored as a tfhe-rs `SeededGlweCiphertextList`: `k_d * l * N`
+//! body words and a 128-bit seed from which the masks are regenerated. Its noise term and the failure
+//! probability it leaves are in `docs/noise-budget.md` ("Per-device keys by GLWE key switching").
+
+use super::{InteropError, RngSeeder};
+use rand_core::CryptoRng;
+use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
+use tfhe::core_crypto::prelude::{
+    CiphertextModulus, Container, ContiguousEntityContainer, DecompositionBaseLog, DecompositionLevelCount,
+    DynamicDistribution, GlweCiphertext, GlweCiphertextCount, GlweCiphertextList, GlweKeyswitchKey,
+    GlweKeyswitchKeyOwned, GlweSecretKey, GlweSize, PlaintextList, PolynomialSize, SeededGlweCiphertextList,
+    SeededGlweCiphertextListOwned, UnsignedTorus, decompress_seeded_glwe_ciphertext_list,
+    encrypt_seeded_glwe_ciphertext_list, keyswitch_glwe_ciphertext,
+};
+
+/// The decomposition of a GLWE key switch: base `2^base_log`, `levels` levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlweKsShape {
+    /// `log2` of the decomposition base.
+    pub base_log: DecompositionBaseLog,
+    /// The number of levels.
+    pub levels: DecompositionLevelCount,
+}
+
+impl GlweKsShape {
+    /// Base `2^12`, 2 levels: the top 24 bits of each mask coefficient are kept. The rounding of the other 40
+    /// dominates the switch's noise (std `2^43.2` on the 2^64 torus at `N = 2048`), and the key is
+    /// `2 * N` body words (32 KiB at `N = 2048`).
+    pub const INTEGER: Self = Self {
+        base_log: DecompositionBaseLog(12),
+        levels: DecompositionLevelCount(2),
+    };
+}
+
+/// A seeded GLWE key-switching key from a device's key to the server's big key (public: it encrypts the
+/// device key under the big key, which the server does not hold).
+#[derive(Clone, PartialEq, Eq)]
+pub struct SeededGlweKsk<T: UnsignedTorus> {
+    list: SeededGlweCiphertextListOwned<T>,
+    shape: GlweKsShape,
+    input_dimension: usize,
+    mask_seed: u128,
+}
+
+impl<T: UnsignedTorus> core::fmt::Debug for SeededGlweKsk<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SeededGlweKsk")
+            .field("input_glwe_dimension", &self.input_dimension)
+            .field("polynomial_size", &self.list.polynomial_size().0)
+            .field("output_glwe_size", &self.list.glwe_size().0)
+            .field("shape", &self.shape)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: UnsignedTorus + Sync + Send> SeededGlweKsk<T> {
+    /// The key from `device_key` (`k_d` binary polynomials) to `big_key` (same polynomial size), with the
+    /// decomposition `shape` and the big key's GLWE `noise`. The mask seed and the noise come from `rng`.
+    pub fn generate<R: CryptoRng + ?Sized>(
+        device_key: &GlweSecretKey<&[T]>,
+        big_key: &GlweSecretKey<&[T]>,
+        shape: GlweKsShape,
+        noise: DynamicDistribution<T>,
+        rng: &mut R,
+    ) -> Result<Self, InteropError> {
+        let n = device_key.polynomial_size();
+        if big_key.polynomial_size() != n {
+            return Err(InteropError::BadDeviceKey);
+        }
+        let levels = shape.levels.0;
+        let bits = T::BITS;
+        // The decomposition keeps `base_log * levels` bits, at most the torus's.
+        if shape.base_log.0 == 0 || levels == 0 || shape.base_log.0 * levels > bits {
+            return Err(InteropError::ParameterMismatch);
+        }
+        let input_dimension = device_key.glwe_dimension().0;
+        // Per input polynomial, levels l (least significant) down to 1: `s_d,i * 2^(bits - base_log * j)`.
+        let mut plaintexts = vec![T::ZERO; input_dimension * levels * n.0];
+        for (key_polynomial, block) in device_key
+            .as_polynomial_list()
+            .iter()
+            .zip(plaintexts.chunks_exact_mut(levels * n.0))
+        {
+            for (position, plaintext) in block.chunks_exact_mut(n.0).enumerate() {
+                let level = levels - position;
+                let shift = bits - shape.base_log.0 * level;
+                for (p, &s) in plaintext.iter_mut().zip(key_polynomial.as_ref()) {
+                    *p = s << shift;
+                }
+            }
+        }
+        let mut mask_bytes = [0u8; 16];
+        rng.fill_bytes(&mut mask_bytes);
+        let mask_seed = u128::from_le_bytes(mask_bytes);
+        let mut list = SeededGlweCiphertextList::new(
+            T::ZERO,
+            big_key.glwe_dimension().to_glwe_size(),
+            n,
+            GlweCiphertextCount(input_dimension * levels),
+            CompressionSeed::from(Seed(mask_seed)),
+            CiphertextModulus::new_native(),
+        );
+        let plaintexts = PlaintextList::from_container(plaintexts);
+        encrypt_seeded_glwe_ciphertext_list(big_key, &mut list, &plaintexts, noise, &mut RngSeeder(rng));
+        // The plaintexts are the device key times public constants: wipe them.
+        let mut words = plaintexts.into_container();
+        words.iter_mut().for_each(|w| *w = T::ZERO);
+        core::hint::black_box(&words);
+        Ok(Self {
+            list,
+            shape,
+            input_dimension,
+            mask_seed,
+        })
+    }
+
+    /// A key read back from storage: its shape, the device key's GLWE dimension, the big key's GLWE size,
+    /// the polynomial size, the mask seed and the body words ([`Self::body_words`]). Checks the length.
+    pub fn from_parts(
+        shape: GlweKsShape,
+        input_dimension: usize,
+        output_glwe_size: GlweSize,
+        polynomial_size: PolynomialSize,
+        mask_seed: u128,
+        bodies: Vec<T>,
+    ) -> Result<Self, InteropError> {
+        let expected = input_dimension * shape.levels.0 * polynomial_size.0;
+        if expected == 0 || output_glwe_size.0 < 2 || bodies.len() != expected {
+            return Err(InteropError::BadKeySwitchingKey {
+                expected,
+                found: bodies.len(),
+            });
+        }
+        let list = SeededGlweCiphertextList::from_container(
+            bodies,
+            output_glwe_size,
+            polynomial_size,
+            CompressionSeed::from(Seed(mask_seed)),
+            CiphertextModulus::new_native(),
+        );
+        Ok(Self {
+            list,
+            shape,
+            input_dimension,
+            mask_seed,
+        })
+    }
+
+    /// The body words as stored: `k_d * levels * N`, per input polynomial and level.
+    pub fn body_words(&self) -> &[T] {
+        self.list.as_ref()
+    }
+
+    /// The seed of the masks (public).
+    pub fn mask_seed(&self) -> u128 {
+        self.mask_seed
+    }
+
+    /// The decomposition.
+    pub fn shape(&self) -> GlweKsShape {
+        self.shape
+    }
+
+    /// The device key's GLWE dimension `k_d`.
+    pub fn input_glwe_dimension(&self) -> usize {
+        self.input_dimension
+    }
+
+    /// The key with its masks regenerated: what [`keyswitch_glwe`] takes (`k_d * levels * (k + 1) * N` words).
+    pub fn decompress(&self) -> GlweKeyswitchKeyOwned<T> {
+        let glwe_size = self.list.glwe_size();
+        let n = self.list.polynomial_size();
+        let mut list = GlweCiphertextList::new(
+            T::ZERO,
+            glwe_size,
+            n,
+            GlweCiphertextCount(self.input_dimension * self.shape.levels.0),
+            CiphertextModulus::new_native(),
+        );
+        decompress_seeded_glwe_ciphertext_list::<_, _, _, DefaultRandomGenerator>(&mut list, &self.list);
+        GlweKeyswitchKey::from_container(
+            list.into_container(),
+            self.shape.base_log,
+            self.shape.levels,
+            glwe_size,
+            n,
+            CiphertextModulus::new_native(),
+        )
+    }
+}
+
+/// Switches `input` (under the device key) to `output` (under the big key) with a decompressed key. The
+/// shapes are checked first: a key for another shape is an error, never a panic.
+pub fn keyswitch_glwe<T: UnsignedTorus, C: Container<Element = T>>(
+    ksk: &GlweKeyswitchKey<C>,
+    input: &GlweCiphertext<&[T]>,
+    output: &mut GlweCiphertext<&mut [T]>,
+) -> Result<(), InteropError> {
+    let n = ksk.polynomial_size().0;
+    let input_shape = (input.glwe_size().to_glwe_dimension().0, input.polynomial_size().0);
+    if input_shape != (ksk.input_key_glwe_dimension().0, n) {
+        return Err(InteropError::WrongGlweShape {
+            expected: (ksk.input_key_glwe_dimension().0, n),
+            found: input_shape,
+        });
+    }
+    let output_shape = (output.glwe_size().to_glwe_dimension().0, output.polynomial_size().0);
+    if output_shape != (ksk.output_key_glwe_dimension().0, n) {
+        return Err(InteropError::WrongGlweShape {
+            expected: (ksk.output_key_glwe_dimension().0, n),
+            found: output_shape,
+        });
+    }
+    keyswitch_glwe_ciphertext(ksk, input, output);
+    Ok(())
+}

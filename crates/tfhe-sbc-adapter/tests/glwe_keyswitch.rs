@@ -1,0 +1,366 @@
+//! Per-device integer keys by GLWE key switching (`interop::glwe_ksk`): a frame under a device's own key,
+//! switched once to the client key's big GLWE key, is extracted like a fleet frame. Checked against
+//! `docs/noise-budget.md` ("Per-device keys by GLWE key switching"): the switched noise against the model,
+//! tfhe-rs's own decryption of every block, PBS on the blocks with 0 failures, and the negative controls
+//! (another device's key; too few levels) failing as the model predicts.
+#![cfg(feature = "tfhe")]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use rand_core::{Rng, SeedableRng};
+use std::sync::OnceLock;
+use tfhe::FheUint8;
+use tfhe::core_crypto::prelude::{
+    CiphertextModulus, DecompositionBaseLog, DecompositionLevelCount, DynamicDistribution,
+    GlweCiphertext as TfheGlweCiphertext, GlweCiphertextOwned as TfheGlweCiphertextOwned, GlweKeyswitchKeyOwned,
+    GlweSize, PlaintextList, PolynomialSize as TfhePolynomialSize, decrypt_glwe_ciphertext,
+};
+use tfhe::prelude::*;
+use tfhe_sbc_adapter::interop::InteropError;
+use tfhe_sbc_adapter::interop::glwe_ksk::{GlweKsShape, SeededGlweKsk, keyswitch_glwe};
+use tfhe_sbc_adapter::interop::integer::{
+    IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, encrypt_readings_reference, glwe_key_from_client_key,
+    tfhe_glwe_key_u64,
+};
+use tfhe_sbc_core::dimensions::PolynomialSize;
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
+
+const N: usize = 2048;
+
+/// One tfhe-rs key set (the high-level default) for the whole file, from a fixed seed.
+fn keys() -> &'static common::IntegerKeys {
+    static KEYS: OnceLock<common::IntegerKeys> = OnceLock::new();
+    common::integer_keys(&KEYS, 0x61e5_ee17, "default")
+}
+
+/// A fresh binary device key (`k = 1`, `N = 2048`).
+fn device_key(rng: &mut Blake2bXof) -> GlweSecretKeyOwned {
+    GlweSecretKey::generate_binary(vec![0u8; N], PolynomialSize(N), rng).unwrap()
+}
+
+/// The set's GLWE noise, TUniform(17): the key-switching key's too.
+fn glwe_noise() -> DynamicDistribution<u64> {
+    DynamicDistribution::new_t_uniform(17)
+}
+
+/// Encrypts `values` (2-bit blocks: 512 `u8`) under `device`, and switches the frame with `ksk`.
+fn switched_frame(device: &GlweSecretKeyOwned, key: &GlweKeyswitchKeyOwned<u64>, values: &[u64], seed: u8) -> Vec<u64> {
+    let mut rng = Blake2bXof::from_seed([seed; 32]);
+    let input = encrypt_readings_reference(device, values, 8, &mut rng).unwrap();
+    let mut output = TfheGlweCiphertextOwned::new(
+        0u64,
+        GlweSize(2),
+        TfhePolynomialSize(N),
+        CiphertextModulus::new_native(),
+    );
+    let input =
+        TfheGlweCiphertext::from_container(input.as_slice(), TfhePolynomialSize(N), CiphertextModulus::new_native());
+    keyswitch_glwe(key, &input, &mut output.as_mut_view()).unwrap();
+    output.into_container()
+}
+
+/// The phase errors (signed, in units of `2^-64`) of a frame under the big key against its encoded blocks.
+fn phase_errors(big: &GlweSecretKeyOwned, frame: &[u64], values: &[u64]) -> Vec<i64> {
+    let key = tfhe_glwe_key_u64(big);
+    let ct = TfheGlweCiphertext::from_container(frame, TfhePolynomialSize(N), CiphertextModulus::new_native());
+    let mut phase = PlaintextList::new(0u64, tfhe::core_crypto::prelude::PlaintextCount(N));
+    decrypt_glwe_ciphertext(&key, &ct, &mut phase);
+    let mut encoded = vec![0u64; N];
+    MESSAGE_2_CARRY_2_TUNIFORM_2M128
+        .encoding()
+        .encode_values(values, 8, &mut encoded)
+        .unwrap();
+    phase
+        .as_ref()
+        .iter()
+        .zip(&encoded)
+        .map(|(&p, &m)| p.wrapping_sub(m) as i64)
+        .collect()
+}
+
+/// The standard deviation of `errors`, as `log2`.
+fn std_log2(errors: &[i64]) -> f64 {
+    let v = errors.iter().map(|&e| (e as f64).powi(2)).sum::<f64>() / errors.len() as f64;
+    v.sqrt().log2()
+}
+
+/// The model of `docs/noise-budget.md`: the variance (2^64 units) a switch adds, rounding plus key noise,
+/// and the device's own TUniform(17).
+fn model_variance(shape: GlweKsShape) -> f64 {
+    let kept = (shape.base_log.0 * shape.levels.0) as i32;
+    let rounding = (N as f64 / 2.0) * 2f64.powi(2 * (64 - kept)) / 12.0;
+    let base = 2f64.powi(shape.base_log.0 as i32);
+    let tuniform17 = (2f64.powi(35) + 1.0) / 6.0;
+    let key_noise = (N * shape.levels.0) as f64 * (base * base + 2.0) / 12.0 * tuniform17;
+    rounding + key_noise + tuniform17
+}
+
+/// Blocks of `frame` whose direct decryption (nearest multiple of `delta = 2^59`) is wrong.
+fn wrong_blocks(errors: &[i64]) -> usize {
+    errors.iter().filter(|&&e| e.unsigned_abs() >= 1 << 58).count()
+}
+
+fn readings(seed: u8) -> Vec<u64> {
+    let mut rng = Blake2bXof::from_seed([seed; 32]);
+    (0..512).map(|_| rng.next_u64() & 0xff).collect()
+}
+
+/// The device key, the big key and the device's key-switching key (`GlweKsShape::INTEGER`), from `seed`.
+fn device_and_ksk(seed: u8) -> (GlweSecretKeyOwned, GlweSecretKeyOwned, SeededGlweKsk<u64>) {
+    let big = glwe_key_from_client_key(&keys().client_key).unwrap();
+    let mut rng = Blake2bXof::from_seed([seed; 32]);
+    let device = device_key(&mut rng);
+    let ksk = SeededGlweKsk::generate(
+        &tfhe_glwe_key_u64(&device).as_view(),
+        &tfhe_glwe_key_u64(&big).as_view(),
+        GlweKsShape::INTEGER,
+        glwe_noise(),
+        &mut rng,
+    )
+    .unwrap();
+    (device, big, ksk)
+}
+
+/// The switched noise is the model's: over 128 frames (262,144 blocks: the rounding term is a product by
+/// the device key, whose mean part puts about half the variance in a few frequencies, so one frame's
+/// estimate varies by about 30%; 128 frames bring that to about 3%), within 10% of the modelled variance,
+/// and no block is wrong.
+#[test]
+fn switched_noise_matches_the_model() {
+    let (device, big, ksk) = device_and_ksk(1);
+    let key = ksk.decompress();
+    let mut errors = Vec::new();
+    for frame_index in 0..128u8 {
+        let values = readings(frame_index);
+        let frame = switched_frame(&device, &key, &values, frame_index.wrapping_add(128));
+        errors.extend(phase_errors(&big, &frame, &values));
+    }
+    assert_eq!(wrong_blocks(&errors), 0);
+    let shape = GlweKsShape::INTEGER;
+    let measured = std_log2(&errors);
+    let model = model_variance(shape).sqrt().log2();
+    println!(
+        "GLWE key switch 2^12 x 2: phase error std 2^{measured:.3} over {} blocks, model 2^{model:.3}",
+        errors.len()
+    );
+    let ratio = 2f64.powf(2.0 * (measured - model));
+    assert!(
+        (ratio - 1.0).abs() < 0.10,
+        "variance ratio {ratio:.3}: measured 2^{measured:.3}, model 2^{model:.3}"
+    );
+}
+
+/// `log2 erfc(z / sqrt 2)` for a large `z` (a failure probability below 2^-20), from the asymptotic series
+/// `erfc(x) = exp(-x^2) / (x sqrt(pi)) (1 - 1 / (2 x^2) + 3 / (4 x^4))`, good to 0.1% there.
+fn log2_tail(z: f64) -> f64 {
+    let x = z / 2f64.sqrt();
+    let series = 1.0 - 1.0 / (2.0 * x * x) + 3.0 / (4.0 * x.powi(4));
+    (-x * x) / std::f64::consts::LN_2 - (x * std::f64::consts::PI.sqrt()).log2() + series.log2()
+}
+
+/// The set's failure probability with the switch: tfhe-rs states p-fail 2^-129.58 per PBS at the decision
+/// threshold `delta / 2 = 2^58`, which fixes the variance it budgets at the PBS input; the switch adds its
+/// variance times `nu^2 = 25` (the set's `max_noise_level` 5). The p-fail that leaves changes by less than
+/// 0.01 in its log2 (`docs/noise-budget.md`).
+#[test]
+fn the_switch_leaves_the_sets_failure_probability() {
+    let stated = tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128.log2_p_fail;
+    // Solve log2_tail(z) = stated by bisection: the budget's standard deviation is 2^58 / z.
+    let (mut lo, mut hi) = (5.0f64, 30.0f64);
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if log2_tail(mid) > stated { lo = mid } else { hi = mid }
+    }
+    let z = (lo + hi) / 2.0;
+    let budget = (2f64.powi(58) / z).powi(2);
+    let added = 25.0 * model_variance(GlweKsShape::INTEGER);
+    let z_after = 2f64.powi(58) / (budget + added).sqrt();
+    let after = log2_tail(z_after);
+    println!(
+        "p-fail per PBS: tfhe-rs 2^{stated:.3} (z = {z:.3}, budget std 2^{:.2}), with the GLWE switch 2^{after:.3}; the switch is {:.5}% of the budget",
+        budget.sqrt().log2(),
+        100.0 * added / budget
+    );
+    assert!((after - stated).abs() < 0.01, "2^{after:.3} against 2^{stated:.3}");
+}
+
+/// The key round-trips through its stored form, and tfhe-rs's `ClientKey` decrypts every `FheUint8`
+/// extracted from switched frames (4 frames, 2,048 readings).
+#[test]
+fn switched_frames_decrypt_with_tfhe_rs() {
+    let k = keys();
+    let (device, _, ksk) = device_and_ksk(4);
+    assert_eq!(ksk.body_words().len(), 2 * N);
+    let stored = SeededGlweKsk::from_parts(
+        GlweKsShape::INTEGER,
+        1,
+        GlweSize(2),
+        TfhePolynomialSize(N),
+        ksk.mask_seed(),
+        ksk.body_words().to_vec(),
+    )
+    .unwrap();
+    let key = ksk.decompress();
+    assert!(stored.decompress() == key);
+    let extractor = IntegerExtractor::new();
+    let mut checked = 0;
+    for frame_index in 0..4u8 {
+        let values = readings(10 + frame_index);
+        let frame = switched_frame(&device, &key, &values, 20 + frame_index);
+        let glwe = GlweCiphertext::from_container(frame, PolynomialSize(N)).unwrap();
+        let cts: Vec<FheUint8> = extractor.extract_readings(&glwe, 0, 512).unwrap();
+        for (ct, &v) in cts.iter().zip(&values) {
+            let d: u8 = ct.decrypt(&k.client_key);
+            assert_eq!(u64::from(d), v);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2048);
+}
+
+/// 10,240 shortint PBS (`x -> 3x + 1 mod 4`) on the blocks of 5 switched frames, under tfhe-rs's own
+/// server key, decrypted by tfhe-rs's client key: 0 failures.
+#[test]
+fn ten_thousand_pbs_on_switched_blocks_do_not_fail() {
+    use rayon::prelude::*;
+    let k = keys();
+    let (device, _, ksk) = device_and_ksk(5);
+    let key = ksk.decompress();
+    let integer_server: &tfhe::integer::ServerKey = k.server_key.as_ref();
+    let server: &tfhe::shortint::ServerKey = integer_server.as_ref();
+    let (integer_client, ..) = k.client_key.clone().into_raw_parts();
+    let client: &tfhe::shortint::ClientKey = integer_client.as_ref();
+    let lut = server.generate_lookup_table(|x| (3 * x + 1) % 4);
+    let extractor = IntegerExtractor::new();
+    let mut pbs = 0;
+    let mut failures = 0;
+    for frame_index in 0..5u8 {
+        let values = readings(40 + frame_index);
+        let frame = switched_frame(&device, &key, &values, 50 + frame_index);
+        let glwe = GlweCiphertext::from_container(frame, PolynomialSize(N)).unwrap();
+        let wrong: usize = (0..N)
+            .into_par_iter()
+            .map(|i| {
+                let block = extractor.extract_block(&glwe, i).unwrap();
+                let out = server.apply_lookup_table(&block, &lut);
+                let m = (values[i / 4] >> (2 * (i % 4))) & 3;
+                usize::from(client.decrypt(&out) != (3 * m + 1) % 4)
+            })
+            .sum();
+        pbs += N;
+        failures += wrong;
+    }
+    println!("{pbs} PBS on switched blocks: {failures} failures");
+    assert_eq!((pbs, failures), (10_240, 0));
+}
+
+#[test]
+fn another_devices_key_and_too_few_levels_fail_as_modelled() {
+    let k = keys();
+    let big = glwe_key_from_client_key(&k.client_key).unwrap();
+    let mut rng = Blake2bXof::from_seed([2; 32]);
+    let device = device_key(&mut rng);
+    let other = device_key(&mut rng);
+    let values = readings(30);
+    let big_view = tfhe_glwe_key_u64(&big);
+
+    // Another device's key: the frame is switched with a key of the wrong input key, so the phase is noise.
+    let others_ksk = SeededGlweKsk::generate(
+        &tfhe_glwe_key_u64(&other).as_view(),
+        &big_view.as_view(),
+        GlweKsShape::INTEGER,
+        glwe_noise(),
+        &mut rng,
+    )
+    .unwrap();
+    let frame = switched_frame(&device, &others_ksk.decompress(), &values, 31);
+    let wrong = wrong_blocks(&phase_errors(&big, &frame, &values));
+    // A uniform phase decodes right with probability 2^59 / 2^64 = 1/32.
+    println!("another device's key: {wrong}/{N} blocks wrong (uniform phase: 96.9%)");
+    assert!(wrong > N * 9 / 10, "{wrong}/{N}");
+
+    // One level of base 2^8 keeps 8 bits: the rounding std is 2^59.2 > delta / 2 = 2^58.
+    let shape = GlweKsShape {
+        base_log: DecompositionBaseLog(8),
+        levels: DecompositionLevelCount(1),
+    };
+    let thin = SeededGlweKsk::generate(
+        &tfhe_glwe_key_u64(&device).as_view(),
+        &big_view.as_view(),
+        shape,
+        glwe_noise(),
+        &mut rng,
+    )
+    .unwrap();
+    let frame = switched_frame(&device, &thin.decompress(), &values, 32);
+    let wrong = wrong_blocks(&phase_errors(&big, &frame, &values));
+    let sigma = model_variance(shape).sqrt();
+    let model = libm_erfc(2f64.powi(58) / sigma / 2f64.sqrt());
+    let rate = wrong as f64 / N as f64;
+    println!("base 2^8 x 1: {wrong}/{N} blocks wrong, model {:.1}%", 100.0 * model);
+    assert!((rate - model).abs() < 0.05, "rate {rate:.3}, model {model:.3}");
+}
+
+#[test]
+fn keys_of_the_wrong_shape_are_refused() {
+    let k = keys();
+    let big = glwe_key_from_client_key(&k.client_key).unwrap();
+    let mut rng = Blake2bXof::from_seed([3; 32]);
+    let device = device_key(&mut rng);
+    let (d, b) = (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big));
+    let too_many_bits = GlweKsShape {
+        base_log: DecompositionBaseLog(33),
+        levels: DecompositionLevelCount(2),
+    };
+    assert_eq!(
+        SeededGlweKsk::generate(&d.as_view(), &b.as_view(), too_many_bits, glwe_noise(), &mut rng).unwrap_err(),
+        InteropError::ParameterMismatch
+    );
+    assert_eq!(
+        SeededGlweKsk::<u64>::from_parts(
+            GlweKsShape::INTEGER,
+            1,
+            GlweSize(2),
+            TfhePolynomialSize(N),
+            7,
+            vec![0; 2 * N - 1]
+        )
+        .unwrap_err(),
+        InteropError::BadKeySwitchingKey {
+            expected: 2 * N,
+            found: 2 * N - 1
+        }
+    );
+    // A frame of another shape (N = 1024) is a typed error, not tfhe-rs's assertion.
+    let ksk =
+        SeededGlweKsk::generate(&d.as_view(), &b.as_view(), GlweKsShape::INTEGER, glwe_noise(), &mut rng).unwrap();
+    let input = TfheGlweCiphertextOwned::new(
+        0u64,
+        GlweSize(2),
+        TfhePolynomialSize(1024),
+        CiphertextModulus::new_native(),
+    );
+    let mut output = TfheGlweCiphertextOwned::new(
+        0u64,
+        GlweSize(2),
+        TfhePolynomialSize(N),
+        CiphertextModulus::new_native(),
+    );
+    assert_eq!(
+        keyswitch_glwe(&ksk.decompress(), &input.as_view(), &mut output.as_mut_view()).unwrap_err(),
+        InteropError::WrongGlweShape {
+            expected: (1, N),
+            found: (1, 1024)
+        }
+    );
+}
+
+/// `erfc(x)` (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7): enough for a rate model.
+fn libm_erfc(x: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly =
+        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    poly * (-x * x).exp()
+}
