@@ -1,0 +1,89 @@
+//! The steps every known-answer run takes, written once for every encryptor: a frame written around the bare
+//! encryption ([`Phase::Encrypt`] measures the encryption alone) and a frame sealed through
+//! [`FrameEncryptor::encrypt_frame_into`], what firmware calls ([`Phase::Frame`], [`Phase::CompactFrame`]).
+//! Each returns the frame's [`frame_digest`] and hands the frame to the [`Probe`].
+
+use crate::run::{Phase, Probe, frame_digest};
+use tfhe_sbc_core::entities::MASK_SEED_BYTES;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
+use tfhe_sbc_device::frame::mac::DeviceCredentials;
+use tfhe_sbc_device::frame::message::Chunk;
+use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, PayloadWord, write_frame_in_place};
+
+/// What one run encrypts: the device's credentials, its frame counter and the one chunk every frame carries
+/// (the whole message).
+pub struct RunInputs<'a> {
+    /// The device's frame credentials.
+    pub credentials: &'a DeviceCredentials,
+    /// The device's frame counter.
+    pub counter: FrameCounter,
+    /// The chunk every frame carries.
+    pub chunk: Chunk<'a>,
+    /// The message's length in bytes.
+    pub message_len: usize,
+}
+
+/// Frame `index` with a full-width body of `polynomial_size` `W` words, written by `write_frame_in_place`
+/// around `encrypt` (the bare seeded encryption of the chunk into the body), which alone is measured as
+/// [`Phase::Encrypt`].
+pub fn encryption_frame<W: PayloadWord, E: FrameEncryptor>(
+    encryptor: &mut E,
+    inputs: &mut RunInputs<'_>,
+    frame: &mut [u8],
+    probe: &mut impl Probe,
+    index: usize,
+    polynomial_size: usize,
+    encrypt: impl FnOnce(&mut E, &[u8], &mut [W]) -> tfhe_sbc_device::Result<[u8; MASK_SEED_BYTES]>,
+) -> Result<[u8; 16], &'static str> {
+    let message = encryptor
+        .begin_message(&mut inputs.counter, inputs.message_len)
+        .map_err(|_| "begin_message")?;
+    let mut header = FrameHeader::new(
+        encryptor.frame_kind(),
+        encryptor.frame_parameter_set(),
+        inputs.credentials,
+        &message,
+        &inputs.chunk,
+    )
+    .map_err(|_| "header")?;
+    // The full-width body, as `encrypt_frame_into` writes it before any compaction.
+    header.body_bits = (8 * size_of::<W>()) as u8;
+    let bytes = inputs.chunk.bytes;
+    let written = write_frame_in_place::<W, MASK_SEED_BYTES, _>(
+        &header,
+        polynomial_size,
+        inputs.credentials.mac_key(),
+        frame,
+        |body| {
+            probe.start(Phase::Encrypt);
+            let seed = encrypt(encryptor, bytes, body);
+            probe.end(Phase::Encrypt);
+            seed
+        },
+    )
+    .map_err(|_| "encryption")?;
+    probe.frame(index, &frame[..written]);
+    Ok(frame_digest(&frame[..written]))
+}
+
+/// Frame `index` sealed through [`FrameEncryptor::encrypt_frame_into`] with the encryptor's current body
+/// width, measured as `phase`.
+pub fn sealed_frame(
+    encryptor: &mut impl FrameEncryptor,
+    inputs: &mut RunInputs<'_>,
+    frame: &mut [u8],
+    probe: &mut impl Probe,
+    index: usize,
+    phase: Phase,
+) -> Result<[u8; 16], &'static str> {
+    let message = encryptor
+        .begin_message(&mut inputs.counter, inputs.message_len)
+        .map_err(|_| "begin_message")?;
+    probe.start(phase);
+    let written = encryptor
+        .encrypt_frame_into(inputs.credentials, &message, &inputs.chunk, frame)
+        .map_err(|_| "frame encryption")?;
+    probe.end(phase);
+    probe.frame(index, &frame[..written]);
+    Ok(frame_digest(&frame[..written]))
+}
