@@ -148,7 +148,7 @@ if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]
 fi
 # New inputs go to target/fuzz-corpus; the checked-in seeds (v2 frames, and the legacy v1 frames as
 # negative inputs) are only read. The target runs every input raw and with its MAC fixed up, so the fuzzer
-# reaches the replay window, the mask expansion and the reassembly (crates/tfhe-sbc-adapter/src/fuzzing.rs).
+# reaches the replay window, the mask expansion and the reassembly (crates/tfhe-sbc-adapter/src/fuzzing/).
 mkdir -p target/fuzz-corpus
 if ! (cd fuzz && cargo +stable fuzz run intake -s none ../target/fuzz-corpus corpus/intake_v2 corpus/intake_v1 \
       -- -max_total_time=60 -rss_limit_mb=2048 > ../target/fuzz.log 2>&1); then
