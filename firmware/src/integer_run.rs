@@ -39,7 +39,7 @@ pub use crate::expected::INTEGER_EXPECTED_DIGEST as EXPECTED_DIGEST;
 static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
 
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes three authenticated seeded frames
-/// of the 512 readings into `frame`, returning the digests of frames 0, 1 and 2 ([`frame_digest`]). Frame 0 is
+/// of the 512 readings into `frame`, returning the digests of frames 0, 1 and 2 ([`crate::run::frame_digest`]). Frame 0 is
 /// written with `write_frame_in_place` around `encrypt_u8`, so that the encryption alone is measured
 /// ([`Phase::Encrypt`]); frame 1 through `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]);
 /// frame 2 the same with the compact body ([`Phase::CompactFrame`]).
