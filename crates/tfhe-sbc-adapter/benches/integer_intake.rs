@@ -9,6 +9,9 @@
 //! * per-device mode: a frame of the device's own key -> intake -> [`IntegerRefresher`] (per block: key
 //!   switch with the device's seeded key-switching key, identity PBS) -> `FheUint8`, on rayon's pool, and one
 //!   block on one thread;
+//! * per-device mode by GLWE key switching: the same device key, a frame of 512 readings -> intake -> one
+//!   switch of the whole frame to the client key's GLWE key with the device's `SeededGlweKsk` (decompressed
+//!   once, timed apart) -> [`IntegerExtractor`] -> `FheUint8`, one thread, as fleet mode;
 //! * tfhe-rs: `CompactCiphertextList::expand` of the same values encrypted under a `CompactPublicKey`, with
 //!   casting (per block: a key switch to the small key and a PBS), unpacked and packed, then `get` of every
 //!   `FheUint8`.
@@ -27,6 +30,10 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use tfhe::core_crypto::prelude::{
+    CiphertextModulus, DynamicDistribution, GlweCiphertext as TfheGlweCiphertext,
+    GlweCiphertextOwned as TfheGlweCiphertextOwned, GlweSize, PolynomialSize as TfhePolynomialSize,
+};
 use tfhe::prelude::*;
 use tfhe::shortint::parameters::{
     PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
@@ -35,10 +42,12 @@ use tfhe::{
     ClientKey, CompactCiphertextList, CompactPublicKey, ConfigBuilder, FheUint8, FheUint8Id, Seed, set_server_key,
 };
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
+use tfhe_sbc_adapter::interop::glwe_ksk::{GlweKsShape, SeededGlweKsk, keyswitch_glwe};
 use tfhe_sbc_adapter::interop::integer::per_device::{IntegerDeviceKsk, IntegerRefresher};
-use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
+use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key, tfhe_glwe_key_u64};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
-use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_core::dimensions::PolynomialSize;
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
@@ -65,6 +74,8 @@ const FLEET_COMPACT: &str = "fleet: compact frame -> FheUint8 x 512 in batches o
 const FLEET_RAYON: &str = "fleet: frame -> FheUint8 x 512, rayon";
 const PER_DEVICE: &str = "per-device: frame -> KS + PBS per block, rayon";
 const PER_DEVICE_BLOCK: &str = "per-device: 1 block (KS + PBS), 1 thread, x 4";
+const PER_DEVICE_GLWE: &str = "per-device: frame -> GLWE switch -> FheUint8 x 512, 1 thread";
+const GLWE_KSK_DECOMPRESSION: &str = "per-device: decompress a device's GLWE key-switching key, / 512";
 const EXPAND: &str = "tfhe-rs CompactCiphertextList expand + cast";
 const EXPAND_PACKED: &str = "tfhe-rs CompactCiphertextList packed expand + cast";
 
@@ -190,6 +201,17 @@ fn intake_bench(c: &mut Criterion) {
         .decompress();
     let refresher = IntegerRefresher::new(&server_key).unwrap();
     eprintln!("per-device key-switching key: {:.1} s", t.elapsed().as_secs_f64());
+    // Per-device by GLWE key switching: the same device key, switched to the client key's GLWE key.
+    let glwe_device_frame = frame(OWN_KEY_DEVICE, &device_key, &readings, 4, false);
+    let glwe_ksk = SeededGlweKsk::generate(
+        &tfhe_glwe_key_u64(&device_key).as_view(),
+        &tfhe_glwe_key_u64(&fleet_key).as_view(),
+        GlweKsShape::INTEGER,
+        DynamicDistribution::new_t_uniform(17),
+        &mut rng,
+    )
+    .unwrap();
+    let glwe_key = glwe_ksk.decompress();
     // tfhe-rs: the same values under the compact public key.
     let public_key = CompactPublicKey::new(&client_key);
     let list = CompactCiphertextList::builder(&public_key)
@@ -231,6 +253,17 @@ fn intake_bench(c: &mut Criterion) {
             .extract_readings_par::<FheUint8Id, _>(&ksk, &opened.ciphertext, 0, slow_values)
             .unwrap()
     };
+    let per_device_glwe = |intake: &mut Intake| -> Vec<FheUint8> {
+        let opened = intake.receive_integer(&glwe_device_frame).unwrap();
+        let native = CiphertextModulus::new_native();
+        let input = TfheGlweCiphertext::from_container(opened.ciphertext.as_slice(), TfhePolynomialSize(N), native);
+        let mut output = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
+        keyswitch_glwe(&glwe_key, &input, &mut output.as_mut_view()).unwrap();
+        let switched = GlweCiphertext::from_container(output.into_container(), PolynomialSize(N)).unwrap();
+        extractor
+            .extract_readings::<FheUint8Id, _>(&switched, 0, FRAME_VALUES)
+            .unwrap()
+    };
     let expand = |l: &CompactCiphertextList| -> Vec<FheUint8> {
         let expander = l.expand().unwrap();
         (0..slow_values)
@@ -262,6 +295,7 @@ fn intake_bench(c: &mut Criterion) {
     check("fleet, compact", &all, &readings);
     drop(all);
     check("per-device", &per_device(&mut intake()), slow);
+    check("per-device, GLWE switch", &per_device_glwe(&mut intake()), &readings);
     check("tfhe-rs expand", &expand(&list), slow);
     check("tfhe-rs packed expand", &expand(&packed), slow);
 
@@ -296,6 +330,24 @@ fn intake_bench(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let e = timed_with_intake(iters, |intake| drop(black_box(per_device(intake))));
             record(PER_DEVICE, e, iters, slow_values);
+            e
+        })
+    });
+    group.bench_function(PER_DEVICE_GLWE, |b| {
+        b.iter_custom(|iters| {
+            let e = timed_with_intake(iters, |intake| drop(black_box(per_device_glwe(intake))));
+            record(PER_DEVICE_GLWE, e, iters, FRAME_VALUES);
+            e
+        })
+    });
+    group.bench_function(GLWE_KSK_DECOMPRESSION, |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                drop(black_box(glwe_ksk.decompress()));
+            }
+            let e = t.elapsed();
+            record(GLWE_KSK_DECOMPRESSION, e, iters, FRAME_VALUES);
             e
         })
     });
@@ -368,6 +420,8 @@ fn intake_bench(c: &mut Criterion) {
         FLEET_BATCHED,
         FLEET_COMPACT,
         FLEET_RAYON,
+        PER_DEVICE_GLWE,
+        GLWE_KSK_DECOMPRESSION,
         PER_DEVICE,
         PER_DEVICE_BLOCK,
         EXPAND,
@@ -393,6 +447,14 @@ fn intake_bench(c: &mut Criterion) {
         .iter()
         .filter_map(|n| median_of(n))
         .fold(f64::INFINITY, f64::min);
+    let glwe_per_device = median_of(PER_DEVICE_GLWE).unwrap_or(f64::NAN);
+    let fleet_frame_median = median_of(FLEET_FRAME).unwrap_or(f64::NAN);
+    println!(
+        "Per-device by GLWE switch / fleet (whole frame, 1 thread): {:.3}x; / the LWE KS + PBS per-device path: \
+         1/{:.0}",
+        glwe_per_device / fleet_frame_median,
+        median_of(PER_DEVICE).unwrap_or(f64::NAN) / glwe_per_device
+    );
     if !std::env::args().any(|a| a == "--bench") {
         println!("Goals: not judged in test mode (one sample per mode, test profile); `cargo bench` measures them");
         return;
@@ -400,12 +462,16 @@ fn intake_bench(c: &mut Criterion) {
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     println!(
         "Goals: fleet <= 10 us per value on one thread: {:.3} us, {}; per-device within 1.2x of expand: {:.3}x \
-         paired ({:.3}x from the medians), {}",
+         paired ({:.3}x from the medians), {}; per-device by GLWE switch <= 2x fleet and <= 20 us: {:.3}x, \
+         {:.3} us, {}",
         fleet_best * 1e6,
         verdict(fleet_best <= 10e-6),
         paired_unpacked,
         median_of(PER_DEVICE).unwrap_or(f64::NAN) / expand_median,
-        verdict(paired_unpacked <= 1.2)
+        verdict(paired_unpacked <= 1.2),
+        glwe_per_device / fleet_frame_median,
+        glwe_per_device * 1e6,
+        verdict(glwe_per_device <= 2.0 * fleet_frame_median && glwe_per_device <= 20e-6)
     );
 }
 
