@@ -463,11 +463,11 @@ fn intake_bench(c: &mut Criterion) {
         .filter_map(|n| median_of(n))
         .fold(f64::INFINITY, f64::min);
     let glwe_per_device = median_of(PER_DEVICE_GLWE).unwrap_or(f64::NAN);
-    let fleet_frame_median = median_of(FLEET_BATCHED).unwrap_or(f64::NAN);
+    let fleet_batched_median = median_of(FLEET_BATCHED).unwrap_or(f64::NAN);
     println!(
         "Per-device by GLWE switch / fleet (batches of 16, 1 thread): {:.3}x; / the LWE KS + PBS per-device path: \
          1/{:.0}",
-        glwe_per_device / fleet_frame_median,
+        glwe_per_device / fleet_batched_median,
         median_of(PER_DEVICE).unwrap_or(f64::NAN) / glwe_per_device
     );
     if !std::env::args().any(|a| a == "--bench") {
@@ -484,9 +484,9 @@ fn intake_bench(c: &mut Criterion) {
         paired_unpacked,
         median_of(PER_DEVICE).unwrap_or(f64::NAN) / expand_median,
         verdict(paired_unpacked <= 1.2),
-        glwe_per_device / fleet_frame_median,
+        glwe_per_device / fleet_batched_median,
         glwe_per_device * 1e6,
-        verdict(glwe_per_device <= 2.0 * fleet_frame_median && glwe_per_device <= 20e-6)
+        verdict(glwe_per_device <= 2.0 * fleet_batched_median && glwe_per_device <= 20e-6)
     );
 }
 
