@@ -6,10 +6,17 @@
 //! through the same validation.
 
 mod integer;
+mod named_sets;
 mod noise_distribution;
 pub mod secure_noise;
+#[cfg(feature = "serde")]
+mod serde_repr;
 
 pub use integer::{IntegerParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
+pub use named_sets::{
+    DEFAULT_KS_PBS_GLWE_512_K3, ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048,
+    TFHE_LIB_GLWE_1024,
+};
 pub use noise_distribution::NoiseDistribution;
 
 use crate::dimensions::{GlweDimension, PolynomialSize};
@@ -62,7 +69,7 @@ pub enum KeyDistribution {
 #[cfg_attr(
     feature = "serde",
     derive(serde::Serialize, serde::Deserialize),
-    serde(try_from = "GlweParametersRepr", into = "GlweParametersRepr")
+    serde(try_from = "serde_repr::GlweParametersRepr", into = "serde_repr::GlweParametersRepr")
 )]
 pub struct GlweParameters {
     id: ParameterSetId,
@@ -74,96 +81,6 @@ pub struct GlweParameters {
     /// True only for a custom set below the security floor built with `new_allow_insecure`.
     insecure: bool,
 }
-
-/// The TFHE-SBC paper's Table 3: `q = 2^32`, `N = 1024`, `k = 1`, Gaussian `sigma = 2^-25`, binary key.
-///
-/// This is exactly the GLWE side of tfhe-rs's `tfhe::boolean::parameters::TFHE_LIB_PARAMETERS` (which
-/// adds an LWE dimension of 630 and its key-switching and bootstrapping decompositions), so ciphertexts
-/// sample-extracted from it are inputs of tfhe-rs's boolean key switch.
-///
-/// # Security
-/// tfhe-rs documents `TFHE_LIB_PARAMETERS` at about **120 bits** of security, estimated by Zama with the
-/// lattice-estimator (the tfhe-rs `boolean::parameters` documentation). The paper's Table 3 calls the same
-/// numbers 128-bit; we rely on tfhe-rs's more conservative estimate. The 630-dimensional LWE key of the
-/// bootstrapping is the weakest link of that set.
-///
-/// The GLWE side is **below** the 132-bit floor that custom sets must meet ([`secure_noise`]): at
-/// `k*N = 1024`, `q = 2^32` tfhe-rs's formula asks for a Gaussian variance of `2^-45.66` (standard deviation
-/// `2^-22.83`, 4.5 times `2^-25`); this set's variance is `2^-50`, 20 times smaller. It is a named set, kept
-/// as the paper and tfhe-rs's boolean layer define it, so it is not refused;
-/// [`GlweParameters::meets_security_floor`] says `false` for it. A custom set with these numbers needs
-/// [`GlweParameters::new_allow_insecure`].
-pub const TFHE_LIB_GLWE_1024: GlweParameters = GlweParameters {
-    id: ParameterSetId::TFHE_LIB_GLWE_1024,
-    torus_bits: 32,
-    polynomial_size: PolynomialSize(1024),
-    glwe_dimension: GlweDimension(1),
-    // 2^-25
-    noise: NoiseDistribution::Gaussian {
-        std_dev: 2.980_232_238_769_531_3e-8,
-    },
-    key_distribution: KeyDistribution::Binary,
-    insecure: false,
-};
-
-/// The GLWE side of tfhe-rs 1.8.2's `tfhe::boolean::parameters::DEFAULT_PARAMETERS_KS_PBS`: `q = 2^32`,
-/// `N = 512`, `k = 3` (LWE dimension `k*N = 1536`), Gaussian `sigma = 9.315272083503367e-10` (about
-/// `2^-30`), binary key.
-///
-/// tfhe-rs documents the set at 128 bits of security with a failure probability of `2^-64`. Its encryption
-/// key choice is "big" (`KeyswitchBootstrap` order): a gate key-switches its inputs first, so a
-/// sample-extracted ciphertext under the GLWE key read flat is a gate input as it is, with no key switch at
-/// intake. Its sigma is at the precision term of tfhe-rs's 132-bit formula (`4 / q`): the set meets the
-/// floor only up to that term's rounding, like every tfhe-rs set there ([`GlweParameters::meets_security_floor`]
-/// says which).
-pub const DEFAULT_KS_PBS_GLWE_512_K3: GlweParameters = GlweParameters {
-    id: ParameterSetId::DEFAULT_KS_PBS_GLWE_512_K3,
-    torus_bits: 32,
-    polynomial_size: PolynomialSize(512),
-    glwe_dimension: GlweDimension(3),
-    noise: NoiseDistribution::Gaussian {
-        std_dev: 9.315_272_083_503_367e-10,
-    },
-    key_distribution: KeyDistribution::Binary,
-    insecure: false,
-};
-
-/// The GLWE side of tfhe-rs 1.8.2's `tfhe::boolean::parameters::PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS`:
-/// `q = 2^32`, `N = 1024`, `k = 2` (LWE dimension 2048), Gaussian `sigma = 9.313225746198247e-10` (`2^-30`),
-/// binary key.
-///
-/// 128-bit by tfhe-rs's documentation, failure probability `2^-165`, encryption key choice "big": a
-/// sample-extracted ciphertext is a gate input as it is (see [`DEFAULT_KS_PBS_GLWE_512_K3`]).
-pub const ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2: GlweParameters = GlweParameters {
-    id: ParameterSetId::ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2,
-    torus_bits: 32,
-    polynomial_size: PolynomialSize(1024),
-    glwe_dimension: GlweDimension(2),
-    noise: NoiseDistribution::Gaussian {
-        std_dev: 9.313_225_746_198_247e-10,
-    },
-    key_distribution: KeyDistribution::Binary,
-    insecure: false,
-};
-
-/// The GLWE side of tfhe-rs 1.8.2's high-level default, `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`
-/// (`V1_8_...`, defined as `V1_4_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`): `q = 2^64`, `N = 2048`, `k = 1`, GLWE noise
-/// TUniform(17), binary key. The first 64-bit named set.
-///
-/// tfhe-rs documents the set at 128 bits of security with a failure probability of `2^-129.6`. Its
-/// encryption key choice is "big" (`KeyswitchBootstrap` order), so a coefficient sample-extracted from a
-/// GLWE ciphertext under the client key's GLWE key is a shortint ciphertext as it is. What the integer
-/// intake needs besides (message and carry moduli 4 and 4, `delta = 2^59`) is in
-/// [`MESSAGE_2_CARRY_2_TUNIFORM_2M128`]. It meets the 132-bit floor ([`GlweParameters::meets_security_floor`]).
-pub const MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048: GlweParameters = GlweParameters {
-    id: ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048,
-    torus_bits: 64,
-    polynomial_size: PolynomialSize(2048),
-    glwe_dimension: GlweDimension(1),
-    noise: NoiseDistribution::TUniform { bound_log2: 17 },
-    key_distribution: KeyDistribution::Binary,
-    insecure: false,
-};
 
 impl GlweParameters {
     /// A custom parameter set (id [`ParameterSetId::CUSTOM`]) with a binary key, refused below the 132-bit
@@ -395,67 +312,6 @@ impl GlweParameters {
                 expected: self.torus_bits,
                 found: T::BITS,
             })
-        }
-    }
-}
-
-/// The serialized form of a [`GlweParameters`]: a named set by id, a custom set by its fields.
-#[cfg(feature = "serde")]
-#[derive(serde::Serialize, serde::Deserialize)]
-enum GlweParametersRepr {
-    /// A named set's id ([`GlweParameters::from_id`]).
-    Named(u16),
-    /// A custom set, rebuilt with [`GlweParameters::new`], or [`GlweParameters::new_allow_insecure`] if
-    /// `allow_insecure` is set.
-    Custom {
-        torus_bits: u32,
-        polynomial_size: PolynomialSize,
-        glwe_dimension: GlweDimension,
-        noise: NoiseDistribution,
-        key_distribution: KeyDistribution,
-        allow_insecure: bool,
-    },
-}
-
-#[cfg(feature = "serde")]
-impl From<GlweParameters> for GlweParametersRepr {
-    fn from(p: GlweParameters) -> Self {
-        if p.id == ParameterSetId::CUSTOM {
-            Self::Custom {
-                torus_bits: p.torus_bits,
-                polynomial_size: p.polynomial_size,
-                glwe_dimension: p.glwe_dimension,
-                noise: p.noise,
-                key_distribution: p.key_distribution,
-                allow_insecure: p.insecure,
-            }
-        } else {
-            Self::Named(p.id.0)
-        }
-    }
-}
-
-#[cfg(feature = "serde")]
-impl TryFrom<GlweParametersRepr> for GlweParameters {
-    type Error = Error;
-
-    fn try_from(repr: GlweParametersRepr) -> Result<Self> {
-        match repr {
-            GlweParametersRepr::Named(id) => Self::from_id(ParameterSetId(id)).ok_or(Error::UnknownParameterSet(id)),
-            GlweParametersRepr::Custom {
-                torus_bits,
-                polynomial_size,
-                glwe_dimension,
-                noise,
-                key_distribution: KeyDistribution::Binary,
-                allow_insecure,
-            } => {
-                if allow_insecure {
-                    Self::new_allow_insecure(torus_bits, polynomial_size, glwe_dimension, noise)
-                } else {
-                    Self::new(torus_bits, polynomial_size, glwe_dimension, noise)
-                }
-            }
         }
     }
 }
