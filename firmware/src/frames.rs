@@ -3,12 +3,16 @@
 //! [`FrameEncryptor::encrypt_frame_into`], what firmware calls ([`Phase::Frame`], [`Phase::CompactFrame`]).
 //! Each returns the frame's [`frame_digest`] and hands the frame to the [`Probe`].
 
+use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, KEY_ID, MAC_KEY};
 use crate::run::{Phase, Probe, frame_digest};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
-use tfhe_sbc_device::frame::mac::DeviceCredentials;
-use tfhe_sbc_device::frame::message::Chunk;
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::{Chunk, chunks};
 use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, PayloadWord, write_frame_in_place};
+
+/// The device's frame credentials, as provisioning would leave them: in flash.
+static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
 
 /// What one run encrypts: the device's credentials, its frame counter and the one chunk every frame carries
 /// (the whole message).
@@ -21,6 +25,30 @@ pub struct RunInputs<'a> {
     pub chunk: Chunk<'a>,
     /// The message's length in bytes.
     pub message_len: usize,
+}
+
+impl<'a> RunInputs<'a> {
+    /// A run of `message`, whose first `chunk_bytes` bytes every frame carries, under the KAT's credentials
+    /// from its first sequence number.
+    pub fn new(message: &'a [u8], chunk_bytes: usize) -> Result<Self, &'static str> {
+        Ok(Self {
+            credentials: &CREDENTIALS,
+            counter: FrameCounter::new(FIRST_SEQUENCE),
+            chunk: chunks(message, chunk_bytes).next().ok_or("chunks")?,
+            message_len: message.len(),
+        })
+    }
+}
+
+/// Runs `set_up` (the key from flash, the CSPRNG's seed) as the measured [`Phase::Construct`].
+pub fn construct(
+    probe: &mut impl Probe,
+    set_up: impl FnOnce() -> Result<(), &'static str>,
+) -> Result<(), &'static str> {
+    probe.start(Phase::Construct);
+    set_up()?;
+    probe.end(Phase::Construct);
+    Ok(())
 }
 
 /// Frame `index` with a full-width body of `polynomial_size` `W` words, written by `write_frame_in_place`

@@ -5,15 +5,12 @@
 //! with the set's compact body (`compact_body_bits()`, 14 bits: 3,679 bytes). Same [`Phase`]s and [`Probe`]
 //! as the boolean run ([`crate::run`]); the firmware runs this one instead with the feature `integer`.
 
-use crate::frames::{RunInputs, encryption_frame, sealed_frame};
-use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, INTEGER_READINGS, INTEGER_RNG_SEED, KEY_ID, MAC_KEY};
+use crate::frames::{RunInputs, construct, encryption_frame, sealed_frame};
+use crate::kat_inputs::{INTEGER_READINGS, INTEGER_RNG_SEED};
 use crate::run::{Phase, Probe};
 use negacyclic_ntt::NttPlan64;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
-use tfhe_sbc_device::frame::FrameCounter;
-use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
 
 /// The integer product: the exact three-prime NTT over the 64-bit torus (the only `u64` product, on every
 /// target).
@@ -35,27 +32,14 @@ pub use crate::expected::INTEGER_PACKED_KEY as PACKED_KEY;
 /// The run's expected digest, computed by build.rs on the host.
 pub use crate::expected::INTEGER_EXPECTED_DIGEST as EXPECTED_DIGEST;
 
-/// The device's frame credentials (the boolean run's), in flash.
-static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
-
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes three authenticated seeded frames
 /// of the 512 readings into `frame`, returning the digests of frames 0, 1 and 2 ([`crate::run::frame_digest`]). Frame 0 is
 /// written with `write_frame_in_place` around `encrypt_u8`, so that the encryption alone is measured
 /// ([`Phase::Encrypt`]); frame 1 through `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]);
 /// frame 2 the same with the compact body ([`Phase::CompactFrame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 48], &'static str> {
-    probe.start(Phase::Construct);
-    set_up(encryptor)?;
-    probe.end(Phase::Construct);
-
-    let mut inputs = RunInputs {
-        credentials: &CREDENTIALS,
-        counter: FrameCounter::new(FIRST_SEQUENCE),
-        chunk: chunks(&INTEGER_READINGS, Encryptor::MESSAGE_BYTES)
-            .next()
-            .ok_or("chunks")?,
-        message_len: INTEGER_READINGS.len(),
-    };
+    construct(probe, || set_up(encryptor))?;
+    let mut inputs = RunInputs::new(&INTEGER_READINGS, Encryptor::MESSAGE_BYTES)?;
     let mut digest = [0u8; 48];
     digest[..16].copy_from_slice(&encryption_frame::<u64, _>(
         encryptor,

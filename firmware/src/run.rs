@@ -5,13 +5,11 @@
 //! value is all zero bytes, in `.bss`), the key stays in flash in its packed 128-byte form, and each
 //! encryption goes straight into the one frame buffer.
 
-use crate::frames::{RunInputs, encryption_frame, sealed_frame};
-use crate::kat_inputs::{DEVICE_ID, DIGEST_KEY, FIRST_SEQUENCE, KEY_ID, MAC_KEY, MESSAGE, RNG_SEED};
+use crate::frames::{RunInputs, construct, encryption_frame, sealed_frame};
+use crate::kat_inputs::{DIGEST_KEY, MESSAGE, RNG_SEED};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
-use tfhe_sbc_device::frame::FrameCounter;
-use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::mac::MacKey;
 
 /// The product being measured: the f64 FFT, named explicitly (feature `fft`).
 #[cfg(feature = "fft")]
@@ -32,9 +30,6 @@ pub use crate::expected::PACKED_KEY;
 
 /// The run's expected digest, computed by build.rs on the host.
 pub use crate::expected::EXPECTED_DIGEST;
-
-/// The device's frame credentials, as provisioning would leave them: in flash.
-static CREDENTIALS: DeviceCredentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
 
 /// A measured phase of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,16 +61,8 @@ pub trait Probe {
 /// `write_frame_in_place`, so that the encryption alone is measured ([`Phase::Encrypt`]); frame 1 through
 /// `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {
-    probe.start(Phase::Construct);
-    set_up(encryptor)?;
-    probe.end(Phase::Construct);
-
-    let mut inputs = RunInputs {
-        credentials: &CREDENTIALS,
-        counter: FrameCounter::new(FIRST_SEQUENCE),
-        chunk: chunks(&MESSAGE, Encryptor::MESSAGE_BYTES).next().ok_or("chunks")?,
-        message_len: MESSAGE.len(),
-    };
+    construct(probe, || set_up(encryptor))?;
+    let mut inputs = RunInputs::new(&MESSAGE, Encryptor::MESSAGE_BYTES)?;
     let mut digest = [0u8; 32];
     digest[..16].copy_from_slice(&encryption_frame::<u32, _>(
         encryptor,
