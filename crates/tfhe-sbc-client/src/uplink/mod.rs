@@ -4,9 +4,9 @@
 //!
 //! * At most [`UplinkConfig::max_in_flight`] frames are sent and not yet acknowledged (default 32, below
 //!   the server's replay window of 128), so that after a reconnect every frame sent again is still inside
-//!   the window: one the server already took comes back [`AckStatus::Duplicate`], never "too old".
+//!   the window: one the server already took comes back [`AckStatus::Duplicate`](tfhe_sbc_device::frame::ack::AckStatus::Duplicate), never "too old".
 //! * When the connection breaks (an error, the server closing it, no acknowledgement for
-//!   [`UplinkConfig::ack_timeout`], or the server saying [`AckStatus::Busy`]), the thread reconnects with
+//!   [`UplinkConfig::ack_timeout`], or the server saying [`AckStatus::Busy`](tfhe_sbc_device::frame::ack::AckStatus::Busy)), the thread reconnects with
 //!   exponential backoff and jitter and sends every unacknowledged frame again, in order.
 //! * The queue holds at most [`UplinkConfig::max_queued`] frames: while the server is unreachable,
 //!   [`Uplink::push`] blocks rather than dropping readings.
