@@ -2,7 +2,7 @@
 //! torus, N = 2048, tfhe-rs's default integer set) and send v2 frames over TCP, with the set's compact
 //! 14-bit body unless told otherwise (`--full-body`: 64 bits); the adapter opens them with
 //! `Intake::receive_integer` and turns them into tfhe-rs `FheUint16`s (fleet meters: extraction only, with
-//! `IntegerExtractor`; per-device meters: a key switch and one PBS per block, with `IntegerRefresher`). The
+//! `IntegerExtractor`; per-device meters: one GLWE key switch per frame with the meter's `IntegerDeviceKsk`, then extraction). The
 //! cloud computes, with tfhe-rs's high-level API, the encrypted sum (as `FheUint32`: it cannot overflow),
 //! the mean (the sum divided by the public count) and the maximum; the trusted party decrypts them and
 //! checks each against the answer computed in the clear.
@@ -15,12 +15,13 @@ use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tfhe::core_crypto::prelude::LweKeyswitchKeyOwned;
+use tfhe::core_crypto::prelude::GlweKeyswitchKeyOwned;
 use tfhe::prelude::*;
 use tfhe::safe_serialization::safe_serialized_size;
 use tfhe::{ClientKey, ConfigBuilder, FheUint16, FheUint16Id, FheUint32, Seed, set_server_key};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
-use tfhe_sbc_adapter::interop::integer::per_device::{IntegerDeviceKsk, IntegerRefresher};
+use tfhe_sbc_adapter::interop::glwe_ksk::keyswitch_frame;
+use tfhe_sbc_adapter::interop::integer::per_device::IntegerDeviceKsk;
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
@@ -157,9 +158,9 @@ impl JobReport {
         );
         if self.ksk_stored_bytes > 0 {
             println!(
-                "[adapter] per-device key-switching keys decompressed in {:.2?} ({:.1} MiB each)",
+                "[adapter] per-device key-switching keys decompressed in {:.2?} ({} KiB each)",
                 self.ksk_decompression,
-                IntegerDeviceKsk::decompressed_bytes() as f64 / f64::from(1 << 20)
+                2 * self.ksk_stored_bytes / 1024
             );
         }
         println!(
@@ -322,7 +323,7 @@ pub fn run(config: &JobConfig) -> JobReport {
 
     // Cloud: the per-device keys decompressed ahead of their frames (steady state).
     let t = Instant::now();
-    let ksks: HashMap<u64, LweKeyswitchKeyOwned<u64>> =
+    let ksks: HashMap<u64, GlweKeyswitchKeyOwned<u64>> =
         device_ksks.iter().map(|(id, ksk)| (*id, ksk.decompress())).collect();
     let ksk_decompression = t.elapsed();
 
@@ -381,7 +382,6 @@ pub fn run(config: &JobConfig) -> JobReport {
 
     // Adapter: frames to FheUint16, per meter in reading order.
     let extractor = IntegerExtractor::new();
-    let refresher = IntegerRefresher::new(&server_key).expect("the default config is the integer set");
     let mut readings: Vec<FheUint16> = Vec::new();
     let mut reports = Vec::new();
     for ((s, mode), values) in sent.iter().zip(&config.meters).zip(clear) {
@@ -394,7 +394,8 @@ pub fn run(config: &JobConfig) -> JobReport {
             let cts = match mode {
                 KeyMode::Fleet => extractor.extract_readings_par::<FheUint16Id, _>(&frame.ciphertext, 0, n),
                 KeyMode::PerDevice => {
-                    refresher.extract_readings_par::<FheUint16Id, _>(&ksks[&s.id], &frame.ciphertext, 0, n)
+                    let switched = keyswitch_frame(&ksks[&s.id], &frame.ciphertext).expect("the set's shape");
+                    extractor.extract_readings_par::<FheUint16Id, _>(&switched, 0, n)
                 }
             }
             .expect("the frame holds n readings");

@@ -6,18 +6,15 @@
 //!   frame at once on one thread, the same in batches of 16 values (each batch dropped before the next: a
 //!   consumer that keeps up), and the whole frame on rayon's pool; batched also from a compact-body frame
 //!   (`set_body_bits(compact_body_bits())`: the intake unpacks the top 14 bits of each body word);
-//! * per-device mode: a frame of the device's own key -> intake -> [`IntegerRefresher`] (per block: key
-//!   switch with the device's seeded key-switching key, identity PBS) -> `FheUint8`, on rayon's pool, and one
-//!   block on one thread;
-//! * per-device mode by GLWE key switching: the same device key, a frame of 512 readings -> intake -> one
-//!   switch of the whole frame to the client key's GLWE key with the device's `SeededGlweKsk` (decompressed
-//!   once, timed apart) -> [`IntegerExtractor`] -> `FheUint8`, one thread, as fleet mode;
+//! * per-device mode: a frame of 512 readings under the device's own key -> intake -> one GLWE switch of the
+//!   whole frame to the client key's GLWE key with the device's `IntegerDeviceKsk` (decompressed once, timed
+//!   apart) -> [`IntegerExtractor`] in batches of 16 -> `FheUint8`, one thread, as fleet mode;
 //! * tfhe-rs: `CompactCiphertextList::expand` of the same values encrypted under a `CompactPublicKey`, with
 //!   casting (per block: a key switch to the small key and a PBS), unpacked and packed, then `get` of every
 //!   `FheUint8`.
 //!
-//! Every path is decrypted with the `ClientKey` before anything is timed. The slow modes (a PBS per block)
-//! run [`SLOW_VALUES`] values per iteration. Criterion's medians go into a table; paired rounds (per-device
+//! Every path is decrypted with the `ClientKey` before anything is timed. tfhe-rs's expand (a PBS per block)
+//! runs [`SLOW_VALUES`] values per iteration. Criterion's medians go into a table; paired rounds (per-device
 //! and expand timed back to back, `PAIRED_ROUNDS` times) give the ratio on a shared machine. In test mode
 //! (`cargo test`, no `--bench`) the slow modes take 2 values and one round.
 //!
@@ -31,8 +28,8 @@ use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tfhe::core_crypto::prelude::{
-    CiphertextModulus, DynamicDistribution, GlweCiphertext as TfheGlweCiphertext,
-    GlweCiphertextOwned as TfheGlweCiphertextOwned, GlweSize, PolynomialSize as TfhePolynomialSize,
+    CiphertextModulus, GlweCiphertext as TfheGlweCiphertext, GlweCiphertextOwned as TfheGlweCiphertextOwned, GlweSize,
+    PolynomialSize as TfhePolynomialSize,
 };
 use tfhe::prelude::*;
 use tfhe::shortint::parameters::{
@@ -42,9 +39,9 @@ use tfhe::{
     ClientKey, CompactCiphertextList, CompactPublicKey, ConfigBuilder, FheUint8, FheUint8Id, Seed, set_server_key,
 };
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
-use tfhe_sbc_adapter::interop::glwe_ksk::{GlweKsShape, SeededGlweKsk, keyswitch_glwe};
-use tfhe_sbc_adapter::interop::integer::per_device::{IntegerDeviceKsk, IntegerRefresher};
-use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key, tfhe_glwe_key_u64};
+use tfhe_sbc_adapter::interop::glwe_ksk::keyswitch_glwe;
+use tfhe_sbc_adapter::interop::integer::per_device::IntegerDeviceKsk;
+use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
@@ -72,8 +69,6 @@ const FLEET_FRAME: &str = "fleet: frame -> FheUint8 x 512, 1 thread";
 const FLEET_BATCHED: &str = "fleet: frame -> FheUint8 x 512 in batches of 16, 1 thread";
 const FLEET_COMPACT: &str = "fleet: compact frame -> FheUint8 x 512 in batches of 16, 1 thread";
 const FLEET_RAYON: &str = "fleet: frame -> FheUint8 x 512, rayon";
-const PER_DEVICE: &str = "per-device: frame -> KS + PBS per block, rayon";
-const PER_DEVICE_BLOCK: &str = "per-device: 1 block (KS + PBS), 1 thread, x 4";
 const PER_DEVICE_GLWE: &str = "per-device: frame -> GLWE switch -> FheUint8 x 512 in batches of 16, 1 thread";
 const GLWE_KSK_DECOMPRESSION: &str = "per-device: decompress a device's GLWE key-switching key, / 512";
 const EXPAND: &str = "tfhe-rs CompactCiphertextList expand + cast";
@@ -195,22 +190,9 @@ fn intake_bench(c: &mut Criterion) {
         &mut rng,
     )
     .unwrap();
-    let device_frame = frame(OWN_KEY_DEVICE, &device_key, slow, 2, false);
-    let ksk = IntegerDeviceKsk::generate(&device_key, &client_key, &mut rng)
-        .unwrap()
-        .decompress();
-    let refresher = IntegerRefresher::new(&server_key).unwrap();
-    eprintln!("per-device key-switching key: {:.1} s", t.elapsed().as_secs_f64());
-    // Per-device by GLWE key switching: the same device key, switched to the client key's GLWE key.
     let glwe_device_frame = frame(OWN_KEY_DEVICE, &device_key, &readings, 4, false);
-    let glwe_ksk = SeededGlweKsk::generate(
-        &tfhe_glwe_key_u64(&device_key).as_view(),
-        &tfhe_glwe_key_u64(&fleet_key).as_view(),
-        GlweKsShape::INTEGER,
-        DynamicDistribution::new_t_uniform(17),
-        &mut rng,
-    )
-    .unwrap();
+    let glwe_ksk = IntegerDeviceKsk::generate(&device_key, &client_key, &mut rng).unwrap();
+    eprintln!("per-device key-switching key: {:.3} s", t.elapsed().as_secs_f64());
     let glwe_key = glwe_ksk.decompress();
     // tfhe-rs: the same values under the compact public key.
     let public_key = CompactPublicKey::new(&client_key);
@@ -245,12 +227,6 @@ fn intake_bench(c: &mut Criterion) {
         let opened = intake.receive_integer(&fleet_frame).unwrap();
         extractor
             .extract_readings_par::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
-            .unwrap()
-    };
-    let per_device = |intake: &mut Intake| -> Vec<FheUint8> {
-        let opened = intake.receive_integer(&device_frame).unwrap();
-        refresher
-            .extract_readings_par::<FheUint8Id, _>(&ksk, &opened.ciphertext, 0, slow_values)
             .unwrap()
     };
     let per_device_glwe = |intake: &mut Intake, keep_all: bool| -> Vec<FheUint8> {
@@ -305,7 +281,6 @@ fn intake_bench(c: &mut Criterion) {
         .unwrap();
     check("fleet, compact", &all, &readings);
     drop(all);
-    check("per-device", &per_device(&mut intake()), slow);
     check(
         "per-device, GLWE switch",
         &per_device_glwe(&mut intake(), true),
@@ -341,13 +316,6 @@ fn intake_bench(c: &mut Criterion) {
             e
         })
     });
-    group.bench_function(PER_DEVICE, |b| {
-        b.iter_custom(|iters| {
-            let e = timed_with_intake(iters, |intake| drop(black_box(per_device(intake))));
-            record(PER_DEVICE, e, iters, slow_values);
-            e
-        })
-    });
     group.bench_function(PER_DEVICE_GLWE, |b| {
         b.iter_custom(|iters| {
             let e = timed_with_intake(iters, |intake| drop(black_box(per_device_glwe(intake, false))));
@@ -363,19 +331,6 @@ fn intake_bench(c: &mut Criterion) {
             }
             let e = t.elapsed();
             record(GLWE_KSK_DECOMPRESSION, e, iters, FRAME_VALUES);
-            e
-        })
-    });
-    group.bench_function(PER_DEVICE_BLOCK, |b| {
-        let block = extractor.extract_block(&device_frame_glwe(&device_frame), 0).unwrap();
-        b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                drop(black_box(refresher.refresh_block(&ksk, block.ct.clone()).unwrap()));
-            }
-            let e = t.elapsed();
-            // Four blocks per FheUint8.
-            record(PER_DEVICE_BLOCK, e * 4, iters, 1);
             e
         })
     });
@@ -402,7 +357,10 @@ fn intake_bench(c: &mut Criterion) {
         let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [2, 1, 0] };
         for which in order {
             times[which] = match which {
-                0 => timed_with_intake(1, |intake| drop(black_box(per_device(intake)))),
+                0 => {
+                    timed_with_intake(1, |intake| drop(black_box(per_device_glwe(intake, false)))) / FRAME_VALUES as u32
+                        * slow_values as u32
+                }
                 _ => {
                     let t = Instant::now();
                     drop(black_box(expand(if which == 1 { &list } else { &packed })));
@@ -437,8 +395,6 @@ fn intake_bench(c: &mut Criterion) {
         FLEET_RAYON,
         PER_DEVICE_GLWE,
         GLWE_KSK_DECOMPRESSION,
-        PER_DEVICE,
-        PER_DEVICE_BLOCK,
         EXPAND,
         EXPAND_PACKED,
     ] {
@@ -465,10 +421,8 @@ fn intake_bench(c: &mut Criterion) {
     let glwe_per_device = median_of(PER_DEVICE_GLWE).unwrap_or(f64::NAN);
     let fleet_batched_median = median_of(FLEET_BATCHED).unwrap_or(f64::NAN);
     println!(
-        "Per-device by GLWE switch / fleet (batches of 16, 1 thread): {:.3}x; / the LWE KS + PBS per-device path: \
-         1/{:.0}",
-        glwe_per_device / fleet_batched_median,
-        median_of(PER_DEVICE).unwrap_or(f64::NAN) / glwe_per_device
+        "Per-device (GLWE switch) / fleet (batches of 16, 1 thread): {:.3}x",
+        glwe_per_device / fleet_batched_median
     );
     if !std::env::args().any(|a| a == "--bench") {
         println!("Goals: not judged in test mode (one sample per mode, test profile); `cargo bench` measures them");
@@ -476,23 +430,16 @@ fn intake_bench(c: &mut Criterion) {
     }
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     println!(
-        "Goals: fleet <= 10 us per value on one thread: {:.3} us, {}; per-device within 1.2x of expand: {:.3}x \
-         paired ({:.3}x from the medians), {}; per-device by GLWE switch <= 2x fleet and <= 20 us: {:.3}x, \
-         {:.3} us, {}",
+        "Goals: fleet <= 10 us per value on one thread: {:.3} us, {}; per-device / expand: {:.2e} paired \
+         ({:.2e} from the medians); per-device <= 2x fleet and <= 20 us: {:.3}x, {:.3} us, {}",
         fleet_best * 1e6,
         verdict(fleet_best <= 10e-6),
         paired_unpacked,
-        median_of(PER_DEVICE).unwrap_or(f64::NAN) / expand_median,
-        verdict(paired_unpacked <= 1.2),
+        glwe_per_device / expand_median,
         glwe_per_device / fleet_batched_median,
         glwe_per_device * 1e6,
         verdict(glwe_per_device <= 2.0 * fleet_batched_median && glwe_per_device <= 20e-6)
     );
-}
-
-/// The ciphertext of a per-device frame (a fresh intake opens it).
-fn device_frame_glwe(frame: &[u8]) -> tfhe_sbc_core::entities::GlweCiphertextOwned<u64> {
-    intake().receive_integer(frame).unwrap().ciphertext
 }
 
 criterion_group! {

@@ -112,7 +112,7 @@ fn device_and_ksk(seed: u8) -> (GlweSecretKeyOwned, GlweSecretKeyOwned, SeededGl
     let big = glwe_key_from_client_key(&keys().client_key).unwrap();
     let mut rng = Blake2bXof::from_seed([seed; 32]);
     let device = device_key(&mut rng);
-    let ksk = SeededGlweKsk::generate(
+    let ksk = SeededGlweKsk::generate_from_keys(
         &tfhe_glwe_key_u64(&device).as_view(),
         &tfhe_glwe_key_u64(&big).as_view(),
         GlweKsShape::INTEGER,
@@ -192,14 +192,14 @@ fn the_switch_leaves_the_sets_failure_probability() {
 fn switched_frames_decrypt_with_tfhe_rs() {
     let k = keys();
     let (device, _, ksk) = device_and_ksk(4);
-    assert_eq!(ksk.body_words().len(), 2 * N);
-    let stored = SeededGlweKsk::from_parts(
+    assert_eq!(ksk.body_words_slice().len(), 2 * N);
+    let stored = SeededGlweKsk::from_raw_parts(
         GlweKsShape::INTEGER,
         1,
         GlweSize(2),
         TfhePolynomialSize(N),
         ksk.mask_seed(),
-        ksk.body_words().to_vec(),
+        ksk.body_words_slice().to_vec(),
     )
     .unwrap();
     let key = ksk.decompress();
@@ -267,7 +267,7 @@ fn another_devices_key_and_too_few_levels_fail_as_modelled() {
     let big_view = tfhe_glwe_key_u64(&big);
 
     // Another device's key: the frame is switched with a key of the wrong input key, so the phase is noise.
-    let others_ksk = SeededGlweKsk::generate(
+    let others_ksk = SeededGlweKsk::generate_from_keys(
         &tfhe_glwe_key_u64(&other).as_view(),
         &big_view.as_view(),
         GlweKsShape::INTEGER,
@@ -286,7 +286,7 @@ fn another_devices_key_and_too_few_levels_fail_as_modelled() {
         base_log: DecompositionBaseLog(8),
         levels: DecompositionLevelCount(1),
     };
-    let thin = SeededGlweKsk::generate(
+    let thin = SeededGlweKsk::generate_from_keys(
         &tfhe_glwe_key_u64(&device).as_view(),
         &big_view.as_view(),
         shape,
@@ -315,11 +315,12 @@ fn keys_of_the_wrong_shape_are_refused() {
         levels: DecompositionLevelCount(2),
     };
     assert_eq!(
-        SeededGlweKsk::generate(&d.as_view(), &b.as_view(), too_many_bits, glwe_noise(), &mut rng).unwrap_err(),
+        SeededGlweKsk::generate_from_keys(&d.as_view(), &b.as_view(), too_many_bits, glwe_noise(), &mut rng)
+            .unwrap_err(),
         InteropError::ParameterMismatch
     );
     assert_eq!(
-        SeededGlweKsk::<u64>::from_parts(
+        SeededGlweKsk::<u64>::from_raw_parts(
             GlweKsShape::INTEGER,
             1,
             GlweSize(2),
@@ -335,7 +336,8 @@ fn keys_of_the_wrong_shape_are_refused() {
     );
     // A frame of another shape (N = 1024) is a typed error, not tfhe-rs's assertion.
     let ksk =
-        SeededGlweKsk::generate(&d.as_view(), &b.as_view(), GlweKsShape::INTEGER, glwe_noise(), &mut rng).unwrap();
+        SeededGlweKsk::generate_from_keys(&d.as_view(), &b.as_view(), GlweKsShape::INTEGER, glwe_noise(), &mut rng)
+            .unwrap();
     let input = TfheGlweCiphertextOwned::new(
         0u64,
         GlweSize(2),

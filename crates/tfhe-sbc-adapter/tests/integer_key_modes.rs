@@ -560,11 +560,11 @@ fn key_store_records_parameter_sets() {
     match (store.get(1).unwrap().key(), back.get(1).unwrap().key()) {
         (DeviceKeyMaterial::IntegerPerDevice(x), DeviceKeyMaterial::IntegerPerDevice(y)) => {
             assert_eq!((x.mask_seed(), x.bodies()), (y.mask_seed(), y.bodies()));
-            assert_eq!(y.stored_bytes(), 2048 * 4 * 8 + 16);
+            assert_eq!(y.stored_bytes(), 2 * 2048 * 8 + 16);
         }
         _ => panic!("device 1 is an integer per-device device"),
     }
-    assert_eq!(back.get(1).unwrap().key().stored_bytes(), 65_552);
+    assert_eq!(back.get(1).unwrap().key().stored_bytes(), 32_784);
     assert_eq!(&back.encode()[..], &file[..], "encoding is deterministic");
     eprintln!("key store, 1 integer per-device + 3 others: {} bytes", file.len());
 
@@ -639,11 +639,11 @@ fn key_store_records_parameter_sets() {
     ))
     .unwrap();
     let file = one.encode().to_vec();
-    // The bodies' length varint (65,536 = 0x80 0x80 0x04) is followed by the bodies, then the digest.
-    let len_at = file.len() - 32 - 65_536 - 3;
-    assert_eq!(&file[len_at..len_at + 3], &[0x80, 0x80, 0x04]);
+    // The bodies' length varint (32,768 = 0x80 0x80 0x02) is followed by the bodies, then the digest.
+    let len_at = file.len() - 32 - 32_768 - 3;
+    assert_eq!(&file[len_at..len_at + 3], &[0x80, 0x80, 0x02]);
     let mut shorter = file[..len_at].to_vec();
-    shorter.extend_from_slice(&[0xf8, 0xff, 0x03]); // 65,528
+    shorter.extend_from_slice(&[0xf8, 0xff, 0x01]); // 32,760
     shorter.extend_from_slice(&file[len_at + 3..file.len() - 32 - 8]);
     let d = digest(&shorter);
     shorter.extend_from_slice(&d);
@@ -652,11 +652,13 @@ fn key_store_records_parameter_sets() {
         KeySetError::WrongLength {
             device_id: Some(1),
             field: "key-switching key",
-            expected: 65_536,
-            found: 65_528
+            expected: 32_768,
+            found: 32_760
         }
     ));
-    // The set of that record changed to a boolean one: its key no longer fits.
+    // The set of that record changed to set 1: the record's set decides its key's type, so the same 32,768
+    // bytes now read as set 1's per-device key (an LWE key of 8,192 `u32`), never as an integer one. The
+    // store's digest, not the key's length, is what guards a record.
     let set_at = 9 + 33 + 1 + 1 + 3; // prefix, fingerprint, count, device id, key id (varint 0x1D0004: 3 bytes)
     let mut as_boolean = file.clone();
     assert_eq!(as_boolean[set_at], 4);
@@ -664,14 +666,10 @@ fn key_store_records_parameter_sets() {
     let end = as_boolean.len() - 32;
     let d = digest(&as_boolean[..end]);
     as_boolean[end..].copy_from_slice(&d);
-    assert!(matches!(
-        KeyStore::decode(&as_boolean).unwrap_err(),
-        KeySetError::WrongLength {
-            device_id: Some(1),
-            field: "key-switching key",
-            ..
-        }
-    ));
+    let read = KeyStore::decode(&as_boolean).unwrap();
+    let record = read.get(1).unwrap();
+    assert_eq!(record.parameter_set().0, 1);
+    assert!(matches!(record.key(), DeviceKeyMaterial::PerDevice(_)));
     // Mutations behind a recomputed digest and truncations never panic.
     for position in (0..300).chain((300..file.len()).step_by(4099)) {
         for flip in [0x01u8, 0x80] {

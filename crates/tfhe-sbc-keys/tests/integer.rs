@@ -76,7 +76,7 @@ fn init_and_issue_write_an_integer_key_set() {
     let store = KeyStore::decode(&std::fs::read(dir.join("key_store.bin")).unwrap()).unwrap();
     assert_eq!(store.server_key_fingerprint(), envelope.server_key_fingerprint);
     for (id, mode, stored) in [
-        (PER_DEVICE, KeyMode::PerDeviceSecretKey, 2048 * 4 * 8 + 16),
+        (PER_DEVICE, KeyMode::PerDeviceSecretKey, 2 * 2048 * 8 + 16),
         (FLEET, KeyMode::FleetSecretKey, 0),
     ] {
         let record = store.get(id).unwrap();

@@ -10,14 +10,15 @@
 use super::InteropError;
 use super::device_record::DeviceKeyMaterial;
 use super::device_record::check_material;
-use super::ksk::{IntegerKeySwitch, KeySwitchSet, SeededKsk, TfheLibKeySwitch};
+use super::glwe_ksk::SeededGlweKsk;
+use super::ksk::{SeededKsk, TfheLibKeySwitch};
 use super::lru::Lru;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
-use tfhe::core_crypto::prelude::LweKeyswitchKeyOwned;
+use tfhe::core_crypto::prelude::{GlweKeyswitchKeyOwned, LweKeyswitchKeyOwned};
 use tfhe_sbc_core::parameters::ParameterSetId;
 use tfhe_sbc_device::files::credentials::KeyMode;
 
@@ -35,16 +36,16 @@ pub struct CacheStats {
 }
 
 /// The key a registered device's ciphertexts are converted with.
-pub(crate) enum DeviceKey<S: KeySwitchSet> {
+pub(crate) enum DeviceKey<K: OwnKey> {
     /// Fleet and public-key devices: the server key's (no key of their own).
     Shared,
     /// Per-device: its own seeded key-switching key.
-    Own(Arc<SeededKsk<S>>),
+    Own(Arc<K::Seeded>),
     /// Registered for another parameter set (its id): no key here.
     OtherSet(u16),
 }
 
-impl<S: KeySwitchSet> Clone for DeviceKey<S> {
+impl<K: OwnKey> Clone for DeviceKey<K> {
     fn clone(&self) -> Self {
         match self {
             Self::Shared => Self::Shared,
@@ -55,16 +56,16 @@ impl<S: KeySwitchSet> Clone for DeviceKey<S> {
 }
 
 /// One registered device.
-pub(crate) struct Route<S: KeySwitchSet> {
+pub(crate) struct Route<K: OwnKey> {
     /// The key id its frames carry.
     pub(crate) key_id: u32,
     /// Its mode.
     pub(crate) mode: KeyMode,
     /// Its key.
-    pub(crate) key: DeviceKey<S>,
+    pub(crate) key: DeviceKey<K>,
 }
 
-impl<S: KeySwitchSet> Clone for Route<S> {
+impl<K: OwnKey> Clone for Route<K> {
     fn clone(&self) -> Self {
         Self {
             key_id: self.key_id,
@@ -74,19 +75,19 @@ impl<S: KeySwitchSet> Clone for Route<S> {
     }
 }
 
-type CacheCell<T> = Arc<OnceLock<Arc<LweKeyswitchKeyOwned<T>>>>;
+type CacheCell<T> = Arc<OnceLock<Arc<T>>>;
 /// The cache: `(device id, key id)` to the cell of its decompressed key.
 type KeyCache<T> = Lru<(u64, u32), CacheCell<T>>;
 
 /// The registered devices of one converter and its cache of decompressed keys. `Send + Sync`.
-pub(crate) struct DeviceKeys<S: KeySwitchSet> {
-    routes: RwLock<HashMap<u64, Route<S>>>,
-    cache: Mutex<KeyCache<S::Scalar>>,
+pub(crate) struct DeviceKeys<K: OwnKey> {
+    routes: RwLock<HashMap<u64, Route<K>>>,
+    cache: Mutex<KeyCache<K::Decompressed>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
 
-impl<S: KeySwitchSet> core::fmt::Debug for DeviceKeys<S> {
+impl<K: OwnKey> core::fmt::Debug for DeviceKeys<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("DeviceKeys")
             .field("devices", &self.len())
@@ -95,7 +96,7 @@ impl<S: KeySwitchSet> core::fmt::Debug for DeviceKeys<S> {
     }
 }
 
-impl<S: KeySwitchSet> DeviceKeys<S> {
+impl<K: OwnKey> DeviceKeys<K> {
     /// No device, a cache of at most `capacity` decompressed keys.
     pub(crate) fn new(capacity: NonZeroUsize) -> Self {
         Self {
@@ -107,7 +108,7 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
     }
 
     /// Registers `device_id`; [`InteropError::DuplicateDevice`] if it is already.
-    fn insert(&self, device_id: u64, route: Route<S>) -> Result<(), InteropError> {
+    fn insert(&self, device_id: u64, route: Route<K>) -> Result<(), InteropError> {
         match self
             .routes
             .write()
@@ -123,7 +124,7 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
     }
 
     /// The device's route; [`InteropError::UnknownDevice`] if it is not registered.
-    pub(crate) fn route(&self, device_id: u64) -> Result<Route<S>, InteropError> {
+    pub(crate) fn route(&self, device_id: u64) -> Result<Route<K>, InteropError> {
         self.routes
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -140,7 +141,7 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
         device_id: u64,
         key_id: u32,
         converter_set: ParameterSetId,
-    ) -> Result<Option<Arc<SeededKsk<S>>>, InteropError> {
+    ) -> Result<Option<Arc<K::Seeded>>, InteropError> {
         let route = self.route(device_id)?;
         let own = match route.key {
             DeviceKey::OtherSet(device_set) => {
@@ -176,17 +177,12 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
         self.routes.read().unwrap_or_else(PoisonError::into_inner).len()
     }
 
-    fn lock_cache(&self) -> std::sync::MutexGuard<'_, KeyCache<S::Scalar>> {
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, KeyCache<K::Decompressed>> {
         self.cache.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// `seeded` (device `device_id`'s key under `key_id`) decompressed, from the cache or now.
-    pub(crate) fn decompressed(
-        &self,
-        device_id: u64,
-        key_id: u32,
-        seeded: &SeededKsk<S>,
-    ) -> Arc<LweKeyswitchKeyOwned<S::Scalar>> {
+    pub(crate) fn decompressed(&self, device_id: u64, key_id: u32, seeded: &K::Seeded) -> Arc<K::Decompressed> {
         let cell = {
             let mut lru = self.lock_cache();
             if let Some(cell) = lru.get(&(device_id, key_id)) {
@@ -199,7 +195,7 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
                 cell
             }
         };
-        cell.get_or_init(|| Arc::new(seeded.decompress())).clone()
+        cell.get_or_init(|| Arc::new(K::decompress(seeded))).clone()
     }
 
     /// Drops every decompressed key (the counters stay).
@@ -221,27 +217,53 @@ impl<S: KeySwitchSet> DeviceKeys<S> {
     }
 }
 
-/// The key family of a converter's per-device keys: which seeded key of a device's material it takes.
-pub(crate) trait OwnKey: KeySwitchSet + Sized {
+/// The key family of a converter's per-device keys: which seeded key of a device's material it takes, and
+/// what that key is once decompressed (what the cache holds).
+pub(crate) trait OwnKey: Send + Sync + 'static {
+    /// The seeded key, as the key store holds it.
+    type Seeded: Send + Sync + 'static;
+    /// The decompressed key, as the conversion uses it.
+    type Decompressed: Send + Sync + 'static;
     /// The material's seeded key of this family, if it carries one (else the device uses the server key's).
-    fn own_key(material: DeviceKeyMaterial) -> Option<SeededKsk<Self>>;
+    fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded>;
+    /// Regenerates the key's masks.
+    fn decompress(seeded: &Self::Seeded) -> Self::Decompressed;
 }
 
+/// Per-device boolean keys of `TFHE_LIB_PARAMETERS`: an LWE key switch per bit into the small key.
 impl OwnKey for TfheLibKeySwitch {
-    fn own_key(material: DeviceKeyMaterial) -> Option<SeededKsk<Self>> {
+    type Seeded = SeededKsk<Self>;
+    type Decompressed = LweKeyswitchKeyOwned<u32>;
+
+    fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
         match material {
             DeviceKeyMaterial::PerDevice(ksk) => Some(ksk),
             _ => None,
         }
     }
+
+    fn decompress(seeded: &Self::Seeded) -> Self::Decompressed {
+        seeded.decompress()
+    }
 }
 
-impl OwnKey for IntegerKeySwitch {
-    fn own_key(material: DeviceKeyMaterial) -> Option<SeededKsk<Self>> {
+/// Per-device integer keys: one GLWE key switch per frame into the client key's GLWE key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IntegerGlweSwitch;
+
+impl OwnKey for IntegerGlweSwitch {
+    type Seeded = SeededGlweKsk<u64>;
+    type Decompressed = GlweKeyswitchKeyOwned<u64>;
+
+    fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
         match material {
             DeviceKeyMaterial::IntegerPerDevice(ksk) => Some(ksk),
             _ => None,
         }
+    }
+
+    fn decompress(seeded: &Self::Seeded) -> Self::Decompressed {
+        seeded.decompress()
     }
 }
 
@@ -264,7 +286,7 @@ pub(crate) trait DeviceTable: Send + Sync {
     fn remove(&self, device_id: u64) -> bool;
 }
 
-impl<S: OwnKey> DeviceTable for DeviceKeys<S> {
+impl<K: OwnKey> DeviceTable for DeviceKeys<K> {
     fn register(
         &self,
         (device_id, key_id): (u64, u32),
@@ -275,7 +297,7 @@ impl<S: OwnKey> DeviceTable for DeviceKeys<S> {
         let key = if parameter_set == converter_set {
             check_material(device_id, converter_set, &material)
                 .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
-            S::own_key(material).map_or(DeviceKey::Shared, |ksk| DeviceKey::Own(Arc::new(ksk)))
+            K::own_key(material).map_or(DeviceKey::Shared, |ksk| DeviceKey::Own(Arc::new(ksk)))
         } else {
             DeviceKey::OtherSet(parameter_set.0)
         };

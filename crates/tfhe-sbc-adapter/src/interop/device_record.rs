@@ -4,7 +4,8 @@
 //! material; provisioning makes the records.
 
 use super::boolean_set::BooleanSet;
-use super::ksk::{DeviceKsk, IntegerDeviceKsk};
+use super::glwe_ksk::IntegerDeviceKsk;
+use super::ksk::DeviceKsk;
 use crate::error::KeySetError;
 use crate::registry::DeviceEncryption;
 use tfhe_sbc_core::parameters::{IntegerParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
@@ -26,9 +27,9 @@ pub enum DeviceKeyMaterial {
     /// are switched with the server key's key-switching key, as a fleet device's. The intake takes only
     /// public-key frames from it.
     PublicKey,
-    /// Per-device mode ([`KeyMode::PerDeviceSecretKey`]) on the integer set (id 4): the seeded
-    /// key-switching key from the device's key to the integer server key's small key; each block is
-    /// key-switched and bootstrapped once (identity PBS) at intake. An integer fleet device is
+    /// Per-device mode ([`KeyMode::PerDeviceSecretKey`]) on the integer set (id 4): the seeded GLWE
+    /// key-switching key from the device's key to the client key's GLWE key; each frame is switched once at
+    /// intake, then its blocks are extracted as a fleet device's. An integer fleet device is
     /// [`DeviceKeyMaterial::Fleet`] with parameter set 4.
     IntegerPerDevice(IntegerDeviceKsk),
 }

@@ -14,6 +14,7 @@
 //! body words and a 128-bit seed from which the masks are regenerated. Its noise term and the failure
 //! probability it leaves are in `docs/noise-budget.md` ("Per-device keys by GLWE key switching").
 
+use super::integer::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key, tfhe_glwe_key_u64};
 use super::{InteropError, RngSeeder};
 use rand_core::CryptoRng;
 use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
@@ -24,6 +25,7 @@ use tfhe::core_crypto::prelude::{
     SeededGlweCiphertextListOwned, UnsignedTorus, decompress_seeded_glwe_ciphertext_list,
     encrypt_seeded_glwe_ciphertext_list, keyswitch_glwe_ciphertext,
 };
+use tfhe_sbc_core::entities::GlweSecretKeyOwned;
 
 /// The decomposition of a GLWE key switch: base `2^base_log`, `levels` levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +70,7 @@ impl<T: UnsignedTorus> core::fmt::Debug for SeededGlweKsk<T> {
 impl<T: UnsignedTorus + Sync + Send> SeededGlweKsk<T> {
     /// The key from `device_key` (`k_d` binary polynomials) to `big_key` (same polynomial size), with the
     /// decomposition `shape` and the big key's GLWE `noise`. The mask seed and the noise come from `rng`.
-    pub fn generate<R: CryptoRng + ?Sized>(
+    pub fn generate_from_keys<R: CryptoRng + ?Sized>(
         device_key: &GlweSecretKey<&[T]>,
         big_key: &GlweSecretKey<&[T]>,
         shape: GlweKsShape,
@@ -128,7 +130,7 @@ impl<T: UnsignedTorus + Sync + Send> SeededGlweKsk<T> {
 
     /// A key read back from storage: its shape, the device key's GLWE dimension, the big key's GLWE size,
     /// the polynomial size, the mask seed and the body words ([`Self::body_words`]). Checks the length.
-    pub fn from_parts(
+    pub fn from_raw_parts(
         shape: GlweKsShape,
         input_dimension: usize,
         output_glwe_size: GlweSize,
@@ -159,7 +161,7 @@ impl<T: UnsignedTorus + Sync + Send> SeededGlweKsk<T> {
     }
 
     /// The body words as stored: `k_d * levels * N`, per input polynomial and level.
-    pub fn body_words(&self) -> &[T] {
+    pub fn body_words_slice(&self) -> &[T] {
         self.list.as_ref()
     }
 
@@ -225,4 +227,84 @@ pub fn keyswitch_glwe<T: UnsignedTorus, C: Container<Element = T>>(
     }
     keyswitch_glwe_ciphertext(ksk, input, output);
     Ok(())
+}
+
+/// A frame's ciphertext (ours, `tfhe_sbc_core`'s) under the device key, switched with a decompressed key to a
+/// new ciphertext under the big key, which extraction then reads as a fleet frame's.
+pub fn keyswitch_frame<C: Container<Element = u64>, F: AsRef<[u64]>>(
+    ksk: &GlweKeyswitchKey<C>,
+    frame: &tfhe_sbc_core::entities::GlweCiphertext<u64, F>,
+) -> Result<tfhe_sbc_core::entities::GlweCiphertextOwned<u64>, InteropError> {
+    let n = PolynomialSize(frame.polynomial_size().0);
+    let native = CiphertextModulus::new_native();
+    let input = GlweCiphertext::from_container(frame.as_slice(), n, native);
+    let mut output = GlweCiphertext::new(0u64, ksk.output_key_glwe_dimension().to_glwe_size(), n, native);
+    keyswitch_glwe(ksk, &input, &mut output.as_mut_view())?;
+    tfhe_sbc_core::entities::GlweCiphertext::from_container(output.into_container(), frame.polynomial_size())
+        .map_err(InteropError::Encoding)
+}
+
+/// A per-device key of the integer set (`PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`): from the device's
+/// binary GLWE key (`k = 1`, `N = 2048`) to the client key's GLWE key, [`GlweKsShape::INTEGER`], the set's
+/// GLWE noise TUniform(17). Stored as `2 * 2048` body words (32 KiB) and a 16-byte seed; decompressed, 64 KiB.
+pub type IntegerDeviceKsk = SeededGlweKsk<u64>;
+
+impl SeededGlweKsk<u64> {
+    /// The trusted party's key for `device_key`, to `client_key`'s GLWE key (both checked against the set).
+    pub fn generate<R: CryptoRng + ?Sized>(
+        device_key: &GlweSecretKeyOwned,
+        client_key: &tfhe::ClientKey,
+        rng: &mut R,
+    ) -> Result<Self, InteropError> {
+        let glwe = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
+        if device_key.glwe_dimension() != glwe.glwe_dimension()
+            || device_key.polynomial_size() != glwe.polynomial_size()
+        {
+            return Err(InteropError::BadDeviceKey);
+        }
+        let big = glwe_key_from_client_key(client_key)?;
+        let (device, big) = (tfhe_glwe_key_u64(device_key), tfhe_glwe_key_u64(&big));
+        let ksk = Self::generate_from_keys(
+            &device.as_view(),
+            &big.as_view(),
+            GlweKsShape::INTEGER,
+            DynamicDistribution::new_t_uniform(17),
+            rng,
+        );
+        for key in [device, big] {
+            let mut words = key.into_container();
+            words.iter_mut().for_each(|w| *w = 0);
+            core::hint::black_box(&words);
+        }
+        ksk
+    }
+
+    /// The body words of an integer set key: `2 * 2048`.
+    pub fn body_words() -> usize {
+        let glwe = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
+        glwe.glwe_dimension().0 * GlweKsShape::INTEGER.levels.0 * glwe.polynomial_size().0
+    }
+
+    /// An integer set key read back from storage: its mask seed and its [`Self::body_words`] body words.
+    pub fn from_parts(mask_seed: u128, bodies: Vec<u64>) -> Result<Self, InteropError> {
+        let glwe = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
+        Self::from_raw_parts(
+            GlweKsShape::INTEGER,
+            glwe.glwe_dimension().0,
+            GlweSize(glwe.glwe_dimension().0 + 1),
+            PolynomialSize(glwe.polynomial_size().0),
+            mask_seed,
+            bodies,
+        )
+    }
+
+    /// The body words as stored ([`Self::body_words`] of them).
+    pub fn bodies(&self) -> &[u64] {
+        self.body_words_slice()
+    }
+
+    /// Bytes stored: the body words and the 16-byte seed.
+    pub fn stored_bytes(&self) -> usize {
+        8 * self.list.as_ref().len() + 16
+    }
 }

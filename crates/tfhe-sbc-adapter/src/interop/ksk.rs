@@ -9,12 +9,13 @@
 //! | set | alias | torus | `k * N -> n` | base log, levels | stored | decompressed |
 //! |---|---|---|---|---|---|---|
 //! | `TFHE_LIB_PARAMETERS` | [`DeviceKsk`] | `u32` | 1024 -> 630 | 2, 8 | 32 KiB + 16 | 19.7 MiB |
-//! | `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` | [`IntegerDeviceKsk`] | `u64` | 2048 -> 918 | 4, 4 | 64 KiB + 16 | 57.4 MiB |
+//!
+//! The integer set needs no LWE key switch per block: its per-device key switches a whole frame, GLWE to
+//! GLWE, into the client key's GLWE key (`super::glwe_ksk`, `IntegerDeviceKsk`).
 //!
 //! The key is not secret in the sense of the MAC key: it encrypts the device key under the small key,
 //! which the cloud does not have (`docs/security.md`, "Mode: per-device keys").
 
-use super::integer::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, standard_client_key, tfhe_glwe_key_u64};
 use super::{InteropError, RngSeeder, tfhe_glwe_key};
 use rand_core::CryptoRng;
 use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
@@ -104,63 +105,6 @@ impl KeySwitchSet for TfheLibKeySwitch {
     }
 }
 
-/// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (`u64`, 2048 -> 918, base log 4, 4 levels,
-/// TUniform(45) noise).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IntegerKeySwitch;
-
-impl IntegerKeySwitch {
-    fn tfhe_parameters() -> tfhe::shortint::ClassicPBSParameters {
-        tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128
-    }
-}
-
-impl KeySwitchSet for IntegerKeySwitch {
-    type Scalar = u64;
-    type ClientKey = tfhe::ClientKey;
-    const NAME: &'static str = "PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128";
-
-    fn input_dimension() -> LweDimension {
-        let glwe = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
-        LweDimension(glwe.glwe_dimension().0 * glwe.polynomial_size().0)
-    }
-
-    fn output_dimension() -> LweDimension {
-        Self::tfhe_parameters().lwe_dimension
-    }
-
-    fn base_log() -> DecompositionBaseLog {
-        Self::tfhe_parameters().ks_base_log
-    }
-
-    fn levels() -> DecompositionLevelCount {
-        Self::tfhe_parameters().ks_level
-    }
-
-    fn small_key(
-        client_key: &Self::ClientKey,
-    ) -> Result<(LweSecretKeyOwned<u64>, DynamicDistribution<u64>), InteropError> {
-        let (ap, parameters) = standard_client_key(client_key, &MESSAGE_2_CARRY_2_TUNIFORM_2M128)?;
-        let small = ap.small_lwe_secret_key();
-        Ok((
-            LweSecretKey::from_container(small.as_ref().to_vec()),
-            parameters.lwe_noise_distribution,
-        ))
-    }
-
-    fn device_lwe_key(device_key: &GlweSecretKeyOwned) -> Result<LweSecretKeyOwned<u64>, InteropError> {
-        let glwe = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
-        if device_key.glwe_dimension() != glwe.glwe_dimension()
-            || device_key.polynomial_size() != glwe.polynomial_size()
-        {
-            return Err(InteropError::BadDeviceKey);
-        }
-        Ok(LweSecretKey::from_container(
-            tfhe_glwe_key_u64(device_key).into_container(),
-        ))
-    }
-}
-
 /// A device's seeded LWE key-switching key of set `S` (device key, `k * N` -> the set's small key), with the
 /// set's decomposition. Its shape is checked on construction, so decompressing and key switching with it
 /// cannot panic. Stored as its mask seed and its body words ([`SeededKsk::from_parts`] reads them back).
@@ -172,8 +116,6 @@ pub struct SeededKsk<S: KeySwitchSet> {
 
 /// The per-device key of `TFHE_LIB_PARAMETERS` (`u32`, 32 KiB stored).
 pub type DeviceKsk = SeededKsk<TfheLibKeySwitch>;
-/// The per-device key of the integer set (`u64`, 64 KiB stored).
-pub type IntegerDeviceKsk = SeededKsk<IntegerKeySwitch>;
 
 impl<S: KeySwitchSet> core::fmt::Debug for SeededKsk<S> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -42,9 +42,10 @@ pub use device_keys::CacheStats;
 pub use device_record::{DeviceKeyMaterial, DeviceRecord};
 pub use error::InteropError;
 pub use fingerprint::server_key_fingerprint;
+pub use glwe_ksk::IntegerDeviceKsk;
 pub use integer::IntegerBridge;
 pub use keyswitch::KEYSWITCH_BLOCK;
-pub use ksk::{DeviceKsk, IntegerDeviceKsk, KeySwitchSet, SeededKsk};
+pub use ksk::{DeviceKsk, KeySwitchSet, SeededKsk};
 pub use per_device::{
     DeviceSecrets, PublicKeyDevice, provision_fleet_device, provision_per_device, provision_public_key_device,
     public_key_from_client_key,

@@ -9,7 +9,7 @@ use super::error::{KeySetError, RESTORE, bad};
 use super::files::read;
 use crate::interop::big_key::check_server_key;
 use crate::interop::integer::integer_server_key_fingerprint;
-use crate::interop::integer::per_device::IntegerRefresher;
+use crate::interop::integer::per_device::check_server_key as check_integer_server_key;
 use std::path::Path;
 use tfhe::boolean::server_key::ServerKey;
 
@@ -65,7 +65,7 @@ pub fn read_integer_server_key(path: &Path) -> Result<(KeyFileEnvelope, tfhe::Se
     let (envelope, payload) = integer_envelope(path, &bytes, KeyKind::ServerKey)?;
     let key: tfhe::ServerKey = decode_payload(path, payload, KeyKind::ServerKey)?;
     drop(bytes);
-    IntegerRefresher::new(&key).map_err(|e| bad(path, e.to_string(), RESTORE))?;
+    check_integer_server_key(&key).map_err(|e| bad(path, e.to_string(), RESTORE))?;
     let fingerprint = integer_server_key_fingerprint(&key).map_err(|e| bad(path, e.to_string(), RESTORE))?;
     if fingerprint != envelope.server_key_fingerprint {
         return Err(bad(

@@ -4,10 +4,10 @@
 //!
 //! * fleet (the device holds the client key's GLWE key): extraction and wrapping, no key switch
 //!   ([`IntegerExtractor`]);
-//! * per-device (the device holds its own GLWE key): extraction, a key switch with the device's seeded
-//!   [`IntegerDeviceKsk`](super::IntegerDeviceKsk) into the server key's small key and one identity PBS back
-//!   to a nominal big-key block ([`IntegerRefresher`]). The decompressed keys (57.4 MiB each) are kept in
-//!   the converters' bounded cache.
+//! * per-device (the device holds its own GLWE key): one GLWE key switch of the whole frame with the
+//!   device's seeded [`IntegerDeviceKsk`](super::IntegerDeviceKsk) into the client key's GLWE key, then
+//!   extraction as for a fleet device. The decompressed keys (64 KiB each) are kept in the converters'
+//!   bounded cache.
 //!
 //! A device registered for a boolean set has no integer key: its frames get
 //! [`InteropError::DeviceOfAnotherSet`], an unknown device [`InteropError::UnknownDevice`].
@@ -16,19 +16,19 @@
 //! its [`ReadingBits`] (integer frames carry little-endian reading bytes, so the width is the server's
 //! configuration, not the frame's).
 
-use super::per_device::IntegerRefresher;
+use super::per_device::check_server_key;
 use super::{IntegerExtractor, IntegerParameters, InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
 use crate::intake::IntegerFrame;
 use crate::interop::converter::{Converter, Devices, IntegerFrames};
-use crate::interop::device_keys::{CacheStats, DeviceKeys};
+use crate::interop::device_keys::{CacheStats, DeviceKeys, IntegerGlweSwitch};
 use crate::interop::fingerprint::integer_server_key_fingerprint;
-use crate::interop::ksk::IntegerKeySwitch;
+use crate::interop::glwe_ksk::keyswitch_frame;
 use std::num::NonZeroUsize;
 use tfhe::{FheUint, FheUint8, FheUint16, FheUint32, FheUint64, FheUintId};
 use tfhe_sbc_device::files::credentials::KeyMode;
 
-/// How many decompressed per-device integer keys (57.4 MiB each) an [`IntegerBridge`] keeps by default.
-pub const DEFAULT_INTEGER_CACHE_CAPACITY: usize = 2;
+/// How many decompressed per-device integer keys (64 KiB each) an [`IntegerBridge`] keeps by default.
+pub const DEFAULT_INTEGER_CACHE_CAPACITY: usize = 256;
 
 /// Which `FheUint` the integer converter makes of a frame's readings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -143,7 +143,7 @@ pub struct IntegerBridge {
     set: IntegerParameters,
     extractor: IntegerExtractor,
     reading_bits: ReadingBits,
-    devices: DeviceKeys<IntegerKeySwitch>,
+    devices: DeviceKeys<IntegerGlweSwitch>,
 }
 
 impl core::fmt::Debug for IntegerBridge {
@@ -165,8 +165,7 @@ impl IntegerBridge {
 
     /// As [`IntegerBridge::new`], keeping at most `capacity` (at least 1) decompressed per-device keys.
     pub fn with_cache_capacity(server_key: tfhe::ServerKey, capacity: usize) -> Result<Self, InteropError> {
-        // Checks the server key's shape once: every later refresher on it succeeds.
-        IntegerRefresher::new(&server_key)?;
+        check_server_key(&server_key)?;
         let fingerprint = integer_server_key_fingerprint(&server_key)?;
         Ok(Self {
             server_key,
@@ -211,8 +210,8 @@ impl IntegerBridge {
     }
 
     /// Readings `first..first + count` of an authenticated integer frame as `FheUint<Id>`, in the sending
-    /// device's key mode (the frame's header names the device): extraction in fleet mode, key switch and
-    /// identity PBS per block in per-device mode, on rayon's pool. Typed errors for an unknown device, a
+    /// device's key mode (the frame's header names the device): extraction in fleet mode, one GLWE key
+    /// switch of the frame and then extraction in per-device mode, on rayon's pool. Typed errors for an unknown device, a
     /// device of another set, a key id that is not the device's, and readings out of range.
     pub fn readings<Id: FheUintId + Send>(
         &self,
@@ -240,12 +239,8 @@ impl IntegerBridge {
                 self.extractor
                     .reading_range(&frame.ciphertext, FheUint::<Id>::num_bits() as u32, first, count)?;
                 let key = self.devices.decompressed(device_id, header.key_id, &ksk);
-                IntegerRefresher::new(&self.server_key)?.extract_readings_par::<Id, _>(
-                    &key,
-                    &frame.ciphertext,
-                    first,
-                    count,
-                )
+                let switched = keyswitch_frame(&key, &frame.ciphertext)?;
+                self.extractor.extract_readings_par::<Id, _>(&switched, first, count)
             }
         }
     }

@@ -56,7 +56,7 @@ pub mod per_device;
 mod reference;
 
 pub use super::fingerprint::integer_server_key_fingerprint;
-pub use super::ksk::IntegerDeviceKsk;
+pub use super::glwe_ksk::IntegerDeviceKsk;
 pub use bridge::{DEFAULT_INTEGER_CACHE_CAPACITY, FheUintReadings, IntegerBridge, ReadingBits};
 #[cfg(feature = "test-utils")]
 pub use reference::encrypt_readings_reference;

@@ -20,7 +20,10 @@
 //! [`KeyMode`]'s wire id ([`KeyMode::to_u8`]: fleet 0, per-device 1, public key 2, as in the device's
 //! credential file). A per-device record carries a key-switching key and fleet and public-key records do
 //! not: on set 1 its bodies are `1024 * 8` little-endian `u32` ([`DeviceKsk`](crate::interop::DeviceKsk), 32 KiB), on set 4
-//! `2048 * 4` little-endian `u64` ([`IntegerDeviceKsk`](crate::interop::IntegerDeviceKsk), 64 KiB). Which modes a set allows: per-device on
+//! `2 * 2048` little-endian `u64` ([`IntegerDeviceKsk`](crate::interop::IntegerDeviceKsk), 32 KiB: the bodies of a
+//! tfhe-rs `SeededGlweCiphertextList` of 2 GLWE ciphertexts under the client key's GLWE key, level 2 then
+//! level 1, the seed being `mask_seed` read as a little-endian `u128`; stores written before hold a
+//! 64 KiB LWE key there and are refused as `WrongLength`). Which modes a set allows: per-device on
 //! sets 1 and 4, public key on the boolean sets, fleet on every set (see `docs/security.md`).
 //!
 //! Version 1 (read, no longer written) had one `parameter_set: u16` before the fingerprint, always 1, and no
