@@ -192,14 +192,14 @@ fn the_switch_leaves_the_sets_failure_probability() {
 fn switched_frames_decrypt_with_tfhe_rs() {
     let k = keys();
     let (device, _, ksk) = device_and_ksk(4);
-    assert_eq!(ksk.body_words_slice().len(), 2 * N);
+    assert_eq!(ksk.bodies().len(), 2 * N);
     let stored = SeededGlweKsk::from_raw_parts(
         GlweKsShape::INTEGER,
         1,
         GlweSize(2),
         TfhePolynomialSize(N),
         ksk.mask_seed(),
-        ksk.body_words_slice().to_vec(),
+        ksk.bodies().to_vec(),
     )
     .unwrap();
     let key = ksk.decompress();

@@ -26,6 +26,7 @@ use tfhe::core_crypto::prelude::{
     encrypt_seeded_glwe_ciphertext_list, keyswitch_glwe_ciphertext,
 };
 use tfhe_sbc_core::entities::GlweSecretKeyOwned;
+use zeroize::Zeroize;
 
 /// The decomposition of a GLWE key switch: base `2^base_log`, `levels` levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +68,7 @@ impl<T: UnsignedTorus> core::fmt::Debug for SeededGlweKsk<T> {
     }
 }
 
-impl<T: UnsignedTorus + Sync + Send> SeededGlweKsk<T> {
+impl<T: UnsignedTorus + Sync + Send + Zeroize> SeededGlweKsk<T> {
     /// The key from `device_key` (`k_d` binary polynomials) to `big_key` (same polynomial size), with the
     /// decomposition `shape` and the big key's GLWE `noise`. The mask seed and the noise come from `rng`.
     pub fn generate_from_keys<R: CryptoRng + ?Sized>(
@@ -117,9 +118,7 @@ impl<T: UnsignedTorus + Sync + Send> SeededGlweKsk<T> {
         let plaintexts = PlaintextList::from_container(plaintexts);
         encrypt_seeded_glwe_ciphertext_list(big_key, &mut list, &plaintexts, noise, &mut RngSeeder(rng));
         // The plaintexts are the device key times public constants: wipe them.
-        let mut words = plaintexts.into_container();
-        words.iter_mut().for_each(|w| *w = T::ZERO);
-        core::hint::black_box(&words);
+        plaintexts.into_container().zeroize();
         Ok(Self {
             list,
             shape,
@@ -161,7 +160,7 @@ impl<T: UnsignedTorus + Sync + Send> SeededGlweKsk<T> {
     }
 
     /// The body words as stored: `k_d * levels * N`, per input polynomial and level.
-    pub fn body_words_slice(&self) -> &[T] {
+    pub fn bodies(&self) -> &[T] {
         self.list.as_ref()
     }
 
@@ -271,11 +270,8 @@ impl SeededGlweKsk<u64> {
             DynamicDistribution::new_t_uniform(17),
             rng,
         );
-        for key in [device, big] {
-            let mut words = key.into_container();
-            words.iter_mut().for_each(|w| *w = 0);
-            core::hint::black_box(&words);
-        }
+        device.into_container().zeroize();
+        big.into_container().zeroize();
         ksk
     }
 
@@ -296,11 +292,6 @@ impl SeededGlweKsk<u64> {
             mask_seed,
             bodies,
         )
-    }
-
-    /// The body words as stored ([`Self::body_words`] of them).
-    pub fn bodies(&self) -> &[u64] {
-        self.body_words_slice()
     }
 
     /// Bytes stored: the body words and the 16-byte seed.
