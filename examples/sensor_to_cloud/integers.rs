@@ -15,12 +15,12 @@ use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tfhe::core_crypto::prelude::GlweKeyswitchKeyOwned;
 use tfhe::prelude::*;
 use tfhe::safe_serialization::safe_serialized_size;
 use tfhe::{ClientKey, ConfigBuilder, FheUint16, FheUint16Id, FheUint32, Seed, set_server_key};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
 use tfhe_sbc_adapter::interop::glwe_ksk::keyswitch_frame;
+use tfhe_sbc_adapter::interop::glwe_ksk_spectra::GlweKskSpectra;
 use tfhe_sbc_adapter::interop::integer::per_device::IntegerDeviceKsk;
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
@@ -321,10 +321,9 @@ pub fn run(config: &JobConfig) -> JobReport {
     let provisioning = t.elapsed();
     let ksk_stored_bytes = device_ksks.first().map_or(0, |(_, k)| k.stored_bytes());
 
-    // Cloud: the per-device keys decompressed ahead of their frames (steady state).
+    // Cloud: the per-device keys decompressed and transformed ahead of their frames (steady state).
     let t = Instant::now();
-    let ksks: HashMap<u64, GlweKeyswitchKeyOwned<u64>> =
-        device_ksks.iter().map(|(id, ksk)| (*id, ksk.decompress())).collect();
+    let ksks: HashMap<u64, GlweKskSpectra> = device_ksks.iter().map(|(id, ksk)| (*id, ksk.spectra())).collect();
     let ksk_decompression = t.elapsed();
 
     // Adapter: a TCP listener on loopback; one reader thread per connection feeds the intake thread.

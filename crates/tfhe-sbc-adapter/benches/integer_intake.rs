@@ -69,8 +69,9 @@ const FLEET_FRAME: &str = "fleet: frame -> FheUint8 x 512, 1 thread";
 const FLEET_BATCHED: &str = "fleet: frame -> FheUint8 x 512 in batches of 16, 1 thread";
 const FLEET_COMPACT: &str = "fleet: compact frame -> FheUint8 x 512 in batches of 16, 1 thread";
 const FLEET_RAYON: &str = "fleet: frame -> FheUint8 x 512, rayon";
-const PER_DEVICE_GLWE: &str = "per-device: frame -> GLWE switch -> FheUint8 x 512 in batches of 16, 1 thread";
-const GLWE_KSK_DECOMPRESSION: &str = "per-device: decompress a device's GLWE key-switching key, / 512";
+const PER_DEVICE_GLWE: &str = "per-device: frame -> GLWE switch (NTT) -> FheUint8 x 512 in batches of 16, 1 thread";
+const PER_DEVICE_SCHOOLBOOK: &str = "per-device, tfhe-rs keyswitch_glwe_ciphertext instead of the NTT switch";
+const GLWE_KSK_DECOMPRESSION: &str = "per-device: decompress + transform a device's GLWE key, / 512";
 const EXPAND: &str = "tfhe-rs CompactCiphertextList expand + cast";
 const EXPAND_PACKED: &str = "tfhe-rs CompactCiphertextList packed expand + cast";
 
@@ -194,6 +195,7 @@ fn intake_bench(c: &mut Criterion) {
     let glwe_ksk = IntegerDeviceKsk::generate(&device_key, &client_key, &mut rng).unwrap();
     eprintln!("per-device key-switching key: {:.3} s", t.elapsed().as_secs_f64());
     let glwe_key = glwe_ksk.decompress();
+    let glwe_spectra = glwe_ksk.spectra();
     // tfhe-rs: the same values under the compact public key.
     let public_key = CompactPublicKey::new(&client_key);
     let list = CompactCiphertextList::builder(&public_key)
@@ -229,12 +231,17 @@ fn intake_bench(c: &mut Criterion) {
             .extract_readings_par::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
             .unwrap()
     };
-    let per_device_glwe = |intake: &mut Intake, keep_all: bool| -> Vec<FheUint8> {
+    // The NTT switch (the adapter's), or tfhe-rs's schoolbook one (the previous design) as the peer.
+    let per_device = |intake: &mut Intake, keep_all: bool, schoolbook: bool| -> Vec<FheUint8> {
         let opened = intake.receive_integer(&glwe_device_frame).unwrap();
         let native = CiphertextModulus::new_native();
         let input = TfheGlweCiphertext::from_container(opened.ciphertext.as_slice(), TfhePolynomialSize(N), native);
         let mut output = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
-        keyswitch_glwe(&glwe_key, &input, &mut output.as_mut_view()).unwrap();
+        if schoolbook {
+            keyswitch_glwe(&glwe_key, &input, &mut output.as_mut_view()).unwrap();
+        } else {
+            glwe_spectra.keyswitch(&input, &mut output.as_mut_view()).unwrap();
+        }
         let switched = GlweCiphertext::from_container(output.into_container(), PolynomialSize(N)).unwrap();
         // As fleet mode batched: each batch dropped before the next. Returns the whole frame's values when
         // checked, the last batch when timed.
@@ -251,6 +258,7 @@ fn intake_bench(c: &mut Criterion) {
         }
         all
     };
+    let per_device_glwe = |intake: &mut Intake, keep_all: bool| per_device(intake, keep_all, false);
     let expand = |l: &CompactCiphertextList| -> Vec<FheUint8> {
         let expander = l.expand().unwrap();
         (0..slow_values)
@@ -323,11 +331,18 @@ fn intake_bench(c: &mut Criterion) {
             e
         })
     });
+    group.bench_function(PER_DEVICE_SCHOOLBOOK, |b| {
+        b.iter_custom(|iters| {
+            let e = timed_with_intake(iters, |intake| drop(black_box(per_device(intake, false, true))));
+            record(PER_DEVICE_SCHOOLBOOK, e, iters, FRAME_VALUES);
+            e
+        })
+    });
     group.bench_function(GLWE_KSK_DECOMPRESSION, |b| {
         b.iter_custom(|iters| {
             let t = Instant::now();
             for _ in 0..iters {
-                drop(black_box(glwe_ksk.decompress()));
+                drop(black_box(glwe_ksk.spectra()));
             }
             let e = t.elapsed();
             record(GLWE_KSK_DECOMPRESSION, e, iters, FRAME_VALUES);
@@ -372,7 +387,7 @@ fn intake_bench(c: &mut Criterion) {
         unpacked_ratios.push(per_device_time.as_secs_f64() / unpacked_time.as_secs_f64());
         packed_ratios.push(per_device_time.as_secs_f64() / packed_time.as_secs_f64());
     }
-    let rounded = |v: &[f64]| v.iter().map(|r| (r * 1000.0).round() / 1000.0).collect::<Vec<_>>();
+    let rounded = |v: &[f64]| v.iter().map(|r| format!("{r:.2e}")).collect::<Vec<_>>();
     let paired_unpacked = median(unpacked_ratios.clone());
     let paired_packed = median(packed_ratios.clone());
 
@@ -394,6 +409,7 @@ fn intake_bench(c: &mut Criterion) {
         FLEET_COMPACT,
         FLEET_RAYON,
         PER_DEVICE_GLWE,
+        PER_DEVICE_SCHOOLBOOK,
         GLWE_KSK_DECOMPRESSION,
         EXPAND,
         EXPAND_PACKED,
@@ -409,8 +425,8 @@ fn intake_bench(c: &mut Criterion) {
         }
     }
     println!(
-        "Paired rounds ({rounds}), per-device / expand: {paired_unpacked:.3} (rounds {:?}); per-device / packed \
-         expand: {paired_packed:.3} (rounds {:?})",
+        "Paired rounds ({rounds}), per-device / expand: {paired_unpacked:.2e} (rounds {:?}); per-device / packed \
+         expand: {paired_packed:.2e} (rounds {:?})",
         rounded(&unpacked_ratios),
         rounded(&packed_ratios)
     );
@@ -421,8 +437,10 @@ fn intake_bench(c: &mut Criterion) {
     let glwe_per_device = median_of(PER_DEVICE_GLWE).unwrap_or(f64::NAN);
     let fleet_batched_median = median_of(FLEET_BATCHED).unwrap_or(f64::NAN);
     println!(
-        "Per-device (GLWE switch) / fleet (batches of 16, 1 thread): {:.3}x",
-        glwe_per_device / fleet_batched_median
+        "Per-device (NTT GLWE switch) / fleet (batches of 16, 1 thread): {:.3}x; tfhe-rs's switch / NTT switch: \
+         {:.2}x",
+        glwe_per_device / fleet_batched_median,
+        median_of(PER_DEVICE_SCHOOLBOOK).unwrap_or(f64::NAN) / glwe_per_device
     );
     if !std::env::args().any(|a| a == "--bench") {
         println!("Goals: not judged in test mode (one sample per mode, test profile); `cargo bench` measures them");

@@ -2,7 +2,8 @@
 //! switched once to the client key's big GLWE key, is extracted like a fleet frame. Checked against
 //! `docs/noise-budget.md` ("Per-device keys by GLWE key switching"): the switched noise against the model,
 //! tfhe-rs's own decryption of every block, PBS on the blocks with 0 failures, and the negative controls
-//! (another device's key; too few levels) failing as the model predicts.
+//! (another device's key; too few levels) failing as the model predicts. Frames are switched as the adapter
+//! does, with the NTT products of `interop::glwe_ksk_spectra`, which equal tfhe-rs's own switch bit for bit.
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
@@ -13,12 +14,13 @@ use std::sync::OnceLock;
 use tfhe::FheUint8;
 use tfhe::core_crypto::prelude::{
     CiphertextModulus, DecompositionBaseLog, DecompositionLevelCount, DynamicDistribution,
-    GlweCiphertext as TfheGlweCiphertext, GlweCiphertextOwned as TfheGlweCiphertextOwned, GlweKeyswitchKeyOwned,
-    GlweSize, PlaintextList, PolynomialSize as TfhePolynomialSize, decrypt_glwe_ciphertext,
+    GlweCiphertext as TfheGlweCiphertext, GlweCiphertextOwned as TfheGlweCiphertextOwned, GlweSize, PlaintextList,
+    PolynomialSize as TfhePolynomialSize, decrypt_glwe_ciphertext,
 };
 use tfhe::prelude::*;
 use tfhe_sbc_adapter::interop::InteropError;
 use tfhe_sbc_adapter::interop::glwe_ksk::{GlweKsShape, SeededGlweKsk, keyswitch_glwe};
+use tfhe_sbc_adapter::interop::glwe_ksk_spectra::GlweKskSpectra;
 use tfhe_sbc_adapter::interop::integer::{
     IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, encrypt_readings_reference, glwe_key_from_client_key,
     tfhe_glwe_key_u64,
@@ -45,8 +47,8 @@ fn glwe_noise() -> DynamicDistribution<u64> {
     DynamicDistribution::new_t_uniform(17)
 }
 
-/// Encrypts `values` (2-bit blocks: 512 `u8`) under `device`, and switches the frame with `ksk`.
-fn switched_frame(device: &GlweSecretKeyOwned, key: &GlweKeyswitchKeyOwned<u64>, values: &[u64], seed: u8) -> Vec<u64> {
+/// Encrypts `values` (2-bit blocks: 512 `u8`) under `device`, and switches the frame with `key`.
+fn switched_frame(device: &GlweSecretKeyOwned, key: &GlweKskSpectra, values: &[u64], seed: u8) -> Vec<u64> {
     let mut rng = Blake2bXof::from_seed([seed; 32]);
     let input = encrypt_readings_reference(device, values, 8, &mut rng).unwrap();
     let mut output = TfheGlweCiphertextOwned::new(
@@ -57,7 +59,7 @@ fn switched_frame(device: &GlweSecretKeyOwned, key: &GlweKeyswitchKeyOwned<u64>,
     );
     let input =
         TfheGlweCiphertext::from_container(input.as_slice(), TfhePolynomialSize(N), CiphertextModulus::new_native());
-    keyswitch_glwe(key, &input, &mut output.as_mut_view()).unwrap();
+    key.keyswitch(&input, &mut output.as_mut_view()).unwrap();
     output.into_container()
 }
 
@@ -130,7 +132,7 @@ fn device_and_ksk(seed: u8) -> (GlweSecretKeyOwned, GlweSecretKeyOwned, SeededGl
 #[test]
 fn switched_noise_matches_the_model() {
     let (device, big, ksk) = device_and_ksk(1);
-    let key = ksk.decompress();
+    let key = ksk.spectra();
     let mut errors = Vec::new();
     for frame_index in 0..128u8 {
         let values = readings(frame_index);
@@ -202,8 +204,8 @@ fn switched_frames_decrypt_with_tfhe_rs() {
         ksk.bodies().to_vec(),
     )
     .unwrap();
-    let key = ksk.decompress();
-    assert!(stored.decompress() == key);
+    assert!(stored.decompress() == ksk.decompress());
+    let key = stored.spectra();
     let extractor = IntegerExtractor::new();
     let mut checked = 0;
     for frame_index in 0..4u8 {
@@ -227,7 +229,7 @@ fn ten_thousand_pbs_on_switched_blocks_do_not_fail() {
     use rayon::prelude::*;
     let k = keys();
     let (device, _, ksk) = device_and_ksk(5);
-    let key = ksk.decompress();
+    let key = ksk.spectra();
     let integer_server: &tfhe::integer::ServerKey = k.server_key.as_ref();
     let server: &tfhe::shortint::ServerKey = integer_server.as_ref();
     let (integer_client, ..) = k.client_key.clone().into_raw_parts();
@@ -275,7 +277,7 @@ fn another_devices_key_and_too_few_levels_fail_as_modelled() {
         &mut rng,
     )
     .unwrap();
-    let frame = switched_frame(&device, &others_ksk.decompress(), &values, 31);
+    let frame = switched_frame(&device, &others_ksk.spectra(), &values, 31);
     let wrong = wrong_blocks(&phase_errors(&big, &frame, &values));
     // A uniform phase decodes right with probability 2^59 / 2^64 = 1/32.
     println!("another device's key: {wrong}/{N} blocks wrong (uniform phase: 96.9%)");
@@ -294,7 +296,7 @@ fn another_devices_key_and_too_few_levels_fail_as_modelled() {
         &mut rng,
     )
     .unwrap();
-    let frame = switched_frame(&device, &thin.decompress(), &values, 32);
+    let frame = switched_frame(&device, &thin.spectra(), &values, 32);
     let wrong = wrong_blocks(&phase_errors(&big, &frame, &values));
     let sigma = model_variance(shape).sqrt();
     let model = libm_erfc(2f64.powi(58) / sigma / 2f64.sqrt());
@@ -355,6 +357,99 @@ fn keys_of_the_wrong_shape_are_refused() {
         InteropError::WrongGlweShape {
             expected: (1, N),
             found: (1, 1024)
+        }
+    );
+}
+
+/// The NTT switch equals tfhe-rs's `keyswitch_glwe_ciphertext` bit for bit: for three decompositions
+/// (the integer set's, base 2^8 x 3, and one level of 2^14, the widest the exact range allows at N = 2048), on random ciphertexts and on the extreme ones (every
+/// word `2^63`, `2^63 - 1`, `2^64 - 1`, where the centred reading and the digits are largest).
+#[test]
+fn the_ntt_switch_equals_tfhe_rs_switch_bit_for_bit() {
+    let k = keys();
+    let big = glwe_key_from_client_key(&k.client_key).unwrap();
+    let mut rng = Blake2bXof::from_seed([9; 32]);
+    let device = device_key(&mut rng);
+    let (d, b) = (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big));
+    let shapes = [
+        GlweKsShape::INTEGER,
+        GlweKsShape {
+            base_log: DecompositionBaseLog(8),
+            levels: DecompositionLevelCount(3),
+        },
+        GlweKsShape {
+            base_log: DecompositionBaseLog(14),
+            levels: DecompositionLevelCount(1),
+        },
+    ];
+    let native = CiphertextModulus::new_native();
+    for shape in shapes {
+        let ksk = SeededGlweKsk::generate_from_keys(&d.as_view(), &b.as_view(), shape, glwe_noise(), &mut rng).unwrap();
+        let (reference, spectra) = (ksk.decompress(), ksk.spectra());
+        let mut inputs: Vec<Vec<u64>> = (0..3).map(|_| (0..2 * N).map(|_| rng.next_u64()).collect()).collect();
+        inputs.extend([1u64 << 63, (1u64 << 63) - 1, u64::MAX].map(|w| vec![w; 2 * N]));
+        for words in &inputs {
+            let input = TfheGlweCiphertext::from_container(words.as_slice(), TfhePolynomialSize(N), native);
+            let mut expected = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
+            let mut found = expected.clone();
+            keyswitch_glwe(&reference, &input, &mut expected.as_mut_view()).unwrap();
+            spectra.keyswitch(&input, &mut found.as_mut_view()).unwrap();
+            assert!(
+                expected == found,
+                "shape {shape:?}: the NTT switch differs from tfhe-rs's"
+            );
+        }
+    }
+}
+
+/// A shape whose summed products could leave the NTT's exact range is refused when the key is made or read,
+/// and a frame of another shape is a typed error for the NTT switch too.
+#[test]
+fn the_ntt_switch_refuses_what_it_cannot_compute_exactly() {
+    let k = keys();
+    let big = glwe_key_from_client_key(&k.client_key).unwrap();
+    let mut rng = Blake2bXof::from_seed([10; 32]);
+    let device = device_key(&mut rng);
+    let (d, b) = (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big));
+    // 2^12 terms (1 polynomial, 2 levels, N = 2048) of 2^14 * 2^63: 2^89 > 2^88.
+    let too_wide = GlweKsShape {
+        base_log: DecompositionBaseLog(15),
+        levels: DecompositionLevelCount(2),
+    };
+    assert_eq!(
+        SeededGlweKsk::generate_from_keys(&d.as_view(), &b.as_view(), too_wide, glwe_noise(), &mut rng).unwrap_err(),
+        InteropError::ParameterMismatch
+    );
+    assert_eq!(
+        SeededGlweKsk::<u64>::from_raw_parts(too_wide, 1, GlweSize(2), TfhePolynomialSize(N), 7, vec![0; 2 * N])
+            .unwrap_err(),
+        InteropError::ParameterMismatch
+    );
+    let spectra =
+        SeededGlweKsk::generate_from_keys(&d.as_view(), &b.as_view(), GlweKsShape::INTEGER, glwe_noise(), &mut rng)
+            .unwrap()
+            .spectra();
+    let native = CiphertextModulus::new_native();
+    let input = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(1024), native);
+    let mut output = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
+    assert_eq!(
+        spectra
+            .keyswitch(&input.as_view(), &mut output.as_mut_view())
+            .unwrap_err(),
+        InteropError::WrongGlweShape {
+            expected: (1, N),
+            found: (1, 1024)
+        }
+    );
+    let input = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
+    let mut output = TfheGlweCiphertextOwned::new(0u64, GlweSize(3), TfhePolynomialSize(N), native);
+    assert_eq!(
+        spectra
+            .keyswitch(&input.as_view(), &mut output.as_mut_view())
+            .unwrap_err(),
+        InteropError::WrongGlweShape {
+            expected: (1, N),
+            found: (2, N)
         }
     );
 }

@@ -11,6 +11,7 @@ use super::InteropError;
 use super::device_record::DeviceKeyMaterial;
 use super::device_record::check_material;
 use super::glwe_ksk::SeededGlweKsk;
+use super::glwe_ksk_spectra::GlweKskSpectra;
 use super::ksk::{SeededKsk, TfheLibKeySwitch};
 use super::lru::Lru;
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ use std::collections::hash_map::Entry;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
-use tfhe::core_crypto::prelude::{GlweKeyswitchKeyOwned, LweKeyswitchKeyOwned};
+use tfhe::core_crypto::prelude::LweKeyswitchKeyOwned;
 use tfhe_sbc_core::parameters::ParameterSetId;
 use tfhe_sbc_device::files::credentials::KeyMode;
 
@@ -253,7 +254,7 @@ pub(crate) struct IntegerGlweSwitch;
 
 impl OwnKey for IntegerGlweSwitch {
     type Seeded = SeededGlweKsk<u64>;
-    type Decompressed = GlweKeyswitchKeyOwned<u64>;
+    type Decompressed = GlweKskSpectra;
 
     fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
         match material {
@@ -263,7 +264,7 @@ impl OwnKey for IntegerGlweSwitch {
     }
 
     fn decompress(seeded: &Self::Seeded) -> Self::Decompressed {
-        seeded.decompress()
+        seeded.spectra()
     }
 }
 

@@ -14,6 +14,7 @@
 //! body words and a 128-bit seed from which the masks are regenerated. Its noise term and the failure
 //! probability it leaves are in `docs/noise-budget.md` ("Per-device keys by GLWE key switching").
 
+use super::glwe_ksk_spectra::{GlweKskSpectra, check_exact_range};
 use super::integer::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key, tfhe_glwe_key_u64};
 use super::{InteropError, RngSeeder};
 use rand_core::CryptoRng;
@@ -89,6 +90,7 @@ impl<T: UnsignedTorus + Sync + Send + Zeroize> SeededGlweKsk<T> {
             return Err(InteropError::ParameterMismatch);
         }
         let input_dimension = device_key.glwe_dimension().0;
+        check_exact_range(n.0, input_dimension, shape)?;
         // Per input polynomial, levels l (least significant) down to 1: `s_d,i * 2^(bits - base_log * j)`.
         let mut plaintexts = vec![T::ZERO; input_dimension * levels * n.0];
         for (key_polynomial, block) in device_key
@@ -137,6 +139,7 @@ impl<T: UnsignedTorus + Sync + Send + Zeroize> SeededGlweKsk<T> {
         mask_seed: u128,
         bodies: Vec<T>,
     ) -> Result<Self, InteropError> {
+        check_exact_range(polynomial_size.0, input_dimension, shape)?;
         let expected = input_dimension * shape.levels.0 * polynomial_size.0;
         if expected == 0 || output_glwe_size.0 < 2 || bodies.len() != expected {
             return Err(InteropError::BadKeySwitchingKey {
@@ -228,17 +231,18 @@ pub fn keyswitch_glwe<T: UnsignedTorus, C: Container<Element = T>>(
     Ok(())
 }
 
-/// A frame's ciphertext (ours, `tfhe_sbc_core`'s) under the device key, switched with a decompressed key to a
-/// new ciphertext under the big key, which extraction then reads as a fleet frame's.
-pub fn keyswitch_frame<C: Container<Element = u64>, F: AsRef<[u64]>>(
-    ksk: &GlweKeyswitchKey<C>,
+/// A frame's ciphertext (ours, `tfhe_sbc_core`'s) under the device key, switched with a transformed key
+/// ([`SeededGlweKsk::spectra`]) to a new ciphertext under the big key, which extraction then reads as a
+/// fleet frame's.
+pub fn keyswitch_frame<F: AsRef<[u64]>>(
+    ksk: &GlweKskSpectra,
     frame: &tfhe_sbc_core::entities::GlweCiphertext<u64, F>,
 ) -> Result<tfhe_sbc_core::entities::GlweCiphertextOwned<u64>, InteropError> {
     let n = PolynomialSize(frame.polynomial_size().0);
     let native = CiphertextModulus::new_native();
     let input = GlweCiphertext::from_container(frame.as_slice(), n, native);
-    let mut output = GlweCiphertext::new(0u64, ksk.output_key_glwe_dimension().to_glwe_size(), n, native);
-    keyswitch_glwe(ksk, &input, &mut output.as_mut_view())?;
+    let mut output = GlweCiphertext::new(0u64, GlweSize(ksk.output_glwe_size()), n, native);
+    ksk.keyswitch(&input, &mut output.as_mut_view())?;
     tfhe_sbc_core::entities::GlweCiphertext::from_container(output.into_container(), frame.polynomial_size())
         .map_err(InteropError::Encoding)
 }
@@ -273,6 +277,12 @@ impl SeededGlweKsk<u64> {
         device.into_container().zeroize();
         big.into_container().zeroize();
         ksk
+    }
+
+    /// The key with its masks regenerated and transformed once: what the adapter switches frames with
+    /// ([`GlweKskSpectra::keyswitch`], bit-identical to [`keyswitch_glwe`]).
+    pub fn spectra(&self) -> GlweKskSpectra {
+        GlweKskSpectra::new(&self.decompress()).expect("the shape is checked when the seeded key is made or read")
     }
 
     /// The body words of an integer set key: `2 * 2048`.

@@ -28,6 +28,7 @@ pub mod device_record;
 mod error;
 mod fingerprint;
 pub mod glwe_ksk;
+pub mod glwe_ksk_spectra;
 pub mod integer;
 mod keyswitch;
 pub mod ksk;
