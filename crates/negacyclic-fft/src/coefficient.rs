@@ -8,6 +8,7 @@ mod sealed {
     impl Sealed for i8 {}
     impl Sealed for u8 {}
     impl Sealed for i64 {}
+    impl Sealed for [u8; 4] {}
 }
 
 /// An integer coefficient that converts exactly to `f64` as the input of a forward transform.
@@ -26,6 +27,15 @@ impl Coefficient for u32 {
         f64::from(self as i32)
     }
 }
+/// A 32-bit torus element as it travels (little-endian bytes), read as its `u32`: a polynomial stored as
+/// bytes is transformed without a copy into words.
+impl Coefficient for [u8; 4] {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        u32::from_le_bytes(self).to_f64()
+    }
+}
+
 macro_rules! impl_lossless_coefficient {
     ($($t:ty),*) => {$(
         impl Coefficient for $t {

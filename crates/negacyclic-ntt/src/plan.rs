@@ -30,11 +30,15 @@ mod sealed {
 use sealed::{Digits, Residue};
 
 /// A polynomial coefficient the forward transform reads: `u8` (a binary or small key coefficient), `u32`
-/// or `u64` (a torus element, read as its unsigned value; the product is the same modulo `2^32`/`2^64`).
+/// or `u64` (a torus element, read as its unsigned value; the product is the same modulo `2^32`/`2^64`),
+/// or a torus element as it travels, `[u8; 4]` / `[u8; 8]` little-endian (read as the `u32` / `u64`), so
+/// that a polynomial stored as bytes is transformed without a copy into words.
 pub trait Input: Copy + Residue {}
 impl Input for u8 {}
 impl Input for u32 {}
 impl Input for u64 {}
+impl Input for [u8; 4] {}
+impl Input for [u8; 8] {}
 
 /// A torus the inverse transform writes: `u32` or `u64`, wrapping.
 pub trait Output: Copy + Digits {}
@@ -67,6 +71,20 @@ impl Residue for u64 {
         let high = mont_mul((self >> 32) as u32, q.r2, q);
         let low = csub(csub_any(self as u32, q.four_p), q.two_p);
         csub(high.wrapping_add(low), q.two_p).wrapping_add(q.minus_2_64 & negative)
+    }
+}
+
+impl Residue for [u8; 4] {
+    #[inline(always)]
+    fn residue(self, q: Prime) -> u32 {
+        u32::from_le_bytes(self).residue(q)
+    }
+}
+
+impl Residue for [u8; 8] {
+    #[inline(always)]
+    fn residue(self, q: Prime) -> u32 {
+        u64::from_le_bytes(self).residue(q)
     }
 }
 

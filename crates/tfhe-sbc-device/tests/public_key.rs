@@ -17,7 +17,7 @@ use tfhe_sbc_core::parameters::{
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
-use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
+use tfhe_sbc_device::encrypt::public_key_encryption::{PublicKeyBody, generate_seeded_glwe_public_key};
 use tfhe_sbc_device::files::public_key::{
     decode_public_key, encode_public_key, public_key_body, public_key_file_bytes,
 };
@@ -251,7 +251,8 @@ fn degenerate_public_keys_are_refused() {
     for params in [DEFAULT_KS_PBS_GLWE_512_K3, ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2] {
         let (_, seed, body) = key_and_public_key(&params, 22);
         let k = params.glwe_dimension().0;
-        tfhe_sbc_device::encrypt::public_key_encryption::check_public_key(&seed, k, &body).unwrap();
+        tfhe_sbc_device::encrypt::public_key_encryption::check_public_key(&seed, k, PublicKeyBody::Words(&body))
+            .unwrap();
     }
 }
 

@@ -211,7 +211,7 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> FrameSealing for 
 
 /// Encodes `readings` (each fitting `value_bits` bits by its type) into `body`, blocks little-endian, the
 /// rest of `body` the encoding of 0. Branch-free per reading.
-fn encode_readings<T: Copy + Into<u64>>(
+pub(crate) fn encode_readings<T: Copy + Into<u64>>(
     encoding: &RadixEncoding,
     readings: &[T],
     value_bits: u32,
@@ -235,7 +235,7 @@ fn encode_readings<T: Copy + Into<u64>>(
 /// Checks that `params` is a named integer set whose GLWE side is a 64-bit, `k = 1` set of size `N` with
 /// two-bit blocks, and resolves the named set's TUniform noise. Integer code only (no `f64` comparison or
 /// conversion): an integer firmware links no floating-point code for it.
-fn check_integer_parameters<const N: usize>(params: &IntegerParameters) -> Result<DeviceNoise> {
+pub(crate) fn check_integer_parameters<const N: usize>(params: &IntegerParameters) -> Result<DeviceNoise> {
     let glwe = params.glwe();
     check_glwe_parameters::<u64, N, 1>(&glwe)?;
     let unknown = Error::Core(tfhe_sbc_core::Error::UnknownParameterSet(glwe.id().0));

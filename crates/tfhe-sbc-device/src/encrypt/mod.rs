@@ -10,7 +10,8 @@
 //! * [`frame_encryptor`]: [`FrameEncryptor`], the one trait through which a frame is sealed.
 //! * The key kinds: [`secret_key`] ([`GlweEncryptor`]: boolean bits, fleet or per-device key),
 //!   [`public_key`] ([`PublicKeyEncryptor`]), [`integer`] ([`IntegerEncryptor`]: tfhe-rs radix blocks on
-//!   the 64-bit torus).
+//!   the 64-bit torus), [`integer_public_key`] ([`IntegerPublicKeyEncryptor`]: the same blocks under a public
+//!   key; one [`public_key::PublicKey`] kind serves both tori).
 //! * `shape`: whether a key or a parameter set fits an encryptor's `N`, `K` and torus.
 //! * [`decryption`]: the trusted party's side, for tests and provisioning checks.
 
@@ -18,6 +19,7 @@ pub mod decryption;
 pub mod frame_encryptor;
 pub mod glwe_encryption;
 pub mod integer;
+pub mod integer_public_key;
 pub mod public_key;
 pub mod public_key_encryption;
 pub mod secret_key;
@@ -27,6 +29,7 @@ mod state;
 
 pub use frame_encryptor::FrameEncryptor;
 pub use integer::IntegerEncryptor;
+pub use integer_public_key::IntegerPublicKeyEncryptor;
 pub use public_key::PublicKeyEncryptor;
 pub use secret_key::GlweEncryptor;
 pub use shell::{Encryptor, EncryptorKey};

@@ -1,10 +1,14 @@
-//! The public-key encryptor: `N` bits per GLWE ciphertext under a published public key
-//! ([`crate::encrypt::public_key_encryption`]), no secret key on the device, no heap.
+//! The public-key encryptor: one GLWE ciphertext per frame under a published public key
+//! ([`crate::encrypt::public_key_encryption`]), no secret key on the device, no heap. One key kind,
+//! [`PublicKey`], serves both tori: `N` message bits on the 32-bit torus ([`PublicKeyEncryptor`], the boolean
+//! sets) and `N / 4` bytes of two-bit radix blocks on the 64-bit torus
+//! ([`crate::encrypt::integer_public_key`], the integer set); [`PublicKeyPlaintexts`] is what differs.
 
 use crate::csprng::xof::Blake2bXof;
 use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
+use crate::encrypt::integer::encode_readings;
 use crate::encrypt::public_key_encryption::{
-    check_public_key, compute_public_key_spectra, encrypt_glwe_ciphertext_with_public_key_assign,
+    PublicKeyBody, check_public_key, compute_public_key_spectra, encrypt_glwe_ciphertext_with_public_key_assign,
 };
 use crate::encrypt::secret_key::{check_lengths, encode_bits};
 use crate::encrypt::shape::check_glwe_parameters;
@@ -13,24 +17,61 @@ use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
 use crate::frame::mac::DeviceCredentials;
 use crate::frame::message::Chunk;
+use crate::frame::writer::PayloadWord;
 use crate::frame::{FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place, write_full_frame};
 use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::product::{DefaultProduct, NegacyclicProductPlan};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
-use tfhe_sbc_core::parameters::GlweParameters;
+use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters, ParameterSetId};
 use zeroize::Zeroize;
 
+/// What a frame's message chunk is on a public-key encryptor's torus: message bits on the 32-bit torus (the
+/// boolean sets: one bit per coefficient, `encode_bool`), `u8` readings as two-bit radix blocks on the 64-bit
+/// torus (the integer sets: the set's [`tfhe_sbc_core::encoding::RadixEncoding`]).
+pub trait PublicKeyPlaintexts: PayloadWord {
+    /// Message bits per body coefficient: 1 (a bit) or 2 (a radix block).
+    const MESSAGE_BITS_PER_COEFFICIENT: usize;
+    /// Encodes `message` into the `N` plaintexts `body` for the set `parameter_set` (the rest encrypts 0).
+    fn encode(parameter_set: ParameterSetId, message: &[u8], body: &mut [Self]) -> Result<()>;
+}
+
+impl PublicKeyPlaintexts for u32 {
+    const MESSAGE_BITS_PER_COEFFICIENT: usize = 1;
+
+    fn encode(_: ParameterSetId, message: &[u8], body: &mut [u32]) -> Result<()> {
+        if message.len() > body.len() / 8 {
+            return Err(Error::MessageTooLong {
+                capacity: body.len() / 8,
+                found: message.len(),
+            });
+        }
+        encode_bits(message, body);
+        Ok(())
+    }
+}
+
+impl PublicKeyPlaintexts for u64 {
+    const MESSAGE_BITS_PER_COEFFICIENT: usize = 2;
+
+    fn encode(parameter_set: ParameterSetId, message: &[u8], body: &mut [u64]) -> Result<()> {
+        let encoding = IntegerParameters::from_id(parameter_set)
+            .map(|p| p.encoding())
+            .ok_or(Error::KeyNotSet)?;
+        encode_readings(&encoding, message, 8, body)
+    }
+}
+
 /// The key material of a public-key encryptor for polynomial size `N` and GLWE dimension `K` through the
-/// product `P`: the public key's `K + 1` spectra (public), the spectrum of the per-encryption secret `u`
-/// and one scratch spectrum (both wiped after every encryption).
-pub struct PublicKey<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> {
+/// product `P` (on either torus): the public key's `K + 1` spectra (public), the spectrum of the
+/// per-encryption secret `u` and one scratch spectrum (both wiped after every encryption).
+pub struct PublicKey<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> {
     mask_spectra: [[P::Spectral; N]; K],
     body_spectrum: [P::Spectral; N],
     u_spectrum: [P::Spectral; N],
     scratch: [P::Spectral; N],
 }
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> EncryptorKey for PublicKey<N, K, P> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> EncryptorKey for PublicKey<N, K, P> {
     const EMPTY: Self = Self {
         mask_spectra: [[P::SPECTRAL_ZERO; N]; K],
         body_spectrum: [P::SPECTRAL_ZERO; N],
@@ -38,7 +79,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         scratch: [P::SPECTRAL_ZERO; N],
     };
     const NAME: &'static str = "PublicKeyEncryptor";
-    const TORUS_BITS: u32 = 32;
+    const TORUS_BITS: u32 = <P::Torus as tfhe_sbc_core::torus::UnsignedTorus>::BITS;
     const COMPACT_BODY: bool = false;
 
     fn wipe(&mut self) {
@@ -87,20 +128,16 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         body: &[u32],
     ) -> Result<()> {
         self.forget_key();
-        let PublicKey {
-            mask_spectra,
-            body_spectrum,
-            ..
-        } = &mut self.key;
-        let noise = install_public_key::<N, K, P>(params, seed, body, mask_spectra, body_spectrum)?;
+        let noise = boolean_noise::<N, K>(params)?;
+        self.key.install(seed, PublicKeyBody::Words(body))?;
         self.state.set_key(params.id(), noise);
         Ok(())
     }
 
     /// [`Self::set_public_key`] with the body as it travels in a public-key file: `4 N` bytes, each word
     /// little-endian (`crate::files::public_key::public_key_body` gives them, after checking the file and its
-    /// binding to the credentials). The words are decoded into the scratch spectrum's memory (no stack
-    /// buffer), which is wiped afterwards. On error the encryptor has no key.
+    /// binding to the credentials), read in place (no copy of the key in RAM). On error the encryptor has
+    /// no key.
     pub fn set_public_key_le_bytes(
         &mut self,
         params: &GlweParameters,
@@ -108,21 +145,9 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         body_le: &[u8],
     ) -> Result<()> {
         self.forget_key();
-        Error::check_length(4 * N, body_le.len())?;
-        let PublicKey {
-            mask_spectra,
-            body_spectrum,
-            scratch,
-            ..
-        } = &mut self.key;
-        let words: &mut [u32] = bytemuck::cast_slice_mut(scratch.as_mut_slice());
-        let body = words.get_mut(..N).ok_or(Error::BufferTooSmall)?;
-        for (word, bytes) in body.iter_mut().zip(body_le.chunks_exact(4)) {
-            *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        }
-        let installed = install_public_key::<N, K, P>(params, seed, body, mask_spectra, body_spectrum);
-        scratch.zeroize();
-        self.state.set_key(params.id(), installed?);
+        let noise = boolean_noise::<N, K>(params)?;
+        self.key.install(seed, PublicKeyBody::LeBytes(body_le))?;
+        self.state.set_key(params.id(), noise);
         Ok(())
     }
 
@@ -158,34 +183,54 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     }
 }
 
-/// Checks `params` (a 32-bit set of size `N`, dimension `K`) and the key (`N` body words, not degenerate),
-/// computes the public key's spectra and returns the set's noise sampler.
-fn install_public_key<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>>(
-    params: &GlweParameters,
-    seed: &[u8; MASK_SEED_BYTES],
-    body: &[u32],
-    mask_spectra: &mut [[P::Spectral; N]; K],
-    body_spectrum: &mut [P::Spectral; N],
-) -> Result<DeviceNoise> {
+/// Checks that `params` is a 32-bit set of size `N` and dimension `K`, and returns its constant-time noise.
+fn boolean_noise<const N: usize, const K: usize>(params: &GlweParameters) -> Result<DeviceNoise> {
     check_glwe_parameters::<u32, N, K>(params)?;
-    Error::check_length(N, body.len())?;
-    check_public_key(seed, K, body)?;
-    let noise = DeviceNoise::for_parameters(params, NoiseSampling::ConstantTime)?;
-    compute_public_key_spectra(&P::PLAN, seed, body, mask_spectra.as_flattened_mut(), body_spectrum)?;
-    Ok(noise)
+    DeviceNoise::for_parameters(params, NoiseSampling::ConstantTime)
 }
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> PublicKey<N, K, P> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> PublicKey<N, K, P>
+where
+    P::Torus: PublicKeyPlaintexts,
+{
+    /// Refuses a degenerate key ([`check_public_key`]: `N` words, not zero, not low-weight, not the mask),
+    /// then computes its `K + 1` spectra once. On error the spectra hold no key.
+    pub(crate) fn install(&mut self, seed: &[u8; MASK_SEED_BYTES], body: PublicKeyBody<'_, P::Torus>) -> Result<()> {
+        body.check_length(N)?;
+        check_public_key(seed, K, body)?;
+        let installed = compute_public_key_spectra(
+            &P::PLAN,
+            seed,
+            body,
+            self.mask_spectra.as_flattened_mut(),
+            &mut self.body_spectrum,
+        );
+        if installed.is_err() {
+            self.wipe();
+        }
+        installed
+    }
+
     /// Encodes `message` into `body` and encrypts it under the public key, with the state's noise and CSPRNG.
-    fn encrypt(
+    pub(crate) fn encrypt(
         &mut self,
         state: &mut EncryptorState,
         message: &[u8],
-        mask: &mut [u32],
-        body: &mut [u32],
+        mask: &mut [P::Torus],
+        body: &mut [P::Torus],
+    ) -> Result<()> {
+        P::Torus::encode(state.parameter_set(), message, body)?;
+        self.encrypt_plaintexts(state, mask, body)
+    }
+
+    /// Encrypts the `N` plaintexts in `body` in place under the public key, writing the mask into `mask`.
+    pub(crate) fn encrypt_plaintexts(
+        &mut self,
+        state: &mut EncryptorState,
+        mask: &mut [P::Torus],
+        body: &mut [P::Torus],
     ) -> Result<()> {
         state.encrypt_with(|noise, rng| {
-            encode_bits(message, body);
             encrypt_glwe_ciphertext_with_public_key_assign(
                 &P::PLAN,
                 self.mask_spectra.as_flattened(),
@@ -201,8 +246,17 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> P
     }
 }
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> FrameSealing for PublicKey<N, K, P> {
-    const FRAME: FrameShape = FrameShape::boolean(FrameKind::PublicKey, K, N);
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> FrameSealing for PublicKey<N, K, P>
+where
+    P::Torus: PublicKeyPlaintexts,
+{
+    const FRAME: FrameShape = FrameShape {
+        kind: FrameKind::PublicKey,
+        glwe_dimension: K,
+        polynomial_size: N,
+        torus_bits: Self::TORUS_BITS,
+        chunk_bytes: N * P::Torus::MESSAGE_BITS_PER_COEFFICIENT / 8,
+    };
 
     fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
         write_frame_in_place(
@@ -210,9 +264,8 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> F
             (K + 1) * N,
             payload.mac_key,
             out,
-            |words: &mut [u32]| {
+            |words: &mut [P::Torus]| {
                 let (mask, body) = words.split_at_mut(K * N);
-                check_lengths::<N>(payload.message, body)?;
                 self.encrypt(state, payload.message, mask, body)?;
                 Ok([])
             },

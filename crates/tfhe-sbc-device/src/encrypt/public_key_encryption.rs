@@ -53,16 +53,57 @@ pub fn generate_seeded_glwe_public_key<P: NegacyclicProduct, R: Rng + ?Sized>(
     encrypt_seeded_glwe_ciphertext_assign(product, key_spectrum, noise, body, scratch, rng)
 }
 
+/// A public key's body `b` as the caller holds it: words, or the little-endian bytes of a public-key file
+/// (read in place, so a device never copies a flash-resident key into RAM).
+#[derive(Clone, Copy, Debug)]
+pub enum PublicKeyBody<'a, T> {
+    /// The `N` body words.
+    Words(&'a [T]),
+    /// The `N` body words' little-endian bytes (`N * T::BYTES`).
+    LeBytes(&'a [u8]),
+}
+
+impl<T: UnsignedTorus> PublicKeyBody<'_, T> {
+    /// The number of body words.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Words(words) => words.len(),
+            Self::LeBytes(bytes) => bytes.len() / T::BYTES,
+        }
+    }
+
+    /// Whether the body has no word.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Checks that the body has exactly `n` words (and, as bytes, no partial word).
+    pub(crate) fn check_length(&self, n: usize) -> Result<()> {
+        match self {
+            Self::Words(words) => Error::check_length(n, words.len()),
+            Self::LeBytes(bytes) => Error::check_length(n * T::BYTES, bytes.len()),
+        }
+    }
+
+    /// Word `i`.
+    fn word(&self, i: usize) -> T {
+        match self {
+            Self::Words(words) => words[i],
+            Self::LeBytes(bytes) => T::from_le_slice(&bytes[i * T::BYTES..(i + 1) * T::BYTES]),
+        }
+    }
+}
+
 /// The spectra of a seeded public key: `k` mask spectra (`k * N`, expanded from `seed`) and the body's.
 pub fn compute_public_key_spectra<P: NegacyclicProduct>(
     product: &P,
     seed: &[u8; MASK_SEED_BYTES],
-    body: &[P::Torus],
+    body: PublicKeyBody<'_, P::Torus>,
     mask_spectra: &mut [P::Spectral],
     body_spectrum: &mut [P::Spectral],
 ) -> Result<()> {
     let n = product.polynomial_size();
-    Error::check_length(n, body.len())?;
+    body.check_length(n)?;
     Error::check_length(n, body_spectrum.len())?;
     if mask_spectra.is_empty() || mask_spectra.len() % n != 0 {
         return Err(Error::WrongLength {
@@ -73,7 +114,10 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
     for (i, spectrum) in mask_spectra.chunks_exact_mut(n).enumerate() {
         product.forward_seeded_mask(seed, i, spectrum);
     }
-    product.forward_torus(body, body_spectrum);
+    match body {
+        PublicKeyBody::Words(words) => product.forward_torus(words, body_spectrum),
+        PublicKeyBody::LeBytes(bytes) => product.forward_torus_le_bytes(bytes, body_spectrum),
+    }
     Ok(())
 }
 
@@ -86,12 +130,17 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
 /// channel stops a forger who knows the key id.
 ///
 /// Runs on public data only (not constant-time, and need not be); no buffer besides a 1 KiB stack run.
-pub fn check_public_key<T: UnsignedTorus>(seed: &[u8; MASK_SEED_BYTES], k: usize, body: &[T]) -> Result<()> {
+pub fn check_public_key<T: UnsignedTorus>(
+    seed: &[u8; MASK_SEED_BYTES],
+    k: usize,
+    body: PublicKeyBody<'_, T>,
+) -> Result<()> {
     let n = body.len();
-    if body.iter().all(|&b| b == T::ZERO) {
+    body.check_length(n)?;
+    if (0..n).all(|i| body.word(i) == T::ZERO) {
         return Err(Error::DegeneratePublicKey(PublicKeyDefect::ZeroBody));
     }
-    let weight: u64 = body.iter().map(|b| u64::from(b.to_u64().count_ones())).sum();
+    let weight: u64 = (0..n).map(|i| u64::from(body.word(i).to_u64().count_ones())).sum();
     let expected = u64::from(T::BITS) * n as u64 / 2;
     if weight.abs_diff(expected) > (n as u64) * u64::from(T::BITS) / 8 {
         return Err(Error::DegeneratePublicKey(PublicKeyDefect::LowWeightBody));
@@ -99,7 +148,8 @@ pub fn check_public_key<T: UnsignedTorus>(seed: &[u8; MASK_SEED_BYTES], k: usize
     for i in 0..k {
         let mut equal = 0usize;
         for_each_mask_run::<T>(seed, i, n, |offset, words| {
-            for (a, &b) in words.iter().zip(&body[offset..]) {
+            for (j, a) in words.iter().enumerate() {
+                let b = body.word(offset + j);
                 equal += usize::from(*a == b || a.wrapping_neg() == b);
             }
         });

@@ -36,6 +36,9 @@ pub trait NegacyclicProduct {
     fn forward_binary(&self, bits: &[u8], spectrum: &mut [Self::Spectral]);
     /// The spectrum of a torus polynomial.
     fn forward_torus(&self, polynomial: &[Self::Torus], spectrum: &mut [Self::Spectral]);
+    /// The spectrum of a torus polynomial given as its coefficients' little-endian bytes (`N` times the
+    /// torus's bytes, as a key file stores it), read in place: no copy into words is made.
+    fn forward_torus_le_bytes(&self, bytes: &[u8], spectrum: &mut [Self::Spectral]);
     /// The spectrum of mask polynomial `polynomial_index` of the seeded mask `seed` (`crate::csprng::mask`), expanded
     /// straight into `spectrum`.
     fn forward_seeded_mask(
@@ -90,6 +93,9 @@ impl NegacyclicProduct for Plan {
     fn forward_torus(&self, polynomial: &[u32], spectrum: &mut [f64]) {
         self.forward(polynomial, spectrum);
     }
+    fn forward_torus_le_bytes(&self, bytes: &[u8], spectrum: &mut [f64]) {
+        self.forward(bytemuck::cast_slice::<u8, [u8; 4]>(bytes), spectrum);
+    }
     fn forward_seeded_mask(&self, seed: &[u8; MASK_SEED_BYTES], polynomial_index: usize, spectrum: &mut [f64]) {
         expand_mask_into_fft_input_at(seed, polynomial_index, spectrum);
         self.forward_in_place(spectrum);
@@ -135,6 +141,9 @@ macro_rules! ntt_product {
             }
             fn forward_torus(&self, polynomial: &[$torus], spectrum: &mut [[u32; $residues]]) {
                 self.forward(polynomial, spectrum);
+            }
+            fn forward_torus_le_bytes(&self, bytes: &[u8], spectrum: &mut [[u32; $residues]]) {
+                self.forward(bytemuck::cast_slice::<u8, [u8; size_of::<$torus>()]>(bytes), spectrum);
             }
             fn forward_seeded_mask(
                 &self,
