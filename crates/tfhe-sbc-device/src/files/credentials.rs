@@ -20,7 +20,7 @@
 
 use crate::error::{Error, Result};
 use crate::files::check::{CHECK_BYTES, file_check};
-use crate::files::public_key::{public_key_body, public_key_file_bytes};
+use crate::files::public_key::{public_key_body, public_key_file_bytes_for};
 use crate::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId};
 
@@ -83,24 +83,19 @@ impl KeyMode {
     }
 }
 
-/// Whether a credential file may name `params` in `mode`: every mode on a 32-bit set; on a 64-bit (integer)
-/// set only the secret-key modes (its packed key is `k * N / 8` bytes as on any set; there is no 64-bit
-/// public-key file).
-fn mode_allowed(mode: KeyMode, params: &GlweParameters) -> bool {
-    match params.torus_bits() {
-        32 => true,
-        64 => matches!(mode, KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey),
-        _ => false,
-    }
+/// Whether a credential file may name `params` in `mode`: every mode on the 32-bit sets and on the 64-bit
+/// integer set (its packed key is `k * N / 8` bytes as on any set; its public-key file holds 64-bit words).
+fn mode_allowed(_: KeyMode, params: &GlweParameters) -> bool {
+    matches!(params.torus_bits(), 32 | 64)
 }
 
-/// The key material bytes of a credential file in `mode` for the set `params` (the public-key mode: a
-/// 32-bit set).
+/// The key material bytes of a credential file in `mode` for the set `params` (the public-key mode: the
+/// set's public-key file, [`public_key_file_bytes_for`]).
 pub const fn key_material_bytes(mode: KeyMode, params: &GlweParameters) -> usize {
     let (n, k) = (params.polynomial_size().0, params.glwe_dimension().0);
     match mode {
         KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey => k * n / 8,
-        KeyMode::PublicKey => public_key_file_bytes(n),
+        KeyMode::PublicKey => public_key_file_bytes_for(params),
     }
 }
 

@@ -101,6 +101,23 @@ fn integer<R: TryCryptoRng + ?Sized>(
     build_in_place::<IntegerKey<2048, NttPlan64>, R>(seed, |e| e.set_packed_key(&integer, packed_key))
 }
 
+/// The integer public-key encryptor of set 4, bound to the credentials' key id.
+fn integer_public_key<R: TryCryptoRng + ?Sized>(
+    seed: &mut SeedSource<'_, R>,
+    params: &GlweParameters,
+    key_id: u32,
+    public_key_file: &[u8],
+) -> Result<Box<dyn FrameEncryptor + Send>> {
+    let integer = IntegerParameters::from_id(params.id()).ok_or(Error::BadKeyFile)?;
+    let (header, body) = public_key_body(public_key_file, key_id)?;
+    if header.parameters.id() != params.id() {
+        return Err(Error::BadKeyFile);
+    }
+    build_in_place::<PublicKey<2048, 1, NttPlan64>, R>(seed, |e| {
+        e.set_integer_public_key_le_bytes(&integer, &header.seed, body)
+    })
+}
+
 /// The encryptor a credential file calls for: secret-key (fleet or per-device) or public-key, boolean or
 /// integer, for the file's parameter set, on the heap. Encrypts whole messages into frames.
 ///
@@ -135,6 +152,7 @@ impl MessageEncryptor {
             (KeyMode::PublicKey, 32, 1024, 1) => public_key::<1024, 1, R>(seed, params, key_id, material)?,
             (KeyMode::PublicKey, 32, 512, 3) => public_key::<512, 3, R>(seed, params, key_id, material)?,
             (KeyMode::PublicKey, 32, 1024, 2) => public_key::<1024, 2, R>(seed, params, key_id, material)?,
+            (KeyMode::PublicKey, 64, 2048, 1) => integer_public_key::<R>(seed, params, key_id, material)?,
             (KeyMode::PublicKey, ..) => return Err(Error::UnsupportedGlweDimension(k)),
             (_, 32, 1024, 1) => secret_key::<1024, 1, R>(seed, params, material)?,
             (_, 32, 512, 3) => secret_key::<512, 3, R>(seed, params, material)?,
