@@ -5,7 +5,6 @@
 
 use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, KEY_ID, MAC_KEY};
 use crate::run::{Phase, Probe, frame_digest};
-use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::{Chunk, chunks};
@@ -51,17 +50,19 @@ pub fn construct(
     Ok(())
 }
 
-/// Frame `index` with a full-width body of `polynomial_size` `W` words, written by `write_frame_in_place`
-/// around `encrypt` (the bare seeded encryption of the chunk into the body), which alone is measured as
-/// [`Phase::Encrypt`].
-pub fn encryption_frame<W: PayloadWord, E: FrameEncryptor>(
+/// Frame `index` with a full-width payload of `words` `W` words after a `PREFIX`-byte prefix, written by
+/// `write_frame_in_place` around `encrypt` (the bare encryption of the chunk into the payload), which alone is
+/// measured as [`Phase::Encrypt`]. Seeded frames: the mask seed `encrypt` returns
+/// ([`MASK_SEED_BYTES`](tfhe_sbc_core::entities::MASK_SEED_BYTES)), then the `N` body words; public-key
+/// frames: no prefix, then the mask and the body (`(k + 1) N` words).
+pub fn encryption_frame<W: PayloadWord, const PREFIX: usize, E: FrameEncryptor>(
     encryptor: &mut E,
     inputs: &mut RunInputs<'_>,
     frame: &mut [u8],
     probe: &mut impl Probe,
     index: usize,
-    polynomial_size: usize,
-    encrypt: impl FnOnce(&mut E, &[u8], &mut [W]) -> tfhe_sbc_device::Result<[u8; MASK_SEED_BYTES]>,
+    words: usize,
+    encrypt: impl FnOnce(&mut E, &[u8], &mut [W]) -> tfhe_sbc_device::Result<[u8; PREFIX]>,
 ) -> Result<[u8; 16], &'static str> {
     let message = encryptor
         .begin_message(&mut inputs.counter, inputs.message_len)
@@ -77,19 +78,14 @@ pub fn encryption_frame<W: PayloadWord, E: FrameEncryptor>(
     // The full-width body, as `encrypt_frame_into` writes it before any compaction.
     header.body_bits = (8 * size_of::<W>()) as u8;
     let bytes = inputs.chunk.bytes;
-    let written = write_frame_in_place::<W, MASK_SEED_BYTES, _>(
-        &header,
-        polynomial_size,
-        inputs.credentials.mac_key(),
-        frame,
-        |body| {
+    let written =
+        write_frame_in_place::<W, PREFIX, _>(&header, words, inputs.credentials.mac_key(), frame, |payload| {
             probe.start(Phase::Encrypt);
-            let seed = encrypt(encryptor, bytes, body);
+            let prefix = encrypt(encryptor, bytes, payload);
             probe.end(Phase::Encrypt);
-            seed
-        },
-    )
-    .map_err(|_| "encryption")?;
+            prefix
+        })
+        .map_err(|_| "encryption")?;
     probe.frame(index, &frame[..written]);
     Ok(frame_digest(&frame[..written]))
 }

@@ -9,6 +9,7 @@ use crate::frames::{RunInputs, construct, encryption_frame, sealed_frame};
 use crate::kat_inputs::{INTEGER_READINGS, INTEGER_RNG_SEED};
 use crate::run::{Phase, Probe};
 use negacyclic_ntt::NttPlan64;
+use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 
@@ -41,7 +42,7 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     construct(probe, || set_up(encryptor))?;
     let mut inputs = RunInputs::new(&INTEGER_READINGS, Encryptor::MESSAGE_BYTES)?;
     let mut digest = [0u8; 48];
-    digest[..16].copy_from_slice(&encryption_frame::<u64, _>(
+    digest[..16].copy_from_slice(&encryption_frame::<u64, MASK_SEED_BYTES, _>(
         encryptor,
         &mut inputs,
         frame,

@@ -7,6 +7,7 @@
 
 use crate::frames::{RunInputs, construct, encryption_frame, sealed_frame};
 use crate::kat_inputs::{DIGEST_KEY, MESSAGE, RNG_SEED};
+use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::MacKey;
@@ -64,7 +65,7 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     construct(probe, || set_up(encryptor))?;
     let mut inputs = RunInputs::new(&MESSAGE, Encryptor::MESSAGE_BYTES)?;
     let mut digest = [0u8; 32];
-    digest[..16].copy_from_slice(&encryption_frame::<u32, _>(
+    digest[..16].copy_from_slice(&encryption_frame::<u32, MASK_SEED_BYTES, _>(
         encryptor,
         &mut inputs,
         frame,
