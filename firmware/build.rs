@@ -1,6 +1,7 @@
 //! Picks the board's `memory.x` for a Cortex-M target, and computes on the host the packed KAT key and the
 //! digest the firmware must reproduce (`$OUT_DIR/expected.rs`), with the same crates and the same inputs
-//! (`src/kat_inputs.rs`): for the boolean run and for the integer run (feature `integer`).
+//! (`src/kat_inputs.rs`): for the boolean run, the integer run (feature `integer`) and the integer public-key
+//! run (feature `integer-public-key`, whose public-key file build.rs also writes, `integer_public_key.tspk`).
 //! The host path uses the host's product (the `f64` FFT), so a firmware built with another product (the
 //! integer NTT on Cortex-M) is checked against it bit for bit.
 
@@ -9,6 +10,7 @@
 mod kat_inputs;
 
 use kat_inputs::*;
+use negacyclic_ntt::NttPlan64;
 use rand_core::SeedableRng;
 use std::env;
 use std::fmt::Write as _;
@@ -20,7 +22,13 @@ use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::files::public_key::{encode_public_key, public_key_file_bytes_for};
+use tfhe_sbc_device::noise::DeviceNoise;
+use tfhe_sbc_device::product::NegacyclicProductPlan;
+use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
@@ -98,6 +106,61 @@ fn expected_integer() -> ([u8; 256], [u8; 48]) {
     (packed, digest)
 }
 
+/// The integer public-key KAT: the public key of the integer KAT key (`INTEGER_KEY_SEED`), drawn from
+/// `INTEGER_PUBLIC_KEY_SEED` and written as a public-key file under `KEY_ID` (16,443 bytes), and the digests
+/// of the public-key run's two frames, computed with the plain API: `set_integer_public_key` (the body as
+/// words), `set_rng` and `encrypt_frame_into` for both frames. The firmware reads the key from the file's
+/// bytes in flash and writes frame 0 around `encrypt_u8` itself.
+fn expected_integer_public_key() -> (Vec<u8>, [u8; 32]) {
+    const N: usize = 2048;
+    let plan = <NttPlan64 as NegacyclicProductPlan<N>>::PLAN;
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    let key = GlweSecretKey::generate_binary(
+        vec![0u8; N],
+        params.glwe().polynomial_size(),
+        &mut Blake2bXof::from_seed(INTEGER_KEY_SEED),
+    )
+    .expect("integer KAT key");
+    let mut key_spectrum = vec![[0u32; 3]; N];
+    compute_glwe_key_spectrum(&plan, &key, &mut key_spectrum).expect("the key's spectrum");
+    let noise = DeviceNoise::for_tuniform_parameters(&params.glwe()).expect("the set's noise");
+    let (mut body, mut scratch) = (vec![0u64; N], vec![[0u32; 3]; N]);
+    let seed = generate_seeded_glwe_public_key(
+        &plan,
+        &key_spectrum,
+        &noise,
+        &mut body,
+        &mut scratch,
+        &mut Blake2bXof::from_seed(INTEGER_PUBLIC_KEY_SEED),
+    )
+    .expect("integer KAT public key");
+    let mut file = vec![0u8; public_key_file_bytes_for(&params.glwe())];
+    let written = encode_public_key(params.glwe().id(), KEY_ID, &seed, &body, &mut file).expect("public-key file");
+    assert_eq!(written, file.len());
+
+    let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<N>::EMPTY);
+    encryptor
+        .set_integer_public_key(&params, &seed, &body)
+        .expect("integer public key");
+    encryptor.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+    let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
+    let mut counter = FrameCounter::new(FIRST_SEQUENCE);
+    let chunk = chunks(&INTEGER_READINGS, 512).next().expect("one chunk");
+    let mut frame = vec![0u8; IntegerPublicKeyEncryptor::<N>::PUBLIC_KEY_FRAME_BYTES];
+    let digest_key = MacKey::from_bytes(DIGEST_KEY);
+    let mut digest = [0u8; 32];
+    for part in digest.chunks_exact_mut(16) {
+        let message = encryptor
+            .begin_message(&mut counter, INTEGER_READINGS.len())
+            .expect("message");
+        let written = encryptor
+            .encrypt_frame_into(&credentials, &message, &chunk, &mut frame)
+            .expect("integer public-key frame");
+        part.copy_from_slice(&digest_key.tag(&frame[..written]));
+    }
+    (file, digest)
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=src/kat_inputs.rs");
     println!("cargo:rerun-if-changed=memory");
@@ -133,6 +196,22 @@ fn main() {
         "INTEGER_EXPECTED_DIGEST",
         &digest,
     );
+    let (file, digest) = expected_integer_public_key();
+    array(
+        "The integer public-key run's two frame digests: build.rs, on the host.",
+        "INTEGER_PUBLIC_KEY_EXPECTED_DIGEST",
+        &digest,
+    );
+    // The public-key file, as provisioning would put it in flash (`include_bytes!`).
+    fs::write(out.join("integer_public_key.tspk"), &file).expect("write integer_public_key.tspk");
+    let len = file.len();
+    write!(
+        out_rs,
+        "/// The integer KAT public key as a public-key file ({len} bytes): build.rs, on the host, from \
+         `INTEGER_KEY_SEED` and `INTEGER_PUBLIC_KEY_SEED`.\npub static INTEGER_PUBLIC_KEY_FILE: [u8; {len}] = \
+         *include_bytes!(concat!(env!(\"OUT_DIR\"), \"/integer_public_key.tspk\"));\n"
+    )
+    .expect("write to a String");
     fs::write(out.join("expected.rs"), out_rs).expect("write expected.rs");
 
     if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("none") {

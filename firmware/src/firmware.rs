@@ -1,12 +1,15 @@
 //! The firmware proper (Cortex-M only): the known-answer run, its digest check and the measurements. The run
-//! is the boolean one ([`crate::run`]) or, with the feature `integer`, the integer one
-//! ([`crate::integer_run`]).
+//! is the boolean one ([`crate::run`]), with the feature `integer` the integer one ([`crate::integer_run`]),
+//! or with the feature `integer-public-key` the integer public-key one ([`crate::integer_public_key_run`]).
 // With `stack-overflow`, main stops at the deliberate overflow: what follows it is unused.
 #![cfg_attr(feature = "stack-overflow", allow(unused, unreachable_code))]
 
+// (Both features: `main.rs` refuses the build.)
+#[cfg(all(feature = "integer-public-key", not(feature = "integer")))]
+use crate::integer_public_key_run as variant;
 #[cfg(feature = "integer")]
 use crate::integer_run as variant;
-#[cfg(not(feature = "integer"))]
+#[cfg(not(any(feature = "integer", feature = "integer-public-key")))]
 use crate::run as variant;
 use crate::run::{Phase, Probe};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -20,8 +23,9 @@ use variant::{EXPECTED_DIGEST, Encryptor, FRAME_BYTES, Product, run};
 const BOARD: &str = env!("FIRMWARE_BOARD");
 /// The target triple of this build (`build.rs`).
 const TARGET: &str = env!("FIRMWARE_TARGET");
-/// The [`Phase`]s this run measures: the integer run has a compact frame too. (The boolean build keeps its
-/// probe as small as before: the probe is on `main`'s stack, which the RAM budget counts.)
+/// The [`Phase`]s this run measures: the integer run has a compact frame too (public-key frames have no
+/// compact body). (The boolean build keeps its probe as small as before: the probe is on `main`'s stack,
+/// which the RAM budget counts.)
 #[cfg(feature = "integer")]
 const PHASES: usize = Phase::CompactFrame as usize + 1;
 #[cfg(not(feature = "integer"))]
@@ -29,6 +33,8 @@ const PHASES: usize = Phase::Frame as usize + 1;
 /// Which run this build carries.
 const VARIANT: &str = if cfg!(feature = "integer") {
     "integer"
+} else if cfg!(feature = "integer-public-key") {
+    "integer-public-key"
 } else {
     "boolean"
 };
@@ -75,7 +81,7 @@ fn main() -> ! {
         clock,
         started: 0,
         ticks: [0; PHASES],
-        #[cfg(feature = "integer")]
+        #[cfg(any(feature = "integer", feature = "integer-public-key"))]
         frame_bytes: [0; 3],
         stack_construct: 0,
     };
@@ -106,6 +112,8 @@ fn main() -> ! {
         probe.frame_bytes[1],
         probe.frame_bytes[2]
     );
+    #[cfg(feature = "integer-public-key")]
+    hprintln!("integer-public-key: frame_bytes={}", probe.frame_bytes[1]);
     let statics = statics_bytes();
     hprintln!(
         "ram: statics={} stack_construct={} stack_encrypt={} total={}",
@@ -131,8 +139,8 @@ struct Measure {
     clock: Clock,
     started: u64,
     ticks: [u64; PHASES],
-    /// The length of each frame (integer run: full, full, compact).
-    #[cfg(feature = "integer")]
+    /// The length of each frame (integer run: full, full, compact; integer public-key run: two full frames).
+    #[cfg(any(feature = "integer", feature = "integer-public-key"))]
     frame_bytes: [usize; 3],
     stack_construct: usize,
 }
@@ -153,7 +161,7 @@ impl Probe for Measure {
         }
     }
 
-    #[cfg(feature = "integer")]
+    #[cfg(any(feature = "integer", feature = "integer-public-key"))]
     fn frame(&mut self, index: usize, bytes: &[u8]) {
         if let Some(len) = self.frame_bytes.get_mut(index) {
             *len = bytes.len();

@@ -40,8 +40,16 @@ pub const MESSAGE: [u8; 128] = {
 /// firmware's flash (`INTEGER_PACKED_KEY`, 256 bytes).
 #[allow(dead_code)] // Read by build.rs and the host tests, not by the firmware.
 pub const INTEGER_KEY_SEED: [u8; 32] = [0x33; 32];
-/// The integer run's CSPRNG seed (`seed_from_bytes`, exactly as `Blake2bXof::from_seed`).
+/// The integer run's CSPRNG seed (`seed_from_bytes`, exactly as `Blake2bXof::from_seed`); the integer
+/// public-key run's too.
 pub const INTEGER_RNG_SEED: [u8; 32] = [0x44; 32];
+
+/// The integer public-key run's key seed: build.rs draws the public key of the integer KAT key (the secret
+/// key of [`INTEGER_KEY_SEED`]) with `generate_seeded_glwe_public_key` from
+/// `Blake2bXof::from_seed(INTEGER_PUBLIC_KEY_SEED)` (its mask seed, then its noise) and writes it as a
+/// public-key file under [`KEY_ID`] (16,443 bytes, in the firmware's flash: `INTEGER_PUBLIC_KEY_FILE`).
+#[allow(dead_code)] // Read by build.rs, not by the firmware.
+pub const INTEGER_PUBLIC_KEY_SEED: [u8; 32] = [0x55; 32];
 
 /// The integer run's readings: 512 `u8` readings, one full `N = 2048` frame (four two-bit blocks each),
 /// every byte value twice, in an order that is not the blocks' natural one.

@@ -9,19 +9,34 @@
 //!
 //! With the feature `integer` the firmware runs [`integer_run`] instead: the `u64` integer encryptor
 //! (`IntegerEncryptor<2048, NttPlan64>`) on a frame of 512 `u8` readings, with the same
-//! measurements (`scripts/firmware.sh` runs it on the M4 model with its own RAM budget).
+//! measurements (`scripts/firmware.sh` runs it on the M4 model with its own RAM budget). With the feature
+//! `integer-public-key` it runs [`integer_public_key_run`]: the same readings under a public key
+//! (`IntegerPublicKeyEncryptor<2048, NttPlan64>`, the key read from a public-key file in flash), again on the
+//! M4 model with its own budgets.
 //!
-//! On the host it runs the same sequences ([`run`], [`integer_run`]) with the host's products and checks them
-//! against the same digests; its tests also tie the inputs to the device crate's pinned KAT.
+//! On the host it runs the same sequences ([`run`], [`integer_run`], [`integer_public_key_run`]) with the
+//! host's products and checks them against the same digests; its tests also tie the inputs to the device
+//! crate's pinned KAT.
 #![cfg_attr(target_os = "none", no_std, no_main)]
 
-// A firmware carries one of the two runs (the feature `integer` picks which); the host runs both.
+// A firmware carries one of the three runs (the feature `integer` or `integer-public-key` picks which); the
+// host runs them all.
+#[cfg(all(target_os = "none", feature = "integer", feature = "integer-public-key"))]
+compile_error!("the features `integer` and `integer-public-key` pick different runs: enable one of them");
 mod frames;
+#[cfg_attr(
+    all(target_os = "none", not(feature = "integer-public-key")),
+    allow(dead_code, unused_imports)
+)]
+mod integer_public_key_run;
 #[cfg_attr(all(target_os = "none", not(feature = "integer")), allow(dead_code, unused_imports))]
 mod integer_run;
 #[cfg_attr(target_os = "none", allow(dead_code))]
 mod kat_inputs;
-#[cfg_attr(all(target_os = "none", feature = "integer"), allow(dead_code, unused_imports))]
+#[cfg_attr(
+    all(target_os = "none", any(feature = "integer", feature = "integer-public-key")),
+    allow(dead_code, unused_imports)
+)]
 mod run;
 
 /// The packed KAT key and the expected digest, computed by `build.rs` on the host.
@@ -33,8 +48,8 @@ mod expected {
 #[allow(unsafe_code)] // Linker symbols, the stack scan, the calibration loop: each `unsafe` has a SAFETY comment.
 mod firmware;
 
-/// On the host: the firmware's two runs (boolean, integer) with the host's products, checked against
-/// build.rs's digests.
+/// On the host: the firmware's three runs (boolean, integer, integer public key) with the host's products,
+/// checked against build.rs's digests.
 #[cfg(not(target_os = "none"))]
 fn main() {
     struct Quiet;
@@ -49,10 +64,18 @@ fn main() {
     let mut integer_encryptor = Box::new(integer_run::Encryptor::EMPTY);
     let mut frame = vec![0u8; integer_run::FRAME_BYTES];
     let integer = integer_run::run(&mut integer_encryptor, &mut frame, &mut Quiet);
+    let mut public_key_encryptor = Box::new(integer_public_key_run::Encryptor::EMPTY);
+    let mut frame = vec![0u8; integer_public_key_run::FRAME_BYTES];
+    let public_key = integer_public_key_run::run(&mut public_key_encryptor, &mut frame, &mut Quiet);
     let mut ok = true;
     for (variant, result, expected) in [
         ("boolean", boolean.map(Vec::from), &run::EXPECTED_DIGEST[..]),
         ("integer", integer.map(Vec::from), &integer_run::EXPECTED_DIGEST[..]),
+        (
+            "integer-public-key",
+            public_key.map(Vec::from),
+            &integer_public_key_run::EXPECTED_DIGEST[..],
+        ),
     ] {
         match result {
             Ok(digest) => {
@@ -229,6 +252,88 @@ mod tests {
         };
         assert_eq!(decrypt(&record.frames[0], 64), INTEGER_READINGS);
         assert_eq!(decrypt(&record.frames[2], compact_bits), INTEGER_READINGS);
+    }
+
+    /// The integer public-key run, on the host: it reproduces build.rs's digest (computed with
+    /// `set_integer_public_key` on the body's words, `set_rng` and `encrypt_frame_into`), the file in flash is
+    /// a public key of the integer KAT key under the frames' key id (its phase under that key is TUniform(17)
+    /// noise), frame 0 carries exactly what `encrypt_u8` gives for the same key and seed, and both frames
+    /// decrypt to the 512 readings under the secret key behind the public key.
+    #[test]
+    fn the_integer_public_key_run_matches_build_rs_and_decrypts_to_the_readings() {
+        use super::integer_public_key_run::{self, N, PUBLIC_KEY_FILE};
+        use negacyclic_ntt::NttPlan64;
+        use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+        use tfhe_sbc_device::encrypt::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
+        use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+        use tfhe_sbc_device::files::public_key::decode_public_key;
+        use tfhe_sbc_device::frame::mac::TAG_BYTES;
+        use tfhe_sbc_device::frame::{FrameKind, frame_bytes};
+        use tfhe_sbc_device::product::NegacyclicProductPlan;
+        use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
+
+        let mut encryptor = Box::new(integer_public_key_run::Encryptor::EMPTY);
+        let mut frame = vec![0u8; integer_public_key_run::FRAME_BYTES];
+        let mut record = Record::default();
+        let digest = integer_public_key_run::run(&mut encryptor, &mut frame, &mut record).unwrap();
+        assert_eq!(digest, integer_public_key_run::EXPECTED_DIGEST);
+        let expected: Vec<(Phase, bool)> = [Phase::Construct, Phase::Encrypt, Phase::Frame]
+            .into_iter()
+            .flat_map(|p| [(p, true), (p, false)])
+            .collect();
+        assert_eq!(record.phases, expected);
+        let lengths: Vec<usize> = record.frames.iter().map(Vec::len).collect();
+        assert_eq!(lengths, [32_831, 32_831]);
+        assert_eq!(lengths[0], frame_bytes(FrameKind::PublicKey, 1, N, 64, 64));
+
+        // The file: a public key of the integer KAT key, under the frames' key id.
+        let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+        let mut pk_body = vec![0u64; N];
+        let header = decode_public_key(&PUBLIC_KEY_FILE, &mut pk_body).unwrap();
+        assert_eq!(header.key_id, KEY_ID);
+        assert_eq!(header.parameters.id(), params.glwe().id());
+        let key = GlweSecretKey::generate_binary(
+            vec![0u8; N],
+            params.glwe().polynomial_size(),
+            &mut Blake2bXof::from_seed(INTEGER_KEY_SEED),
+        )
+        .unwrap();
+        let plan = <NttPlan64 as NegacyclicProductPlan<N>>::PLAN;
+        let mut spectrum = vec![[0u32; 3]; N];
+        compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
+        let (mut phase, mut scratch) = (vec![0u64; N], vec![[0u32; 3]; N]);
+        decrypt_seeded_glwe_phase(&plan, &spectrum, &header.seed, &pk_body, &mut phase, &mut scratch).unwrap();
+        assert!(phase.iter().all(|&e| (e as i64).unsigned_abs() <= 1 << 17));
+        assert!(phase.iter().any(|&e| e != 0));
+
+        // Frame 0 is the plain encryptor's `encrypt_u8` for the same key and CSPRNG seed.
+        let mut plain = Box::new(IntegerPublicKeyEncryptor::<N>::EMPTY);
+        plain.set_integer_public_key(&params, &header.seed, &pk_body).unwrap();
+        plain.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+        let (mut mask, mut body) = (vec![0u64; N], vec![0u64; N]);
+        plain.encrypt_u8(&INTEGER_READINGS, &mut mask, &mut body).unwrap();
+        let words = |frame: &[u8]| -> Vec<u64> {
+            frame[HEADER_BYTES..frame.len() - TAG_BYTES]
+                .chunks_exact(8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+                .collect()
+        };
+        let frame_0 = words(&record.frames[0]);
+        assert_eq!(frame_0[..N], mask[..]);
+        assert_eq!(frame_0[N..], body[..]);
+        assert_ne!(record.frames[0], record.frames[1]);
+
+        // Both frames decrypt to the readings: the phase b - a * s, rounded to the radix blocks.
+        let encoding = params.encoding();
+        for frame in &record.frames {
+            let words = words(frame);
+            decrypt_glwe_phase(&plan, &spectrum, &words[..N], &words[N..], &mut phase, &mut scratch).unwrap();
+            let readings: Vec<u8> = phase
+                .chunks_exact(encoding.blocks_per_value(8).unwrap())
+                .map(|blocks| u8::try_from(encoding.decode_value(blocks).unwrap()).unwrap())
+                .collect();
+            assert_eq!(readings, INTEGER_READINGS);
+        }
     }
 
     /// The packed key build.rs put in flash is the KAT key.
