@@ -5,6 +5,9 @@
 //!   keyed BLAKE2b XOF): the seeded ciphertext (`encrypt_u8`: encoding, mask from the seed, noise, product),
 //!   and the whole v2 frame (header, seed, body written in the frame buffer, MAC), with the full body and
 //!   with the compact body (`set_body_bits(compact_body_bits())`: the top 14 bits of each body word travel);
+//! * ours, public key: `IntegerPublicKeyEncryptor<2048, NttPlan64>` under a seeded public key of the client
+//!   key's GLWE key (`encrypt_u8`: encoding, `u`, the two products, noise; and the whole public-key frame,
+//!   the mask in full);
 //! * tfhe-rs `encrypt_glwe_ciphertext` (core_crypto, u64, k = 1, N = 2048, TUniform(17), binary key, its
 //!   AES-CTR CSPRNG) of the same encoded blocks, and `encrypt_seeded_glwe_ciphertext` (fresh noise generator
 //!   per call, as tfhe-rs seeds it);
@@ -23,6 +26,7 @@
 mod common;
 
 use criterion::{Criterion, SamplingMode};
+use rand_core::SeedableRng;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Mutex;
@@ -36,11 +40,15 @@ use tfhe::shortint::parameters::{
 };
 use tfhe::{ClientKey, CompactCiphertextList, CompactPublicKey, ConfigBuilder, FheTypes, FheUint8, FheUint8Id, Seed};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
+use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key, tfhe_glwe_key_u64};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+use tfhe_sbc_device::files::public_key::public_key_body;
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
@@ -54,6 +62,8 @@ const GROUP_SLOW: &str = "integer_encrypt_512_u8_slow";
 const OURS: &str = "tfhe-sbc IntegerEncryptor, seeded (encrypt_u8)";
 const OURS_FRAME: &str = "tfhe-sbc IntegerEncryptor, v2 frame, full body";
 const OURS_COMPACT: &str = "tfhe-sbc IntegerEncryptor, v2 frame, compact body";
+const OURS_PUBLIC_KEY: &str = "tfhe-sbc IntegerPublicKeyEncryptor (encrypt_u8)";
+const OURS_PUBLIC_KEY_FRAME: &str = "tfhe-sbc IntegerPublicKeyEncryptor, v2 frame";
 const TFHE_GLWE: &str = "tfhe-rs encrypt_glwe_ciphertext";
 const TFHE_SEEDED_GLWE: &str = "tfhe-rs encrypt_seeded_glwe_ciphertext";
 const TFHE_FHEUINT8: &str = "tfhe-rs FheUint8::encrypt x 512 (ClientKey)";
@@ -153,6 +163,40 @@ fn bench(c: &mut Criterion) {
     }
     set_bytes(OURS, IntegerEncryptor::<N>::SEEDED_FRAME_BYTES as u64, VALUES);
 
+    // Ours, public key: a seeded public key under the client key's GLWE key; nothing that decrypts.
+    let mut rng = Blake2bXof::from_seed([4; 32]);
+    let public_key_file = integer_public_key_from_client_key(&client_key, 1, &mut rng).unwrap();
+    let (pk_header, pk_body) = public_key_body(&public_key_file, 1).unwrap();
+    let mut pk_encryptor = Box::new(IntegerPublicKeyEncryptor::<N>::EMPTY);
+    pk_encryptor
+        .set_integer_public_key_le_bytes(&params, &pk_header.seed, pk_body)
+        .unwrap();
+    pk_encryptor.seed_from_bytes(&mut [5; 32]);
+    let mut pk_registry = DeviceRegistry::new();
+    pk_registry.register_public_key(credentials()).unwrap();
+    let mut pk_intake = Intake::new(IntakeConfig::default(), pk_registry);
+    let mut pk_frame = vec![0u8; IntegerPublicKeyEncryptor::<N>::PUBLIC_KEY_FRAME_BYTES];
+    let mut pk_counter = FrameCounter::new(0);
+    let mut write_pk_frame = |encryptor: &mut IntegerPublicKeyEncryptor<N>, frame: &mut [u8]| -> usize {
+        let message = encryptor.begin_message(&mut pk_counter, readings.len()).unwrap();
+        let chunk = chunks(&readings, IntegerPublicKeyEncryptor::<N>::READING_BYTES)
+            .next()
+            .unwrap();
+        encryptor.encrypt_frame_into(&sender, &message, &chunk, frame).unwrap()
+    };
+    let pk_len = write_pk_frame(&mut pk_encryptor, &mut pk_frame);
+    let opened = pk_intake.receive_integer(&pk_frame[..pk_len]).unwrap();
+    let fhe = IntegerExtractor::new()
+        .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, VALUES)
+        .unwrap();
+    for (i, (ct, &r)) in fhe.iter().zip(&readings).enumerate() {
+        let d: u8 = ct.decrypt(&client_key);
+        assert_eq!(d, r, "{OURS_PUBLIC_KEY_FRAME}: reading {i}");
+    }
+    drop(fhe);
+    set_bytes(OURS_PUBLIC_KEY_FRAME, pk_len as u64, VALUES);
+    set_bytes(OURS_PUBLIC_KEY, pk_len as u64, VALUES);
+
     // tfhe-rs core_crypto: the same key, the same encoded blocks, TUniform(17).
     let tfhe_key = tfhe_glwe_key_u64(&device_key);
     let noise = tfhe_core::DynamicDistribution::<u64>::new_t_uniform(17);
@@ -247,6 +291,24 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
+    let (mut pk_mask, mut pk_out) = (vec![0u64; N], vec![0u64; N]);
+    group.bench_function(OURS_PUBLIC_KEY, |b| {
+        b.iter_custom(|iters| {
+            timed(OURS_PUBLIC_KEY, iters, || {
+                pk_encryptor
+                    .encrypt_u8(black_box(&readings), &mut pk_mask, &mut pk_out)
+                    .unwrap();
+                black_box((&pk_mask, &pk_out));
+            })
+        })
+    });
+    group.bench_function(OURS_PUBLIC_KEY_FRAME, |b| {
+        b.iter_custom(|iters| {
+            timed(OURS_PUBLIC_KEY_FRAME, iters, || {
+                black_box(write_pk_frame(&mut pk_encryptor, &mut pk_frame));
+            })
+        })
+    });
     group.bench_function(TFHE_GLWE, |b| {
         b.iter_custom(|iters| {
             timed(TFHE_GLWE, iters, || {
@@ -306,6 +368,8 @@ fn print_table(compact_bits: u32) {
         OURS,
         OURS_FRAME,
         OURS_COMPACT,
+        OURS_PUBLIC_KEY,
+        OURS_PUBLIC_KEY_FRAME,
         TFHE_GLWE,
         TFHE_SEEDED_GLWE,
         TFHE_FHEUINT8,

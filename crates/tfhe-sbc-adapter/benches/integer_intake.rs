@@ -9,6 +9,9 @@
 //! * per-device mode: a frame of 512 readings under the device's own key -> intake -> one GLWE switch of the
 //!   whole frame to the client key's GLWE key with the device's `IntegerDeviceKsk` (decompressed once, timed
 //!   apart) -> [`IntegerExtractor`] in batches of 16 -> `FheUint8`, one thread, as fleet mode;
+//! * public-key mode: a public-key frame (the mask in full, 32,831 B) of 512 readings under a public key of
+//!   the client key's GLWE key (`IntegerPublicKeyEncryptor`) -> intake (MAC, the mask read) ->
+//!   [`IntegerExtractor`] in batches of 16, one thread, as fleet mode: extraction only;
 //! * tfhe-rs: `CompactCiphertextList::expand` of the same values encrypted under a `CompactPublicKey`, with
 //!   casting (per block: a key switch to the small key and a PBS), unpacked and packed, then `get` of every
 //!   `FheUint8`.
@@ -41,6 +44,7 @@ use tfhe::{
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
 use tfhe_sbc_adapter::interop::glwe_ksk::keyswitch_glwe;
 use tfhe_sbc_adapter::interop::integer::per_device::IntegerDeviceKsk;
+use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::dimensions::PolynomialSize;
@@ -49,6 +53,8 @@ use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+use tfhe_sbc_device::files::public_key::public_key_body;
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
@@ -71,6 +77,7 @@ const FLEET_COMPACT: &str = "fleet: compact frame -> FheUint8 x 512 in batches o
 const FLEET_RAYON: &str = "fleet: frame -> FheUint8 x 512, rayon";
 const PER_DEVICE_GLWE: &str = "per-device: frame -> GLWE switch (NTT) -> FheUint8 x 512 in batches of 16, 1 thread";
 const PER_DEVICE_SCHOOLBOOK: &str = "per-device, tfhe-rs keyswitch_glwe_ciphertext instead of the NTT switch";
+const PUBLIC_KEY: &str = "public key: frame -> FheUint8 x 512 in batches of 16, 1 thread";
 const GLWE_KSK_DECOMPRESSION: &str = "per-device: decompress + transform a device's GLWE key, / 512";
 const EXPAND: &str = "tfhe-rs CompactCiphertextList expand + cast";
 const EXPAND_PACKED: &str = "tfhe-rs CompactCiphertextList packed expand + cast";
@@ -103,6 +110,7 @@ fn median_of(name: &str) -> Option<f64> {
 
 const FLEET_DEVICE: u64 = 0x1D_0010;
 const OWN_KEY_DEVICE: u64 = 0x1D_0011;
+const PUBLIC_KEY_DEVICE: u64 = 0x1D_0012;
 
 fn credentials(device: u64) -> DeviceCredentials {
     DeviceCredentials::new(device, 1, MacKey::from_bytes([device as u8; 32]))
@@ -113,6 +121,7 @@ fn intake() -> Intake {
     let mut registry = DeviceRegistry::new();
     registry.register(credentials(FLEET_DEVICE)).unwrap();
     registry.register(credentials(OWN_KEY_DEVICE)).unwrap();
+    registry.register_public_key(credentials(PUBLIC_KEY_DEVICE)).unwrap();
     Intake::new(IntakeConfig::default(), registry)
 }
 
@@ -133,6 +142,30 @@ fn frame(device: u64, key: &GlweSecretKeyOwned, readings: &[u8], seed: u8, compa
     let mut out = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
     let len = encryptor
         .encrypt_frame_into(&credentials(device), &message, &chunk, &mut out)
+        .unwrap();
+    out.truncate(len);
+    out
+}
+
+/// One public-key frame of `readings` (at most 512) from the public-key device, under the public-key file
+/// `public_key`.
+fn public_key_frame(public_key: &[u8], readings: &[u8], seed: u8) -> Vec<u8> {
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    let (header, body) = public_key_body(public_key, 1).unwrap();
+    let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<N>::EMPTY);
+    encryptor
+        .set_integer_public_key_le_bytes(&params, &header.seed, body)
+        .unwrap();
+    encryptor.seed_from_bytes(&mut [seed; 32]);
+    let message = encryptor
+        .begin_message(&mut FrameCounter::new(0), readings.len())
+        .unwrap();
+    let chunk = chunks(readings, IntegerPublicKeyEncryptor::<N>::READING_BYTES)
+        .next()
+        .unwrap();
+    let mut out = vec![0u8; IntegerPublicKeyEncryptor::<N>::PUBLIC_KEY_FRAME_BYTES];
+    let len = encryptor
+        .encrypt_frame_into(&credentials(PUBLIC_KEY_DEVICE), &message, &chunk, &mut out)
         .unwrap();
     out.truncate(len);
     out
@@ -195,6 +228,9 @@ fn intake_bench(c: &mut Criterion) {
     let glwe_ksk = IntegerDeviceKsk::generate(&device_key, &client_key, &mut rng).unwrap();
     eprintln!("per-device key-switching key: {:.3} s", t.elapsed().as_secs_f64());
     let glwe_key = glwe_ksk.decompress();
+    // Public key: a seeded public key under the client key's GLWE key.
+    let public_key = integer_public_key_from_client_key(&client_key, 1, &mut rng).unwrap();
+    let pk_frame = public_key_frame(&public_key, &readings, 5);
     let glwe_spectra = glwe_ksk.spectra();
     // tfhe-rs: the same values under the compact public key.
     let public_key = CompactPublicKey::new(&client_key);
@@ -289,6 +325,13 @@ fn intake_bench(c: &mut Criterion) {
         .unwrap();
     check("fleet, compact", &all, &readings);
     drop(all);
+    let opened = intake().receive_integer(&pk_frame).unwrap();
+    let all = extractor
+        .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
+        .unwrap();
+    check("public key", &all, &readings);
+    drop(all);
+    check("public key, batched", &fleet_batched(&mut intake(), &pk_frame), last);
     check(
         "per-device, GLWE switch",
         &per_device_glwe(&mut intake(), true),
@@ -317,6 +360,13 @@ fn intake_bench(c: &mut Criterion) {
             })
         });
     }
+    group.bench_function(PUBLIC_KEY, |b| {
+        b.iter_custom(|iters| {
+            let e = timed_with_intake(iters, |intake| drop(fleet_batched(intake, &pk_frame)));
+            record(PUBLIC_KEY, e, iters, FRAME_VALUES);
+            e
+        })
+    });
     group.bench_function(FLEET_RAYON, |b| {
         b.iter_custom(|iters| {
             let e = timed_with_intake(iters, |intake| drop(black_box(fleet_rayon(intake))));
@@ -408,6 +458,7 @@ fn intake_bench(c: &mut Criterion) {
         FLEET_BATCHED,
         FLEET_COMPACT,
         FLEET_RAYON,
+        PUBLIC_KEY,
         PER_DEVICE_GLWE,
         PER_DEVICE_SCHOOLBOOK,
         GLWE_KSK_DECOMPRESSION,
@@ -442,6 +493,11 @@ fn intake_bench(c: &mut Criterion) {
         glwe_per_device / fleet_batched_median,
         median_of(PER_DEVICE_SCHOOLBOOK).unwrap_or(f64::NAN) / glwe_per_device
     );
+    let public_key_median = median_of(PUBLIC_KEY).unwrap_or(f64::NAN);
+    println!(
+        "Public key / fleet (batches of 16, 1 thread): {:.3}x",
+        public_key_median / fleet_batched_median
+    );
     if !std::env::args().any(|a| a == "--bench") {
         println!("Goals: not judged in test mode (one sample per mode, test profile); `cargo bench` measures them");
         return;
@@ -457,6 +513,11 @@ fn intake_bench(c: &mut Criterion) {
         glwe_per_device / fleet_batched_median,
         glwe_per_device * 1e6,
         verdict(glwe_per_device <= 2.0 * fleet_batched_median && glwe_per_device <= 20e-6)
+    );
+    println!(
+        "Goal: public key <= 1.5x fleet: {:.3}x, {}",
+        public_key_median / fleet_batched_median,
+        verdict(public_key_median <= 1.5 * fleet_batched_median)
     );
 }
 

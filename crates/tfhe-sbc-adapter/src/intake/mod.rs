@@ -156,12 +156,6 @@ impl Intake {
         let integer = IntegerParameters::from_id(parsed.parameters.id())
             .ok_or(IntakeError::UnsupportedParameterSet(header.parameter_set))?;
         self.authenticate(&parsed)?;
-        if parsed.kind != FrameKind::Seeded {
-            return Err(IntakeError::FrameKindNotAllowed {
-                device_id: header.device_id,
-                kind: parsed.kind,
-            });
-        }
         device_accept(&mut self.devices, &header);
         Ok(parsed.to_integer_frame(integer))
     }

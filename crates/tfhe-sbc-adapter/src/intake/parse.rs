@@ -66,14 +66,19 @@ impl ParsedFrame<'_> {
         }
     }
 
-    /// Expands the `u64` mask of a seeded integer frame and reads its `u64` body (8-byte little-endian
-    /// words, or their top `body_bits` bits packed) into a fresh ciphertext of exactly `2N` words. Only after
-    /// the MAC verified.
+    /// Expands the `u64` mask of a seeded integer frame (or reads it, 8-byte little-endian words, from a
+    /// full or public-key frame) and reads its `u64` body (words, or their top `body_bits` bits packed) into
+    /// a fresh ciphertext of exactly `2N` words. Only after the MAC verified.
     pub(crate) fn to_integer_frame(self, parameters: IntegerParameters) -> IntegerFrame {
+        let n = self.parameters.polynomial_size().0;
+        let kind = self.kind;
         IntegerFrame {
             header: self.header,
             parameters,
-            ciphertext: self.ciphertext(1, |payload, mask| expand_mask(&seed(payload), mask)),
+            ciphertext: self.ciphertext(1, |payload, mask| match kind {
+                FrameKind::Seeded => expand_mask(&seed(payload), mask),
+                FrameKind::Full | FrameKind::PublicKey => read_words(&payload[..8 * n], mask),
+            }),
         }
     }
 
@@ -91,7 +96,7 @@ impl ParsedFrame<'_> {
         fill_mask(payload, mask);
         let mask_bytes = match self.kind {
             FrameKind::Seeded => MASK_SEED_BYTES,
-            FrameKind::Full | FrameKind::PublicKey => 4 * k * n,
+            FrameKind::Full | FrameKind::PublicKey => T::BYTES * k * n,
         };
         unpack_body(&payload[mask_bytes..], u32::from(self.header.body_bits), body)
             .unwrap_or_else(|_| unreachable!("parse_frame checked the body's width, length and padding"));
@@ -107,9 +112,10 @@ fn seed(payload: &[u8]) -> [u8; MASK_SEED_BYTES] {
     seed
 }
 
-fn read_words(bytes: &[u8], out: &mut [u32]) {
-    for (w, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+/// Little-endian torus words (`u32` or `u64`) from a full mask.
+fn read_words<T: UnsignedTorus>(bytes: &[u8], out: &mut [T]) {
+    for (w, b) in out.iter_mut().zip(bytes.chunks_exact(T::BYTES)) {
+        *w = T::from_le_slice(b);
     }
 }
 

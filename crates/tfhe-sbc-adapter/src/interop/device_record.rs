@@ -23,8 +23,9 @@ pub enum DeviceKeyMaterial {
     /// to the small key.
     PerDevice(DeviceKsk),
     /// Public-key mode ([`KeyMode::PublicKey`]): nothing of its own. Its ciphertexts are under the
-    /// computation key (the `ClientKey`'s GLWE key, which the public key encrypts zero under), so its bits
-    /// are switched with the server key's key-switching key, as a fleet device's. The intake takes only
+    /// computation key (the `ClientKey`'s GLWE key, which the public key encrypts zero under), so they are
+    /// converted as a fleet device's (on `TFHE_LIB_PARAMETERS` its bits are switched with the server key's
+    /// key-switching key; on the big-key and integer sets they are only extracted). The intake takes only
     /// public-key frames from it.
     PublicKey,
     /// Per-device mode ([`KeyMode::PerDeviceSecretKey`]) on the integer set (id 4): the seeded GLWE
@@ -81,7 +82,7 @@ pub(crate) fn set_family(id: ParameterSetId) -> Option<SetFamily> {
     }
 }
 
-/// Whether parameter set `id` allows `key`: fleet on every known set, public key on the boolean sets,
+/// Whether parameter set `id` allows `key`: fleet and public key on every known set,
 /// per-device with a [`DeviceKsk`] on set 1 and with an [`IntegerDeviceKsk`] on the integer set.
 pub(crate) fn check_material(device_id: u64, id: ParameterSetId, key: &DeviceKeyMaterial) -> Result<(), KeySetError> {
     let family = set_family(id).ok_or(KeySetError::UnknownParameterSet {
@@ -90,7 +91,7 @@ pub(crate) fn check_material(device_id: u64, id: ParameterSetId, key: &DeviceKey
     })?;
     let allowed = match (family, key) {
         (_, DeviceKeyMaterial::Fleet) => true,
-        (SetFamily::Boolean(_), DeviceKeyMaterial::PublicKey) => true,
+        (_, DeviceKeyMaterial::PublicKey) => true,
         (SetFamily::Boolean(set), DeviceKeyMaterial::PerDevice(_)) => set == BooleanSet::TfheLib,
         (SetFamily::Integer, DeviceKeyMaterial::IntegerPerDevice(_)) => true,
         _ => false,

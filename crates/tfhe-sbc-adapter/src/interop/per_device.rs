@@ -20,15 +20,16 @@ use negacyclic_fft::Plan;
 use rand_core::CryptoRng;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
-use tfhe_sbc_core::parameters::{GlweParameters, ParameterSetId, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_core::parameters::{GlweParameters, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
 use tfhe_sbc_device::files::credentials::KeyMode;
 use tfhe_sbc_device::files::credentials::{credentials_file_bytes, encode_credentials};
 use tfhe_sbc_device::files::public_key::{
-    PUBLIC_KEY_MAGIC, decode_public_key, encode_public_key, public_key_file_bytes,
+    PUBLIC_KEY_MAGIC, decode_public_key_header, encode_public_key, public_key_file_bytes_for,
 };
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+use tfhe_sbc_device::product::NegacyclicProduct;
 use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 use zeroize::Zeroizing;
 
@@ -80,7 +81,7 @@ pub fn provision_fleet_device<R: CryptoRng + ?Sized>(
 }
 
 /// Trusted party: a seeded public key `pk = (a, a*s + e)` under `client_key`'s GLWE key `s` (the computation
-/// key of `set`), as a public-key file (`tfhe_sbc_device::public_key`: 4143 bytes at `N = 1024`, `k = 1`)
+/// key of `set`), as a public-key file (`tfhe_sbc_device::files::public_key`: 4,155 bytes at `N = 1024`, `k = 1`)
 /// whose frames carry key id `key_id`. The noise `e` is the device's constant-time sampler for the set
 /// (`DeviceNoise::for_parameters(.., NoiseSampling::ConstantTime)`: TUniform(8) for `TFHE_LIB_PARAMETERS`);
 /// the seed and the noise come from `rng`. One public key can serve any number of devices.
@@ -98,18 +99,32 @@ pub fn public_key_from_client_key<R: CryptoRng + ?Sized>(
         _ => InteropError::ParameterMismatch,
     })?;
     let params = set.glwe_parameters();
-    let n = params.polynomial_size().0;
-    let plan = Plan::new(n).map_err(|_| InteropError::ParameterMismatch)?;
-    let mut spectrum = Zeroizing::new(vec![0f64; key.as_bytes().len()]);
-    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).map_err(|_| InteropError::BadDeviceKey)?;
-    drop(key);
+    let plan = Plan::new(params.polynomial_size().0).map_err(|_| InteropError::ParameterMismatch)?;
     let noise = DeviceNoise::for_parameters(&params, NoiseSampling::ConstantTime)
         .map_err(|_| InteropError::ParameterMismatch)?;
-    let mut body = vec![0u32; n];
-    let mut scratch = Zeroizing::new(vec![0f64; n]);
-    let seed = generate_seeded_glwe_public_key(&plan, &spectrum, &noise, &mut body, &mut scratch, rng)
+    seeded_public_key_file(&plan, &params, key, &noise, key_id, rng)
+}
+
+/// A seeded public key under `key` (the computation key of `params`), computed with `plan` and the set's
+/// constant-time `noise`, as a public-key file for key id `key_id`. The key, its spectrum and the scratch
+/// are wiped before returning. Shared by the boolean and the integer sets.
+pub(crate) fn seeded_public_key_file<P: NegacyclicProduct, R: CryptoRng + ?Sized>(
+    plan: &P,
+    params: &GlweParameters,
+    key: GlweSecretKeyOwned,
+    noise: &DeviceNoise,
+    key_id: u32,
+    rng: &mut R,
+) -> Result<Vec<u8>, InteropError> {
+    let n = params.polynomial_size().0;
+    let mut spectrum = Zeroizing::new(vec![P::Spectral::default(); key.as_bytes().len()]);
+    compute_glwe_key_spectrum(plan, &key, &mut spectrum).map_err(|_| InteropError::BadDeviceKey)?;
+    drop(key);
+    let mut body = vec![P::Torus::default(); n];
+    let mut scratch = Zeroizing::new(vec![P::Spectral::default(); n]);
+    let seed = generate_seeded_glwe_public_key(plan, &spectrum, noise, &mut body, &mut scratch, rng)
         .map_err(|_| InteropError::ParameterMismatch)?;
-    let mut file = vec![0u8; public_key_file_bytes(n)];
+    let mut file = vec![0u8; public_key_file_bytes_for(params)];
     encode_public_key(params.id(), key_id, &seed, &body, &mut file).map_err(|_| InteropError::ParameterMismatch)?;
     Ok(file)
 }
@@ -123,7 +138,8 @@ pub fn public_key_from_client_key<R: CryptoRng + ?Sized>(
 /// file ([`PublicKeyDevice::credentials_file`]).
 #[derive(Debug)]
 pub struct PublicKeyDevice {
-    /// The public-key file (`tfhe_sbc_device::public_key`, 4143 bytes at `N = 1024`): public.
+    /// The public-key file (`tfhe_sbc_device::files::public_key`, 4,155 bytes at `N = 1024`, 16,443 bytes on
+    /// the integer set): public.
     pub public_key: Vec<u8>,
     /// The device's credentials: its key id is the public key's.
     pub credentials: DeviceCredentials,
@@ -139,10 +155,7 @@ impl PublicKeyDevice {
         if bytes.len() < 7 || bytes[..4] != PUBLIC_KEY_MAGIC {
             return Err(tfhe_sbc_device::Error::BadKeyFile);
         }
-        let id = ParameterSetId(u16::from_le_bytes([bytes[5], bytes[6]]));
-        let params = GlweParameters::from_id(id).ok_or(tfhe_sbc_device::Error::BadKeyFile)?;
-        let mut body = vec![0u32; params.polynomial_size().0];
-        decode_public_key(bytes, &mut body)?;
+        let params = decode_public_key_header(bytes)?.parameters;
         let mut out = Zeroizing::new(vec![0u8; credentials_file_bytes(KeyMode::PublicKey, &params)]);
         let len = encode_credentials(KeyMode::PublicKey, &params, &self.credentials, bytes, &mut out)?;
         out.truncate(len);

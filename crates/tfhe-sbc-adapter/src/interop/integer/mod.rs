@@ -28,10 +28,10 @@
 //!
 //! # Key modes
 //! * fleet: the device holds the client key's GLWE key ([`glwe_key_from_client_key`]); [`IntegerExtractor`];
-//! * per-device: the device holds its own key; the cloud key-switches each block into the server's small key
-//!   with a per-device seeded key-switching key and bootstraps it back to a nominal big-key ciphertext
-//!   ([`per_device`]), the work tfhe-rs's own `CompactCiphertextList::expand` does per block of a packed
-//!   list.
+//! * per-device: the device holds its own key; the cloud switches each frame once, GLWE to GLWE, into the
+//!   client key's GLWE key with a per-device seeded key ([`per_device`], `super::glwe_ksk`), then extracts;
+//! * public key: the device holds a seeded RLWE public key under the client key's GLWE key and nothing that
+//!   decrypts; the cloud only extracts ([`public_key`]).
 //!
 //! The key store records each device's parameter set and mode (`key_set::key_store`), and
 //! [`IntegerBridge`] (a [`Converter`](super::Converter), behind `keyed_intake::KeyedIntake`) picks the
@@ -52,6 +52,7 @@
 
 mod bridge;
 pub mod per_device;
+pub mod public_key;
 #[cfg(feature = "test-utils")]
 mod reference;
 
