@@ -19,6 +19,7 @@ use tfhe_sbc_core::tuniform::TUniform;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
@@ -101,6 +102,11 @@ pub static DEFAULT: &[Check] = &[
         name: "integer-frame",
         what: "the integer firmware path: IntegerEncryptor::<2048, NttPlan64>::EMPTY, set_packed_key (secret packed key), seed (secret TryCryptoRng), encrypt_frame_into of secret u8 readings (a full and a short chunk, then a compact body) under a secret MAC key",
         run: integer_frame,
+    },
+    Check {
+        name: "integer-public-key-frame",
+        what: "the integer public-key firmware path: IntegerPublicKeyEncryptor::<2048, NttPlan64>::EMPTY, set_integer_public_key_le_bytes (a public key), seed (secret TryCryptoRng), encrypt_frame_into of secret u8 readings (secret u, e1, e2) under a secret MAC key",
+        run: integer_public_key_frame,
     },
     Check {
         name: "frame-mac",
@@ -680,6 +686,62 @@ fn integer_frame() -> Outcome {
             declassify(frame);
             digest.update(&frame[..len]);
         }
+    }
+    Outcome {
+        tainted: all_tainted(&taint),
+        digest: digest.finish(),
+    }
+}
+
+/// The integer public-key firmware path (`firmware/`, feature `integer-public-key`): the public key (public,
+/// from a public key and public randomness) read in place from its file's little-endian bytes, the encryptor
+/// seeded from a secret RNG, secret readings sealed into public-key frames under a secret MAC key.
+fn integer_public_key_frame() -> Outcome {
+    type Encryptor = IntegerPublicKeyEncryptor<N64, NttPlan64>;
+    use tfhe_sbc_device::product::NegacyclicProductPlan;
+    let plan = <NttPlan64 as NegacyclicProductPlan<N64>>::PLAN;
+    let mut key_bytes = [0u8; N64];
+    public_xof(130).fill_bytes(&mut key_bytes);
+    key_bytes.iter_mut().for_each(|b| *b &= 1);
+    let key = GlweSecretKey::from_container(key_bytes, PolynomialSize(N64)).expect("a binary key");
+    let mut spectrum = vec![[0u32; 3]; N64];
+    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).expect("k = 1, N = 2048");
+    let noise =
+        DeviceNoise::for_tuniform_parameters(&MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe()).expect("the integer set");
+    let (mut pk_body, mut scratch) = (vec![0u64; N64], vec![[0u32; 3]; N64]);
+    let pk_seed = generate_seeded_glwe_public_key(
+        &plan,
+        &spectrum,
+        &noise,
+        &mut pk_body,
+        &mut scratch,
+        &mut public_xof(131),
+    )
+    .expect("N words");
+    let pk_le: Vec<u8> = pk_body.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut encryptor = Box::new(Encryptor::EMPTY);
+    encryptor
+        .set_integer_public_key_le_bytes(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &pk_seed, &pk_le)
+        .expect("the integer set, a real public key");
+    encryptor
+        .seed(&mut ClassifiedRng(public_xof(132)))
+        .expect("an infallible RNG");
+    let credentials = DeviceCredentials::new(11, 1, secret_mac_key(133));
+    let readings = secret_readings::<{ Encryptor::READING_BYTES + 100 }>(134);
+    let outgoing = encryptor
+        .begin_message(&mut FrameCounter::new(0), readings.len())
+        .expect("sequence numbers left");
+    let mut digest = Digest::default();
+    let mut taint = [None; 2];
+    let mut buffer = vec![0u8; Encryptor::PUBLIC_KEY_FRAME_BYTES + 3];
+    for (chunk, taint) in chunks(&readings, Encryptor::READING_BYTES).zip(&mut taint) {
+        let frame = &mut buffer[3..];
+        let len = encryptor
+            .encrypt_frame_into(&credentials, &outgoing, &chunk, frame)
+            .expect("a chunk of this message, a large enough buffer");
+        *taint = is_tainted(&frame[..len]);
+        declassify(frame);
+        digest.update(&frame[..len]);
     }
     Outcome {
         tainted: all_tainted(&taint),
