@@ -6,7 +6,9 @@
 //!   (`BooleanBridge::key_switch`); and what a per-device key would cost on a big-key set, a key switch from
 //!   the device key into the big key (base 2^10, 2 levels);
 //! * the whole intake of 1024 bits on one core: MAC, decode, mask expansion (`Intake::receive`), then every
-//!   bit extracted (`BigKeyBridge::frame_to_booleans`). Each bit is a fresh `k*N + 1`-word tfhe-rs
+//!   bit extracted (`BigKeyBridge::frame_to_booleans`); and the same from a per-device device, whose frames
+//!   the bridge switches once each, GLWE to GLWE, into the big key before extracting (`Converter::convert`
+//!   with the device's `BigKeyDeviceKsk`, transformed once and cached). Each bit is a fresh `k*N + 1`-word tfhe-rs
 //!   ciphertext, 6 to 8 MiB per 1024 bits: with glibc's default trimming, the freed output goes back to the
 //!   OS after every iteration and first-touch page faults dominate (about 3x the time measured with
 //!   `MALLOC_TRIM_THRESHOLD_=4000000000`);
@@ -35,6 +37,8 @@ use tfhe::core_crypto::prelude::{
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::BooleanBridge;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys};
+use tfhe_sbc_adapter::interop::big_key_per_device::generate_big_key_device_ksk;
+use tfhe_sbc_adapter::interop::{Converter, DeviceKeyMaterial};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
@@ -60,6 +64,8 @@ const K2_PER_DEVICE: &str = "k=2, N=1024 per-device: extract + switch into big k
 
 const K3_WHOLE: &str = "DEFAULT_PARAMETERS_KS_PBS: 2 frames, receive + extract";
 const K2_WHOLE: &str = "ERROR_PROB_2M165_KS_PBS: 1 frame, receive + extract";
+const K3_WHOLE_PER_DEVICE: &str = "DEFAULT_PARAMETERS_KS_PBS per-device: 2 frames, receive + GLWE switch + extract";
+const K2_WHOLE_PER_DEVICE: &str = "ERROR_PROB_2M165_KS_PBS per-device: 1 frame, receive + GLWE switch + extract";
 
 const LIB_SEEDED: &str = "GlweEncryptor<1024, 1> seeded (TFHE_LIB)";
 const K3_SEEDED: &str = "GlweEncryptor<512, 3> seeded x 2";
@@ -206,6 +212,48 @@ fn whole(c: &mut Criterion) {
         ),
     ] {
         let bridge = BigKeyBridge::new(set).unwrap();
+        let per_device = BigKeyBridge::new(set).unwrap();
+        let (client_key, _) = generate_keys(set, &mut Blake2bXof::from_seed([7; 32]));
+        let device = match set {
+            BooleanSet::DefaultKsPbs => device_key::<512, 3>(1),
+            _ => device_key::<1024, 2>(1),
+        };
+        let ksk = generate_big_key_device_ksk(set, &device, &client_key, &mut Blake2bXof::from_seed([11; 32])).unwrap();
+        per_device
+            .register(
+                1,
+                1,
+                set.glwe_parameters().id(),
+                DeviceKeyMaterial::BigKeyPerDevice(ksk),
+            )
+            .unwrap();
+        let per_device_id = if set == BooleanSet::DefaultKsPbs {
+            K3_WHOLE_PER_DEVICE
+        } else {
+            K2_WHOLE_PER_DEVICE
+        };
+        group.bench_function(per_device_id, |b| {
+            b.iter_batched(
+                || {
+                    let mut registry = DeviceRegistry::new();
+                    registry
+                        .register(DeviceCredentials::new(1, 1, MacKey::from_bytes([3; 32])))
+                        .unwrap();
+                    Intake::new(IntakeConfig::default(), registry)
+                },
+                |mut intake| {
+                    let mut inputs = Vec::with_capacity(1024);
+                    for frame in &frames {
+                        if let Some(message) = intake.receive(black_box(frame), now).unwrap().into_message() {
+                            inputs.extend(per_device.convert(&message).unwrap());
+                        }
+                    }
+                    assert_eq!(inputs.len(), 1024);
+                    (intake, inputs)
+                },
+                BatchSize::SmallInput,
+            )
+        });
         group.bench_function(id, |b| {
             b.iter_batched(
                 || {
@@ -368,7 +416,7 @@ fn main() {
     common::print_ratio_table(
         "Whole intake of 1024 bits on one core: MAC, decode, mask expansion, extraction (ratio to k = 2)",
         WHOLE,
-        &[K3_WHOLE, K2_WHOLE],
+        &[K3_WHOLE, K2_WHOLE, K3_WHOLE_PER_DEVICE, K2_WHOLE_PER_DEVICE],
         K2_WHOLE,
     );
     common::print_ratio_table(

@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tfhe_sbc_adapter::IntakeError;
-use tfhe_sbc_adapter::fuzzing::{FUZZ_DEVICE_ID_2, fix_up_mac, fuzz_intake, seed_corpus};
+use tfhe_sbc_adapter::fuzzing::{FUZZ_DEVICE_ID_2, FUZZ_PUBLIC_KEY_DEVICE_ID, fix_up_mac, fuzz_intake, seed_corpus};
 use tfhe_sbc_adapter::intake::{IntakeConfig, Received, parse_frame};
+use tfhe_sbc_device::frame::FrameKind;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -117,6 +118,34 @@ fn seeds_do_what_their_names_say() {
     assert!(matches!(
         fuzz_intake(false).receive(&integer, now),
         Err(IntakeError::UnsupportedParameterSet(4))
+    ));
+    // The integer public-key frame (mask in full, u64 words) from the public-key fuzz device is the integer
+    // intake's; relabelled as a secret-key device's and re-tagged, its kind is refused.
+    let public_key = read("corpus/intake_v2", "integer-public-key");
+    let parsed = parse_frame(&public_key, &IntakeConfig::default()).unwrap();
+    assert_eq!(
+        (parsed.kind, parsed.header.device_id),
+        (FrameKind::PublicKey, FUZZ_PUBLIC_KEY_DEVICE_ID)
+    );
+    assert_eq!(public_key.len(), 47 + 2 * 8 * 2048 + 16);
+    assert_eq!(
+        fuzz_intake(false)
+            .receive_integer(&public_key)
+            .unwrap()
+            .ciphertext
+            .as_slice()
+            .len(),
+        2 * 2048
+    );
+    let mut as_secret_key_device = public_key.clone();
+    as_secret_key_device[11..19].copy_from_slice(&FUZZ_DEVICE_ID_2.to_le_bytes());
+    fix_up_mac(&mut as_secret_key_device);
+    assert!(matches!(
+        fuzz_intake(false).receive_integer(&as_secret_key_device),
+        Err(IntakeError::FrameKindNotAllowed {
+            device_id: FUZZ_DEVICE_ID_2,
+            kind: FrameKind::PublicKey
+        })
     ));
     // MAC'd by device 1, naming device 2: refused; the fix-up path re-tags it under device 2's key.
     let mut relabelled = read("corpus/intake_v2", "maced-as-a-named-b");

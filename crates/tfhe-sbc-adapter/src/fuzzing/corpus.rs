@@ -1,7 +1,7 @@
 //! The intake fuzz target's seed corpus: real frames of the two fuzz devices from fixed seeds
 //! ([`seed_corpus`]), made by simulated devices.
 
-use super::{FUZZ_DEVICE_ID_2, fuzz_credentials};
+use super::{FUZZ_DEVICE_ID_2, fuzz_credentials, fuzz_public_key_credentials};
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::frame::HEADER_BYTES;
 use tfhe_sbc_device::frame::mac::DeviceCredentials;
@@ -119,6 +119,7 @@ pub fn seed_corpus() -> Vec<(&'static str, Vec<u8>)> {
     let b_full = b.frames(&[0x55; 130], true);
     let compact = a.compact_frames(&[0x99; 200], 11);
     let integer = integer_seed_frame(&fuzz_credentials()[0], b"fuzz readings");
+    let integer_public_key = integer_public_key_seed_frame(b"public-key readings");
     vec![
         ("seeded-single", single.clone()),
         ("seeded-empty-message", empty),
@@ -155,7 +156,51 @@ pub fn seed_corpus() -> Vec<(&'static str, Vec<u8>)> {
         ("compact-11-bit-chunk0", compact[0].clone()),
         ("stream-compact-message", length_delimited(&[&compact[0], &compact[1]])),
         ("integer-compact-14-bit", integer),
+        ("integer-public-key", integer_public_key),
     ]
+}
+
+/// One integer public-key frame (the mask in full, `u64` words) from the public-key fuzz device, under a
+/// public key made from fixed seeds.
+fn integer_public_key_seed_frame(readings: &[u8]) -> Vec<u8> {
+    use negacyclic_ntt::NttPlan64;
+    use rand_core::SeedableRng;
+    use tfhe_sbc_core::entities::GlweSecretKey;
+    use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    use tfhe_sbc_device::csprng::xof::Blake2bXof;
+    use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+    use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
+    use tfhe_sbc_device::noise::DeviceNoise;
+    use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
+    type Encryptor = IntegerPublicKeyEncryptor<2048>;
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+    let mut rng = Blake2bXof::from_seed([0x41; 32]);
+    let key = GlweSecretKey::generate_binary(vec![0u8; 2048], params.glwe().polynomial_size(), &mut rng)
+        .unwrap_or_else(|e| unreachable!("a valid key buffer: {e}"));
+    let plan = NttPlan64::new::<2048>();
+    let mut spectrum = vec![[0u32; 3]; 2048];
+    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap_or_else(|e| unreachable!("{e}"));
+    let noise = DeviceNoise::for_tuniform_parameters(&params.glwe()).unwrap_or_else(|e| unreachable!("{e}"));
+    let (mut body, mut scratch) = (vec![0u64; 2048], vec![[0u32; 3]; 2048]);
+    let seed = generate_seeded_glwe_public_key(&plan, &spectrum, &noise, &mut body, &mut scratch, &mut rng)
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let mut encryptor = Box::new(Encryptor::EMPTY);
+    encryptor
+        .set_integer_public_key(&params, &seed, &body)
+        .unwrap_or_else(|e| unreachable!("a real public key: {e}"));
+    encryptor.seed_from_bytes(&mut [0x42; 32]);
+    let outgoing = encryptor
+        .begin_message(&mut tfhe_sbc_device::frame::FrameCounter::new(1 << 21), readings.len())
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let chunk = tfhe_sbc_device::frame::message::chunks(readings, Encryptor::READING_BYTES)
+        .next()
+        .unwrap_or_else(|| unreachable!("one chunk"));
+    let mut out = vec![0u8; Encryptor::PUBLIC_KEY_FRAME_BYTES];
+    let len = encryptor
+        .encrypt_frame_into(&fuzz_public_key_credentials(), &outgoing, &chunk, &mut out)
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    out.truncate(len);
+    out
 }
 
 /// One compact (14-bit) seeded frame of the 64-bit integer set from the fuzz device `credentials`, from

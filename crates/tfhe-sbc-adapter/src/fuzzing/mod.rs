@@ -1,7 +1,9 @@
 //! The body of the intake fuzz target (`fuzz/fuzz_targets/intake.rs`), shared with the corpus-replay test
 //! so that both check exactly the same things.
 //!
-//! Two fuzz devices are registered, with fixed keys. Every input is run four ways:
+//! Two secret-key fuzz devices and one public-key fuzz device are registered, with fixed keys (the
+//! public-key device's frames get past the frame-kind check: public-key frames of the boolean sets and of the
+//! integer set, the mask in full). Every input is run four ways:
 //! 1. raw, as one frame: [`parse_frame`] and [`Intake::receive`] (everything up to and including the MAC);
 //! 2. raw, as a length-delimited stream of frames ([`FrameReader`]) into one intake;
 //! 3. and 4. "MAC fix-up": the same two, but each frame's last 16 bytes are first replaced by the valid tag
@@ -37,6 +39,10 @@ pub const FUZZ_KEY_ID: u32 = 7;
 pub const FUZZ_MAC_KEY: [u8; 32] = [0x5A; 32];
 /// The second fuzz device's MAC key.
 pub const FUZZ_MAC_KEY_2: [u8; 32] = [0xA5; 32];
+/// The public-key fuzz device's id.
+pub const FUZZ_PUBLIC_KEY_DEVICE_ID: u64 = 0xF2;
+/// The public-key fuzz device's MAC key.
+pub const FUZZ_PUBLIC_KEY_MAC_KEY: [u8; 32] = [0x3C; 32];
 /// The fuzz configuration's message age limit, in seconds.
 pub const FUZZ_MAX_AGE_SECS: u64 = 3;
 
@@ -59,7 +65,21 @@ pub fn fuzz_credentials() -> [DeviceCredentials; 2] {
     ]
 }
 
-/// An intake with both fuzz devices registered.
+/// The public-key fuzz device's credentials.
+pub fn fuzz_public_key_credentials() -> DeviceCredentials {
+    DeviceCredentials::new(
+        FUZZ_PUBLIC_KEY_DEVICE_ID,
+        FUZZ_KEY_ID,
+        MacKey::from_bytes(FUZZ_PUBLIC_KEY_MAC_KEY),
+    )
+}
+
+/// Whether `device_id` is one of the fuzz devices.
+pub fn is_fuzz_device(device_id: u64) -> bool {
+    [FUZZ_DEVICE_ID, FUZZ_DEVICE_ID_2, FUZZ_PUBLIC_KEY_DEVICE_ID].contains(&device_id)
+}
+
+/// An intake with the three fuzz devices registered.
 pub fn fuzz_intake(allow_full_frames: bool) -> Intake {
     let mut registry = DeviceRegistry::new();
     for credentials in fuzz_credentials() {
@@ -67,6 +87,9 @@ pub fn fuzz_intake(allow_full_frames: bool) -> Intake {
             .register(credentials)
             .unwrap_or_else(|_| unreachable!("distinct ids"));
     }
+    registry
+        .register_public_key(fuzz_public_key_credentials())
+        .unwrap_or_else(|_| unreachable!("distinct ids"));
     Intake::new(fuzz_config(allow_full_frames), registry)
 }
 
@@ -79,10 +102,10 @@ pub fn fix_up_mac(frame: &mut [u8]) {
         .get(11..19)
         .and_then(|b| b.try_into().ok())
         .map(u64::from_le_bytes);
-    let key = MacKey::from_bytes(if device_id == Some(FUZZ_DEVICE_ID_2) {
-        FUZZ_MAC_KEY_2
-    } else {
-        FUZZ_MAC_KEY
+    let key = MacKey::from_bytes(match device_id {
+        Some(FUZZ_DEVICE_ID_2) => FUZZ_MAC_KEY_2,
+        Some(FUZZ_PUBLIC_KEY_DEVICE_ID) => FUZZ_PUBLIC_KEY_MAC_KEY,
+        _ => FUZZ_MAC_KEY,
     });
     let tag = key.tag(&frame[..body_len]);
     frame[body_len..].copy_from_slice(&tag);
@@ -110,7 +133,7 @@ pub fn intake(data: &[u8]) {
             Ok(integer) => {
                 let n = integer.parameters.glwe().polynomial_size().0;
                 assert_eq!(integer.ciphertext.as_slice().len(), 2 * n);
-                assert!(integer.header.device_id == FUZZ_DEVICE_ID || integer.header.device_id == FUZZ_DEVICE_ID_2);
+                assert!(is_fuzz_device(integer.header.device_id));
             }
             Err(error) => assert!(!error.to_string().is_empty()),
         }
@@ -155,7 +178,7 @@ impl Checker {
                 ..
             }) => {
                 assert!(received < chunk_count);
-                assert!(device_id == FUZZ_DEVICE_ID || device_id == FUZZ_DEVICE_ID_2);
+                assert!(is_fuzz_device(device_id));
                 // No sequence number is ever accepted twice from one device.
                 assert!(self.accepted.insert((device_id, sequence)), "replay accepted");
             }

@@ -10,13 +10,17 @@
 //! input: [`BigKeyBridge`] extracts and wraps, nothing more (microseconds per bit, against about 1 ms for
 //! the key switch that `TFHE_LIB_PARAMETERS`' small-key gates need, [`BooleanBridge`](super::BooleanBridge)).
 //!
+//! Per-device devices of these sets encrypt under their own key: each of their frames is first switched once,
+//! GLWE to GLWE, into the client key's GLWE key with the device's key ([`super::big_key_per_device`]), then
+//! extracted the same way.
+//!
 //! The sets and the trusted party's helpers are in [`super::boolean_set`], re-exported here.
 
 pub use super::boolean_set::{BooleanSet, check_server_key, generate_keys, glwe_key_from_client_key};
 
 use super::converter::{Converter, Devices, Messages};
-use super::device_keys::DeviceKeys;
-use super::ksk::TfheLibKeySwitch;
+use super::device_keys::{BigKeyGlweSwitch, CacheStats, DeviceKeys};
+use super::glwe_ksk::keyswitch_frame;
 use super::{InteropError, server_key_fingerprint};
 use crate::extraction::extract_lwe_sample;
 use crate::intake::{Frame, Message};
@@ -33,15 +37,19 @@ use tfhe_sbc_core::entities::GlweCiphertext;
 /// `Ciphertext::Encrypted`, with no key switch and no added noise.
 ///
 /// It holds its set, the server key's fingerprint if made from one, and (as a [`Converter`]) the devices
-/// registered with it; no key. `Send` and `Sync`; clones share the registered devices. It trusts what the
+/// registered with it, with a bounded cache of per-device keys (transformed for the switch); no secret key. `Send` and `Sync`; clones share the registered devices. It trusts what the
 /// [`Intake`](crate::intake::Intake) authenticated and checks every frame's set and shape, so a frame of
 /// another set gets an error, never a ciphertext a gate would panic on.
 #[derive(Clone, Debug)]
 pub struct BigKeyBridge {
     set: BooleanSet,
     fingerprint: Option<[u8; 32]>,
-    devices: Arc<DeviceKeys<TfheLibKeySwitch>>,
+    devices: Arc<DeviceKeys<BigKeyGlweSwitch>>,
 }
+
+/// The default number of per-device keys a [`BigKeyBridge`] keeps transformed: 256 (about 147 KiB each on
+/// both sets, 37 MiB in all).
+pub const DEFAULT_BIG_KEY_CACHE_CAPACITY: usize = 256;
 
 impl PartialEq for BigKeyBridge {
     fn eq(&self, other: &Self) -> bool {
@@ -52,15 +60,27 @@ impl PartialEq for BigKeyBridge {
 impl BigKeyBridge {
     /// A bridge for `set`; refuses a small-key set ([`BooleanSet::TfheLib`]).
     pub fn new(set: BooleanSet) -> Result<Self, InteropError> {
+        Self::with_cache_capacity(set, DEFAULT_BIG_KEY_CACHE_CAPACITY)
+    }
+
+    /// [`BigKeyBridge::new`] keeping at most `capacity` per-device keys transformed (at least 1).
+    pub fn with_cache_capacity(set: BooleanSet, capacity: usize) -> Result<Self, InteropError> {
         if set.is_big_key() {
             Ok(Self {
                 set,
                 fingerprint: None,
-                devices: Arc::new(DeviceKeys::new(NonZeroUsize::MIN)),
+                devices: Arc::new(DeviceKeys::new(
+                    NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN),
+                )),
             })
         } else {
             Err(InteropError::NotABigKeySet(set))
         }
+    }
+
+    /// The per-device key cache's counters.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.devices.stats()
     }
 
     /// A bridge for `set` whose outputs `server_key` computes on: [`BigKeyBridge::new`] and
@@ -163,15 +183,31 @@ impl Converter for BigKeyBridge {
     }
 
     /// Fleet and public-key devices of the bridge's set (both encrypt under the client key's GLWE key, whose
-    /// extracted bits are gate inputs); a per-device key has no place on a big-key set.
+    /// extracted bits are gate inputs), and per-device devices with their [`BigKeyDeviceKsk`](super::big_key_per_device::BigKeyDeviceKsk).
     fn devices(&self) -> Devices<'_> {
         Devices::new(&*self.devices, self.set.glwe_parameters().id())
     }
 
     fn convert(&self, message: &Message) -> Result<Vec<Ciphertext>, InteropError> {
         let set = self.set.glwe_parameters().id();
-        self.devices.key_for(message.device_id, message.key_id, set)?;
-        self.message_to_booleans(message)
+        match self.devices.key_for(message.device_id, message.key_id, set)? {
+            None => self.message_to_booleans(message),
+            Some(ksk) => {
+                message.frames.iter().try_for_each(|frame| self.check_frame(frame))?;
+                let key = self.devices.decompressed(message.device_id, message.key_id, &ksk);
+                let dimension = self.set.big_lwe_dimension();
+                let mut bits = Vec::new();
+                for frame in &message.frames {
+                    let switched = keyswitch_frame(&key, &frame.ciphertext)?;
+                    bits.par_extend(
+                        (0..8 * frame.chunk_message_bytes())
+                            .into_par_iter()
+                            .map(|i| Ciphertext::Encrypted(extract_unchecked(&switched, i, dimension))),
+                    );
+                }
+                Ok(bits)
+            }
+        }
     }
 }
 

@@ -268,6 +268,26 @@ impl OwnKey for IntegerGlweSwitch {
     }
 }
 
+/// Per-device keys of the big-key boolean sets: one GLWE key switch per frame into the client key's GLWE key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BigKeyGlweSwitch;
+
+impl OwnKey for BigKeyGlweSwitch {
+    type Seeded = SeededGlweKsk<u32>;
+    type Decompressed = GlweKskSpectra<u32>;
+
+    fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
+        match material {
+            DeviceKeyMaterial::BigKeyPerDevice(ksk) => Some(ksk),
+            _ => None,
+        }
+    }
+
+    fn decompress(seeded: &Self::Seeded) -> Self::Decompressed {
+        seeded.spectra()
+    }
+}
+
 /// Registration and removal in a [`DeviceKeys`], whatever its key family: what [`Converter::register`] and
 /// [`Converter::unregister`](super::Converter::unregister) call.
 ///

@@ -3,6 +3,7 @@
 //! which key mode. The key store (`key_set::key_store`) keeps one record per device; the converters take the
 //! material; provisioning makes the records.
 
+use super::big_key_per_device::BigKeyDeviceKsk;
 use super::boolean_set::BooleanSet;
 use super::glwe_ksk::IntegerDeviceKsk;
 use super::ksk::DeviceKsk;
@@ -33,6 +34,10 @@ pub enum DeviceKeyMaterial {
     /// intake, then its blocks are extracted as a fleet device's. An integer fleet device is
     /// [`DeviceKeyMaterial::Fleet`] with parameter set 4.
     IntegerPerDevice(IntegerDeviceKsk),
+    /// Per-device mode ([`KeyMode::PerDeviceSecretKey`]) on a big-key boolean set (ids 2 and 3): the seeded
+    /// GLWE key-switching key from the device's key to the client key's GLWE key; each frame is switched
+    /// once, then its bits are extracted as a fleet device's (`super::big_key_per_device`).
+    BigKeyPerDevice(BigKeyDeviceKsk),
 }
 
 impl DeviceKeyMaterial {
@@ -40,7 +45,7 @@ impl DeviceKeyMaterial {
     pub fn mode(&self) -> KeyMode {
         match self {
             Self::Fleet => KeyMode::FleetSecretKey,
-            Self::PerDevice(_) | Self::IntegerPerDevice(_) => KeyMode::PerDeviceSecretKey,
+            Self::PerDevice(_) | Self::IntegerPerDevice(_) | Self::BigKeyPerDevice(_) => KeyMode::PerDeviceSecretKey,
             Self::PublicKey => KeyMode::PublicKey,
         }
     }
@@ -49,7 +54,9 @@ impl DeviceKeyMaterial {
     /// only from a public-key device, never from a secret-key one.
     pub fn encryption(&self) -> DeviceEncryption {
         match self {
-            Self::Fleet | Self::PerDevice(_) | Self::IntegerPerDevice(_) => DeviceEncryption::SecretKey,
+            Self::Fleet | Self::PerDevice(_) | Self::IntegerPerDevice(_) | Self::BigKeyPerDevice(_) => {
+                DeviceEncryption::SecretKey
+            }
             Self::PublicKey => DeviceEncryption::PublicKey,
         }
     }
@@ -59,6 +66,7 @@ impl DeviceKeyMaterial {
         match self {
             Self::PerDevice(ksk) => ksk.stored_bytes(),
             Self::IntegerPerDevice(ksk) => ksk.stored_bytes(),
+            Self::BigKeyPerDevice(ksk) => 4 * ksk.bodies().len() + 16,
             Self::Fleet | Self::PublicKey => 0,
         }
     }
@@ -82,8 +90,9 @@ pub(crate) fn set_family(id: ParameterSetId) -> Option<SetFamily> {
     }
 }
 
-/// Whether parameter set `id` allows `key`: fleet and public key on every known set,
-/// per-device with a [`DeviceKsk`] on set 1 and with an [`IntegerDeviceKsk`] on the integer set.
+/// Whether parameter set `id` allows `key`: fleet and public key on every known set, per-device with a
+/// [`DeviceKsk`] on set 1, with a [`BigKeyDeviceKsk`] of the set's shape on the big-key sets 2 and 3, and
+/// with an [`IntegerDeviceKsk`] on the integer set.
 pub(crate) fn check_material(device_id: u64, id: ParameterSetId, key: &DeviceKeyMaterial) -> Result<(), KeySetError> {
     let family = set_family(id).ok_or(KeySetError::UnknownParameterSet {
         device_id,
@@ -94,6 +103,10 @@ pub(crate) fn check_material(device_id: u64, id: ParameterSetId, key: &DeviceKey
         (_, DeviceKeyMaterial::PublicKey) => true,
         (SetFamily::Boolean(set), DeviceKeyMaterial::PerDevice(_)) => set == BooleanSet::TfheLib,
         (SetFamily::Integer, DeviceKeyMaterial::IntegerPerDevice(_)) => true,
+        (SetFamily::Boolean(set), DeviceKeyMaterial::BigKeyPerDevice(ksk)) => {
+            set.is_big_key()
+                && (ksk.input_glwe_dimension(), ksk.polynomial_size()) == (set.glwe_dimension(), set.polynomial_size())
+        }
         _ => false,
     };
     if allowed {
@@ -117,11 +130,16 @@ pub struct DeviceRecord {
 
 impl DeviceRecord {
     /// A record of `credentials` (device id, key id, MAC key) and key material, for parameter set 1
-    /// (`TFHE_LIB_GLWE_1024`), or set 4 for [`DeviceKeyMaterial::IntegerPerDevice`]. A device of another
-    /// set: [`DeviceRecord::with_parameter_set`].
+    /// (`TFHE_LIB_GLWE_1024`), set 4 for [`DeviceKeyMaterial::IntegerPerDevice`], or the big-key set of a
+    /// [`DeviceKeyMaterial::BigKeyPerDevice`]'s shape. A device of another set:
+    /// [`DeviceRecord::with_parameter_set`].
     pub fn new(credentials: DeviceCredentials, key: DeviceKeyMaterial) -> Self {
-        let parameter_set = match key {
+        let parameter_set = match &key {
             DeviceKeyMaterial::IntegerPerDevice(_) => ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048,
+            DeviceKeyMaterial::BigKeyPerDevice(ksk) if ksk.polynomial_size() == 512 => {
+                ParameterSetId::DEFAULT_KS_PBS_GLWE_512_K3
+            }
+            DeviceKeyMaterial::BigKeyPerDevice(_) => ParameterSetId::ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2,
             _ => TFHE_LIB_GLWE_1024.id(),
         };
         Self {

@@ -14,7 +14,7 @@
 //! body words and a 128-bit seed from which the masks are regenerated. Its noise term and the failure
 //! probability it leaves are in `docs/noise-budget.md` ("Per-device keys by GLWE key switching").
 
-use super::glwe_ksk_spectra::{GlweKskSpectra, check_exact_range};
+use super::glwe_ksk_spectra::{GlweKskSpectra, SwitchWord, check_exact_range};
 use super::integer::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key, tfhe_glwe_key_u64};
 use super::{InteropError, RngSeeder};
 use rand_core::CryptoRng;
@@ -177,9 +177,23 @@ impl<T: UnsignedTorus + Sync + Send + Zeroize> SeededGlweKsk<T> {
         self.shape
     }
 
+    /// The polynomial size `N`.
+    pub fn polynomial_size(&self) -> usize {
+        self.list.polynomial_size().0
+    }
+
     /// The device key's GLWE dimension `k_d`.
     pub fn input_glwe_dimension(&self) -> usize {
         self.input_dimension
+    }
+
+    /// The key with its masks regenerated and transformed once: what the adapter switches frames with
+    /// ([`GlweKskSpectra::keyswitch`], bit-identical to [`keyswitch_glwe`]).
+    pub fn spectra(&self) -> GlweKskSpectra<T>
+    where
+        T: SwitchWord,
+    {
+        GlweKskSpectra::new(&self.decompress()).expect("the shape is checked when the seeded key is made or read")
     }
 
     /// The key with its masks regenerated: what [`keyswitch_glwe`] takes (`k_d * levels * (k + 1) * N` words).
@@ -233,15 +247,20 @@ pub fn keyswitch_glwe<T: UnsignedTorus, C: Container<Element = T>>(
 
 /// A frame's ciphertext (ours, `tfhe_sbc_core`'s) under the device key, switched with a transformed key
 /// ([`SeededGlweKsk::spectra`]) to a new ciphertext under the big key, which extraction then reads as a
-/// fleet frame's.
-pub fn keyswitch_frame<F: AsRef<[u64]>>(
-    ksk: &GlweKskSpectra,
-    frame: &tfhe_sbc_core::entities::GlweCiphertext<u64, F>,
-) -> Result<tfhe_sbc_core::entities::GlweCiphertextOwned<u64>, InteropError> {
+/// fleet frame's. `u64` for the integer set, `u32` for the big-key boolean sets.
+pub fn keyswitch_frame<T: SwitchWord + tfhe_sbc_core::torus::UnsignedTorus, F: AsRef<[T]>>(
+    ksk: &GlweKskSpectra<T>,
+    frame: &tfhe_sbc_core::entities::GlweCiphertext<T, F>,
+) -> Result<tfhe_sbc_core::entities::GlweCiphertextOwned<T>, InteropError> {
     let n = PolynomialSize(frame.polynomial_size().0);
     let native = CiphertextModulus::new_native();
     let input = GlweCiphertext::from_container(frame.as_slice(), n, native);
-    let mut output = GlweCiphertext::new(0u64, GlweSize(ksk.output_glwe_size()), n, native);
+    let mut output = GlweCiphertext::new(
+        <T as tfhe_sbc_core::torus::UnsignedTorus>::ZERO,
+        GlweSize(ksk.output_glwe_size()),
+        n,
+        native,
+    );
     ksk.keyswitch(&input, &mut output.as_mut_view())?;
     tfhe_sbc_core::entities::GlweCiphertext::from_container(output.into_container(), frame.polynomial_size())
         .map_err(InteropError::Encoding)
@@ -277,12 +296,6 @@ impl SeededGlweKsk<u64> {
         device.into_container().zeroize();
         big.into_container().zeroize();
         ksk
-    }
-
-    /// The key with its masks regenerated and transformed once: what the adapter switches frames with
-    /// ([`GlweKskSpectra::keyswitch`], bit-identical to [`keyswitch_glwe`]).
-    pub fn spectra(&self) -> GlweKskSpectra {
-        GlweKskSpectra::new(&self.decompress()).expect("the shape is checked when the seeded key is made or read")
     }
 
     /// The body words of an integer set key: `2 * 2048`.

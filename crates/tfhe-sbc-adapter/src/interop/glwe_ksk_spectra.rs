@@ -13,12 +13,44 @@
 //!
 //! A key's spectra take `k_d * l * (k + 1) * 12 N` bytes (96 KiB for the integer set, against 64 KiB
 //! decompressed): the device cache holds them, so a device's key is transformed once per cache miss.
+//!
+//! The 32-bit torus (the boolean big-key sets) goes through the same three-prime products: key words and
+//! digits are read centred (`|w| <= 2^31`) and widened to `u64`; the exact product, wrapped modulo `2^64`,
+//! is also the product modulo `2^32`, so the low word is the 32-bit result.
 
 use super::InteropError;
 use super::glwe_ksk::GlweKsShape;
 use negacyclic_ntt::NttPlan64;
 use tfhe::core_crypto::commons::math::decomposition::SignedDecomposer;
-use tfhe::core_crypto::prelude::{Container, ContiguousEntityContainer, GlweCiphertext, GlweKeyswitchKey};
+use tfhe::core_crypto::prelude::{
+    Container, ContiguousEntityContainer, GlweCiphertext, GlweKeyswitchKey, UnsignedTorus,
+};
+
+/// A torus word the switch handles: `u32` or `u64`, widened to the `u64` the three-prime NTT reads.
+pub trait SwitchWord: UnsignedTorus + Sync + Send {
+    /// The word read centred (`x - 2^B` when `x >= 2^(B-1)`), as a wrapping `u64`.
+    fn centred(self) -> u64;
+    /// The low `B` bits of a `u64` result.
+    fn from_wrapped(value: u64) -> Self;
+}
+
+impl SwitchWord for u32 {
+    fn centred(self) -> u64 {
+        self as i32 as i64 as u64
+    }
+    fn from_wrapped(value: u64) -> Self {
+        value as u32
+    }
+}
+
+impl SwitchWord for u64 {
+    fn centred(self) -> u64 {
+        self
+    }
+    fn from_wrapped(value: u64) -> Self {
+        value
+    }
+}
 
 /// The largest `log2 |X|` of a summed product that the three-prime reconstruction returns exactly (with
 /// margin: the exact bound is `|X| + 2^61 < P_3 / 2 ~ 2^89`).
@@ -58,7 +90,8 @@ pub(crate) fn check_exact_range(
 /// A GLWE key-switching key in the spectral domain: per input polynomial `i`, per level (tfhe-rs's order,
 /// the least significant first) and per output polynomial `c`, the NTT spectrum of that polynomial of the
 /// key's ciphertext. Public data (the key encrypts the device key under the big key).
-pub struct GlweKskSpectra {
+pub struct GlweKskSpectra<T = u64> {
+    torus: core::marker::PhantomData<T>,
     plan: NttPlan64,
     shape: GlweKsShape,
     input_dimension: usize,
@@ -66,7 +99,7 @@ pub struct GlweKskSpectra {
     spectra: Vec<[u32; 3]>,
 }
 
-impl core::fmt::Debug for GlweKskSpectra {
+impl<T> core::fmt::Debug for GlweKskSpectra<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GlweKskSpectra")
             .field("polynomial_size", &self.plan.polynomial_size())
@@ -77,11 +110,11 @@ impl core::fmt::Debug for GlweKskSpectra {
     }
 }
 
-impl GlweKskSpectra {
+impl<T: SwitchWord> GlweKskSpectra<T> {
     /// Transforms a decompressed key (`k_d * l * (k + 1)` forward transforms). Refuses a polynomial size the
     /// NTT has no plan for, and a shape whose summed products could exceed the exact range
     /// ([`InteropError::ParameterMismatch`]).
-    pub fn new<C: Container<Element = u64>>(ksk: &GlweKeyswitchKey<C>) -> Result<Self, InteropError> {
+    pub fn new<C: Container<Element = T>>(ksk: &GlweKeyswitchKey<C>) -> Result<Self, InteropError> {
         let n = ksk.polynomial_size().0;
         let plan = plan_for(n).ok_or(InteropError::ParameterMismatch)?;
         let shape = GlweKsShape {
@@ -93,10 +126,13 @@ impl GlweKskSpectra {
         check_exact_range(n, input_dimension, shape)?;
         let mut spectra = vec![[0u32; 3]; input_dimension * shape.levels.0 * output_size * n];
         // tfhe-rs's layout is contiguous in this order: input polynomial, level, output polynomial.
+        let mut words = vec![0u64; n];
         for (spectrum, polynomial) in spectra.chunks_exact_mut(n).zip(ksk.as_ref().chunks_exact(n)) {
-            plan.forward(polynomial, spectrum);
+            words.iter_mut().zip(polynomial).for_each(|(w, &x)| *w = x.centred());
+            plan.forward(&words, spectrum);
         }
         Ok(Self {
+            torus: core::marker::PhantomData,
             plan,
             shape,
             input_dimension,
@@ -124,8 +160,8 @@ impl GlweKskSpectra {
     /// bit, as tfhe-rs's `keyswitch_glwe_ciphertext` with the decompressed key. Shapes are checked first.
     pub fn keyswitch(
         &self,
-        input: &GlweCiphertext<&[u64]>,
-        output: &mut GlweCiphertext<&mut [u64]>,
+        input: &GlweCiphertext<&[T]>,
+        output: &mut GlweCiphertext<&mut [T]>,
     ) -> Result<(), InteropError> {
         let n = self.polynomial_size();
         let input_shape = (input.glwe_size().to_glwe_dimension().0, input.polynomial_size().0);
@@ -143,15 +179,20 @@ impl GlweKskSpectra {
             });
         }
         let levels = self.shape.levels.0;
-        let decomposer = SignedDecomposer::<u64>::new(self.shape.base_log, self.shape.levels);
+        let decomposer = SignedDecomposer::<T>::new(self.shape.base_log, self.shape.levels);
         let mut sums = vec![[0u32; 3]; self.output_size * n];
         let mut digits = vec![[0u32; 3]; n];
+        let mut words = vec![0u64; n];
         let blocks = self.spectra.chunks_exact(levels * self.output_size * n);
         for (mask, block) in input.get_mask().as_polynomial_list().iter().zip(blocks) {
             let mut decomposition = decomposer.decompose_slice(mask.as_ref());
             for level_spectra in block.chunks_exact(self.output_size * n) {
                 let term = decomposition.next_term().ok_or(InteropError::ParameterMismatch)?;
-                self.plan.forward(term.as_slice(), &mut digits);
+                words
+                    .iter_mut()
+                    .zip(term.as_slice())
+                    .for_each(|(w, &d)| *w = d.centred());
+                self.plan.forward(&words, &mut digits);
                 for (sum, key) in sums.chunks_exact_mut(n).zip(level_spectra.chunks_exact(n)) {
                     self.plan.mul_add_assign(sum, &digits, key);
                 }
@@ -159,13 +200,12 @@ impl GlweKskSpectra {
         }
         let out = output.as_mut();
         let (mask_out, body_out) = out.split_at_mut((self.output_size - 1) * n);
-        mask_out.fill(0);
+        mask_out.fill(T::ZERO);
         body_out.copy_from_slice(input.get_body().as_ref());
-        let mut product = vec![0u64; n];
         for (sum, polynomial) in sums.chunks_exact_mut(n).zip(out.chunks_exact_mut(n)) {
-            self.plan.inverse_wrapping(sum, &mut product);
-            for (o, &p) in polynomial.iter_mut().zip(&product) {
-                *o = o.wrapping_sub(p);
+            self.plan.inverse_wrapping(sum, &mut words);
+            for (o, &p) in polynomial.iter_mut().zip(&words) {
+                *o = o.wrapping_sub(T::from_wrapped(p));
             }
         }
         Ok(())

@@ -20,6 +20,7 @@
 //! slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
 
 pub mod big_key;
+pub mod big_key_per_device;
 pub mod boolean_set;
 mod bridge;
 mod converter;

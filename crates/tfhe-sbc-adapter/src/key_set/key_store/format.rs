@@ -2,6 +2,7 @@
 //! [`KeyStore::decode`] with every field checked.
 
 use super::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeySetError, KeyStore};
+use crate::interop::big_key_per_device::{big_key_device_ksk_from_parts, big_key_device_ksk_words};
 use crate::interop::device_record::{SetFamily, set_family};
 use crate::interop::{DeviceKsk, IntegerDeviceKsk, device_ksk_words};
 use crate::registry::DuplicateDevice;
@@ -83,6 +84,10 @@ impl KeyStore {
                     ksk.bodies().iter().flat_map(|w| w.to_le_bytes()).collect(),
                 )),
                 DeviceKeyMaterial::IntegerPerDevice(ksk) => Some((
+                    ksk.mask_seed().to_le_bytes(),
+                    ksk.bodies().iter().flat_map(|w| w.to_le_bytes()).collect(),
+                )),
+                DeviceKeyMaterial::BigKeyPerDevice(ksk) => Some((
                     ksk.mask_seed().to_le_bytes(),
                     ksk.bodies().iter().flat_map(|w| w.to_le_bytes()).collect(),
                 )),
@@ -246,6 +251,20 @@ fn decode_record(record: RecordWire<'_>) -> Result<DeviceRecord, KeySetError> {
                     let ksk = IntegerDeviceKsk::from_parts(seed, words)
                         .map_err(|_| wrong_length("key-switching key", expected, ksk.bodies.len()))?;
                     DeviceKeyMaterial::IntegerPerDevice(ksk)
+                }
+                SetFamily::Boolean(set) if set.is_big_key() => {
+                    let expected = 4 * big_key_device_ksk_words(set);
+                    if ksk.bodies.len() != expected {
+                        return Err(wrong_length("key-switching key", expected, ksk.bodies.len()));
+                    }
+                    let words = ksk
+                        .bodies
+                        .chunks_exact(4)
+                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                        .collect();
+                    let ksk = big_key_device_ksk_from_parts(set, seed, words)
+                        .map_err(|_| wrong_length("key-switching key", expected, ksk.bodies.len()))?;
+                    DeviceKeyMaterial::BigKeyPerDevice(ksk)
                 }
                 SetFamily::Boolean(_) => {
                     let expected = 4 * device_ksk_words();
