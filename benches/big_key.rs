@@ -211,73 +211,48 @@ fn whole(c: &mut Criterion) {
             frames::<1024, 2>(BooleanSet::ErrorProb2m165KsPbs),
         ),
     ] {
-        let bridge = BigKeyBridge::new(set).unwrap();
-        let per_device = BigKeyBridge::new(set).unwrap();
+        // The same device id 1 (MAC key [3; 32]) registered as a fleet device with one bridge, and with its
+        // own key-switching key with the other: the frames are the same bytes, only the conversion differs.
         let (client_key, _) = generate_keys(set, &mut Blake2bXof::from_seed([7; 32]));
         let device = match set {
             BooleanSet::DefaultKsPbs => device_key::<512, 3>(1),
             _ => device_key::<1024, 2>(1),
         };
         let ksk = generate_big_key_device_ksk(set, &device, &client_key, &mut Blake2bXof::from_seed([11; 32])).unwrap();
-        per_device
-            .register(
-                1,
-                1,
-                set.glwe_parameters().id(),
-                DeviceKeyMaterial::BigKeyPerDevice(ksk),
-            )
-            .unwrap();
         let per_device_id = if set == BooleanSet::DefaultKsPbs {
             K3_WHOLE_PER_DEVICE
         } else {
             K2_WHOLE_PER_DEVICE
         };
-        group.bench_function(per_device_id, |b| {
-            b.iter_batched(
-                || {
-                    let mut registry = DeviceRegistry::new();
-                    registry
-                        .register(DeviceCredentials::new(1, 1, MacKey::from_bytes([3; 32])))
-                        .unwrap();
-                    Intake::new(IntakeConfig::default(), registry)
-                },
-                |mut intake| {
-                    let mut inputs = Vec::with_capacity(1024);
-                    for frame in &frames {
-                        if let Some(message) = intake.receive(black_box(frame), now).unwrap().into_message() {
-                            inputs.extend(per_device.convert(&message).unwrap());
-                        }
-                    }
-                    assert_eq!(inputs.len(), 1024);
-                    (intake, inputs)
-                },
-                BatchSize::SmallInput,
-            )
-        });
-        group.bench_function(id, |b| {
-            b.iter_batched(
-                || {
-                    let mut registry = DeviceRegistry::new();
-                    registry
-                        .register(DeviceCredentials::new(1, 1, MacKey::from_bytes([3; 32])))
-                        .unwrap();
-                    Intake::new(IntakeConfig::default(), registry)
-                },
-                |mut intake| {
-                    let mut inputs = Vec::with_capacity(1024);
-                    for frame in &frames {
-                        if let Some(message) = intake.receive(black_box(frame), now).unwrap().into_message() {
-                            for frame in &message.frames {
-                                inputs.extend(bridge.frame_to_booleans(frame).unwrap());
+        for (name, material) in [
+            (id, DeviceKeyMaterial::Fleet),
+            (per_device_id, DeviceKeyMaterial::BigKeyPerDevice(ksk)),
+        ] {
+            let bridge = BigKeyBridge::new(set).unwrap();
+            bridge.register(1, 1, set.glwe_parameters().id(), material).unwrap();
+            group.bench_function(name, |b| {
+                b.iter_batched(
+                    || {
+                        let mut registry = DeviceRegistry::new();
+                        registry
+                            .register(DeviceCredentials::new(1, 1, MacKey::from_bytes([3; 32])))
+                            .unwrap();
+                        Intake::new(IntakeConfig::default(), registry)
+                    },
+                    |mut intake| {
+                        let mut inputs = Vec::with_capacity(1024);
+                        for frame in &frames {
+                            if let Some(message) = intake.receive(black_box(frame), now).unwrap().into_message() {
+                                inputs.extend(bridge.convert(&message).unwrap());
                             }
                         }
-                    }
-                    assert_eq!(inputs.len(), 1024);
-                    (intake, inputs)
-                },
-                BatchSize::SmallInput,
-            )
-        });
+                        assert_eq!(inputs.len(), 1024);
+                        (intake, inputs)
+                    },
+                    BatchSize::SmallInput,
+                )
+            });
+        }
     }
     group.finish();
 }

@@ -677,19 +677,42 @@ fn integer_frame() -> Outcome {
                 .begin_message(&mut counter, readings.len())
                 .expect("sequence numbers left")
         };
-        for (chunk, taint) in chunks(&readings, Encryptor::MESSAGE_BYTES).zip(taint) {
-            let frame = &mut buffer[3..];
-            let len = encryptor
-                .encrypt_frame_into(&credentials, &outgoing, &chunk, frame)
-                .expect("a chunk of this message, a large enough buffer");
-            *taint = is_tainted(&frame[..len]);
-            declassify(frame);
-            digest.update(&frame[..len]);
-        }
+        seal_message(
+            &mut *encryptor,
+            &credentials,
+            &outgoing,
+            &readings,
+            &mut buffer,
+            taint,
+            &mut digest,
+        );
     }
     Outcome {
         tainted: all_tainted(&taint),
         digest: digest.finish(),
+    }
+}
+
+/// Seals every chunk of `message` through the [`FrameEncryptor`] trait, each frame 3 bytes into `buffer`
+/// (so that a payload's aligned window is not where the payload lands), records each frame's taint in
+/// `taint` (one per chunk) and digests the declassified frames.
+fn seal_message(
+    encryptor: &mut dyn FrameEncryptor,
+    credentials: &DeviceCredentials,
+    outgoing: &tfhe_sbc_device::frame::OutgoingMessage,
+    message: &[u8],
+    buffer: &mut [u8],
+    taint: &mut [Option<bool>],
+    digest: &mut Digest,
+) {
+    for (chunk, taint) in chunks(message, encryptor.chunk_bytes()).zip(taint) {
+        let frame = &mut buffer[3..];
+        let len = encryptor
+            .encrypt_frame_into(credentials, outgoing, &chunk, frame)
+            .expect("a chunk of this message, a large enough buffer");
+        *taint = is_tainted(&frame[..len]);
+        declassify(frame);
+        digest.update(&frame[..len]);
     }
 }
 
@@ -734,15 +757,15 @@ fn integer_public_key_frame() -> Outcome {
     let mut digest = Digest::default();
     let mut taint = [None; 2];
     let mut buffer = vec![0u8; Encryptor::PUBLIC_KEY_FRAME_BYTES + 3];
-    for (chunk, taint) in chunks(&readings, Encryptor::READING_BYTES).zip(&mut taint) {
-        let frame = &mut buffer[3..];
-        let len = encryptor
-            .encrypt_frame_into(&credentials, &outgoing, &chunk, frame)
-            .expect("a chunk of this message, a large enough buffer");
-        *taint = is_tainted(&frame[..len]);
-        declassify(frame);
-        digest.update(&frame[..len]);
-    }
+    seal_message(
+        &mut *encryptor,
+        &credentials,
+        &outgoing,
+        &readings,
+        &mut buffer,
+        &mut taint,
+        &mut digest,
+    );
     Outcome {
         tainted: all_tainted(&taint),
         digest: digest.finish(),

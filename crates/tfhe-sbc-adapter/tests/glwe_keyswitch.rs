@@ -373,58 +373,8 @@ fn keys_of_the_wrong_shape_are_refused() {
             found: (1, 1024)
         }
     );
-}
-
-/// The NTT switch equals tfhe-rs's `keyswitch_glwe_ciphertext` bit for bit: for three decompositions
-/// (the integer set's, base 2^8 x 3, and one level of 2^14, the widest the exact range allows at N = 2048), on random ciphertexts and on the extreme ones (every
-/// word `2^63`, `2^63 - 1`, `2^64 - 1`, where the centred reading and the digits are largest).
-#[test]
-fn the_ntt_switch_equals_tfhe_rs_switch_bit_for_bit() {
-    let k = keys();
-    let big = glwe_key_from_client_key(&k.client_key).unwrap();
-    let mut rng = Blake2bXof::from_seed([9; 32]);
-    let device = device_key(&mut rng);
-    let (d, b) = (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big));
-    let shapes = [
-        GlweKsShape::INTEGER,
-        GlweKsShape {
-            base_log: DecompositionBaseLog(8),
-            levels: DecompositionLevelCount(3),
-        },
-        GlweKsShape {
-            base_log: DecompositionBaseLog(14),
-            levels: DecompositionLevelCount(1),
-        },
-    ];
-    let native = CiphertextModulus::new_native();
-    for shape in shapes {
-        let ksk = SeededGlweKsk::generate_from_keys(&d.as_view(), &b.as_view(), shape, glwe_noise(), &mut rng).unwrap();
-        let (reference, spectra) = (ksk.decompress(), ksk.spectra());
-        let mut inputs: Vec<Vec<u64>> = (0..3).map(|_| (0..2 * N).map(|_| rng.next_u64()).collect()).collect();
-        inputs.extend([1u64 << 63, (1u64 << 63) - 1, u64::MAX].map(|w| vec![w; 2 * N]));
-        for words in &inputs {
-            let input = TfheGlweCiphertext::from_container(words.as_slice(), TfhePolynomialSize(N), native);
-            let mut expected = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
-            let mut found = expected.clone();
-            keyswitch_glwe(&reference, &input, &mut expected.as_mut_view()).unwrap();
-            spectra.keyswitch(&input, &mut found.as_mut_view()).unwrap();
-            assert!(
-                expected == found,
-                "shape {shape:?}: the NTT switch differs from tfhe-rs's"
-            );
-        }
-    }
-}
-
-/// A shape whose summed products could leave the NTT's exact range is refused when the key is made or read,
-/// and a frame of another shape is a typed error for the NTT switch too.
-#[test]
-fn the_ntt_switch_refuses_what_it_cannot_compute_exactly() {
-    let k = keys();
-    let big = glwe_key_from_client_key(&k.client_key).unwrap();
-    let mut rng = Blake2bXof::from_seed([10; 32]);
-    let device = device_key(&mut rng);
-    let (d, b) = (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big));
+    // The NTT switch: a shape whose summed products could leave its exact range is refused when the key
+    // is made or read, and a frame of another shape is a typed error.
     // 2^12 terms (1 polynomial, 2 levels, N = 2048) of 2^14 * 2^63: 2^89 > 2^88.
     let too_wide = GlweKsShape {
         base_log: DecompositionBaseLog(15),
@@ -466,6 +416,47 @@ fn the_ntt_switch_refuses_what_it_cannot_compute_exactly() {
             found: (2, N)
         }
     );
+}
+
+/// The NTT switch equals tfhe-rs's `keyswitch_glwe_ciphertext` bit for bit: for three decompositions
+/// (the integer set's, base 2^8 x 3, and one level of 2^14, the widest the exact range allows at N = 2048), on random ciphertexts and on the extreme ones (every
+/// word `2^63`, `2^63 - 1`, `2^64 - 1`, where the centred reading and the digits are largest).
+#[test]
+fn the_ntt_switch_equals_tfhe_rs_switch_bit_for_bit() {
+    let k = keys();
+    let big = glwe_key_from_client_key(&k.client_key).unwrap();
+    let mut rng = Blake2bXof::from_seed([9; 32]);
+    let device = device_key(&mut rng);
+    let (d, b) = (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big));
+    let shapes = [
+        GlweKsShape::INTEGER,
+        GlweKsShape {
+            base_log: DecompositionBaseLog(8),
+            levels: DecompositionLevelCount(3),
+        },
+        GlweKsShape {
+            base_log: DecompositionBaseLog(14),
+            levels: DecompositionLevelCount(1),
+        },
+    ];
+    let native = CiphertextModulus::new_native();
+    for shape in shapes {
+        let ksk = SeededGlweKsk::generate_from_keys(&d.as_view(), &b.as_view(), shape, glwe_noise(), &mut rng).unwrap();
+        let (reference, spectra) = (ksk.decompress(), ksk.spectra());
+        let mut inputs: Vec<Vec<u64>> = (0..3).map(|_| (0..2 * N).map(|_| rng.next_u64()).collect()).collect();
+        inputs.extend([1u64 << 63, (1u64 << 63) - 1, u64::MAX].map(|w| vec![w; 2 * N]));
+        for words in &inputs {
+            let input = TfheGlweCiphertext::from_container(words.as_slice(), TfhePolynomialSize(N), native);
+            let mut expected = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
+            let mut found = expected.clone();
+            keyswitch_glwe(&reference, &input, &mut expected.as_mut_view()).unwrap();
+            spectra.keyswitch(&input, &mut found.as_mut_view()).unwrap();
+            assert!(
+                expected == found,
+                "shape {shape:?}: the NTT switch differs from tfhe-rs's"
+            );
+        }
+    }
 }
 
 /// `erfc(x)` (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7): enough for a rate model.

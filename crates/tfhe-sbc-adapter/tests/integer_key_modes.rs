@@ -152,14 +152,10 @@ fn device_frames_with_body(file: &[u8], seed: u8, first_sequence: u64, bytes: &[
         .collect()
 }
 
-fn u16_bytes(readings: &[u16]) -> Vec<u8> {
-    readings.iter().flat_map(|r| r.to_le_bytes()).collect()
-}
+use common::u16_bytes;
 
 fn readings16(seed: u16, count: usize) -> Vec<u16> {
-    (0..count as u16)
-        .map(|i| i.wrapping_mul(40_503).wrapping_add(seed.wrapping_mul(977)) ^ 0x5a5a)
-        .collect()
+    common::readings16(seed, count, 0x5a5a)
 }
 
 /// §3: per-device integer device end to end through the store: provision -> credential file -> the device

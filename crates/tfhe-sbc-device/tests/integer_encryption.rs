@@ -3,6 +3,8 @@
 //! standard deviation against TUniform(17), and the firmware-shape properties.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use negacyclic_ntt::NttPlan64;
 use rand_core::{Rng, SeedableRng};
 use sha2::{Digest, Sha256};
@@ -46,14 +48,7 @@ fn phase(key: &GlweSecretKey<Vec<u8>>, seed: &[u8; MASK_SEED_BYTES], body: &[u64
     out
 }
 
-fn decode(phase: &[u64], value_bits: u32, count: usize) -> Vec<u64> {
-    let encoding = MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
-    let blocks = encoding.blocks_per_value(value_bits).unwrap();
-    phase[..count * blocks]
-        .chunks_exact(blocks)
-        .map(|b| encoding.decode_value(b).unwrap())
-        .collect()
-}
+use common::decode_readings as decode;
 
 #[test]
 fn u8_u16_u32_readings_round_trip() {

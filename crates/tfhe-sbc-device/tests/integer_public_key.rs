@@ -4,6 +4,8 @@
 //! frames are sealed through the one `FrameEncryptor` trait.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use negacyclic_ntt::NttPlan64;
 use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::entities::{GlweSecretKey, MASK_SEED_BYTES};
@@ -66,14 +68,7 @@ fn phase(keys: &Keys, mask: &[u64], body: &[u64]) -> Vec<u64> {
     out
 }
 
-fn decode(phase: &[u64], value_bits: u32, count: usize) -> Vec<u64> {
-    let encoding = MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
-    let blocks = encoding.blocks_per_value(value_bits).unwrap();
-    phase[..count * blocks]
-        .chunks_exact(blocks)
-        .map(|b| encoding.decode_value(b).unwrap())
-        .collect()
-}
+use common::decode_readings as decode;
 
 #[test]
 fn u8_u16_u32_readings_round_trip() {

@@ -202,3 +202,15 @@ pub fn boolean_keys(
         KeyPair { client_key, server_key }
     })
 }
+
+/// `u16` readings as the little-endian bytes a device sends.
+pub fn u16_bytes(readings: &[u16]) -> Vec<u8> {
+    readings.iter().flat_map(|r| r.to_le_bytes()).collect()
+}
+
+/// `count` fixed pseudo-random `u16` readings from `seed`, varied with `salt`.
+pub fn readings16(seed: u16, count: usize, salt: u16) -> Vec<u16> {
+    (0..count as u16)
+        .map(|i| i.wrapping_mul(40_503).wrapping_add(seed.wrapping_mul(977)) ^ salt)
+        .collect()
+}

@@ -22,3 +22,14 @@ pub fn key_and_encryptor(key_seed: u8, rng_seed: u8) -> (GlweSecretKey<[u8; 1024
     let encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([rng_seed; 32])).unwrap());
     (key, encryptor)
 }
+
+/// The readings of `value_bits` bits in the first `count` values' blocks of an integer-set phase (the
+/// set's radix decoding, nearest multiple of `delta`).
+pub fn decode_readings(phase: &[u64], value_bits: u32, count: usize) -> Vec<u64> {
+    let encoding = tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
+    let blocks = encoding.blocks_per_value(value_bits).unwrap();
+    phase[..count * blocks]
+        .chunks_exact(blocks)
+        .map(|b| encoding.decode_value(b).unwrap())
+        .collect()
+}

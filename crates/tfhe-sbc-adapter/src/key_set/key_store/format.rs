@@ -10,6 +10,7 @@ use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use serde::{Deserialize, Serialize};
 use tfhe_sbc_core::parameters::{ParameterSetId, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_core::torus::UnsignedTorus;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use zeroize::Zeroizing;
 
@@ -233,51 +234,27 @@ fn decode_record(record: RecordWire<'_>) -> Result<DeviceRecord, KeySetError> {
                 .try_into()
                 .map_err(|_| wrong_length("mask seed", 16, ksk.mask_seed.len()))?;
             let seed = u128::from_le_bytes(seed);
+            // The body words of the set's key, little-endian: `u64` on the integer set, `u32` on the others.
+            let wrong_key = |expected_words: usize, word_bytes: usize| {
+                wrong_length("key-switching key", expected_words * word_bytes, ksk.bodies.len())
+            };
             match family {
                 SetFamily::Integer => {
-                    let expected = 8 * IntegerDeviceKsk::body_words();
-                    if ksk.bodies.len() != expected {
-                        return Err(wrong_length("key-switching key", expected, ksk.bodies.len()));
-                    }
-                    let words = ksk
-                        .bodies
-                        .chunks_exact(8)
-                        .map(|b| {
-                            let mut w = [0u8; 8];
-                            w.copy_from_slice(b);
-                            u64::from_le_bytes(w)
-                        })
-                        .collect();
-                    let ksk = IntegerDeviceKsk::from_parts(seed, words)
-                        .map_err(|_| wrong_length("key-switching key", expected, ksk.bodies.len()))?;
+                    let count = IntegerDeviceKsk::body_words();
+                    let words = le_words::<u64>(ksk.bodies, count).ok_or_else(|| wrong_key(count, 8))?;
+                    let ksk = IntegerDeviceKsk::from_parts(seed, words).map_err(|_| wrong_key(count, 8))?;
                     DeviceKeyMaterial::IntegerPerDevice(ksk)
                 }
                 SetFamily::Boolean(set) if set.is_big_key() => {
-                    let expected = 4 * big_key_device_ksk_words(set);
-                    if ksk.bodies.len() != expected {
-                        return Err(wrong_length("key-switching key", expected, ksk.bodies.len()));
-                    }
-                    let words = ksk
-                        .bodies
-                        .chunks_exact(4)
-                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                        .collect();
-                    let ksk = big_key_device_ksk_from_parts(set, seed, words)
-                        .map_err(|_| wrong_length("key-switching key", expected, ksk.bodies.len()))?;
+                    let count = big_key_device_ksk_words(set);
+                    let words = le_words::<u32>(ksk.bodies, count).ok_or_else(|| wrong_key(count, 4))?;
+                    let ksk = big_key_device_ksk_from_parts(set, seed, words).map_err(|_| wrong_key(count, 4))?;
                     DeviceKeyMaterial::BigKeyPerDevice(ksk)
                 }
                 SetFamily::Boolean(_) => {
-                    let expected = 4 * device_ksk_words();
-                    if ksk.bodies.len() != expected {
-                        return Err(wrong_length("key-switching key", expected, ksk.bodies.len()));
-                    }
-                    let words = ksk
-                        .bodies
-                        .chunks_exact(4)
-                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                        .collect();
-                    let ksk = DeviceKsk::from_parts(seed, words)
-                        .map_err(|_| wrong_length("key-switching key", expected, ksk.bodies.len()))?;
+                    let count = device_ksk_words();
+                    let words = le_words::<u32>(ksk.bodies, count).ok_or_else(|| wrong_key(count, 4))?;
+                    let ksk = DeviceKsk::from_parts(seed, words).map_err(|_| wrong_key(count, 4))?;
                     DeviceKeyMaterial::PerDevice(ksk)
                 }
             }
@@ -286,6 +263,11 @@ fn decode_record(record: RecordWire<'_>) -> Result<DeviceRecord, KeySetError> {
     };
     let credentials = DeviceCredentials::new(device_id, record.key_id, mac_key);
     DeviceRecord::with_parameter_set(credentials, parameter_set, material)
+}
+
+/// `count` little-endian torus words from exactly `count * T::BYTES` bytes, or `None`.
+fn le_words<T: UnsignedTorus>(bytes: &[u8], count: usize) -> Option<Vec<T>> {
+    (bytes.len() == count * T::BYTES).then(|| bytes.chunks_exact(T::BYTES).map(T::from_le_slice).collect())
 }
 
 fn digest(bytes: &[u8]) -> [u8; DIGEST_BYTES] {
