@@ -14,8 +14,9 @@ use std::sync::OnceLock;
 use tfhe::FheUint8;
 use tfhe::core_crypto::prelude::{
     CiphertextModulus, DecompositionBaseLog, DecompositionLevelCount, DynamicDistribution,
-    GlweCiphertext as TfheGlweCiphertext, GlweCiphertextOwned as TfheGlweCiphertextOwned, GlweSize, PlaintextList,
-    PolynomialSize as TfhePolynomialSize, decrypt_glwe_ciphertext,
+    GlweCiphertext as TfheGlweCiphertext, GlweCiphertextOwned as TfheGlweCiphertextOwned,
+    GlweSecretKeyOwned as TfheGlweSecretKeyOwned, GlweSize, PlaintextList, PolynomialSize as TfhePolynomialSize,
+    decrypt_glwe_ciphertext,
 };
 use tfhe::prelude::*;
 use tfhe_sbc_adapter::interop::InteropError;
@@ -35,6 +36,15 @@ const N: usize = 2048;
 fn keys() -> &'static common::IntegerKeys {
     static KEYS: OnceLock<common::IntegerKeys> = OnceLock::new();
     common::integer_keys(&KEYS, 0x61e5_ee17, "default")
+}
+
+/// A fresh device key and the big key as tfhe-rs keys, and the generator that made the device key (from
+/// `seed`), for tests that make key-switching keys of their own shapes.
+fn tfhe_device_and_big_keys(seed: u8) -> (TfheGlweSecretKeyOwned<u64>, TfheGlweSecretKeyOwned<u64>, Blake2bXof) {
+    let big = glwe_key_from_client_key(&keys().client_key).unwrap();
+    let mut rng = Blake2bXof::from_seed([seed; 32]);
+    let device = device_key(&mut rng);
+    (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big), rng)
 }
 
 /// A fresh binary device key (`k = 1`, `N = 2048`).
@@ -321,11 +331,7 @@ fn another_devices_key_and_too_few_levels_fail_as_modelled() {
 
 #[test]
 fn keys_of_the_wrong_shape_are_refused() {
-    let k = keys();
-    let big = glwe_key_from_client_key(&k.client_key).unwrap();
-    let mut rng = Blake2bXof::from_seed([3; 32]);
-    let device = device_key(&mut rng);
-    let (d, b) = (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big));
+    let (d, b, mut rng) = tfhe_device_and_big_keys(3);
     let too_many_bits = GlweKsShape {
         base_log: DecompositionBaseLog(33),
         levels: DecompositionLevelCount(2),
@@ -423,11 +429,7 @@ fn keys_of_the_wrong_shape_are_refused() {
 /// word `2^63`, `2^63 - 1`, `2^64 - 1`, where the centred reading and the digits are largest).
 #[test]
 fn the_ntt_switch_equals_tfhe_rs_switch_bit_for_bit() {
-    let k = keys();
-    let big = glwe_key_from_client_key(&k.client_key).unwrap();
-    let mut rng = Blake2bXof::from_seed([9; 32]);
-    let device = device_key(&mut rng);
-    let (d, b) = (tfhe_glwe_key_u64(&device), tfhe_glwe_key_u64(&big));
+    let (d, b, mut rng) = tfhe_device_and_big_keys(9);
     let shapes = [
         GlweKsShape::INTEGER,
         GlweKsShape {
