@@ -120,17 +120,11 @@ impl fmt::Display for Error {
                  and run issue again",
                 path.display()
             ),
-            Self::ModeNotAllowed { mode, parameters } if *parameters == "integer" => write!(
-                f,
-                "--mode {mode} is not allowed with parameter set integer: integer devices hold a secret key (no \
-                 tfhe-sbc public key for the 64-bit set; docs/security.md \"Which key modes each set allows\"); use \
-                 --mode per-device or --mode fleet"
-            ),
             Self::ModeNotAllowed { mode, parameters } => write!(
                 f,
                 "--mode {mode} is not allowed with parameter set {parameters}: per-device keys need tfhe-lib or \
                  integer (the KS_PBS sets' gates take big-key inputs, docs/security.md \"Which key modes each set \
-                 allows\"); use --mode fleet or --mode public-key, or init a tfhe-lib key set"
+                 allows\"); use --mode fleet or --mode public-key, or init a tfhe-lib or integer key set"
             ),
             Self::Entropy => f.write_str("the operating system's entropy source failed: cannot draw keys safely"),
             Self::Provisioning { message } => write!(f, "provisioning failed: {message}"),

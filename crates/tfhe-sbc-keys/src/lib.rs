@@ -8,17 +8,19 @@
 //!
 //! tfhe-sbc-keys init  --dir ints --parameters integer
 //! tfhe-sbc-keys issue --dir ints --device-id 8 --mode per-device
+//! tfhe-sbc-keys issue --dir ints --device-id 9 --mode public-key
 //! ```
 //!
 //! * [`commands::init`]: the tfhe-rs `ClientKey` and `ServerKey` (every secret seeded from the OS), the
 //!   seeded public key (`tfhe_sbc_device::public_key`) and an empty key store
 //!   (`tfhe_sbc_adapter::key_set::key_store`) bound to the server key. With `--parameters integer`
 //!   ([`commands::init_integer`]): tfhe-rs's high-level `ClientKey` and `ServerKey` of its default
-//!   `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (`FheUint8` .. `FheUint64`), no public key (the integer
-//!   set has fleet and per-device modes), and an empty key store bound to that server key.
+//!   `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (`FheUint8` .. `FheUint64`), the seeded public key under
+//!   the client key's GLWE key (`u64` body words) and an empty key store bound to that server key.
 //! * [`commands::issue`]: one device in one key mode (`docs/security.md`): its credential file
 //!   (`tfhe_sbc_device::files::credentials`: device id, key id, MAC key, and its own secret key, the client
-//!   key's GLWE key or the public key) and its record in the key store.
+//!   key's GLWE key or the key set's public key) and its record in the key store. Every set takes fleet and
+//!   public-key devices, one code path for both kinds of set; per-device needs `tfhe-lib` or `integer`.
 //! * [`commands::show`]: the key set and its devices, no secret.
 //!
 //! The files' formats (the tfhe-rs key files' envelope, the key store), names and modes, and the atomic

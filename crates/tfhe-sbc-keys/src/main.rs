@@ -17,7 +17,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Make a key set: tfhe-rs client key (0600) and server key, public key, empty key store (0600).
+    /// Make a key set: tfhe-rs client key (0600) and server key, public key (0644), empty key store (0600).
     Init {
         /// The key set directory (created with mode 0700; must not hold a key set).
         #[arg(long)]
@@ -37,7 +37,8 @@ enum Command {
         /// The device id (unique in the key set).
         #[arg(long)]
         device_id: u64,
-        /// The key mode (docs/security.md). per-device needs tfhe-lib or integer; integer has no public-key mode.
+        /// The key mode (docs/security.md). Every parameter set takes fleet and public-key; per-device needs
+        /// tfhe-lib or integer.
         #[arg(long, value_enum)]
         mode: Mode,
         /// The key id the device's frames carry (default: the key set's; per-device mode only may differ).
@@ -79,7 +80,7 @@ impl ValueEnum for Parameters {
             }
             KeySetParameters::Integer => {
                 "PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (tfhe-rs's high-level default): FheUint8 .. FheUint64 \
-                 from N = 2048 u64 frames; per-device and fleet modes"
+                 from N = 2048 u64 frames; every key mode"
             }
             KeySetParameters::Boolean(_) => return None,
         };
@@ -107,7 +108,7 @@ impl ValueEnum for Mode {
             KeyMode::FleetSecretKey => {
                 "The client key's GLWE key, shared by every fleet device; one stolen device reveals all of them"
             }
-            KeyMode::PublicKey => "The public key only; a stolen device reveals no data",
+            KeyMode::PublicKey => "The key set's public key only; a stolen device reveals no data",
             _ => return None,
         };
         Some(PossibleValue::new(self.0.name()).help(help))

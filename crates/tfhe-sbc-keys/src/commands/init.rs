@@ -1,5 +1,4 @@
-//! `init`: a new key set (tfhe-rs keys, the public key of a boolean set, an empty key store) in a new
-//! directory.
+//! `init`: a new key set (tfhe-rs keys, the seeded public key, an empty key store) in a new directory.
 
 use super::report::{describe_key_set, size, spinner};
 use super::{os_rng, provisioning};
@@ -14,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, generate_keys};
 use tfhe_sbc_adapter::interop::integer::integer_server_key_fingerprint;
+use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
 use tfhe_sbc_adapter::interop::{public_key_from_client_key, server_key_fingerprint};
 use tfhe_sbc_adapter::key_set::client_key::{
     SecretClientKey, SecretIntegerClientKey, encode_client_key, encode_integer_client_key,
@@ -27,12 +27,12 @@ use zeroize::Zeroizing;
 
 /// `init --parameters integer`: a new integer key set in `dir` (created with mode 0700 if needed, refused if
 /// it holds a key set already): tfhe-rs's high-level `ClientKey` and `ServerKey` of its default
-/// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (seeded by tfhe-rs from the OS), and an empty key store
-/// bound to the server key ([`integer_server_key_fingerprint`]). No public key: integer devices are fleet
-/// or per-device. `key_id` is the key set's key id (random if `None`).
+/// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (seeded by tfhe-rs from the OS), the seeded public key
+/// under the client key's GLWE key (`u64` body words, 16,443 bytes) and an empty key store bound to the
+/// server key ([`integer_server_key_fingerprint`]). `key_id` is the key set's key id (random if `None`).
 pub fn init_integer(dir: &Path, key_id: Option<u32>) -> Result<(), Error> {
     let parameters = KeySetParameters::Integer;
-    let (_lock, _, key_id) = prepare_init(dir, key_id)?;
+    let (_lock, mut rng, key_id) = prepare_init(dir, key_id)?;
     let (keys, key_generation) = generate(parameters, || {
         let client_key = tfhe::ClientKey::generate(tfhe::ConfigBuilder::default().build());
         let client_key = SecretIntegerClientKey::checked(client_key)?;
@@ -51,6 +51,7 @@ pub fn init_integer(dir: &Path, key_id: Option<u32>) -> Result<(), Error> {
     let server_file = encode_integer_server_key(&server_key, &header(KeyKind::ServerKey))?;
     drop(server_key);
     let client_file = encode_integer_client_key(client_key.get(), &header(KeyKind::ClientKey))?;
+    let public_key = integer_public_key_from_client_key(client_key.get(), key_id, &mut rng).map_err(provisioning)?;
     drop(client_key);
     write_key_set(
         dir,
@@ -58,7 +59,7 @@ pub fn init_integer(dir: &Path, key_id: Option<u32>) -> Result<(), Error> {
         key_generation,
         &NewFiles {
             server_key: &server_file,
-            public_key: None,
+            public_key: &public_key,
             client_key: &client_file,
         },
     )
@@ -91,7 +92,7 @@ pub fn init(dir: &Path, set: BooleanSet, key_id: Option<u32>) -> Result<(), Erro
         key_generation,
         &NewFiles {
             server_key: &server_file,
-            public_key: Some(&public_key),
+            public_key: &public_key,
             client_key: &client_file,
         },
     )
@@ -141,8 +142,8 @@ fn generate<T>(parameters: KeySetParameters, keys: impl FnOnce() -> T) -> (T, Du
 struct NewFiles<'a> {
     /// `server_key.bin`.
     server_key: &'a [u8],
-    /// `public_key.tspk`, for boolean sets.
-    public_key: Option<&'a [u8]>,
+    /// `public_key.tspk`.
+    public_key: &'a [u8],
     /// `client_key.bin`, wiped by its owner.
     client_key: &'a Zeroizing<Vec<u8>>,
 }
@@ -157,27 +158,27 @@ fn write_key_set(
 ) -> Result<(), Error> {
     let store = KeyStore::with_fingerprint(server.server_key_fingerprint).encode();
     // Each file: its name, bytes, mode, and who it is for.
-    let mut written = vec![(
-        SERVER_KEY_FILE,
-        new.server_key,
-        PUBLIC_MODE,
-        "the cloud (adapter): computes, decrypts nothing",
-    )];
-    if let Some(public_key) = new.public_key {
-        written.push((PUBLIC_KEY_FILE, public_key, PUBLIC_MODE, "public-key devices"));
-    }
-    written.push((
-        KEY_STORE_FILE,
-        &store[..],
-        SECRET_MODE,
-        "the cloud (adapter): MAC keys, no devices yet",
-    ));
-    written.push((
-        CLIENT_KEY_FILE,
-        &new.client_key[..],
-        SECRET_MODE,
-        "the trusted party only: decrypts everything",
-    ));
+    let written = [
+        (
+            SERVER_KEY_FILE,
+            new.server_key,
+            PUBLIC_MODE,
+            "the cloud (adapter): computes, decrypts nothing",
+        ),
+        (PUBLIC_KEY_FILE, new.public_key, PUBLIC_MODE, "public-key devices"),
+        (
+            KEY_STORE_FILE,
+            &store[..],
+            SECRET_MODE,
+            "the cloud (adapter): MAC keys, no devices yet",
+        ),
+        (
+            CLIENT_KEY_FILE,
+            &new.client_key[..],
+            SECRET_MODE,
+            "the trusted party only: decrypts everything",
+        ),
+    ];
 
     files::create_dir(&dir.join(DEVICES_DIR))?;
     for (name, bytes, mode, _) in &written {

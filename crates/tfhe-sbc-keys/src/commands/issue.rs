@@ -3,19 +3,23 @@
 use super::credentials::{new_device, secret_key_credentials};
 use super::key_files::{load_client_key, load_integer_client_key, load_key_store, load_public_key};
 use super::report::size;
-use super::{check_dir, os_rng, provisioning};
+use super::{check_dir, glwe_parameters, os_rng, provisioning};
 use crate::KeySetParameters;
 use crate::error::Error;
-use crate::files::{self, DEVICES_DIR, DirLock, KEY_STORE_FILE, SECRET_MODE, SERVER_KEY_FILE, credentials_path};
+use crate::files::{
+    self, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
+    credentials_path,
+};
 use std::path::Path;
 use std::time::Instant;
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, glwe_key_from_client_key};
 use tfhe_sbc_adapter::interop::integer::per_device::{
     integer_credentials_file, provision_integer_fleet_device, provision_integer_per_device,
 };
+use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
 use tfhe_sbc_adapter::interop::{PublicKeyDevice, provision_per_device};
 use tfhe_sbc_adapter::key_set::envelope::KeyFileEnvelope;
-use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
+use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyStore};
 use tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use zeroize::Zeroizing;
@@ -23,7 +27,10 @@ use zeroize::Zeroizing;
 /// `issue`: provisions device `device_id` in `mode`. Writes its credential file (`devices/<ID>.tsdc`, mode
 /// 0600) and adds its record to the key store (rewritten atomically), with the key set's parameter set.
 /// `key_id` defaults to the key set's; only per-device keys may take another (fleet and public-key devices
-/// encrypt under the key set's key). An integer key set takes per-device and fleet devices.
+/// encrypt under the key set's key). Every set takes fleet and public-key devices; per-device keys need
+/// `tfhe-lib` or the integer set. A public-key device gets the key set's public key (`public_key.tspk`,
+/// boolean or integer alike) and needs no client key, except the first one of an integer key set whose
+/// `init` wrote no public key, which makes it from the client key.
 pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> Result<(), Error> {
     check_dir(dir)?;
     let _lock = DirLock::acquire(dir)?;
@@ -31,7 +38,6 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
     let parameters = server.parameters;
     let allowed = match (parameters, mode) {
         (KeySetParameters::Boolean(set), KeyMode::PerDeviceSecretKey) => set == BooleanSet::TfheLib,
-        (KeySetParameters::Integer, KeyMode::PublicKey) => false,
         _ => true,
     };
     if !allowed {
@@ -72,13 +78,25 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
 
     let mut rng = os_rng()?;
     let started = Instant::now();
-    let (credentials_file, record) = match parameters {
-        KeySetParameters::Boolean(set) => boolean_device(dir, &server, set, mode, device_id, key_id, &mut rng)?,
-        KeySetParameters::Integer => integer_device(dir, &server, mode, device_id, key_id, &mut rng)?,
+    let mut new_public_key = None;
+    let (credentials_file, record) = match (parameters, mode) {
+        (_, KeyMode::PublicKey) => {
+            let public_key = match key_set_public_key(dir, &server, &store, &mut rng)? {
+                KeySetPublicKey::Existing(bytes) => bytes,
+                KeySetPublicKey::New(bytes) => new_public_key.insert(bytes).clone(),
+            };
+            public_key_device(parameters, public_key, device_id, key_id, &mut rng)?
+        }
+        (KeySetParameters::Boolean(set), _) => boolean_device(dir, &server, set, mode, device_id, key_id, &mut rng)?,
+        (KeySetParameters::Integer, _) => integer_device(dir, &server, mode, device_id, key_id, &mut rng)?,
     };
     let stored = record.key().stored_bytes();
     let provisioning_time = started.elapsed();
 
+    let public_key_path = dir.join(PUBLIC_KEY_FILE);
+    if let Some(public_key) = &new_public_key {
+        files::write_atomic(&public_key_path, public_key, PUBLIC_MODE)?;
+    }
     files::create_dir(&dir.join(DEVICES_DIR))?;
     files::write_atomic(&credentials_file_path, &credentials_file, SECRET_MODE)?;
     store.insert(record).map_err(|_| Error::DuplicateDevice {
@@ -97,6 +115,14 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
         parameters.name(),
         provisioning_time
     );
+    if let Some(public_key) = &new_public_key {
+        println!(
+            "  {}  {PUBLIC_MODE:04o}  {:>9}  made now from the client key (this key set's init wrote none): \
+             every public-key device of the key set gets it",
+            public_key_path.display(),
+            size(public_key.len()),
+        );
+    }
     println!(
         "  {}  {SECRET_MODE:04o}  {:>9}  to the device only: {} and its MAC key",
         credentials_file_path.display(),
@@ -119,8 +145,8 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
     Ok(())
 }
 
-/// A device of a boolean key set (`server`'s, of parameter set `set`): its credential file and its key
-/// store record.
+/// A secret-key device (per-device or fleet) of a boolean key set (`server`'s, of parameter set `set`): its
+/// credential file and its key store record.
 fn boolean_device(
     dir: &Path,
     server: &KeyFileEnvelope,
@@ -147,16 +173,6 @@ fn boolean_device(
             let file = secret_key_credentials(KeyMode::FleetSecretKey, &params, &device, &key)?;
             (file, record)
         }
-        KeyMode::PublicKey => {
-            let public_key = load_public_key(dir, set, server.key_id)?;
-            let (credentials, record) = new_device(device_id, key_id, &params, DeviceKeyMaterial::PublicKey, rng)?;
-            let device = PublicKeyDevice {
-                public_key,
-                credentials,
-            };
-            let file = device.credentials_file().map_err(provisioning)?;
-            (file, record)
-        }
         other => {
             return Err(Error::BadArgument {
                 message: format!("key mode {} is not one this build provisions", other.name()),
@@ -165,8 +181,8 @@ fn boolean_device(
     })
 }
 
-/// A device of the integer key set (per-device or fleet): its credential file (parameter set 4, its key
-/// packed in 256 bytes) and its key store record.
+/// A secret-key device (per-device or fleet) of the integer key set: its credential file (parameter set 4,
+/// its key packed in 256 bytes) and its key store record.
 fn integer_device(
     dir: &Path,
     server: &KeyFileEnvelope,
@@ -187,14 +203,61 @@ fn integer_device(
                 provision_integer_fleet_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
             (secrets, record, KeyMode::FleetSecretKey)
         }
-        // Public key (no tfhe-sbc public key for the 64-bit set), or a mode this build does not know.
-        _ => {
-            return Err(Error::ModeNotAllowed {
-                mode: mode.name(),
-                parameters: KeySetParameters::Integer.name(),
+        other => {
+            return Err(Error::BadArgument {
+                message: format!("key mode {} is not one this build provisions", other.name()),
             });
         }
     };
     let file = integer_credentials_file(key_mode, &secrets).map_err(provisioning)?;
+    Ok((file, record))
+}
+
+/// Where a public-key device's public key comes from.
+enum KeySetPublicKey {
+    /// `public_key.tspk`, as `init` (or an earlier `issue`) wrote it.
+    Existing(Vec<u8>),
+    /// Made now, to be written as `public_key.tspk`.
+    New(Vec<u8>),
+}
+
+/// The public key of `dir`'s key set (`server`'s), checked to be of its parameter set and key id. An integer
+/// key set made before the integer set had public keys has no `public_key.tspk`: as long as `store` holds
+/// no public-key device, the first public-key device makes it from the client key (a lost file of a key set
+/// that has public-key devices is restored from a backup instead, so that they all keep one key).
+fn key_set_public_key(
+    dir: &Path,
+    server: &KeyFileEnvelope,
+    store: &KeyStore,
+    rng: &mut Blake2bXof,
+) -> Result<KeySetPublicKey, Error> {
+    let missing = !dir.join(PUBLIC_KEY_FILE).exists();
+    let has_public_key_devices = store.iter().any(|r| r.mode() == KeyMode::PublicKey);
+    if server.parameters == KeySetParameters::Integer && missing && !has_public_key_devices {
+        let client_key = load_integer_client_key(dir, server)?;
+        let bytes = integer_public_key_from_client_key(client_key.get(), server.key_id, rng).map_err(provisioning)?;
+        return Ok(KeySetPublicKey::New(bytes));
+    }
+    load_public_key(dir, server.parameters, server.key_id).map(KeySetPublicKey::Existing)
+}
+
+/// A public-key device of a key set with parameters `parameters`, boolean or integer alike: fresh
+/// credentials (a new MAC key) beside the key set's `public_key` (already checked to be of this key set),
+/// its credential file (`68 +` the public-key file's bytes: 4,223 on `tfhe-lib`, 16,511 on the integer
+/// set) and its key store record (nothing of its own: its frames are under the client key's GLWE key).
+fn public_key_device(
+    parameters: KeySetParameters,
+    public_key: Vec<u8>,
+    device_id: u64,
+    key_id: u32,
+    rng: &mut Blake2bXof,
+) -> Result<(Zeroizing<Vec<u8>>, DeviceRecord), Error> {
+    let params = glwe_parameters(parameters);
+    let (credentials, record) = new_device(device_id, key_id, &params, DeviceKeyMaterial::PublicKey, rng)?;
+    let device = PublicKeyDevice {
+        public_key,
+        credentials,
+    };
+    let file = device.credentials_file().map_err(provisioning)?;
     Ok((file, record))
 }

@@ -1,18 +1,18 @@
 //! The key set's files as `issue` and `show` read them back: the client key, the key store and the public
 //! key, each checked to belong to the key set of the server key's envelope.
 
+use super::glwe_parameters;
 use crate::error::{Error, RESTORE};
 use crate::files::{self, CLIENT_KEY_FILE, KEY_STORE_FILE, PUBLIC_KEY_FILE, SERVER_KEY_FILE};
 use crate::{KeySetParameters, parameters_name};
 use std::path::Path;
-use tfhe_sbc_adapter::interop::big_key::BooleanSet;
 use tfhe_sbc_adapter::key_set::client_key::{
     SecretClientKey, SecretIntegerClientKey, read_client_key, read_integer_client_key,
 };
 use tfhe_sbc_adapter::key_set::envelope::KeyFileEnvelope;
 use tfhe_sbc_adapter::key_set::key_store::KeyStore;
 use tfhe_sbc_adapter::key_set::short_hex;
-use tfhe_sbc_device::files::public_key::decode_public_key;
+use tfhe_sbc_device::files::public_key::decode_public_key_header;
 
 /// The boolean client key of `dir`, checked against the server key's envelope: same key set.
 pub(super) fn load_client_key(dir: &Path, server: &KeyFileEnvelope) -> Result<SecretClientKey, Error> {
@@ -74,19 +74,20 @@ pub(super) fn load_key_store(dir: &Path, server: &KeyFileEnvelope) -> Result<Key
     Ok(store)
 }
 
-/// The public-key file of `dir`, checked to belong to the key set of parameter set `set` and key id `key_id`.
-pub(super) fn load_public_key(dir: &Path, set: BooleanSet, key_id: u32) -> Result<Vec<u8>, Error> {
+/// The public-key file of `dir`, checked to be a valid public-key file of the key set with parameters
+/// `parameters` and key id `key_id` (boolean sets: `u32` body words; the integer set: `u64`).
+pub(super) fn load_public_key(dir: &Path, parameters: KeySetParameters, key_id: u32) -> Result<Vec<u8>, Error> {
     let path = dir.join(PUBLIC_KEY_FILE);
     let bytes = files::read(&path, "public key")?;
-    let mut body = vec![0u32; set.polynomial_size()];
-    let header = decode_public_key(&bytes, &mut body).map_err(|e| {
+    let header = decode_public_key_header(&bytes).map_err(|e| {
         Error::bad_file(
             &path,
-            format!("not a valid public-key file for {}: {e}", parameters_name(set)),
+            format!("not a valid public-key file for {}: {e}", parameters.name()),
             RESTORE,
         )
     })?;
-    if header.key_id != key_id || header.parameters.id() != set.glwe_parameters().id() {
+    let expected = glwe_parameters(parameters).id();
+    if header.key_id != key_id || header.parameters.id() != expected {
         return Err(Error::Mismatch {
             message: format!(
                 "{} (key id {:#010x}, parameter set {}) is not the public key of the key set in {} (key id \
@@ -96,7 +97,7 @@ pub(super) fn load_public_key(dir: &Path, set: BooleanSet, key_id: u32) -> Resul
                 header.parameters.id().0,
                 dir.display(),
                 key_id,
-                set.glwe_parameters().id().0,
+                expected.0,
             ),
         });
     }

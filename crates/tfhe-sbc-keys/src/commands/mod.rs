@@ -12,13 +12,24 @@ pub use init::{init, init_integer};
 pub use issue::issue;
 pub use show::show;
 
+use crate::KeySetParameters;
 use crate::error::Error;
 use std::path::Path;
+use tfhe_sbc_core::parameters::{GlweParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 
 /// A CSPRNG seeded from the operating system.
 fn os_rng() -> Result<Blake2bXof, Error> {
     tfhe_sbc_device::csprng::seeding::from_os_entropy().map_err(|_| Error::Entropy)
+}
+
+/// The GLWE parameters a key set's devices encrypt with: the boolean set's, or set 4 (`N = 2048`, `q = 2^64`)
+/// for the integer key set.
+fn glwe_parameters(parameters: KeySetParameters) -> GlweParameters {
+    match parameters {
+        KeySetParameters::Boolean(set) => set.glwe_parameters(),
+        KeySetParameters::Integer => MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe(),
+    }
 }
 
 /// An [`Error::Provisioning`] carrying `e`'s message.

@@ -41,8 +41,8 @@ pub(super) fn describe_key_set(parameters: KeySetParameters) -> String {
         KeySetParameters::Integer => {
             let glwe = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
             format!(
-                "integer ({}, set {}: k = {}, N = {}, q = 2^64; FheUint8 .. FheUint64, 2-bit blocks; fleet blocks \
-                 are extracted as they are, per-device blocks key-switched and bootstrapped once)",
+                "integer ({}, set {}: k = {}, N = {}, q = 2^64; FheUint8 .. FheUint64, 2-bit blocks; fleet and \
+                 public-key frames are extracted as they are, per-device frames key-switched once, then extracted)",
                 parameters.tfhe_name(),
                 glwe.id().0,
                 glwe.glwe_dimension().0,

@@ -11,6 +11,7 @@ use crate::files::{
     credentials_path,
 };
 use std::path::Path;
+use tfhe_sbc_adapter::key_set::key_store::KeyMode;
 use tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope;
 use tfhe_sbc_adapter::key_set::short_hex;
 
@@ -21,9 +22,15 @@ pub fn show(dir: &Path) -> Result<(), Error> {
     check_dir(dir)?;
     let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
     let store = load_key_store(dir, &server)?;
-    let public_key = match server.parameters {
-        KeySetParameters::Boolean(set) => Some(load_public_key(dir, set, server.key_id)?),
-        KeySetParameters::Integer => None,
+    // An integer key set made before the integer set had public keys has none until its first public-key
+    // device; every other key set has one.
+    let has_public_key = server.parameters != KeySetParameters::Integer
+        || dir.join(PUBLIC_KEY_FILE).exists()
+        || store.iter().any(|r| r.mode() == KeyMode::PublicKey);
+    let public_key = if has_public_key {
+        Some(load_public_key(dir, server.parameters, server.key_id)?)
+    } else {
+        None
     };
     let mut out = vec![
         format!("key set in {}", dir.display()),
