@@ -5,7 +5,8 @@
 //! complete with the adapter's `KeyedIntake` and the key set's converter: for a boolean key set, each
 //! message into tfhe-rs boolean ciphertexts, one per message bit (extraction and, for `tfhe-lib`, a key
 //! switch with the device's key); for an integer key set, each frame into `FheUint` readings of
-//! `--integer-bits` bits. It decrypts nothing.
+//! `--integer-bits` bits, whatever the device's key mode (fleet, per-device or public key). It decrypts
+//! nothing.
 //!
 //! For a demonstration, `--threshold T` computes with tfhe-rs gates the encrypted bit "some byte of the
 //! message is above T", and `--demo-client-key` (the trusted party's key, never on a real server) decrypts
@@ -253,8 +254,9 @@ fn same_key_set(cli: &Cli, client: [u8; 32], server: [u8; 32]) -> Result<(), Str
     ))
 }
 
-/// The integer key set: frames become `FheUint` readings of `--integer-bits` bits (fleet devices by
-/// extraction, per-device ones by key switch and identity PBS), decrypted only with `--demo-client-key`.
+/// The integer key set: frames become `FheUint` readings of `--integer-bits` bits (fleet and public-key
+/// devices' frames by extraction, per-device ones by one GLWE key switch with the device's key, then
+/// extraction), decrypted only with `--demo-client-key`.
 fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
     let (envelope, server_key) = read_integer_server_key(server_key_path).map_err(|e| e.to_string())?;
     let store = load_key_store(&cli.keys, &envelope.server_key_fingerprint)?;
