@@ -70,8 +70,9 @@ struct Cli {
     /// Stop with an error when frames have waited this long for an acknowledgement (default: retry forever).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     give_up_after: Option<Duration>,
-    /// Send the full 32-bit body of every ciphertext instead of its top bits (by default secret-key frames
-    /// carry the set's compact body, e.g. 11 bits: 1,503 instead of 4,191 bytes per frame).
+    /// Send the full body of every ciphertext (32-bit words, 64-bit on the integer set) instead of its top
+    /// bits (by default secret-key frames carry the set's compact body, e.g. 11 bits: 1,503 instead of 4,191
+    /// bytes per frame; public-key frames always carry the full body).
     #[arg(long)]
     full_body: bool,
     /// Print every message and acknowledgement.
