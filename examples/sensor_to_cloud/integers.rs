@@ -1,11 +1,17 @@
-//! The integer main job: meters encrypt 16-bit readings with `IntegerEncryptor` (u64
-//! torus, N = 2048, tfhe-rs's default integer set) and send v2 frames over TCP, with the set's compact
-//! 14-bit body unless told otherwise (`--full-body`: 64 bits); the adapter opens them with
-//! `Intake::receive_integer` and turns them into tfhe-rs `FheUint16`s (fleet meters: extraction only, with
-//! `IntegerExtractor`; per-device meters: one GLWE key switch per frame with the meter's `IntegerDeviceKsk`, then extraction). The
-//! cloud computes, with tfhe-rs's high-level API, the encrypted sum (as `FheUint32`: it cannot overflow),
-//! the mean (the sum divided by the public count) and the maximum; the trusted party decrypts them and
-//! checks each against the answer computed in the clear.
+//! The integer main job: meters encrypt 16-bit readings on tfhe-rs's default integer set (u64 torus,
+//! N = 2048) and send v2 frames over TCP, in one of three key modes (`docs/security.md`):
+//! * per-device: the meter's own key (`IntegerEncryptor`), seeded frames with the set's compact 14-bit body
+//!   unless told otherwise (`--full-body`: 64 bits); the cloud switches each frame once, GLWE to GLWE, with
+//!   the meter's `IntegerDeviceKsk`, then extracts;
+//! * public key: the key set's public key only (`IntegerPublicKeyEncryptor`, nothing that decrypts),
+//!   public-key frames (kind 2: mask and body in full, 64-bit words); the cloud only extracts;
+//! * fleet (the paper's mode, for comparison): the client key's GLWE key, seeded compact frames, extraction.
+//!
+//! The adapter opens the frames with `Intake::receive_integer` and turns them into tfhe-rs `FheUint16`s
+//! (`IntegerExtractor`). The cloud computes, with tfhe-rs's high-level API, the encrypted sum (as
+//! `FheUint32`: it cannot overflow), the mean (the sum divided by the public count) and the maximum; the
+//! trusted party decrypts them and checks each against the answer computed in the clear. The report gives
+//! bytes and times per meter and per mode.
 //!
 //! Used by the example (`sensor_to_cloud --integers`) and by `tests/integer_main_job.rs`, which runs it in
 //! the test profile.
@@ -13,7 +19,7 @@
 use rand_core::{Rng, SeedableRng};
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 use tfhe::prelude::*;
 use tfhe::safe_serialization::safe_serialized_size;
@@ -22,6 +28,7 @@ use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
 use tfhe_sbc_adapter::interop::glwe_ksk::keyswitch_frame;
 use tfhe_sbc_adapter::interop::glwe_ksk_spectra::GlweKskSpectra;
 use tfhe_sbc_adapter::interop::integer::per_device::IntegerDeviceKsk;
+use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
@@ -30,6 +37,8 @@ use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+use tfhe_sbc_device::files::public_key::public_key_body;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
@@ -46,11 +55,35 @@ const N: usize = 2048;
 /// How a meter's key relates to the tfhe-rs client key (`docs/security.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyMode {
-    /// The meter holds the client key's GLWE key: intake is extraction only.
+    /// The meter holds the client key's GLWE key: intake is extraction only; one stolen meter decrypts every
+    /// fleet meter's traffic.
     Fleet,
-    /// The meter holds its own key: the cloud key-switches each block with the meter's seeded key-switching
-    /// key and bootstraps it back into the client key.
+    /// The meter holds its own key: the cloud switches each frame once into the client key's GLWE key with
+    /// the meter's seeded GLWE key-switching key, then extracts.
     PerDevice,
+    /// The meter holds only the key set's public key (under the client key's GLWE key): nothing that
+    /// decrypts; its frames carry the mask in full, and the cloud only extracts.
+    PublicKey,
+}
+
+impl KeyMode {
+    /// Every mode, in the order the report lists them.
+    pub const ALL: [Self; 3] = [Self::PerDevice, Self::PublicKey, Self::Fleet];
+}
+
+/// The meters' modes by default for `meters` meters: the secure modes, per-device and public key, and one
+/// fleet meter for comparison (1 meter: per-device; 2: per-device and public key; `n >= 3`: `n - 2`
+/// per-device, one public-key and one fleet meter).
+pub fn default_meters(meters: usize) -> Vec<KeyMode> {
+    let mut modes = vec![KeyMode::PerDevice; meters.max(1)];
+    if meters >= 2 {
+        modes[meters - 1] = KeyMode::PublicKey;
+    }
+    if meters >= 3 {
+        modes[meters - 2] = KeyMode::PublicKey;
+        modes[meters - 1] = KeyMode::Fleet;
+    }
+    modes
 }
 
 /// What to run.
@@ -64,7 +97,8 @@ pub struct JobConfig {
     pub sensor_seed: u64,
     /// `Some(seed)`: every key and all encryption randomness from fixed seeds (tests); `None`: from the OS.
     pub key_seed: Option<u64>,
-    /// Body bits the frames carry: 64 (full body) or down to the set's `compact_body_bits()` (14).
+    /// Body bits the secret-key meters' frames carry: 64 (full body) or down to the set's
+    /// `compact_body_bits()` (14). Public-key frames always carry the full body.
     pub body_bits: u32,
 }
 
@@ -89,7 +123,8 @@ pub struct MeterReport {
     pub encryption: Duration,
     /// Adapter time in `Intake::receive_integer` for this meter's frames.
     pub intake: Duration,
-    /// Adapter time to turn the frames into `FheUint16` (extraction, or key switch + PBS per block).
+    /// Adapter time to turn the frames into `FheUint16` (extraction, after one GLWE key switch per frame
+    /// for a per-device meter).
     pub extraction: Duration,
 }
 
@@ -109,8 +144,10 @@ pub struct JobReport {
     pub body_bits: u32,
     /// tfhe-rs key generation (client key, server key).
     pub keygen: Duration,
-    /// Meter credentials and keys, per-device key-switching keys included.
+    /// Meter credentials and keys, per-device key-switching keys and the public key included.
     pub provisioning: Duration,
+    /// Bytes of the integer public-key file every public-key meter holds (0 without public-key meters).
+    pub public_key_bytes: usize,
     /// Cloud: decompressing the per-device key-switching keys (once per meter, before its frames).
     pub ksk_decompression: Duration,
     /// Stored bytes of one per-device key-switching key (0 without per-device meters).
@@ -145,16 +182,25 @@ impl JobReport {
             "[trusted party] tfhe-rs integer keys (PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128) in {:.2?}",
             self.keygen
         );
+        let mut keys = Vec::new();
+        if self.ksk_stored_bytes > 0 {
+            keys.push(format!(
+                "a per-device key-switching key stores {} B",
+                self.ksk_stored_bytes
+            ));
+        }
+        if self.public_key_bytes > 0 {
+            keys.push(format!(
+                "the public key is {} B (one for every public-key meter, inside its credential file)",
+                self.public_key_bytes
+            ));
+        }
         println!(
             "[trusted party] provisioned {} meters in {:.2?} ({}){}",
             self.meters.len(),
             self.provisioning,
             summary(&self.meters),
-            if self.ksk_stored_bytes > 0 {
-                format!("; a per-device key-switching key stores {} B", self.ksk_stored_bytes)
-            } else {
-                String::new()
-            }
+            keys.iter().map(|k| format!("; {k}")).collect::<String>()
         );
         if self.ksk_stored_bytes > 0 {
             println!(
@@ -182,20 +228,56 @@ impl JobReport {
             );
         }
         println!(
-            "\n[wire] frames carried {}-bit bodies. One seeded frame holds up to {capacity} u16 readings:",
+            "\n mode      | meters | frames | frame bytes | B/reading | encryption/frame | intake/frame | to FheUint16/reading"
+        );
+        for mode in KeyMode::ALL {
+            let meters: Vec<&MeterReport> = self.meters.iter().filter(|m| m.mode == mode).collect();
+            let frames: usize = meters.iter().map(|m| m.frames).sum();
+            let readings: usize = meters.iter().map(|m| m.readings.len()).sum();
+            if frames == 0 || readings == 0 {
+                continue;
+            }
+            let bytes: usize = meters.iter().map(|m| m.frame_bytes).sum();
+            let total = |time: fn(&MeterReport) -> Duration| meters.iter().map(|m| time(m)).sum::<Duration>();
+            println!(
+                " {:<9} | {:>6} | {:>6} | {:>11} | {:>9.1} | {:>16.2?} | {:>12.2?} | {:>20.2?}",
+                format!("{mode:?}"),
+                meters.len(),
+                frames,
+                bytes,
+                bytes as f64 / readings as f64,
+                total(|m| m.encryption) / frames as u32,
+                total(|m| m.intake) / frames as u32,
+                total(|m| m.extraction) / readings as u32,
+            );
+        }
+        println!(
+            "\n[wire] secret-key frames carried {}-bit bodies. One frame holds up to {capacity} u16 readings:",
             self.body_bits
         );
+        let this_run = self.meters.first().map_or(0, |m| m.readings.len().min(capacity)).max(1);
         let mut widths = vec![64, compact_body_bits()];
         if !widths.contains(&self.body_bits) {
             widths.push(self.body_bits);
         }
-        for bits in widths {
-            let frame = frame_bytes(FrameKind::Seeded, 1, N, 64, bits);
-            let this_run = self.meters.first().map_or(0, |m| m.readings.len().min(capacity)).max(1);
+        let mut kinds: Vec<(String, usize)> = widths
+            .into_iter()
+            .map(|bits| {
+                let label = format!(
+                    "seeded, {bits}-bit body ({})",
+                    if bits == 64 { "full" } else { "compact" }
+                );
+                (label, frame_bytes(FrameKind::Seeded, 1, N, 64, bits))
+            })
+            .collect();
+        kinds.push((
+            "public key, mask and body in full".to_owned(),
+            IntegerPublicKeyEncryptor::<N>::PUBLIC_KEY_FRAME_BYTES,
+        ));
+        for (label, frame) in kinds {
             println!(
-                "  {bits:>2}-bit body{}: {frame:>6} B per frame, {:>6.1} B per reading when full, {:>7.1} B per reading \
-                 with {this_run} in a frame",
-                if bits == 64 { " (full)   " } else { " (compact)" },
+                "  {label:<33}: {frame:>6} B per frame, {:>6.1} B per reading when full, {:>7.1} B per reading with \
+                 {this_run} in a frame",
                 frame as f64 / capacity as f64,
                 frame as f64 / this_run as f64
             );
@@ -239,7 +321,7 @@ impl JobReport {
 }
 
 fn summary(meters: &[MeterReport]) -> String {
-    [KeyMode::Fleet, KeyMode::PerDevice]
+    KeyMode::ALL
         .iter()
         .filter_map(|mode| {
             let n = meters.iter().filter(|m| m.mode == *mode).count();
@@ -249,9 +331,17 @@ fn summary(meters: &[MeterReport]) -> String {
         .join(", ")
 }
 
+/// The key a meter is given at provisioning.
+enum MeterKey {
+    /// Its own GLWE key or the client key's (fleet).
+    Secret(GlweSecretKeyOwned),
+    /// The key set's public-key file (shared by every public-key meter).
+    Public(Arc<Vec<u8>>),
+}
+
 /// What a meter is given at provisioning: its key and its frame credentials.
 struct Provisioned {
-    key: GlweSecretKeyOwned,
+    key: MeterKey,
     credentials: DeviceCredentials,
     encryption_seed: [u8; 32],
 }
@@ -284,30 +374,43 @@ pub fn run(config: &JobConfig) -> JobReport {
     let server_key = client_key.generate_server_key();
     let keygen = t.elapsed();
 
-    // Trusted party: per meter, MAC credentials (the adapter gets a copy) and a key: the client key's GLWE
-    // key (fleet) or the meter's own with a seeded key-switching key for the cloud (per-device).
+    // Trusted party: per meter, MAC credentials (the adapter gets a copy) and a key: the meter's own with a
+    // seeded key-switching key for the cloud (per-device), the key set's public key (one for all public-key
+    // meters), or the client key's GLWE key (fleet).
     let t = Instant::now();
     let mut rng = key_rng(config, 0);
     let fleet_key = glwe_key_from_client_key(&client_key).expect("the default config is the integer set");
+    let public_key = config
+        .meters
+        .contains(&KeyMode::PublicKey)
+        .then(|| Arc::new(integer_public_key_from_client_key(&client_key, KEY_ID, &mut rng).expect("the integer set")));
+    let public_key_bytes = public_key.as_ref().map_or(0, |k| k.len());
     let mut registry = DeviceRegistry::new();
     let mut device_ksks: Vec<(u64, IntegerDeviceKsk)> = Vec::new();
     let mut provisioned = Vec::new();
     for (i, &mode) in config.meters.iter().enumerate() {
         let id = FIRST_ID + i as u64;
         let mac = MacKey::generate(&mut rng);
-        registry
-            .register(DeviceCredentials::new(id, KEY_ID, MacKey::from_bytes(*mac.as_bytes())))
-            .expect("fresh ids");
+        let cloud_copy = DeviceCredentials::new(id, KEY_ID, MacKey::from_bytes(*mac.as_bytes()));
+        match mode {
+            // A public-key meter may send only public-key frames.
+            KeyMode::PublicKey => registry.register_public_key(cloud_copy),
+            KeyMode::Fleet | KeyMode::PerDevice => registry.register(cloud_copy),
+        }
+        .expect("fresh ids");
         let key = match mode {
-            KeyMode::Fleet => GlweSecretKey::from_container(fleet_key.as_bytes().to_vec(), fleet_key.polynomial_size())
-                .expect("same shape"),
+            KeyMode::Fleet => MeterKey::Secret(
+                GlweSecretKey::from_container(fleet_key.as_bytes().to_vec(), fleet_key.polynomial_size())
+                    .expect("same shape"),
+            ),
             KeyMode::PerDevice => {
                 let key = GlweSecretKey::generate_binary(vec![0u8; N], fleet_key.polynomial_size(), &mut rng)
                     .expect("N = 2048");
                 let ksk = IntegerDeviceKsk::generate(&key, &client_key, &mut rng).expect("binary key of the set");
                 device_ksks.push((id, ksk));
-                key
+                MeterKey::Secret(key)
             }
+            KeyMode::PublicKey => MeterKey::Public(public_key.clone().expect("made for public-key meters")),
         };
         let mut encryption_seed = [0u8; 32];
         key_rng(config, 1 + i as u64).fill_bytes(&mut encryption_seed);
@@ -391,7 +494,10 @@ pub fn run(config: &JobConfig) -> JobReport {
         for (frame, _) in &frames {
             let n = frame.readings(READING_BITS);
             let cts = match mode {
-                KeyMode::Fleet => extractor.extract_readings_par::<FheUint16Id, _>(&frame.ciphertext, 0, n),
+                // Under the client key's GLWE key already: extraction only.
+                KeyMode::Fleet | KeyMode::PublicKey => {
+                    extractor.extract_readings_par::<FheUint16Id, _>(&frame.ciphertext, 0, n)
+                }
                 KeyMode::PerDevice => {
                     let switched = keyswitch_frame(&ksks[&s.id], &frame.ciphertext).expect("the set's shape");
                     extractor.extract_readings_par::<FheUint16Id, _>(&switched, 0, n)
@@ -473,6 +579,7 @@ pub fn run(config: &JobConfig) -> JobReport {
         body_bits: config.body_bits,
         keygen,
         provisioning,
+        public_key_bytes,
         ksk_decompression,
         ksk_stored_bytes,
         meters: reports,
@@ -503,31 +610,46 @@ fn tree_max(mut values: Vec<FheUint16>) -> (FheUint16, Duration) {
     (values.pop().expect("at least one reading"), first.unwrap_or_default())
 }
 
-/// One meter: encrypts its readings (little-endian bytes) as one message of seeded integer frames with
-/// `body_bits`-bit bodies and sends them.
+/// One meter: encrypts its readings (little-endian bytes) as one message and sends its frames: seeded
+/// integer frames with `body_bits`-bit bodies under a secret key, or public-key frames (full bodies).
 fn run_meter(meter: Provisioned, readings: &[u16], body_bits: u32, address: SocketAddr) -> Sent {
     let Provisioned {
         key,
         credentials,
         mut encryption_seed,
     } = meter;
-    let mut encryptor = Box::new(IntegerEncryptor::<N>::EMPTY);
-    encryptor
-        .set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &key)
-        .expect("a key of the set");
-    drop(key);
-    encryptor.set_body_bits(body_bits).expect("a width the set allows");
-    encryptor.seed_from_bytes(&mut encryption_seed);
+    let mut encryptor: Box<dyn FrameEncryptor> = match key {
+        MeterKey::Secret(key) => {
+            let mut encryptor = Box::new(IntegerEncryptor::<N>::EMPTY);
+            encryptor
+                .set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &key)
+                .expect("a key of the set");
+            drop(key);
+            encryptor.set_body_bits(body_bits).expect("a width the set allows");
+            encryptor.seed_from_bytes(&mut encryption_seed);
+            encryptor
+        }
+        MeterKey::Public(file) => {
+            // As from a credential file: the key set's public key, bound to the meter's key id.
+            let (header, body) = public_key_body(&file, credentials.key_id()).expect("the key set's public key");
+            let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<N>::EMPTY);
+            encryptor
+                .set_integer_public_key_le_bytes(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &header.seed, body)
+                .expect("a public key of the set");
+            encryptor.seed_from_bytes(&mut encryption_seed);
+            encryptor
+        }
+    };
     // Sequence numbers never repeat: firmware restores the counter from a persisted high-water mark or a
     // boot counter; this run is boot 0.
     let mut counter = FrameCounter::from_boot_counter(0);
     let bytes: Vec<u8> = readings.iter().flat_map(|r| r.to_le_bytes()).collect();
     let t = Instant::now();
     let message = encryptor.begin_message(&mut counter, bytes.len()).expect("counter");
-    let frames: Vec<Vec<u8>> = chunks(&bytes, IntegerEncryptor::<N>::MESSAGE_BYTES)
+    let frames: Vec<Vec<u8>> = chunks(&bytes, encryptor.chunk_bytes())
         .map(|chunk| {
-            // The full body is computed in the frame buffer before it is compacted.
-            let mut out = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
+            // A secret-key frame's full body is computed in the frame buffer before it is compacted.
+            let mut out = vec![0u8; encryptor.frame_buffer_len()];
             let len = encryptor
                 .encrypt_frame_into(&credentials, &message, &chunk, &mut out)
                 .expect("encrypts");

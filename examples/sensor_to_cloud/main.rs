@@ -6,8 +6,9 @@
 //! By default three devices use per-device keys and one uses the public key, on `TFHE_LIB_PARAMETERS`.
 //! `--mode` and `--parameters` select the others (`-- --help`).
 //!
-//! `--integers` runs the integer job instead (`integers.rs`): meters send 16-bit readings that
-//! the cloud sums, averages and maximizes as tfhe-rs `FheUint16`/`FheUint32`.
+//! `--integers` runs the integer job instead (`integers.rs`): meters (per-device and public-key, one fleet
+//! meter for comparison) send 16-bit readings that the cloud sums, averages and maximizes as tfhe-rs
+//! `FheUint16`/`FheUint32`.
 //!
 //! Run: `cargo run --release --example sensor_to_cloud` (`-- --integers`)
 #![allow(clippy::unwrap_used)]
@@ -47,11 +48,12 @@ use tracing::{debug, info, warn};
 #[command(about = "tfhe-sbc end to end: devices -> TCP -> adapter -> tfhe-rs gates -> trusted party")]
 struct Args {
     /// Run the integer job: 16-bit readings into tfhe-rs `FheUint16`, their sum, mean and maximum. `--devices`
-    /// meters with `--readings` readings each; `--mode mixed` makes the last meter per-device and the others
-    /// fleet.
+    /// meters with `--readings` readings each; `--mode mixed` (the default) uses the secure modes, per-device
+    /// and public key, with one fleet meter for comparison (4 meters: 2 per-device, 1 public-key, 1 fleet).
     #[arg(long, conflicts_with_all = ["parameters", "threshold"])]
     integers: bool,
-    /// With `--integers`: frames carry full 64-bit bodies instead of the set's compact 14-bit ones.
+    /// With `--integers`: secret-key frames carry full 64-bit bodies instead of the set's compact 14-bit ones
+    /// (public-key frames always do).
     #[arg(long, requires = "integers")]
     full_body: bool,
     /// How the devices encrypt: `mixed` is three per-device devices and one public-key device.
@@ -343,19 +345,10 @@ fn main() {
 fn run_integers(args: &Args) {
     let devices = usize::from(args.devices);
     let meters = match args.mode {
-        Mode::Mixed => {
-            let mut modes = vec![integers::KeyMode::Fleet; devices];
-            modes[devices - 1] = integers::KeyMode::PerDevice;
-            modes
-        }
+        Mode::Mixed => integers::default_meters(devices),
         Mode::Fleet => vec![integers::KeyMode::Fleet; devices],
         Mode::PerDevice => vec![integers::KeyMode::PerDevice; devices],
-        Mode::PublicKey => {
-            eprintln!(
-                "error: the integer set has no public-key encryption on the device; use --mode fleet, per-device or mixed"
-            );
-            std::process::exit(2);
-        }
+        Mode::PublicKey => vec![integers::KeyMode::PublicKey; devices],
     };
     let config = integers::JobConfig {
         meters,
