@@ -64,8 +64,8 @@ const K2_PER_DEVICE: &str = "k=2, N=1024 per-device: extract + switch into big k
 
 const K3_WHOLE: &str = "DEFAULT_PARAMETERS_KS_PBS: 2 frames, receive + extract";
 const K2_WHOLE: &str = "ERROR_PROB_2M165_KS_PBS: 1 frame, receive + extract";
-const K3_WHOLE_PER_DEVICE: &str = "DEFAULT_PARAMETERS_KS_PBS per-device: 2 frames, receive + GLWE switch + extract";
-const K2_WHOLE_PER_DEVICE: &str = "ERROR_PROB_2M165_KS_PBS per-device: 1 frame, receive + GLWE switch + extract";
+const K3_WHOLE_PER_DEVICE: &str = "k=3, N=512 per-device: 2 frames, receive + switch + extract";
+const K2_WHOLE_PER_DEVICE: &str = "k=2, N=1024 per-device: 1 frame, receive + switch + extract";
 
 const LIB_SEEDED: &str = "GlweEncryptor<1024, 1> seeded (TFHE_LIB)";
 const K3_SEEDED: &str = "GlweEncryptor<512, 3> seeded x 2";
