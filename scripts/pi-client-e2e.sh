@@ -12,8 +12,9 @@
 #   5. each client under qemu, readings from a file, from stdin and from a periodic sensor command; the run
 #      fails unless the server decrypted exactly the readings sent, each message once, and acknowledged
 #      resends as duplicates
-#   6. an integer key set: two clients send u16 readings from integer credential files (per-device, fleet);
-#      the server turns them into FheUint16 values and must decrypt exactly the readings sent
+#   6. an integer key set: three clients send u16 readings from integer credential files (per-device,
+#      fleet, public key); the server turns them into FheUint16 values and must decrypt exactly the
+#      readings sent
 #
 # Env: CARGO_TARGET_DIR (host and default for the client), CLIENT_TARGET_DIR (the client's cross builds),
 # PI_E2E_WORKSPACE_BUILD=1 (test-all.sh: build the host binaries as its workspace test step did).
@@ -195,16 +196,24 @@ if [ "$code" -ne 1 ] || ! grep -q "write $floor_7 into .*7.counter" "$WORK/clien
   echo "expected the restarted server to refuse sequence 0 and the client to ask for $floor_7 in its counter file"
   exit 1
 fi
-step "integer key set: the client sends u16 readings from integer credential files (per-device and fleet meters)"
+step "integer key set: the client sends u16 readings from integer credential files (per-device, fleet and public-key meters)"
 # Integer frames carry little-endian readings as tfhe-rs radix blocks; the server turns each frame into
-# FheUint16 values (per-device: key switch and identity PBS; fleet: extraction) and, with the demo client key,
-# decrypts them. Readings: device 21 from a file (6 readings, batches of 3: 2 frames), 22 from stdin.
+# FheUint16 values (per-device: one GLWE key switch per frame, then extraction; fleet and public key:
+# extraction) and, with the demo client key, decrypts them. Readings: device 21 from a file (6 readings,
+# batches of 3: 2 frames), 22 from stdin, 23 (public key: 32,831-byte frames of at most 256 u16 readings) from
+# a sensor command, one message of 260 readings: 2 frames.
 "$KEYS_BIN" init --dir "$WORK/int-keys" --parameters integer --key-id 0x1e7e >>"$WORK/keys.log"
 "$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 21 --mode per-device >>"$WORK/keys.log"
 "$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 22 --mode fleet >>"$WORK/keys.log"
+"$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 23 --mode public-key >>"$WORK/keys.log"
+"$KEYS_BIN" show --dir "$WORK/int-keys" >>"$WORK/keys.log"
+for p in 21 22 23; do
+  printf 'device %s: credential file %d bytes\n' "$p" "$(stat -c %s "$WORK/int-keys/devices/$p.tsdc")"
+done
 printf '%s\n' 1200 1310 65535 0 42 7 >"$WORK/readings-21.txt"
 printf '%s\n' 300 301 302 40000 >"$WORK/readings-22.txt"
-INT_FRAMES=$((2 + 2))
+seq 1000 1259 >"$WORK/readings-23.txt"
+INT_FRAMES=$((2 + 2 + 2))
 "$SERVER_BIN" --keys "$WORK/int-keys" --listen 127.0.0.1:0 --address-file "$WORK/address-int" \
   --demo-client-key "$WORK/int-keys/client_key.bin" --integer-bits 16 --exit-after "$INT_FRAMES" \
   >"$WORK/server-int.out" 2>"$WORK/server-int.log" &
@@ -224,18 +233,26 @@ ${RUN[armv7-unknown-linux-gnueabihf]} "$WORK/client-armv7-unknown-linux-gnueabih
   --credentials "$WORK/int-keys/devices/22.tsdc" --server "$ADDRESS" <"$WORK/readings-22.txt" \
   2>"$WORK/client-22.log" &
 P22=$!
-for p in 21 22; do
+${RUN[aarch64-unknown-linux-musl]} "$WORK/client-aarch64-unknown-linux-musl" $C --format u16 --batch 260 \
+  --credentials "$WORK/int-keys/devices/23.tsdc" --server "$ADDRESS" --command "cat $WORK/readings-23.txt" \
+  2>"$WORK/client-23.log" &
+P23=$!
+for p in 21 22 23; do
   pid_var="P$p"
   wait "${!pid_var}" || { echo "client of device $p failed:"; cat "$WORK/client-$p.log"; exit 1; }
   tail -n 1 "$WORK/client-$p.log"
 done
 wait "$SERVER_PID" || { cat "$WORK/server-int.log"; echo "the integer server failed"; exit 1; }
 trap - EXIT
-for p in 21 22; do
+grep -q "device 23: public-key mode, parameter set 4, 32831-byte frames" "$WORK/client-23.log" \
+  || { cat "$WORK/client-23.log"; echo "device 23: expected 32831-byte public-key frames on set 4"; exit 1; }
+for p in 21 22 23; do
   got=$(grep "decrypted with the demo client key" "$WORK/server-int.log" | grep "device=$p " \
     | sed -E 's/.*values=\[([^]]*)\].*/\1/' | tr -d ' ' | paste -sd, -)
   want=$(paste -sd, "$WORK/readings-$p.txt")
   if [ "$got" == "$want" ]; then
+    count=$(tr ',' '\n' <<<"$got" | wc -l)
+    [ "$count" -le 12 ] || got="$(cut -d, -f1-4 <<<"$got"),...,${got##*,} ($count readings)"
     echo "device $p: FheUint16 readings decrypted: $got"
   else
     echo "device $p: decrypted [$got], sent [$want]"; cat "$WORK/server-int.log"; exit 1
