@@ -43,13 +43,6 @@ pub enum Error {
         /// The credential file.
         path: PathBuf,
     },
-    /// A key mode the key set's parameter set does not allow.
-    ModeNotAllowed {
-        /// The mode asked for (its command-line name).
-        mode: &'static str,
-        /// The key set's parameter set (its command-line name).
-        parameters: &'static str,
-    },
     /// An argument that contradicts the key set.
     BadArgument {
         /// What is wrong, and what to do.
@@ -119,12 +112,6 @@ impl fmt::Display for Error {
                 "{} exists but the key store has no device {device_id} (an interrupted issue?): delete the file \
                  and run issue again",
                 path.display()
-            ),
-            Self::ModeNotAllowed { mode, parameters } => write!(
-                f,
-                "--mode {mode} is not allowed with parameter set {parameters}: per-device keys need tfhe-lib or \
-                 integer (the KS_PBS sets' gates take big-key inputs, docs/security.md \"Which key modes each set \
-                 allows\"); use --mode fleet or --mode public-key, or init a tfhe-lib or integer key set"
             ),
             Self::Entropy => f.write_str("the operating system's entropy source failed: cannot draw keys safely"),
             Self::Provisioning { message } => write!(f, "provisioning failed: {message}"),

@@ -20,7 +20,7 @@
 //! * [`commands::issue`]: one device in one key mode (`docs/security.md`): its credential file
 //!   (`tfhe_sbc_device::files::credentials`: device id, key id, MAC key, and its own secret key, the client
 //!   key's GLWE key or the key set's public key) and its record in the key store. Every set takes fleet and
-//!   public-key devices, one code path for both kinds of set; per-device needs `tfhe-lib` or `integer`.
+//!   public-key devices, one code path for both kinds of set; per-device keys on every set.
 //! * [`commands::show`]: the key set and its devices, no secret.
 //!
 //! The files' formats (the tfhe-rs key files' envelope, the key store), names and modes, and the atomic

@@ -37,8 +37,7 @@ enum Command {
         /// The device id (unique in the key set).
         #[arg(long)]
         device_id: u64,
-        /// The key mode (docs/security.md). Every parameter set takes fleet and public-key; per-device needs
-        /// tfhe-lib or integer.
+        /// The key mode (docs/security.md). Every parameter set takes fleet, public-key and per-device.
         #[arg(long, value_enum)]
         mode: Mode,
         /// The key id the device's frames carry (default: the key set's; per-device mode only may differ).

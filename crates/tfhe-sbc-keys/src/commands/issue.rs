@@ -13,6 +13,7 @@ use crate::files::{
 use std::path::Path;
 use std::time::Instant;
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, glwe_key_from_client_key};
+use tfhe_sbc_adapter::interop::big_key_per_device::provision_big_key_per_device;
 use tfhe_sbc_adapter::interop::integer::per_device::{
     integer_credentials_file, provision_integer_fleet_device, provision_integer_per_device,
 };
@@ -27,8 +28,9 @@ use zeroize::Zeroizing;
 /// `issue`: provisions device `device_id` in `mode`. Writes its credential file (`devices/<ID>.tsdc`, mode
 /// 0600) and adds its record to the key store (rewritten atomically), with the key set's parameter set.
 /// `key_id` defaults to the key set's; only per-device keys may take another (fleet and public-key devices
-/// encrypt under the key set's key). Every set takes fleet and public-key devices; per-device keys need
-/// `tfhe-lib` or the integer set. A public-key device gets the key set's public key (`public_key.tspk`,
+/// encrypt under the key set's key). Every set takes fleet, public-key and per-device devices (per-device keys:
+/// a switch per bit into the small key on `tfhe-lib`, one switch per frame into the big key on the big-key
+/// and integer sets). A public-key device gets the key set's public key (`public_key.tspk`,
 /// boolean or integer alike) and needs no client key, except the first one of an integer key set whose
 /// `init` wrote no public key, which makes it from the client key.
 pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> Result<(), Error> {
@@ -36,16 +38,6 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
     let _lock = DirLock::acquire(dir)?;
     let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
     let parameters = server.parameters;
-    let allowed = match (parameters, mode) {
-        (KeySetParameters::Boolean(set), KeyMode::PerDeviceSecretKey) => set == BooleanSet::TfheLib,
-        _ => true,
-    };
-    if !allowed {
-        return Err(Error::ModeNotAllowed {
-            mode: mode.name(),
-            parameters: parameters.name(),
-        });
-    }
     let key_id = match key_id {
         None => server.key_id,
         Some(k) if k == server.key_id || mode == KeyMode::PerDeviceSecretKey => k,
@@ -160,8 +152,12 @@ fn boolean_device(
     Ok(match mode {
         KeyMode::PerDeviceSecretKey => {
             let client_key = load_client_key(dir, server)?;
-            let (secrets, record) =
-                provision_per_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
+            let (secrets, record) = if set.is_big_key() {
+                provision_big_key_per_device(set, client_key.get(), device_id, key_id, rng)
+            } else {
+                provision_per_device(client_key.get(), device_id, key_id, rng)
+            }
+            .map_err(provisioning)?;
             let file =
                 secret_key_credentials(KeyMode::PerDeviceSecretKey, &params, &secrets.credentials, &secrets.key)?;
             (file, record)
