@@ -192,14 +192,16 @@ fn per_device_mode<const N: usize, const K: usize>(set: BooleanSet) {
         measured / model
     );
 
-    // Gates: 2 lanes of 5,120, each chaining every odd gate on the previous output.
+    // Gates: 2 lanes of 5,120, each chaining every odd gate on the previous output. The gates' own outputs
+    // are measured too: tfhe-rs's p-fail covers gates on gate outputs, so inputs well below their noise are
+    // covered as well (the switched inputs must be at least 4 bits below).
     let server = &k.server;
-    let failures: usize = (0..2usize)
+    let (failures, output_sum_sq): (usize, f64) = (0..2usize)
         .into_par_iter()
         .map(|lane| {
             let base = lane * 3 * GATES / 2;
             let mut previous: Option<(Ciphertext, bool)> = None;
-            let mut failures = 0;
+            let (mut failures, mut sum_sq) = (0, 0f64);
             for g in 0..GATES / 2 {
                 let i = base + 3 * g;
                 let (a, va) = match (&previous, g % 2) {
@@ -214,13 +216,29 @@ fn per_device_mode<const N: usize, const K: usize>(set: BooleanSet) {
                     _ => (server.mux(c, &a, b), if vc { va } else { vb }),
                 };
                 failures += usize::from(k.client.decrypt(&out) != expected);
+                if let Ciphertext::Encrypted(lwe) = &out {
+                    let phase = decrypt_lwe_ciphertext(&big_key, lwe).0;
+                    let e = f64::from(phase.wrapping_sub(encode_bool::<u32>(expected)) as i32);
+                    sum_sq += e * e;
+                }
                 previous = Some((out, expected));
             }
-            failures
+            (failures, sum_sq)
         })
-        .sum();
-    println!("{set} per-device: {GATES} gates on switched inputs, {failures} failures");
+        .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let output = output_sum_sq / GATES as f64;
+    println!(
+        "{set} per-device: {GATES} gates on switched inputs, {failures} failures; gate outputs' noise std 2^{:.2}, \
+         switched inputs {:.2} bits below",
+        output.sqrt().log2() - 32.0,
+        (output / measured).log2() / 2.0
+    );
     assert_eq!(failures, 0);
+    assert!(
+        output / measured > 256.0,
+        "inputs only {:.2} bits below the gates' outputs",
+        (output / measured).log2() / 2.0
+    );
 
     // Device 2's frame is refused if relabelled (MAC); switched with device 1's key it is noise.
     let mut message = [0u8; 128];

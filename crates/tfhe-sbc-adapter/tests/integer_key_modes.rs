@@ -460,9 +460,10 @@ fn modes_and_devices_do_not_mix() {
         InteropError::DuplicateDevice(A)
     );
     assert!(empty.unregister(A));
+    // A boolean set's per-device key has no place on the integer set.
     assert_eq!(
         empty
-            .register(A, KEY_ID, SET, DeviceKeyMaterial::PublicKey)
+            .register(A, KEY_ID, SET, DeviceKeyMaterial::PerDevice(fake_boolean_ksk()))
             .unwrap_err(),
         InteropError::KeyMaterialMismatch { device_id: A }
     );
@@ -509,6 +510,11 @@ fn fake_integer_ksk(seed: u64) -> IntegerDeviceKsk {
         .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed)
         .collect();
     IntegerDeviceKsk::from_parts(u128::from(seed), words).unwrap()
+}
+
+/// A `TFHE_LIB_PARAMETERS` per-device key (its shape only matters here).
+fn fake_boolean_ksk() -> tfhe_sbc_adapter::interop::DeviceKsk {
+    tfhe_sbc_adapter::interop::DeviceKsk::from_parts(5, vec![0; tfhe_sbc_adapter::interop::device_ksk_words()]).unwrap()
 }
 
 fn credentials(id: u64) -> DeviceCredentials {
@@ -566,7 +572,7 @@ fn key_store_records_parameter_sets() {
 
     // Modes a set does not allow, and unknown sets.
     let refused = [
-        (SET, DeviceKeyMaterial::PublicKey),
+        (SET, DeviceKeyMaterial::PerDevice(fake_boolean_ksk())),
         (
             ParameterSetId(2),
             DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(2)),
@@ -689,7 +695,9 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
 }
 
 /// The credential file of an integer device: parameter set 4, its mode, the packed key the encryptor takes;
-/// a public-key integer file cannot be written, and a damaged file is refused with a typed error.
+/// `integer_credentials_file` writes secret-key files only (a public-key device's comes from
+/// `PublicKeyDevice::credentials_file`, `tests/integer_public_key.rs`), and a damaged file is refused with a
+/// typed error.
 #[test]
 fn integer_credential_files_are_checked() {
     let per_device = decode_credentials(credential_file(A)).unwrap();
