@@ -27,6 +27,7 @@ use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
 use tfhe_sbc_adapter::intake::{IntakeConfig, Message, Received};
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys, glwe_key_from_client_key};
+use tfhe_sbc_adapter::interop::big_key_per_device::provision_big_key_per_device;
 use tfhe_sbc_adapter::interop::{
     BooleanBridge, provision_fleet_device, provision_per_device, public_key_from_client_key,
 };
@@ -83,7 +84,8 @@ enum Mode {
     Mixed,
     /// Every device holds the client key's GLWE key (the paper's mode).
     Fleet,
-    /// Every device has its own key; the cloud key-switches with a per-device key (TFHE_LIB only).
+    /// Every device has its own key; the cloud key-switches with a per-device key (per bit into the small key
+    /// on TFHE_LIB, once per frame into the big key on the KS_PBS sets).
     PerDevice,
     /// Every device holds only the public key.
     PublicKey,
@@ -153,15 +155,6 @@ fn main() {
     }
     let modes = device_modes(&args);
     let set = args.parameters.set();
-    if set != BooleanSet::TfheLib && modes.contains(&Mode::PerDevice) {
-        eprintln!(
-            "error: per-device keys need --parameters tfhe-lib: the 128-bit KS_PBS sets take big-key gate inputs, \
-             and a per-device key would need a key switch into the big key per bit (docs/security.md); use \
-             --mode fleet or --mode public-key with {:?}",
-            args.parameters
-        );
-        std::process::exit(2);
-    }
     let params = set.glwe_parameters();
 
     // Trusted party: tfhe-rs keys, then each device's credentials.
@@ -185,10 +178,14 @@ fn main() {
         let id = 100 + i as u64;
         match (mode, set) {
             (Mode::PerDevice, _) | (Mode::Fleet, BooleanSet::TfheLib) => {
-                let (secrets, record) = if mode == Mode::PerDevice {
-                    provision_per_device(&client_key, id, KEY_ID, &mut os).unwrap()
-                } else {
-                    provision_fleet_device(&client_key, id, KEY_ID, &mut os).unwrap()
+                let (secrets, record) = match mode {
+                    // On the big-key sets: the device's own key of the set's shape, switched into the big key
+                    // once per frame at intake.
+                    Mode::PerDevice if set.is_big_key() => {
+                        provision_big_key_per_device(set, &client_key, id, KEY_ID, &mut os).unwrap()
+                    }
+                    Mode::PerDevice => provision_per_device(&client_key, id, KEY_ID, &mut os).unwrap(),
+                    _ => provision_fleet_device(&client_key, id, KEY_ID, &mut os).unwrap(),
                 };
                 store.insert(record).unwrap();
                 provisioned.push(Provisioned::SecretKey(secrets.key, secrets.credentials));
