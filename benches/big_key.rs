@@ -34,12 +34,10 @@ use tfhe::core_crypto::prelude::{
     EncryptionRandomGenerator, LweCiphertext, LweKeyswitchKeyOwned, LweSecretKey, LweSize,
     allocate_and_generate_new_lwe_keyswitch_key, keyswitch_lwe_ciphertext,
 };
-use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::BooleanBridge;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys};
 use tfhe_sbc_adapter::interop::big_key_per_device::generate_big_key_device_ksk;
 use tfhe_sbc_adapter::interop::{Converter, DeviceKeyMaterial};
-use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
@@ -232,13 +230,7 @@ fn whole(c: &mut Criterion) {
             bridge.register(1, 1, set.glwe_parameters().id(), material).unwrap();
             group.bench_function(name, |b| {
                 b.iter_batched(
-                    || {
-                        let mut registry = DeviceRegistry::new();
-                        registry
-                            .register(DeviceCredentials::new(1, 1, MacKey::from_bytes([3; 32])))
-                            .unwrap();
-                        Intake::new(IntakeConfig::default(), registry)
-                    },
+                    common::one_device_intake,
                     |mut intake| {
                         let mut inputs = Vec::with_capacity(1024);
                         for frame in &frames {

@@ -12,8 +12,7 @@ use criterion::{BatchSize, Criterion, Throughput};
 use rand_core::SeedableRng;
 use std::hint::black_box;
 use std::time::Instant;
-use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, parse_frame};
-use tfhe_sbc_adapter::registry::DeviceRegistry;
+use tfhe_sbc_adapter::intake::{IntakeConfig, parse_frame};
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::mask::expand_mask_u32;
@@ -78,13 +77,7 @@ fn bench(c: &mut Criterion) {
     let now = Instant::now();
     group.bench_function(RECEIVE, |b| {
         b.iter_batched(
-            || {
-                let mut registry = DeviceRegistry::new();
-                registry
-                    .register(DeviceCredentials::new(1, 1, MacKey::from_bytes([3; 32])))
-                    .unwrap();
-                Intake::new(IntakeConfig::default(), registry)
-            },
+            common::one_device_intake,
             |mut intake| {
                 intake.receive(black_box(&frame), now).unwrap();
                 intake

@@ -78,3 +78,17 @@ pub fn print_ratio_table_across(title: &str, rows: &[(&str, &str)], reference: (
         }
     }
 }
+
+/// A fresh intake that knows the benches' one device (id 1, key id 1, MAC key `[3; 32]`, never sent a frame).
+#[allow(dead_code)] // Not every bench binary that includes this module takes frames in.
+pub fn one_device_intake() -> tfhe_sbc_adapter::intake::Intake {
+    let mut registry = tfhe_sbc_adapter::registry::DeviceRegistry::new();
+    registry
+        .register(tfhe_sbc_device::frame::mac::DeviceCredentials::new(
+            1,
+            1,
+            tfhe_sbc_device::frame::mac::MacKey::from_bytes([3; 32]),
+        ))
+        .unwrap_or_else(|_| unreachable!("one device"));
+    tfhe_sbc_adapter::intake::Intake::new(tfhe_sbc_adapter::intake::IntakeConfig::default(), registry)
+}

@@ -41,6 +41,17 @@ pub(crate) struct Registered {
     pub(crate) floor: u64,
 }
 
+impl Registered {
+    /// A device of `credentials` that encrypts as `encryption`, its frames numbered from `floor`.
+    pub(crate) fn new(credentials: DeviceCredentials, encryption: DeviceEncryption, floor: u64) -> Self {
+        Self {
+            credentials,
+            encryption,
+            floor,
+        }
+    }
+}
+
 /// The registered devices, by id.
 #[derive(Debug, Default)]
 pub struct DeviceRegistry {
@@ -77,12 +88,7 @@ impl DeviceRegistry {
         floor: u64,
     ) -> Result<(), DuplicateDevice> {
         let id = credentials.device_id();
-        let registered = Registered {
-            credentials,
-            encryption,
-            floor,
-        };
-        insert_new(&mut self.devices, id, registered)
+        insert_new(&mut self.devices, id, Registered::new(credentials, encryption, floor))
     }
 
     /// Whether `device_id` is registered.

@@ -19,7 +19,7 @@ use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, FrameHeader, FrameKind, HEADER_BYTES, TAG_BYTES, frame_bytes};
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 use tfhe_sbc_device::noise::DeviceNoise;
 use tfhe_sbc_device::product::NegacyclicProductPlan;
 use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
@@ -268,25 +268,7 @@ fn frames_are_public_key_frames_of_u64_words() {
         let out = &mut buffer[1..];
         let len = enc.encrypt_frame_into(&credentials, &outgoing, &chunk, out).unwrap();
         assert_eq!(len, Enc::PUBLIC_KEY_FRAME_BYTES);
-        let (header, _): (FrameHeader, _) = postcard::take_from_bytes(&out[5..HEADER_BYTES]).unwrap();
-        assert_eq!(
-            (
-                header.frame_kind(),
-                header.parameter_set,
-                header.body_bits,
-                header.sequence
-            ),
-            (Some(FrameKind::PublicKey), 4, 64, 20 + i as u64)
-        );
-        assert!(
-            credentials
-                .mac_key()
-                .verify(&out[..len - TAG_BYTES], &out[len - TAG_BYTES..len])
-        );
-        let words: Vec<u64> = out[HEADER_BYTES..len - TAG_BYTES]
-            .chunks_exact(8)
-            .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
-            .collect();
+        let words = common::integer_frame_words(&out[..len], &credentials, FrameKind::PublicKey, 20 + i as u64, 0);
         let (mask, body) = words.split_at(N);
         decoded.extend(decode(&phase(&keys, mask, body), 16, 256));
     }

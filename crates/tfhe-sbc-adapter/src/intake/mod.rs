@@ -108,12 +108,11 @@ impl Intake {
         floor: u64,
     ) -> Result<(), DuplicateDevice> {
         let id = credentials.device_id();
-        let state = DeviceState::new(Registered {
-            credentials,
-            encryption,
-            floor,
-        });
-        insert_new(&mut self.devices, id, state)
+        insert_new(
+            &mut self.devices,
+            id,
+            DeviceState::new(Registered::new(credentials, encryption, floor)),
+        )
     }
 
     /// The highest sequence number accepted from `device_id`, if any. Persist it (plus one, as the floor

@@ -33,3 +33,36 @@ pub fn decode_readings(phase: &[u64], value_bits: u32, count: usize) -> Vec<u64>
         .map(|b| encoding.decode_value(b).unwrap())
         .collect()
 }
+
+/// Checks an integer-set frame (`frame`, its whole length) against what it must be (kind, parameter set 4, a
+/// full 64-bit body, `sequence`) and its MAC under `credentials`; returns its payload as little-endian `u64`
+/// words after `prefix` bytes (a seeded frame's 32-byte seed, nothing for a public-key frame).
+pub fn integer_frame_words(
+    frame: &[u8],
+    credentials: &tfhe_sbc_device::frame::mac::DeviceCredentials,
+    kind: tfhe_sbc_device::frame::FrameKind,
+    sequence: u64,
+    prefix: usize,
+) -> Vec<u64> {
+    use tfhe_sbc_device::frame::{FrameHeader, HEADER_BYTES, TAG_BYTES};
+    let len = frame.len();
+    let (header, _): (FrameHeader, _) = postcard::take_from_bytes(&frame[5..HEADER_BYTES]).unwrap();
+    assert_eq!(
+        (
+            header.frame_kind(),
+            header.parameter_set,
+            header.body_bits,
+            header.sequence
+        ),
+        (Some(kind), 4, 64, sequence)
+    );
+    assert!(
+        credentials
+            .mac_key()
+            .verify(&frame[..len - TAG_BYTES], &frame[len - TAG_BYTES..])
+    );
+    frame[HEADER_BYTES + prefix..len - TAG_BYTES]
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+        .collect()
+}
