@@ -104,6 +104,17 @@ impl Error {
             Err(Self::WrongLength { expected, found })
         }
     }
+
+    /// `Ok` when a buffer of `found` elements holds one or more whole polynomials of `n` coefficients (a
+    /// `k * N` key or mask), [`Error::WrongLength`] (expected `n`) otherwise.
+    #[inline]
+    pub(crate) fn check_polynomials(n: usize, found: usize) -> Result<()> {
+        if found == 0 || !found.is_multiple_of(n) {
+            Err(Self::WrongLength { expected: n, found })
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl From<tfhe_sbc_core::Error> for Error {

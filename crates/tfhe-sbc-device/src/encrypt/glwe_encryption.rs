@@ -29,12 +29,7 @@ fn check_shapes<P: NegacyclicProduct>(
     scratch: &[P::Spectral],
 ) -> Result<usize> {
     let n = product.polynomial_size();
-    if key_spectrum.is_empty() || key_spectrum.len() % n != 0 {
-        return Err(Error::WrongLength {
-            expected: n,
-            found: key_spectrum.len(),
-        });
-    }
+    Error::check_polynomials(n, key_spectrum.len())?;
     for len in [body.len(), scratch.len()] {
         Error::check_length(n, len)?;
     }

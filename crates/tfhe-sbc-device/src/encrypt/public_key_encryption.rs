@@ -105,12 +105,7 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
     let n = product.polynomial_size();
     body.check_length(n)?;
     Error::check_length(n, body_spectrum.len())?;
-    if mask_spectra.is_empty() || mask_spectra.len() % n != 0 {
-        return Err(Error::WrongLength {
-            expected: n,
-            found: mask_spectra.len(),
-        });
-    }
+    Error::check_polynomials(n, mask_spectra.len())?;
     for (i, spectrum) in mask_spectra.chunks_exact_mut(n).enumerate() {
         product.forward_seeded_mask(seed, i, spectrum);
     }
@@ -180,12 +175,7 @@ pub fn encrypt_glwe_ciphertext_with_public_key_assign<P: NegacyclicProduct, R: R
     for len in [body.len(), body_spectrum.len(), u_spectrum.len(), scratch.len()] {
         Error::check_length(n, len)?;
     }
-    if mask_spectra.is_empty() || mask_spectra.len() % n != 0 {
-        return Err(Error::WrongLength {
-            expected: n,
-            found: mask_spectra.len(),
-        });
-    }
+    Error::check_polynomials(n, mask_spectra.len())?;
     Error::check_length(mask_spectra.len(), mask.len())?;
 
     // u, drawn as bits into the first mask polynomial (its torus words 0 or 1), then transformed.
