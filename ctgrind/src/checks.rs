@@ -6,15 +6,16 @@
 //! coefficient is 0 or 1 is public (the key check `from_container` makes), which one is secret.
 
 use crate::valgrind::{classify, classify_bits, declassify, is_tainted};
-use crate::{Check, ClassifiedRng, Digest, Outcome};
+use crate::{Check, ClassifiedRng, Digest, Outcome, Word};
 use negacyclic_ntt::{NttPlan32, NttPlan64};
 use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::{PaddedIntegerEncoding, encode_bool};
 use tfhe_sbc_core::entities::pack_secret_key;
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, KeyStorage};
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_core::torus::UnsignedTorus;
 use tfhe_sbc_core::tuniform::TUniform;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
@@ -27,6 +28,7 @@ use tfhe_sbc_device::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use tfhe_sbc_device::frame::message::{chunks, message_bit};
 use tfhe_sbc_device::frame::{FULL_FRAME_BYTES_1024, FrameCounter, SEEDED_FRAME_BYTES_1024};
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+use tfhe_sbc_device::product::NegacyclicProduct;
 use tfhe_sbc_device::product::key_spectrum::{GlweKeySpectrum, compute_glwe_key_spectrum};
 
 /// The polynomial size of every device check (`TFHE_LIB_GLWE_1024`).
@@ -173,6 +175,31 @@ fn all_tainted(outputs: &[Option<bool>]) -> Option<bool> {
     outputs.iter().try_fold(true, |acc, t| t.map(|t| acc && t))
 }
 
+/// The outcome of a check whose outputs had the taints `taint` and went into `digest`.
+fn outcome(taint: &[Option<bool>], digest: &Digest) -> Outcome {
+    Outcome {
+        tainted: all_tainted(taint),
+        digest: digest.finish(),
+    }
+}
+
+/// A public output: whether `words` carried secret bits, then declassified and absorbed by `digest`.
+fn publish<W: Word>(words: &mut [W], digest: &mut Digest) -> Option<bool> {
+    let tainted = is_tainted(words);
+    declassify(words);
+    digest.update_words(words);
+    tainted
+}
+
+/// A frame of `len` bytes at the start of `buffer`: whether it carried secret bits, then the whole buffer
+/// declassified and the frame absorbed by `digest`.
+fn publish_frame(buffer: &mut [u8], len: usize, digest: &mut Digest) -> Option<bool> {
+    let tainted = is_tainted(&buffer[..len]);
+    declassify(buffer);
+    digest.update(&buffer[..len]);
+    tainted
+}
+
 /// A public generator: the harness's own inputs (message bytes, key bits) before they are classified.
 fn public_xof(label: u8) -> Blake2bXof {
     Blake2bXof::from_seed([label; 32])
@@ -185,30 +212,65 @@ fn secret_xof(label: u8) -> Blake2bXof {
     Blake2bXof::from_seed(seed)
 }
 
-/// A binary key with bit 0 of each coefficient classified.
-fn secret_key(label: u8) -> GlweSecretKey<[u8; N]> {
-    let mut bytes = [0u8; N];
+/// `M` public bytes, each 0 or 1.
+fn binary_bytes<const M: usize>(label: u8) -> [u8; M] {
+    let mut bytes = [0u8; M];
     public_xof(label).fill_bytes(&mut bytes);
     for b in &mut bytes {
         *b &= 1;
     }
+    bytes
+}
+
+/// `M` bytes, each 0 or 1, with bit 0 of each classified.
+fn secret_bits<const M: usize>(label: u8) -> [u8; M] {
+    let mut bytes = binary_bytes(label);
     classify_bits(&mut bytes, 0x01);
-    GlweSecretKey::from_container(bytes, PolynomialSize(N)).expect("a binary key of N coefficients")
+    bytes
+}
+
+/// A binary key of `M` coefficients with bit 0 of each classified.
+fn secret_key<const M: usize>(label: u8) -> GlweSecretKey<[u8; M]> {
+    GlweSecretKey::from_container(secret_bits(label), PolynomialSize(M)).expect("a binary key of M coefficients")
+}
+
+/// The spectrum of the `k = 1` key `key` under `plan`.
+fn spectrum_of<P: NegacyclicProduct>(plan: &P, key: &GlweSecretKey<impl KeyStorage>) -> Vec<P::Spectral> {
+    let mut spectrum = vec![P::SPECTRAL_ZERO; plan.polynomial_size()];
+    compute_glwe_key_spectrum(plan, key, &mut spectrum).expect("k = 1, a key of the plan's size");
+    spectrum
+}
+
+/// A seeded public key `(seed, body)` under `plan`, public throughout: made from the public binary key
+/// `label` and the public randomness `label + 1`.
+fn public_key<P: NegacyclicProduct>(plan: &P, noise: &DeviceNoise, label: u8) -> ([u8; 32], Vec<P::Torus>) {
+    let n = plan.polynomial_size();
+    let mut key_bytes = vec![0u8; n];
+    public_xof(label).fill_bytes(&mut key_bytes);
+    key_bytes.iter_mut().for_each(|b| *b &= 1);
+    let key = GlweSecretKey::from_container(key_bytes, PolynomialSize(n)).expect("a binary key");
+    let spectrum = spectrum_of(plan, &key);
+    let (mut body, mut scratch) = (vec![P::Torus::ZERO; n], vec![P::SPECTRAL_ZERO; n]);
+    let seed = generate_seeded_glwe_public_key(
+        plan,
+        &spectrum,
+        noise,
+        &mut body,
+        &mut scratch,
+        &mut public_xof(label + 1),
+    )
+    .expect("N words");
+    (seed, body)
+}
+
+/// A `TFHE_LIB_GLWE_1024` encryptor of the secret key `label`, its XOF seeded from the secret `label + 1`.
+fn secret_encryptor(label: u8) -> GlweEncryptor<N> {
+    GlweEncryptor::<N>::new(&TFHE_LIB_GLWE_1024, &secret_key::<N>(label), secret_xof(label + 1))
+        .expect("TFHE_LIB_GLWE_1024")
 }
 
 /// The integer set's polynomial size (`MESSAGE_2_CARRY_2_TUNIFORM_2M128`).
 const N64: usize = 2048;
-
-/// A binary key of [`N64`] coefficients with bit 0 of each classified.
-fn secret_key_2048(label: u8) -> GlweSecretKey<[u8; N64]> {
-    let mut bytes = [0u8; N64];
-    public_xof(label).fill_bytes(&mut bytes);
-    for b in &mut bytes {
-        *b &= 1;
-    }
-    classify_bits(&mut bytes, 0x01);
-    GlweSecretKey::from_container(bytes, PolynomialSize(N64)).expect("a binary key of 2048 coefficients")
-}
 
 /// `M` classified reading bytes.
 fn secret_readings<const M: usize>(label: u8) -> [u8; M] {
@@ -220,10 +282,7 @@ fn secret_readings<const M: usize>(label: u8) -> [u8; M] {
 
 /// A classified message of `N / 8` bytes.
 fn secret_message(label: u8) -> [u8; N / 8] {
-    let mut message = [0u8; N / 8];
-    public_xof(label).fill_bytes(&mut message);
-    classify(&mut message);
-    message
+    secret_readings(label)
 }
 
 fn tuniform() -> Outcome {
@@ -232,32 +291,21 @@ fn tuniform() -> Outcome {
     let mut noise = [0u32; SAMPLES];
     let t8 = TUniform::new(8).expect("b = 8");
     t8.add_noise_torus(&mut ClassifiedRng(public_xof(40)), &mut noise);
-    taint[0] = is_tainted(&noise);
-    declassify(&mut noise);
-    digest.update_u32s(&noise);
+    taint[0] = publish(&mut noise, &mut digest);
     for (i, b) in [20, 40].into_iter().enumerate() {
         let mut noise = [0u64; SAMPLES / 4];
         TUniform::new(b)
             .expect("b <= 62")
             .add_noise_torus(&mut ClassifiedRng(public_xof(41 + i as u8)), &mut noise);
-        taint[1 + i] = is_tainted(&noise);
-        declassify(&mut noise);
-        for x in noise {
-            digest.update(&x.to_le_bytes());
-        }
+        taint[1 + i] = publish(&mut noise, &mut digest);
     }
     let mut single = [0u32; 16];
     let mut rng = ClassifiedRng(public_xof(43));
     for x in &mut single {
         *x = t8.sample_torus(&mut rng);
     }
-    taint[3] = is_tainted(&single);
-    declassify(&mut single);
-    digest.update_u32s(&single);
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    taint[3] = publish(&mut single, &mut digest);
+    outcome(&taint, &digest)
 }
 
 fn xof() -> Outcome {
@@ -278,37 +326,23 @@ fn xof() -> Outcome {
             rng.next_u64()
         };
     }
-    let tainted = all_tainted(&[is_tainted(&bytes), is_tainted(&words)]);
-    declassify(&mut bytes);
-    declassify(&mut words);
     let mut digest = Digest::default();
-    digest.update(&bytes);
-    for w in words {
-        digest.update(&w.to_le_bytes());
-    }
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [publish(&mut bytes, &mut digest), publish(&mut words, &mut digest)];
+    outcome(&taint, &digest)
 }
 
 fn keygen() -> Outcome {
     let key = GlweSecretKey::generate_binary([0u8; N], PolynomialSize(N), &mut secret_xof(2))
         .expect("a key buffer of N bytes");
-    let tainted = is_tainted(key.as_bytes());
     let mut copy = [0u8; N];
     copy.copy_from_slice(key.as_bytes());
-    declassify(&mut copy);
     let mut digest = Digest::default();
-    digest.update(&copy);
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [publish(&mut copy, &mut digest)];
+    outcome(&taint, &digest)
 }
 
 fn key_spectrum() -> Outcome {
-    let key = secret_key(3);
+    let key = secret_key::<N>(3);
     let plan = negacyclic_fft::Plan::new(N).expect("N = 1024 is supported");
     let mut spectrum = GlweKeySpectrum::from_container([0f64; N], key.polynomial_size()).expect("k = 1, N = 1024");
     compute_glwe_key_spectrum(&plan, &key, spectrum.as_mut_slice()).expect("k = 1, N = 1024");
@@ -319,12 +353,7 @@ fn key_spectrum() -> Outcome {
 }
 
 fn encoding() -> Outcome {
-    let mut bits = [0u8; 64];
-    public_xof(4).fill_bytes(&mut bits);
-    for b in &mut bits {
-        *b &= 1;
-    }
-    classify_bits(&mut bits, 0x01);
+    let bits = secret_bits::<64>(4);
     let mut booleans = [0u32; 64];
     let mut booleans64 = [0u64; 64];
     for ((e, e64), b) in booleans.iter_mut().zip(&mut booleans64).zip(bits) {
@@ -348,32 +377,20 @@ fn encoding() -> Outcome {
         // Bits 0..64, then past the end of a 16-byte message (public indices, secret bytes).
         *bit = message_bit(&packed[..16], if i < 64 { i } else { 128 + i });
     }
-    let tainted = all_tainted(&[
-        is_tainted(&booleans),
-        is_tainted(&booleans64),
-        is_tainted(&integers),
-        is_tainted(&unpacked[..64]),
-    ]);
-    declassify(&mut booleans);
-    declassify(&mut booleans64);
-    declassify(&mut integers);
-    declassify(&mut unpacked);
     let mut digest = Digest::default();
-    digest.update_u32s(&booleans);
-    for x in booleans64.iter().chain(&integers) {
-        digest.update(&x.to_le_bytes());
-    }
+    let taint = [
+        publish(&mut booleans, &mut digest),
+        publish(&mut booleans64, &mut digest),
+        publish(&mut integers, &mut digest),
+        is_tainted(&unpacked[..64]),
+    ];
+    declassify(&mut unpacked);
     digest.update(&unpacked.map(u8::from));
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    outcome(&taint, &digest)
 }
 
 fn encrypt_seeded() -> Outcome {
-    let params = TFHE_LIB_GLWE_1024;
-    let key = secret_key(7);
-    let mut encryptor = GlweEncryptor::<N>::new(&params, &key, secret_xof(8)).expect("TFHE_LIB_GLWE_1024");
+    let mut encryptor = secret_encryptor(7);
     let mut digest = Digest::default();
     let mut taint = [None; 2 * ENCRYPTIONS];
     for (i, taint) in taint.chunks_exact_mut(2).enumerate() {
@@ -382,77 +399,42 @@ fn encrypt_seeded() -> Outcome {
         let mut seed = encryptor
             .encrypt_seeded_glwe_ciphertext(&message, &mut body)
             .expect("N/8 message bytes, N body words");
-        taint[0] = is_tainted(&body);
-        taint[1] = is_tainted(&seed);
         // The ciphertext is public: the device sends it.
-        declassify(&mut body);
-        declassify(&mut seed);
-        digest.update(&seed);
-        digest.update_u32s(&body);
+        taint[1] = publish(&mut seed, &mut digest);
+        taint[0] = publish(&mut body, &mut digest);
         // A TRNG's entropy mixed in between encryptions.
         let mut entropy = [i as u8; 32];
         classify(&mut entropy);
         encryptor.reseed(&entropy);
     }
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    outcome(&taint, &digest)
 }
 
 fn encrypt_k3() -> Outcome {
     let params = DEFAULT_KS_PBS_GLWE_512_K3;
-    let mut bytes = [0u8; 3 * 512];
-    public_xof(60).fill_bytes(&mut bytes);
-    for b in &mut bytes {
-        *b &= 1;
-    }
-    classify_bits(&mut bytes, 0x01);
-    let key = GlweSecretKey::from_container(bytes, PolynomialSize(512)).expect("a binary k = 3 key");
+    let key =
+        GlweSecretKey::from_container(secret_bits::<{ 3 * 512 }>(60), PolynomialSize(512)).expect("a binary k = 3 key");
     let mut encryptor = GlweEncryptor::<512, 3>::new(&params, &key, secret_xof(61)).expect("k = 3, N = 512");
     let mut digest = Digest::default();
     let mut taint = [None; ENCRYPTIONS];
     for (i, taint) in taint.iter_mut().enumerate() {
-        let mut message = [0u8; 64];
-        public_xof(62 + i as u8).fill_bytes(&mut message);
-        classify(&mut message);
+        let message = secret_readings::<64>(62 + i as u8);
         let mut body = [0u32; 512];
         let mut seed = encryptor
             .encrypt_seeded_glwe_ciphertext(&message, &mut body)
             .expect("N/8 message bytes, N body words");
-        *taint = is_tainted(&body);
-        declassify(&mut body);
-        declassify(&mut seed);
-        digest.update(&seed);
-        digest.update_u32s(&body);
+        publish(&mut seed, &mut digest);
+        *taint = publish(&mut body, &mut digest);
     }
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    outcome(&taint, &digest)
 }
 
 fn encrypt_public_key() -> Outcome {
     let params = TFHE_LIB_GLWE_1024;
     // The public key is public: made from a public key and public randomness.
     let plan = negacyclic_fft::Plan::new(N).expect("N = 1024 is supported");
-    let mut key_bytes = [0u8; N];
-    public_xof(70).fill_bytes(&mut key_bytes);
-    key_bytes.iter_mut().for_each(|b| *b &= 1);
-    let key = GlweSecretKey::from_container(key_bytes, PolynomialSize(N)).expect("a binary key");
-    let mut spectrum = [0f64; N];
-    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).expect("k = 1, N = 1024");
     let noise = DeviceNoise::for_parameters(&params, NoiseSampling::ConstantTime).expect("TFHE_LIB_GLWE_1024");
-    let (mut pk_body, mut scratch) = ([0u32; N], [0f64; N]);
-    let pk_seed = generate_seeded_glwe_public_key(
-        &plan,
-        &spectrum,
-        &noise,
-        &mut pk_body,
-        &mut scratch,
-        &mut public_xof(71),
-    )
-    .expect("N words");
+    let (pk_seed, pk_body) = public_key(&plan, &noise, 70);
     let mut encryptor =
         PublicKeyEncryptor::<N>::new(&params, &pk_seed, &pk_body, secret_xof(72)).expect("TFHE_LIB_GLWE_1024");
     let mut digest = Digest::default();
@@ -463,41 +445,28 @@ fn encrypt_public_key() -> Outcome {
         encryptor
             .encrypt_glwe_ciphertext(&message, &mut mask, &mut body)
             .expect("N/8 message bytes, N mask and body words");
-        taint[0] = is_tainted(&mask);
-        taint[1] = is_tainted(&body);
-        declassify(&mut mask);
-        declassify(&mut body);
-        digest.update_u32s(&mask);
-        digest.update_u32s(&body);
+        taint[0] = publish(&mut mask, &mut digest);
+        taint[1] = publish(&mut body, &mut digest);
     }
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    outcome(&taint, &digest)
 }
 
 fn ntt_product() -> Outcome {
-    use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
+    use tfhe_sbc_device::product::NegacyclicProductPlan;
     let plan = <NttPlan32 as NegacyclicProductPlan<N>>::PLAN;
-    let key = secret_key(80);
-    let mut spectrum = GlweKeySpectrum::from_container([[0u32; 2]; N], key.polynomial_size()).expect("k = 1, N = 1024");
-    compute_glwe_key_spectrum(&plan, &key, spectrum.as_mut_slice()).expect("k = 1, N = 1024");
-    let mut digest = Digest::default();
+    let spectrum = spectrum_of(&plan, &secret_key::<N>(80));
     let mut taint = [None; 3];
     let (mut scratch, mut out) = ([[0u32; 2]; N], [0u32; N]);
     for (i, taint) in taint.iter_mut().enumerate() {
         // A public mask, as on the device: only the key is secret.
         plan.forward_seeded_mask(&[81 + i as u8; 32], 0, &mut scratch);
-        plan.mul_assign(&mut scratch, spectrum.as_slice());
+        plan.mul_assign(&mut scratch, &spectrum);
         plan.inverse_add(&mut scratch, &mut out);
         *taint = is_tainted(&out);
     }
-    declassify(&mut out);
-    digest.update_u32s(&out);
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    let mut digest = Digest::default();
+    publish(&mut out, &mut digest);
+    outcome(&taint, &digest)
 }
 
 fn encrypt_ntt() -> Outcome {
@@ -507,9 +476,7 @@ fn encrypt_ntt() -> Outcome {
     use tfhe_sbc_device::product::NegacyclicProductPlan;
     let params = TFHE_LIB_GLWE_1024;
     let plan = <NttPlan32 as NegacyclicProductPlan<N>>::PLAN;
-    let key = secret_key(84);
-    let mut spectrum = GlweKeySpectrum::from_container([[0u32; 2]; N], key.polynomial_size()).expect("k = 1, N = 1024");
-    compute_glwe_key_spectrum(&plan, &key, spectrum.as_mut_slice()).expect("k = 1, N = 1024");
+    let spectrum = spectrum_of(&plan, &secret_key::<N>(84));
     let noise = DeviceNoise::for_parameters(&params, NoiseSampling::ConstantTime).expect("TFHE_LIB_GLWE_1024");
     let mut rng = secret_xof(85);
     let mut scratch = [[0u32; 2]; N];
@@ -521,76 +488,42 @@ fn encrypt_ntt() -> Outcome {
         for (j, b) in body.iter_mut().enumerate() {
             *b = encode_bool::<u32>(message_bit(&message, j));
         }
-        let mut seed = if i % 2 == 0 {
-            encrypt_seeded_glwe_ciphertext_assign(&plan, spectrum.as_slice(), &noise, &mut body, &mut scratch, &mut rng)
+        let seeded = i % 2 == 0;
+        let mut seed = if seeded {
+            encrypt_seeded_glwe_ciphertext_assign(&plan, &spectrum, &noise, &mut body, &mut scratch, &mut rng)
                 .expect("N body words")
         } else {
-            encrypt_glwe_ciphertext_assign(
-                &plan,
-                spectrum.as_slice(),
-                &noise,
-                &mut mask,
-                &mut body,
-                &mut scratch,
-                &mut rng,
-            )
-            .expect("N mask and body words");
+            encrypt_glwe_ciphertext_assign(&plan, &spectrum, &noise, &mut mask, &mut body, &mut scratch, &mut rng)
+                .expect("N mask and body words");
             [0u8; 32]
         };
         rng.ratchet();
-        taint[0] = is_tainted(&body);
-        taint[1] = if i % 2 == 0 {
-            is_tainted(&seed)
-        } else {
-            is_tainted(&mask)
-        };
-        declassify(&mut body);
-        declassify(&mut mask);
-        declassify(&mut seed);
-        digest.update(&seed);
-        digest.update_u32s(&mask);
-        digest.update_u32s(&body);
+        let seed_taint = publish(&mut seed, &mut digest);
+        let mask_taint = publish(&mut mask, &mut digest);
+        taint[0] = publish(&mut body, &mut digest);
+        taint[1] = if seeded { seed_taint } else { mask_taint };
     }
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    outcome(&taint, &digest)
 }
 
 fn ntt64_product() -> Outcome {
-    use tfhe_sbc_device::product::{NegacyclicProduct, NegacyclicProductPlan};
+    use tfhe_sbc_device::product::NegacyclicProductPlan;
     let plan = <NttPlan64 as NegacyclicProductPlan<N64>>::PLAN;
-    let mut bytes = [0u8; N64];
-    public_xof(90).fill_bytes(&mut bytes);
-    for b in &mut bytes {
-        *b &= 1;
-    }
-    classify_bits(&mut bytes, 0x01);
-    let key = GlweSecretKey::from_container(bytes, PolynomialSize(N64)).expect("a binary key of 2048 coefficients");
-    let mut spectrum =
-        GlweKeySpectrum::from_container([[0u32; 3]; N64], key.polynomial_size()).expect("k = 1, N = 2048");
-    compute_glwe_key_spectrum(&plan, &key, spectrum.as_mut_slice()).expect("k = 1, N = 2048");
+    let spectrum = spectrum_of(&plan, &secret_key::<N64>(90));
     let (mut scratch, mut out) = ([[0u32; 3]; N64], [0u64; N64]);
     plan.forward_seeded_mask(&[91; 32], 0, &mut scratch);
-    plan.mul_assign(&mut scratch, spectrum.as_slice());
+    plan.mul_assign(&mut scratch, &spectrum);
     plan.inverse(&mut scratch, &mut out);
-    let tainted = is_tainted(&out);
-    declassify(&mut out);
     let mut digest = Digest::default();
-    for x in out {
-        digest.update(&x.to_le_bytes());
-    }
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [publish(&mut out, &mut digest)];
+    outcome(&taint, &digest)
 }
 
 /// The integer encryptor's own entry points: keyed from a secret unpacked key, seeded from secret bytes,
 /// encrypting secret `u8`, `u16` and `u32` readings (a full, a partial and a one-reading ciphertext: the
 /// encoding of 0 after the last reading), then reseeded with secret entropy.
 fn integer_encrypt() -> Outcome {
-    let key = secret_key_2048(100);
+    let key = secret_key::<N64>(100);
     let mut encryptor = Box::new(IntegerEncryptor::<N64, NttPlan64>::EMPTY);
     encryptor
         .set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &key)
@@ -601,16 +534,9 @@ fn integer_encrypt() -> Outcome {
     let mut digest = Digest::default();
     let mut taint = [None; 8];
     let mut body = vec![0u64; N64];
-    let mut record = |seed: [u8; 32], body: &mut [u64], taint: &mut [Option<bool>]| {
-        let mut seed = seed;
-        taint[0] = is_tainted(&seed);
-        taint[1] = is_tainted(body);
-        declassify(&mut seed);
-        declassify(body);
-        digest.update(&seed);
-        for x in body.iter() {
-            digest.update(&x.to_le_bytes());
-        }
+    let mut record = |mut seed: [u8; 32], body: &mut [u64], taint: &mut [Option<bool>]| {
+        taint[0] = publish(&mut seed, &mut digest);
+        taint[1] = publish(body, &mut digest);
     };
     let readings8 = secret_readings::<512>(102);
     let s = encryptor.encrypt_u8(&readings8, &mut body).expect("512 u8 readings");
@@ -631,10 +557,7 @@ fn integer_encrypt() -> Outcome {
     let readings8 = secret_readings::<100>(106);
     let s = encryptor.encrypt_u8(&readings8, &mut body).expect("100 u8 readings");
     record(s, &mut body, &mut taint[6..8]);
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    outcome(&taint, &digest)
 }
 
 /// The integer firmware's path (`firmware/src/integer_run.rs`): an empty encryptor keyed in place from the
@@ -643,7 +566,7 @@ fn integer_encrypt() -> Outcome {
 /// the same message again with the set's compact body (the body rounded and packed in place).
 fn integer_frame() -> Outcome {
     type Encryptor = IntegerEncryptor<N64, NttPlan64>;
-    let key = secret_key_2048(110);
+    let key = secret_key::<N64>(110);
     let mut packed = [0u8; N64 / 8];
     pack_secret_key(key.as_bytes(), &mut packed).expect("N bits into N / 8 bytes");
     let mut encryptor = Box::new(Encryptor::EMPTY);
@@ -654,66 +577,52 @@ fn integer_frame() -> Outcome {
     encryptor
         .seed(&mut ClassifiedRng(public_xof(111)))
         .expect("an infallible RNG");
-    let credentials = DeviceCredentials::new(10, 1, secret_mac_key(112));
-    let mut counter = FrameCounter::new(0);
+    let mut sender = sender(10, 112);
     // A full chunk of 512 readings and a short one of 100.
     let readings = secret_readings::<{ Encryptor::MESSAGE_BYTES + 100 }>(113);
-    let outgoing = encryptor
-        .begin_message(&mut counter, readings.len())
-        .expect("sequence numbers left");
     let mut digest = Digest::default();
-    let mut taint = [None; 4];
     // Three bytes of offset: the body's 8-aligned window is not where the body lands.
-    let mut buffer = vec![0u8; Encryptor::SEEDED_FRAME_BYTES + 3];
-    for (pass, taint) in taint.chunks_exact_mut(2).enumerate() {
-        if pass == 1 {
-            let compact = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().compact_body_bits();
-            encryptor.set_body_bits(compact).expect("the set's compact width");
-        }
-        let outgoing = if pass == 0 {
-            outgoing
-        } else {
-            encryptor
-                .begin_message(&mut counter, readings.len())
-                .expect("sequence numbers left")
-        };
-        seal_message(
-            &mut *encryptor,
-            &credentials,
-            &outgoing,
-            &readings,
-            &mut buffer,
-            taint,
-            &mut digest,
-        );
-    }
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    let mut taint = seal_message(&mut *encryptor, &mut sender, &readings, 3, &mut digest);
+    // The same message again with the set's compact body.
+    let compact = encryptor.compact_body_bits();
+    encryptor.set_body_bits(compact).expect("the set's compact width");
+    taint.extend(seal_message(&mut *encryptor, &mut sender, &readings, 3, &mut digest));
+    outcome(&taint, &digest)
 }
 
-/// Seals every chunk of `message` through the [`FrameEncryptor`] trait, each frame 3 bytes into `buffer`
-/// (so that a payload's aligned window is not where the payload lands), records each frame's taint in
-/// `taint` (one per chunk) and digests the declassified frames.
+/// Seals `message` through the [`FrameEncryptor`] trait as the next message of `sender` (its credentials and
+/// frame counter), each frame `offset` bytes into its buffer (so that a payload's aligned window is not where
+/// the payload lands), digests the declassified frames and returns each frame's taint.
 fn seal_message(
     encryptor: &mut dyn FrameEncryptor,
-    credentials: &DeviceCredentials,
-    outgoing: &tfhe_sbc_device::frame::OutgoingMessage,
+    sender: &mut (DeviceCredentials, FrameCounter),
     message: &[u8],
-    buffer: &mut [u8],
-    taint: &mut [Option<bool>],
+    offset: usize,
     digest: &mut Digest,
-) {
-    for (chunk, taint) in chunks(message, encryptor.chunk_bytes()).zip(taint) {
-        let frame = &mut buffer[3..];
-        let len = encryptor
-            .encrypt_frame_into(credentials, outgoing, &chunk, frame)
-            .expect("a chunk of this message, a large enough buffer");
-        *taint = is_tainted(&frame[..len]);
-        declassify(frame);
-        digest.update(&frame[..len]);
-    }
+) -> Vec<Option<bool>> {
+    let (credentials, counter) = sender;
+    let outgoing = encryptor
+        .begin_message(counter, message.len())
+        .expect("sequence numbers left");
+    let mut buffer = vec![0u8; encryptor.frame_buffer_len() + offset];
+    let frame = &mut buffer[offset..];
+    chunks(message, encryptor.chunk_bytes())
+        .map(|chunk| {
+            let len = encryptor
+                .encrypt_frame_into(credentials, &outgoing, &chunk, frame)
+                .expect("a chunk of this message, a large enough buffer");
+            publish_frame(frame, len, digest)
+        })
+        .collect()
+}
+
+/// A device's sender: the credentials of device `device` under its secret MAC key `mac_label`, and a fresh
+/// frame counter.
+fn sender(device: u64, mac_label: u8) -> (DeviceCredentials, FrameCounter) {
+    (
+        DeviceCredentials::new(device, 1, secret_mac_key(mac_label)),
+        FrameCounter::new(0),
+    )
 }
 
 /// The integer public-key firmware path (`firmware/`, feature `integer-public-key`): the public key (public,
@@ -723,24 +632,9 @@ fn integer_public_key_frame() -> Outcome {
     type Encryptor = IntegerPublicKeyEncryptor<N64, NttPlan64>;
     use tfhe_sbc_device::product::NegacyclicProductPlan;
     let plan = <NttPlan64 as NegacyclicProductPlan<N64>>::PLAN;
-    let mut key_bytes = [0u8; N64];
-    public_xof(130).fill_bytes(&mut key_bytes);
-    key_bytes.iter_mut().for_each(|b| *b &= 1);
-    let key = GlweSecretKey::from_container(key_bytes, PolynomialSize(N64)).expect("a binary key");
-    let mut spectrum = vec![[0u32; 3]; N64];
-    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).expect("k = 1, N = 2048");
     let noise =
         DeviceNoise::for_tuniform_parameters(&MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe()).expect("the integer set");
-    let (mut pk_body, mut scratch) = (vec![0u64; N64], vec![[0u32; 3]; N64]);
-    let pk_seed = generate_seeded_glwe_public_key(
-        &plan,
-        &spectrum,
-        &noise,
-        &mut pk_body,
-        &mut scratch,
-        &mut public_xof(131),
-    )
-    .expect("N words");
+    let (pk_seed, pk_body) = public_key(&plan, &noise, 130);
     let pk_le: Vec<u8> = pk_body.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut encryptor = Box::new(Encryptor::EMPTY);
     encryptor
@@ -749,27 +643,10 @@ fn integer_public_key_frame() -> Outcome {
     encryptor
         .seed(&mut ClassifiedRng(public_xof(132)))
         .expect("an infallible RNG");
-    let credentials = DeviceCredentials::new(11, 1, secret_mac_key(133));
     let readings = secret_readings::<{ Encryptor::READING_BYTES + 100 }>(134);
-    let outgoing = encryptor
-        .begin_message(&mut FrameCounter::new(0), readings.len())
-        .expect("sequence numbers left");
     let mut digest = Digest::default();
-    let mut taint = [None; 2];
-    let mut buffer = vec![0u8; Encryptor::PUBLIC_KEY_FRAME_BYTES + 3];
-    seal_message(
-        &mut *encryptor,
-        &credentials,
-        &outgoing,
-        &readings,
-        &mut buffer,
-        &mut taint,
-        &mut digest,
-    );
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    let taint = seal_message(&mut *encryptor, &mut sender(11, 133), &readings, 3, &mut digest);
+    outcome(&taint, &digest)
 }
 
 /// [`integer_encrypt`]'s negative control: the same core the integer encryptor calls
@@ -780,9 +657,7 @@ fn integer_ziggurat() -> Outcome {
     use tfhe_sbc_device::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
     use tfhe_sbc_device::product::NegacyclicProductPlan;
     let plan = <NttPlan64 as NegacyclicProductPlan<N64>>::PLAN;
-    let key = secret_key_2048(120);
-    let mut spectrum = vec![[0u32; 3]; N64];
-    compute_glwe_key_spectrum(&plan, &key, &mut spectrum).expect("k = 1, N = 2048");
+    let spectrum = spectrum_of(&plan, &secret_key::<N64>(120));
     // TUniform(17)'s standard deviation is about 2^16.2 in units of 1/q = 2^-64.
     let noise = DeviceNoise::Ziggurat {
         std_dev_scaled: 75_674.5,
@@ -799,20 +674,12 @@ fn integer_ziggurat() -> Outcome {
     let mut seed =
         encrypt_seeded_glwe_ciphertext_assign(&plan, &spectrum, &noise, &mut body, &mut scratch, &mut secret_xof(122))
             .expect("N body words");
-    // The Vec's contents, not the Vec itself.
-    let body = body.as_mut_slice();
-    let tainted = all_tainted(&[is_tainted(body), is_tainted(&seed)]);
-    declassify(body);
-    declassify(&mut seed);
     let mut digest = Digest::default();
-    digest.update(&seed);
-    for x in body.iter() {
-        digest.update(&x.to_le_bytes());
-    }
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [
+        publish(&mut seed, &mut digest),
+        publish(body.as_mut_slice(), &mut digest),
+    ];
+    outcome(&taint, &digest)
 }
 
 /// A MAC key with every bit classified.
@@ -827,20 +694,14 @@ fn frame_mac() -> Outcome {
     let mut frame = [0u8; 600];
     public_xof(51).fill_bytes(&mut frame);
     let mut tag = key.tag(&frame);
-    let tainted = is_tainted(&tag);
-    declassify(&mut tag);
     let mut digest = Digest::default();
-    digest.update(&tag);
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [publish(&mut tag, &mut digest)];
+    outcome(&taint, &digest)
 }
 
 fn seeded_frame() -> Outcome {
     let params = TFHE_LIB_GLWE_1024;
-    let key = secret_key(15);
-    let mut encryptor = GlweEncryptor::<N>::new(&params, &key, secret_xof(16)).expect("TFHE_LIB_GLWE_1024");
+    let mut encryptor = secret_encryptor(15);
     let credentials = DeviceCredentials::new(7, 1, secret_mac_key(17));
     let mut counter = FrameCounter::new(1000);
     // Two chunks: a full one and a short last one.
@@ -859,16 +720,11 @@ fn seeded_frame() -> Outcome {
             let len = encryptor
                 .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame)
                 .expect("a chunk of this message, a large enough buffer");
-            *taint = is_tainted(&frame[..len]);
-            declassify(&mut frame);
             declassify(&mut body);
-            digest.update(&frame[..len]);
+            *taint = publish_frame(&mut frame, len, &mut digest);
         }
     }
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    outcome(&taint, &digest)
 }
 
 /// The firmware's path, as a microcontroller runs it: an empty encryptor keyed in place from the packed key
@@ -879,7 +735,7 @@ fn firmware_frame() -> Outcome {
 
     fn run<P: NegacyclicProductPlan<N, Torus = u32>>(label: u8, digest: &mut Digest) -> Option<bool> {
         let params = TFHE_LIB_GLWE_1024;
-        let key = secret_key(label);
+        let key = secret_key::<N>(label);
         let mut packed = [0u8; N / 8];
         pack_secret_key(key.as_bytes(), &mut packed).expect("N bits into N / 8 bytes");
         let mut encryptor = Box::new(GlweEncryptor::<N, 1, P>::EMPTY);
@@ -889,25 +745,10 @@ fn firmware_frame() -> Outcome {
         declassify(&mut packed);
         let mut trng = ClassifiedRng(public_xof(label + 1));
         encryptor.seed(&mut trng).expect("an infallible RNG");
-        let credentials = DeviceCredentials::new(9, 1, secret_mac_key(label + 2));
-        let mut counter = FrameCounter::new(0);
         let message = [secret_message(label + 3), secret_message(label + 4)];
         let bytes = &message.as_flattened()[..N / 8 + 17];
-        let outgoing = encryptor
-            .begin_message(&mut counter, bytes.len())
-            .expect("sequence numbers left");
-        let mut taint = [None; 2];
         // One byte of offset: the body's 4-aligned window is not where the body lands.
-        let mut buffer = vec![0u8; SEEDED_FRAME_BYTES_1024 + 1];
-        for (chunk, taint) in chunks(bytes, N / 8).zip(&mut taint) {
-            let frame = &mut buffer[1..];
-            let len = encryptor
-                .encrypt_frame_into(&credentials, &outgoing, &chunk, frame)
-                .expect("a chunk of this message, a large enough buffer");
-            *taint = is_tainted(&frame[..len]);
-            declassify(frame);
-            digest.update(&frame[..len]);
-        }
+        let taint = seal_message(&mut *encryptor, &mut sender(9, label + 2), bytes, 1, digest);
         all_tainted(&taint)
     }
 
@@ -916,16 +757,11 @@ fn firmware_frame() -> Outcome {
         run::<NttPlan32>(70, &mut digest),
         run::<DefaultProduct>(75, &mut digest),
     ];
-    Outcome {
-        tainted: all_tainted(&taint),
-        digest: digest.finish(),
-    }
+    outcome(&taint, &digest)
 }
 
 fn full_frame() -> Outcome {
-    let params = TFHE_LIB_GLWE_1024;
-    let key = secret_key(12);
-    let mut encryptor = GlweEncryptor::<N>::new(&params, &key, secret_xof(13)).expect("TFHE_LIB_GLWE_1024");
+    let mut encryptor = secret_encryptor(12);
     let credentials = DeviceCredentials::new(8, 1, secret_mac_key(14));
     let mut counter = FrameCounter::new(0);
     let message = secret_message(14);
@@ -940,21 +776,17 @@ fn full_frame() -> Outcome {
         .encrypt_full_frame(&credentials, &outgoing, &chunk, &mut ciphertext, &mut frame)
         .expect("a chunk of this message, a large enough buffer");
     let (mask, body) = ciphertext.mask_and_body_mut();
-    let tainted = all_tainted(&[is_tainted(mask), is_tainted(body), is_tainted(&frame[..len])]);
+    let (mask_taint, body_taint) = (is_tainted(mask), is_tainted(body));
     declassify(mask);
     declassify(body);
-    declassify(&mut frame);
     let mut digest = Digest::default();
-    digest.update(&frame[..len]);
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [mask_taint, body_taint, publish_frame(&mut frame, len, &mut digest)];
+    outcome(&taint, &digest)
 }
 
 fn encrypt_ziggurat() -> Outcome {
     let params = TFHE_LIB_GLWE_1024;
-    let key = secret_key(22);
+    let key = secret_key::<N>(22);
     let mut encryptor = GlweEncryptor::<N>::with_noise_sampling(&params, &key, secret_xof(23), NoiseSampling::Ziggurat)
         .expect("TFHE_LIB_GLWE_1024 is a Gaussian set");
     let message = secret_message(24);
@@ -962,44 +794,25 @@ fn encrypt_ziggurat() -> Outcome {
     let mut seed = encryptor
         .encrypt_seeded_glwe_ciphertext(&message, &mut body)
         .expect("N/8 message bytes, N body words");
-    let tainted = all_tainted(&[is_tainted(&body), is_tainted(&seed)]);
-    declassify(&mut body);
-    declassify(&mut seed);
     let mut digest = Digest::default();
-    digest.update(&seed);
-    digest.update_u32s(&body);
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [publish(&mut seed, &mut digest), publish(&mut body, &mut digest)];
+    outcome(&taint, &digest)
 }
 
 fn ziggurat_u32() -> Outcome {
     let mut noise = [0u32; SAMPLES];
     Ziggurat.add_noise_torus(&mut ClassifiedRng(public_xof(20)), 128.0, &mut noise);
-    let tainted = is_tainted(&noise);
-    declassify(&mut noise);
     let mut digest = Digest::default();
-    digest.update_u32s(&noise);
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [publish(&mut noise, &mut digest)];
+    outcome(&taint, &digest)
 }
 
 fn ziggurat_u64() -> Outcome {
     let mut noise = [0u64; SAMPLES / 4];
     Ziggurat.add_noise_torus(&mut ClassifiedRng(public_xof(21)), 1_048_576.0, &mut noise);
-    let tainted = is_tainted(&noise);
-    declassify(&mut noise);
     let mut digest = Digest::default();
-    for x in noise {
-        digest.update(&x.to_le_bytes());
-    }
-    Outcome {
-        tainted,
-        digest: digest.finish(),
-    }
+    let taint = [publish(&mut noise, &mut digest)];
+    outcome(&taint, &digest)
 }
 
 /// 64 secret bytes, a few of them zero.

@@ -110,9 +110,9 @@ impl Digest {
     }
 
     /// Absorbs words as little-endian bytes.
-    pub fn update_u32s(&mut self, words: &[u32]) {
-        for w in words {
-            self.update(&w.to_le_bytes());
+    pub fn update_words<W: Word>(&mut self, words: &[W]) {
+        for &w in words {
+            w.absorb_into(self);
         }
     }
 
@@ -121,6 +121,23 @@ impl Digest {
         self.0
     }
 }
+
+/// An unsigned word of a checked output, which a [`Digest`] absorbs as its little-endian bytes.
+pub trait Word: Copy {
+    /// Absorbs the word's little-endian bytes.
+    fn absorb_into(self, digest: &mut Digest);
+}
+
+macro_rules! word {
+    ($($t:ty),*) => {
+        $(impl Word for $t {
+            fn absorb_into(self, digest: &mut Digest) {
+                digest.update(&self.to_le_bytes());
+            }
+        })*
+    };
+}
+word!(u8, u32, u64);
 
 /// A generator whose every output is marked secret before it is returned: the "RNG output undefined" of a
 /// sampler check, independent of how the inner generator computes it.
