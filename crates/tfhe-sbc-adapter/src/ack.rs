@@ -6,10 +6,16 @@
 //! [`AckStatus::Duplicate`], so acknowledging is idempotent; limits the device can wait out get
 //! [`AckStatus::Busy`]; everything else says why sending again will not help.
 
+//!
+//! [`seal_ack`] makes the record that goes on the wire: tagged under the device's MAC key when the frame it
+//! answers is authentic (its MAC verifies under `mac_key`), all-zero-tagged otherwise, so that the server
+//! never tags an answer to bytes it could not authenticate.
+
 use crate::IntakeError;
 #[cfg(doc)]
 use crate::intake::Received;
-use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckStatus, frame_tag};
+use tfhe_sbc_device::frame::mac::MacKey;
 use tfhe_sbc_device::frame::{FrameHeader, HEADER_BYTES, PREFIX_BYTES};
 
 /// The acknowledgement status for an intake error.
@@ -50,6 +56,18 @@ pub fn ack_for<T>(frame: &[u8], result: &Result<T, IntakeError>) -> Ack {
                 _ => 0,
             },
         },
+    }
+}
+
+/// The wire record of `ack`, the answer to `frame`: sealed under `mac_key` (the key the server holds for the
+/// device the frame names) if the frame's MAC verifies under it, unauthenticated otherwise (no key, or bytes
+/// the key does not authenticate).
+pub fn seal_ack(frame: &[u8], ack: &Ack, mac_key: Option<&MacKey>) -> [u8; ACK_BYTES] {
+    match (mac_key, frame_tag(frame)) {
+        (Some(key), Some(tag)) if frame.len() > HEADER_BYTES && key.verify(&frame[..frame.len() - tag.len()], tag) => {
+            ack.seal(key, tag)
+        }
+        _ => ack.unauthenticated(),
     }
 }
 
@@ -111,5 +129,22 @@ mod tests {
             AckStatus::Accepted
         );
         assert_eq!(answer(b"junk"), Ack::new(AckStatus::Malformed, 0, 0));
+    }
+
+    /// Only answers to authentic frames are tagged, and they open only for that frame.
+    #[test]
+    fn records_are_sealed_for_authentic_frames_only() {
+        use tfhe_sbc_device::frame::ack::{AckError, AckRecord};
+        let key = MacKey::from_bytes([3; 32]);
+        let good = frame(5, 300, &key);
+        let ack = Ack::new(AckStatus::Accepted, 5, 300);
+        let record = AckRecord::decode(&seal_ack(&good, &ack, Some(&key))).unwrap();
+        assert_eq!(record.open(&key, frame_tag(&good).unwrap()), Ok(ack));
+        let other = frame(5, 301, &key);
+        assert_eq!(record.open(&key, frame_tag(&other).unwrap()), Err(AckError::BadTag));
+        let forged = frame(5, 300, &MacKey::from_bytes([4; 32]));
+        for (bytes, key) in [(&forged[..], Some(&key)), (&good[..], None), (&b"junk"[..], Some(&key))] {
+            assert_eq!(seal_ack(bytes, &ack, key), ack.unauthenticated());
+        }
     }
 }

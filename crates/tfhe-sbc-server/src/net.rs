@@ -10,20 +10,20 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::mpsc;
 use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
-use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::ack::{ACK_BYTES, AckStatus};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio_util::codec::{Encoder, FramedRead, FramedWrite, LengthDelimitedCodec};
 use tracing::{debug, info, warn};
 
-/// Writes acknowledgement records.
+/// Writes acknowledgement records (already sealed).
 pub struct AckCodec;
 
-impl Encoder<Ack> for AckCodec {
+impl Encoder<[u8; ACK_BYTES]> for AckCodec {
     type Error = io::Error;
 
-    fn encode(&mut self, ack: Ack, dst: &mut BytesMut) -> io::Result<()> {
-        dst.extend_from_slice(&ack.encode());
+    fn encode(&mut self, record: [u8; ACK_BYTES], dst: &mut BytesMut) -> io::Result<()> {
+        dst.extend_from_slice(&record);
         Ok(())
     }
 }
@@ -68,14 +68,14 @@ async fn connection(socket: TcpStream, peer: SocketAddr, jobs: mpsc::Sender<Job>
         if jobs.send(Job { frame, reply }).is_err() {
             break "the intake stopped".to_owned();
         }
-        let Ok(ack) = answer.await else {
+        let Ok((ack, record)) = answer.await else {
             break "the intake stopped".to_owned();
         };
         if drop_every.is_some_and(|n| received.is_multiple_of(n)) {
             break format!("fault injection: dropped after frame {received}, before its acknowledgement");
         }
         debug!(%peer, sequence = ack.sequence, status = ?ack.status, "acknowledged");
-        if let Err(e) = acks.send(ack).await {
+        if let Err(e) = acks.send(record).await {
             break format!("cannot acknowledge: {e}");
         }
         if ack.status == AckStatus::Malformed && ack.device_id == 0 {

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
-use tfhe_sbc_adapter::ack::ack_for;
+use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::intake::{IntegerFrame, Message};
 use tfhe_sbc_adapter::interop::integer::IntegerBridge;
 use tfhe_sbc_adapter::interop::{Converter, FrameUnit, Input, Messages};
 use tfhe_sbc_adapter::key_set::client_key::SecretIntegerClientKey;
 use tfhe_sbc_adapter::key_set::files::write_atomic_io;
 use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
-use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckStatus};
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 
@@ -23,8 +23,9 @@ use tracing::{debug, error, info, warn};
 pub struct Job {
     /// The frame's bytes.
     pub frame: bytes::Bytes,
-    /// The connection waiting for the acknowledgement.
-    pub reply: oneshot::Sender<Ack>,
+    /// The connection waiting for the acknowledgement and its wire record (sealed under the device's key
+    /// when the frame is authentic).
+    pub reply: oneshot::Sender<(Ack, [u8; ACK_BYTES])>,
 }
 
 /// Per-device counts, for the log and the summary.
@@ -172,7 +173,8 @@ pub fn run_intake<C: Converter>(
                 {
                     return;
                 }
-                replies.push((reply, ack));
+                let record = seal_ack(&frame, &ack, intake.intake().mac_key(ack.device_id));
+                replies.push((reply, (ack, record)));
             }
         }
         if moved

@@ -121,6 +121,11 @@ impl Intake {
         self.devices.get(&device_id)?.window.highest()
     }
 
+    /// The MAC key of registered device `device_id` (for [`crate::ack::seal_ack`]).
+    pub fn mac_key(&self, device_id: u64) -> Option<&tfhe_sbc_device::frame::mac::MacKey> {
+        Some(self.devices.get(&device_id)?.credentials.mac_key())
+    }
+
     /// The number of incomplete messages held.
     pub fn open_messages(&self) -> usize {
         self.reassembler.open_messages()

@@ -55,7 +55,13 @@ impl MacKey {
 
     /// The tag of `authenticated` (a frame without its tag).
     pub fn tag(&self, authenticated: &[u8]) -> [u8; TAG_BYTES] {
-        crate::csprng::lanes::blake2b::<TAG_BYTES>(MAC_PERSONALIZATION, &self.0, authenticated)
+        self.tag_with(MAC_PERSONALIZATION, authenticated)
+    }
+
+    /// The tag of `message` under this key with another BLAKE2b `personalization` (another domain: the
+    /// acknowledgement records' tags).
+    pub(crate) fn tag_with(&self, personalization: &[u8; 16], message: &[u8]) -> [u8; TAG_BYTES] {
+        crate::csprng::lanes::blake2b::<TAG_BYTES>(personalization, &self.0, message)
     }
 
     /// Whether `tag` is the tag of `authenticated`, compared in constant time. A `tag` of any length other

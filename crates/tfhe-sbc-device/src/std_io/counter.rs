@@ -14,10 +14,15 @@ use std::path::{Path, PathBuf};
 /// The file holds one decimal number: the lowest sequence number no run has reserved. Opening it reserves a
 /// block of `block` numbers by writing the block's end first (write to a temporary file, `fsync`, rename,
 /// `fsync` the directory), then hands the block out; running out of it reserves the next block the same
-/// way. A crash loses at most the rest of a block, never reuses a number. Two processes must not share one
-/// counter file.
+/// way. A crash loses at most the rest of a block, never reuses a number.
+///
+/// Two processes never share one counter file: opening takes an exclusive lock (`flock`) on `<path>.lock`,
+/// held until the counter is dropped (or the process dies), and a second [`PersistentCounter::open`] gets
+/// [`FileError::CounterInUse`].
 #[derive(Debug)]
 pub struct PersistentCounter {
+    /// The locked `<path>.lock`, held for the counter's life.
+    _lock: fs::File,
     path: PathBuf,
     counter: FrameCounter,
     block: u64,
@@ -29,6 +34,7 @@ impl PersistentCounter {
 
     /// Opens (or creates, starting from 0) the counter file at `path` and reserves the first block.
     pub fn open(path: &Path, block: u64) -> Result<Self, FileError> {
+        let lock = lock_file(path)?;
         let start = match fs::read_to_string(path) {
             Ok(text) => text
                 .trim()
@@ -41,6 +47,7 @@ impl PersistentCounter {
         let end = start.checked_add(block).filter(|_| block > 0).ok_or_else(exhausted)?;
         persist(path, end)?;
         Ok(Self {
+            _lock: lock,
             path: path.to_owned(),
             counter: FrameCounter::with_limit(start, end),
             block,
@@ -84,4 +91,22 @@ impl PersistentCounter {
 /// Writes `value` into `path` atomically and durably ([`write_atomic`]).
 fn persist(path: &Path, value: u64) -> Result<(), FileError> {
     write_atomic(path, std::format!("{value}\n").as_bytes(), 0o600).map_err(io_error("write counter file", path))
+}
+
+/// Opens (or creates) `<path>.lock` and locks it exclusively, without waiting.
+fn lock_file(path: &Path) -> Result<fs::File, FileError> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = PathBuf::from(name);
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io_error("create the lock file of", path))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(FileError::CounterInUse { path: path.to_owned() }),
+        Err(fs::TryLockError::Error(e)) => Err(io_error("lock", &lock_path)(e)),
+    }
 }

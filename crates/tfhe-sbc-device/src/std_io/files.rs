@@ -40,6 +40,12 @@ pub enum FileError {
         /// The file.
         path: PathBuf,
     },
+    /// Another process holds the counter file (its lock file is locked): two programs sending with one
+    /// credential file would reuse sequence numbers.
+    CounterInUse {
+        /// The counter file.
+        path: PathBuf,
+    },
     /// The message cannot be given sequence numbers (too long, or a chunk size of 0).
     Message(Error),
 }
@@ -67,6 +73,12 @@ impl fmt::Display for FileError {
                 f,
                 "frame counter {} has no sequence numbers left (or the block size is 0): provision the device \
                  again under a new device id",
+                path.display()
+            ),
+            Self::CounterInUse { path } => write!(
+                f,
+                "counter file {} is in use by another process: run one client per credential file (stop the \
+                 other one first)",
                 path.display()
             ),
             Self::Message(error) => write!(f, "cannot reserve sequence numbers for the message: {error}"),

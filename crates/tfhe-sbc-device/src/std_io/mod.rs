@@ -22,9 +22,14 @@
 //! for frame in &frames {
 //!     write_frame(&mut socket, &frame.bytes)?;
 //! }
-//! for _ in &frames {
-//!     let ack = read_ack(&mut socket)?.ok_or("server closed the connection")?;
-//!     println!("{:?} for sequence {}", ack.status, ack.sequence);
+//! for frame in &frames {
+//!     let record = read_ack(&mut socket)?.ok_or("server closed the connection")?;
+//!     // Act only on a record whose tag verifies for this very frame; anything else is advice.
+//!     let tag = tfhe_sbc_device::frame::ack::frame_tag(&frame.bytes).ok_or("no frame")?;
+//!     match record.open(credentials.credentials.mac_key(), tag) {
+//!         Ok(ack) => println!("{:?} for sequence {}", ack.status, ack.sequence),
+//!         Err(e) => println!("ignored: {e}"),
+//!     }
 //! }
 //! # Ok(())
 //! # }
@@ -77,6 +82,16 @@ mod tests {
         // A restart starts at the persisted end: every number handed out before stays below it.
         let counter = PersistentCounter::open(&path, 4).unwrap();
         assert_eq!(counter.next_sequence(), 8);
+        // One process per counter file: a second opener is refused while the first holds it.
+        let second = PersistentCounter::open(&path, 4).unwrap_err();
+        assert!(matches!(second, FileError::CounterInUse { .. }), "{second}");
+        assert!(std::format!("{second}").contains("one client per credential file"));
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "12\n",
+            "the refused opener reserved nothing"
+        );
+        drop(counter);
         assert!(matches!(
             PersistentCounter::open(&path, 0),
             Err(FileError::CounterExhausted { .. })
@@ -144,11 +159,14 @@ mod tests {
         assert_eq!(wire, [5, 0, 0, 0, b'f', b'r', b'a', b'm', b'e']);
         let mut acks = Vec::new();
         let ack = Ack::new(AckStatus::Accepted, 7, 12);
-        write_ack(&mut acks, &ack).unwrap();
-        write_ack(&mut acks, &ack).unwrap();
+        let key = crate::frame::mac::MacKey::from_bytes([1; 32]);
+        write_ack(&mut acks, &ack.seal(&key, &[2; 16])).unwrap();
+        write_ack(&mut acks, &ack.unauthenticated()).unwrap();
         let mut reader = &acks[..];
-        assert_eq!(read_ack(&mut reader).unwrap(), Some(ack));
-        assert_eq!(read_ack(&mut reader).unwrap(), Some(ack));
+        assert_eq!(read_ack(&mut reader).unwrap().unwrap().open(&key, &[2; 16]), Ok(ack));
+        let unauthenticated = read_ack(&mut reader).unwrap().unwrap();
+        assert_eq!(unauthenticated.claimed, ack);
+        assert!(unauthenticated.open(&key, &[2; 16]).is_err());
         assert_eq!(read_ack(&mut reader).unwrap(), None);
         let mut truncated = &acks[..10];
         assert_eq!(

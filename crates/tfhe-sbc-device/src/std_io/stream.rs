@@ -1,7 +1,7 @@
 //! Frames and acknowledgements over a byte stream (TCP): length-delimited frames out, fixed-size
 //! acknowledgement records ([`crate::frame::ack`]) in.
 
-use crate::frame::ack::{ACK_BYTES, Ack};
+use crate::frame::ack::{ACK_BYTES, AckRecord};
 use std::io::{self, Read, Write};
 use std::vec::Vec;
 
@@ -15,13 +15,14 @@ pub fn write_frame<W: Write + ?Sized>(writer: &mut W, frame: &[u8]) -> io::Resul
 }
 
 /// Writes one acknowledgement record (the server's side).
-pub fn write_ack<W: Write + ?Sized>(writer: &mut W, ack: &Ack) -> io::Result<()> {
-    writer.write_all(&ack.encode())
+pub fn write_ack<W: Write + ?Sized>(writer: &mut W, record: &[u8; ACK_BYTES]) -> io::Result<()> {
+    writer.write_all(record)
 }
 
-/// Reads one acknowledgement record; `Ok(None)` at a clean end of stream (between records). A record that
-/// does not decode is an [`io::ErrorKind::InvalidData`] error carrying the [`crate::frame::ack::AckError`].
-pub fn read_ack<R: Read + ?Sized>(reader: &mut R) -> io::Result<Option<Ack>> {
+/// Reads one acknowledgement record, its tag not yet checked ([`AckRecord::open`]); `Ok(None)` at a clean end
+/// of stream (between records). A record that does not decode is an [`io::ErrorKind::InvalidData`] error
+/// carrying the [`crate::frame::ack::AckError`].
+pub fn read_ack<R: Read + ?Sized>(reader: &mut R) -> io::Result<Option<AckRecord>> {
     let mut record = [0u8; ACK_BYTES];
     let mut filled = 0;
     while filled < ACK_BYTES {
@@ -33,7 +34,7 @@ pub fn read_ack<R: Read + ?Sized>(reader: &mut R) -> io::Result<Option<Ack>> {
             Err(e) => return Err(e),
         }
     }
-    Ack::decode(&record)
+    AckRecord::decode(&record)
         .map(Some)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
