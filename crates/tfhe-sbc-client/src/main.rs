@@ -1,107 +1,17 @@
 //! `tfhe-sbc-client`: sensor readings in, encrypted frames out. See the library documentation and `--help`.
 
 use clap::Parser;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+use tfhe_sbc_client::cli::Cli;
 use tfhe_sbc_client::readings::{Batcher, Format, parse_line};
-use tfhe_sbc_client::uplink::{Uplink, UplinkConfig};
+use tfhe_sbc_client::sources::{LineSink, Source, SourceError};
+use tfhe_sbc_client::uplink::{Outbox, Recovered, Uplink, UplinkConfig, UplinkStats};
 use tfhe_sbc_client::{info, log, warn};
+use tfhe_sbc_device::frame::mac::MacKey;
 use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter};
-
-/// Encrypts sensor readings with a device credential file and sends them to a tfhe-sbc server.
-///
-/// Readings come from standard input (default), --input FILE, or --command: one or more values per line
-/// (--format), grouped --batch readings per message. Each message is encrypted (N bits per frame, or with an
-/// integer credential file N / 4 bytes of little-endian u8/u16/u32 readings as tfhe-rs FheUint radix blocks)
-/// and sent as authenticated v2 frames; frames are kept until the server acknowledges them and sent again after a
-/// reconnect.
-#[derive(Parser, Debug)]
-#[command(name = "tfhe-sbc-client", version)]
-struct Cli {
-    /// The device's credential file (devices/<ID>.tsdc from `tfhe-sbc-keys issue`).
-    #[arg(long, value_name = "FILE")]
-    credentials: PathBuf,
-    /// The server, host:port.
-    #[arg(long, value_name = "HOST:PORT")]
-    server: String,
-    /// Read readings from this file ("-": standard input, the default).
-    #[arg(long, value_name = "FILE", conflicts_with = "command")]
-    input: Option<PathBuf>,
-    /// Read readings from the standard output of this shell command (run by `sh -c`).
-    #[arg(long, value_name = "COMMAND")]
-    command: Option<String>,
-    /// Run --command every INTERVAL (e.g. 10s, 500ms, 5m), one run's lines per message batch; without it
-    /// the command runs once and its lines stream in.
-    #[arg(long, value_name = "INTERVAL", requires = "command", value_parser = parse_duration)]
-    interval: Option<Duration>,
-    /// Stop after this many runs of --command (with --interval).
-    #[arg(long, value_name = "N", requires = "interval")]
-    runs: Option<u64>,
-    /// How each value is written into the message (little-endian).
-    #[arg(long, value_enum, default_value_t = Format::U8)]
-    format: Format,
-    /// Readings per message (a message of N/8 bytes or less is one frame).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=65536))]
-    batch: u64,
-    /// Skip lines that do not parse (with a warning) instead of stopping.
-    #[arg(long)]
-    skip_bad_lines: bool,
-    /// The persisted frame counter (default: the credential file's path with extension .counter).
-    #[arg(long, value_name = "FILE")]
-    counter_file: Option<PathBuf>,
-    /// Sequence numbers reserved per counter-file write.
-    #[arg(long, default_value_t = PersistentCounter::DEFAULT_BLOCK, value_parser = clap::value_parser!(u64).range(1..))]
-    counter_block: u64,
-    /// The most chunks (frames) per message: the server's limit (its default is 16).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    max_chunks: u32,
-    /// Frames sent and not yet acknowledged, at most (below the server's replay window of 128).
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=100))]
-    max_in_flight: u64,
-    /// Frames held for sending, at most; reading pauses while the queue is full.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..))]
-    max_queued: u64,
-    /// The longest wait between reconnection attempts.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    max_backoff: Duration,
-    /// Stop with an error when frames have waited this long for an acknowledgement (default: retry forever).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    give_up_after: Option<Duration>,
-    /// Send the full body of every ciphertext (32-bit words, 64-bit on the integer set) instead of its top
-    /// bits (by default secret-key frames carry the set's compact body, e.g. 11 bits: 1,503 instead of 4,191
-    /// bytes per frame; public-key frames always carry the full body).
-    #[arg(long)]
-    full_body: bool,
-    /// Print every message and acknowledgement.
-    #[arg(short, long, conflicts_with = "quiet")]
-    verbose: bool,
-    /// Print errors only.
-    #[arg(short, long)]
-    quiet: bool,
-}
-
-/// A duration: a number with an optional unit, ms, s (the default), m or h.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale = match unit.trim() {
-        "ms" => 0.001,
-        "" | "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => f64::NAN,
-    };
-    match number.parse::<f64>() {
-        Ok(value) if (value * scale).is_finite() && value * scale <= 1e9 => Ok(Duration::from_secs_f64(value * scale)),
-        _ => Err(format!("{text:?} is not a duration (for example 500ms, 10s, 5m)")),
-    }
-}
 
 /// A failure: exit code 2 for the set-up (files, arguments), 1 for what happened while running.
 enum Failure {
@@ -115,6 +25,15 @@ fn setup(e: impl std::fmt::Display) -> Failure {
 
 fn runtime(e: impl std::fmt::Display) -> Failure {
     Failure::Runtime(e.to_string())
+}
+
+impl From<SourceError> for Failure {
+    fn from(e: SourceError) -> Self {
+        match e {
+            SourceError::Open(message) => Self::Setup(message),
+            SourceError::Read(message) => Self::Runtime(message),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -194,7 +113,9 @@ struct Lines<'a> {
     readings: Vec<Vec<u8>>,
 }
 
-impl Lines<'_> {
+impl LineSink for Lines<'_> {
+    type Error = Failure;
+
     fn line(&mut self, line: &str, origin: &str, number: usize) -> Result<(), Failure> {
         self.readings.clear();
         if let Err(e) = parse_line(line, self.format, &mut self.readings) {
@@ -222,14 +143,6 @@ impl Lines<'_> {
             self.device.send(&message, n)?;
         }
         Ok(())
-    }
-
-    fn read_all(&mut self, reader: impl BufRead, origin: &str) -> Result<(), Failure> {
-        for (i, line) in reader.lines().enumerate() {
-            let line = line.map_err(|e| runtime(format!("cannot read {origin}: {e}")))?;
-            self.line(&line, origin, i + 1)?;
-        }
-        self.flush()
     }
 }
 
@@ -268,7 +181,6 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         encryptor.use_compact_body();
     }
     let chunk_bytes = encryptor.chunk_bytes();
-    drop(credentials);
     if let Some(size) = cli.format.bytes() {
         let batch_bytes = cli.batch.saturating_mul(size as u64);
         let limit = u64::from(cli.max_chunks) * chunk_bytes as u64;
@@ -282,30 +194,44 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             )));
         }
     }
+    // Locks the counter (a second client on this file stops here, touching nothing); only then the outbox.
     let counter_file = counter_path(cli);
     let counter = PersistentCounter::open(&counter_file, cli.counter_block).map_err(setup)?;
-    let mut config = UplinkConfig::new(cli.server.clone(), device_id);
+    let mac_key = Arc::new(MacKey::from_bytes(*credentials.credentials.mac_key().as_bytes()));
+    drop(credentials);
+    let outbox = Outbox::open(&Outbox::beside(&counter_file)).map_err(setup)?;
+    let recovered = outbox.recover(device_id, &mac_key).map_err(setup)?;
+    check_recovered(cli, &outbox, &counter, &recovered)?;
+    let mut config = UplinkConfig::new(cli.server.clone(), device_id, mac_key);
     config.max_in_flight = cli.max_in_flight as usize;
     config.max_queued = cli.max_queued as usize;
     config.max_backoff = cli.max_backoff;
+    config.ack_timeout = cli.ack_timeout;
     config.give_up_after = cli.give_up_after;
     config.counter_file = Some(counter_file.clone());
+    config.outbox = Some(Arc::new(outbox));
     info!(
         "device {device_id}: {} mode, parameter set {}, {}-byte frames ({}-bit body) of {chunk_bytes} message \
-         bytes, next sequence {} ({}), server {}",
+         bytes, next sequence {} ({}), server {}{}",
         encryptor.mode().name(),
         encryptor.parameters().id().0,
         encryptor.frame_bytes(),
         encryptor.body_bits(),
         counter.next_sequence(),
         counter_file.display(),
-        cli.server
+        cli.server,
+        match recovered.len() {
+            0 => String::new(),
+            n => format!("; first the {n} unacknowledged frames a previous run left in its outbox"),
+        }
     );
+    let uplink = Uplink::start(config);
+    uplink.resume(recovered).map_err(runtime)?;
     let mut device = Device {
         file,
         encryptor,
         counter,
-        uplink: Uplink::start(config),
+        uplink,
         max_message_bytes: cli.max_chunks as usize * chunk_bytes,
         messages: 0,
         readings: 0,
@@ -319,98 +245,91 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         skip_bad_lines: cli.skip_bad_lines,
         readings: Vec::new(),
     };
-    match (&cli.command, cli.interval, &cli.input) {
-        (Some(command), Some(interval), _) => periodic(&mut lines, command, interval, cli.runs)?,
-        (Some(command), None, _) => streaming(&mut lines, command)?,
-        (None, _, Some(path)) if path != Path::new("-") => {
-            let file = File::open(path).map_err(|e| setup(format!("cannot read {}: {e}", path.display())))?;
-            lines.read_all(BufReader::new(file), &path.display().to_string())?;
-        }
-        (None, _, _) => lines.read_all(io::stdin().lock(), "standard input")?,
-    }
+    let source = match (&cli.command, cli.interval, &cli.input) {
+        (Some(command), Some(interval), _) => Source::Periodic {
+            command,
+            interval,
+            runs: cli.runs,
+        },
+        (Some(command), None, _) => Source::Streaming(command),
+        (None, _, Some(path)) if path != Path::new("-") => Source::File(path),
+        (None, _, _) => Source::Stdin,
+    };
+    source.read_into(&mut lines)?;
     let (messages, readings) = (device.messages, device.readings);
     let pending = device.uplink.pending();
     if pending > 0 {
         info!("input done; waiting for the acknowledgement of {pending} frames");
     }
     let stats = device.uplink.finish().map_err(runtime)?;
-    info!(
-        "sent {readings} readings in {messages} messages ({} frames, {} bytes on the wire) in {:.2?}: {} accepted, {} \
-         already accepted (resent after a reconnect), {} dropped; {} connections, {} resends",
-        stats.frames,
-        stats.bytes_sent,
-        started.elapsed(),
-        stats.accepted,
-        stats.duplicates,
-        stats.dropped,
-        stats.connections,
-        stats.resent
-    );
-    if stats.dropped > 0 {
-        return Err(runtime(format!(
-            "{} frames were dropped by the server (their messages expired before they were complete)",
-            stats.dropped
+    summary(&stats, readings, messages, started)
+}
+
+/// Refuses an outbox that does not fit the queue or that the counter file has fallen behind (a restored
+/// counter file would hand out its sequence numbers again).
+fn check_recovered(
+    cli: &Cli,
+    outbox: &Outbox,
+    counter: &PersistentCounter,
+    recovered: &[Recovered],
+) -> Result<(), Failure> {
+    if recovered.len() as u64 > cli.max_queued {
+        return Err(setup(format!(
+            "the outbox {} holds {} unacknowledged frames, more than --max-queued {}: run with --max-queued {} or \
+             more",
+            outbox.dir().display(),
+            recovered.len(),
+            cli.max_queued,
+            recovered.len()
+        )));
+    }
+    if let Some(last) = recovered.last()
+        && last.sequence >= counter.next_sequence()
+    {
+        return Err(setup(format!(
+            "the outbox {} holds frame {} but the counter file {} starts at {}: the counter file went back; write {} \
+             into it and start again",
+            outbox.dir().display(),
+            last.sequence,
+            counter.path().display(),
+            counter.next_sequence(),
+            last.sequence + 1
         )));
     }
     Ok(())
 }
 
-fn sh(command: &str) -> Command {
-    let mut sh = Command::new("sh");
-    sh.arg("-c").arg(command).stdin(Stdio::null()).stderr(Stdio::inherit());
-    sh
-}
-
-/// Runs the sensor command once and streams its lines.
-fn streaming(lines: &mut Lines<'_>, command: &str) -> Result<(), Failure> {
-    let mut child = sh(command)
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| setup(format!("cannot run the sensor command with sh: {e}")))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| runtime("the sensor command has no standard output"))?;
-    let result = lines.read_all(BufReader::new(stdout), "the sensor command's output");
-    let status = child.wait().map_err(runtime)?;
-    result?;
-    if !status.success() {
-        warn!("the sensor command ended with {status}");
+/// The last line: what was delivered and what was lost; an error (exit status 1) if anything was lost.
+fn summary(stats: &UplinkStats, readings: u64, messages: u64, started: Instant) -> Result<(), Failure> {
+    let recovered = match stats.recovered {
+        0 => String::new(),
+        n => format!(" and {n} from the outbox"),
+    };
+    info!(
+        "sent {readings} readings in {messages} messages ({} frames{recovered}, {} bytes on the wire) in {:.2?}: {} \
+         frames accepted ({} of them already taken, resent after a reconnect), {} lost ({} expired at the server, {} \
+         too old when sent again); {} connections, {} resends, {} acknowledgement records ignored",
+        stats.frames,
+        stats.bytes_sent,
+        started.elapsed(),
+        stats.delivered(),
+        stats.duplicates,
+        stats.lost(),
+        stats.expired,
+        stats.too_old,
+        stats.connections,
+        stats.resent,
+        stats.ignored
+    );
+    if stats.lost() > 0 {
+        return Err(runtime(format!(
+            "{} frames were lost, their readings are not at the server: {} because the server dropped their messages \
+             as expired before they were complete (a slow or broken link), {} refused as too old when sent again \
+             (the server may have taken them before it restarted)",
+            stats.lost(),
+            stats.expired,
+            stats.too_old
+        )));
     }
     Ok(())
-}
-
-/// Runs the sensor command every `interval` (start to start), one run's readings at a time.
-fn periodic(lines: &mut Lines<'_>, command: &str, interval: Duration, runs: Option<u64>) -> Result<(), Failure> {
-    let mut run = 0u64;
-    let mut next = Instant::now();
-    loop {
-        run += 1;
-        let output = sh(command)
-            .output()
-            .map_err(|e| setup(format!("cannot run the sensor command with sh: {e}")))?;
-        if output.status.success() {
-            let text = String::from_utf8_lossy(&output.stdout);
-            let origin = format!("run {run} of the sensor command");
-            for (i, line) in text.lines().enumerate() {
-                lines.line(line, &origin, i + 1)?;
-            }
-            lines.flush()?;
-        } else {
-            warn!(
-                "run {run} of the sensor command failed ({}): its output is skipped",
-                output.status
-            );
-        }
-        if runs.is_some_and(|limit| run >= limit) {
-            return Ok(());
-        }
-        next += interval;
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else {
-            next = now;
-        }
-    }
 }

@@ -2,7 +2,8 @@
 //! test server built from the adapter's intake (no tfhe-rs): the client builds the integer public-key
 //! encryptor from the file, sends u16 readings as public-key frames (kind 2, 32,831 bytes each), the intake
 //! takes them from the public-key device (`receive_integer`), and they decrypt, under the secret key the
-//! public key was made from, to exactly the readings sent. The public key is made here by hand (`b = a s + e`
+//! public key was made from, to exactly the readings sent; the server's acknowledgements are sealed under the
+//! device's MAC key, as the client requires. The public key is made here by hand (`b = a s + e`
 //! with a schoolbook product), so no tfhe-rs key is needed.
 
 #![allow(clippy::unwrap_used)]
@@ -12,7 +13,7 @@ use std::io::Write;
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use tfhe_sbc_adapter::ack::ack_for;
+use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_adapter::stream::FrameReader;
@@ -110,7 +111,8 @@ fn integer_public_key_credentials_send_readings_that_decrypt() {
                     seen.0.push(opened);
                 }
                 drop(seen);
-                if write_ack(&mut writer, &ack).is_err() {
+                let record = seal_ack(frame, &ack, intake.mac_key(ack.device_id));
+                if write_ack(&mut writer, &record).is_err() {
                     return;
                 }
             }

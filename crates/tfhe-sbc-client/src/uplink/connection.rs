@@ -1,9 +1,10 @@
 //! The sending thread: connects with backoff and jitter, sends the queue in sequence order within the
-//! in-flight limit, reads acknowledgements, and decides on each one what the queue keeps.
+//! in-flight limit, reads acknowledgement records, and decides on each one that verifies what the queue
+//! keeps; the others are ignored (with a warning at most every few seconds).
 
 use super::UplinkConfig;
-use super::error::UplinkError;
-use super::queue::{Shared, State};
+use super::error::{UplinkError, unverified_claim};
+use super::queue::{IgnoredRecords, Shared, State};
 
 use crate::{debug, info, warn};
 use std::hash::{BuildHasher, Hasher};
@@ -12,7 +13,7 @@ use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::thread::{self};
 use std::time::{Duration, Instant};
-use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::ack::{Ack, AckRecord, AckStatus};
 use tfhe_sbc_device::std_io::{read_ack, write_frame};
 
 /// A random factor in [0.75, 1.25) for the backoff, from the standard library's per-process random keys.
@@ -72,11 +73,16 @@ pub(super) fn sender(shared: &Shared, config: &UplinkConfig) {
                 && !state.queue.is_empty()
                 && waited >= limit
             {
+                let last_problem = match &state.advice {
+                    Some(advice) => format!("{last_problem}; the server's last answer did not verify, and {advice}"),
+                    None => last_problem,
+                };
                 state.fatal = Some(UplinkError::GaveUp {
                     address: config.address.clone(),
                     waited,
                     pending: state.queue.len(),
                     last_problem,
+                    outbox: config.outbox.as_ref().map(|o| o.dir().to_owned()),
                 });
                 shared.changed.notify_all();
                 return;
@@ -114,6 +120,7 @@ fn connection(shared: &Shared, config: &UplinkConfig, mut stream: TcpStream) -> 
         state.sent_prefix = 0;
         state.acks_on_connection = 0;
         state.last_ack = None;
+        state.skipped_at = None;
         state.connected_at = Some(Instant::now());
         state.stats.connections += 1;
         state.connection
@@ -163,13 +170,21 @@ fn send_loop(shared: &Shared, config: &UplinkConfig, stream: &mut TcpStream) -> 
                     }
                     break Next::Send(bytes, sequence);
                 }
-                // Nothing to send: wait for an acknowledgement, a new frame, or the ack timeout.
-                let since = state.last_ack.into_iter().chain(state.connected_at).max();
+                // Nothing to send: wait for an acknowledgement, a new frame, or the ack timeout, counted from the
+                // last acknowledgement or, once a frame's answer went by without opening, from then.
+                let since = state
+                    .skipped_at
+                    .or_else(|| state.last_ack.into_iter().chain(state.connected_at).max());
                 if in_flight > 0
                     && let Some(since) = since
                     && since.elapsed() >= config.ack_timeout
                 {
                     break Next::Broken(format!("no acknowledgement for {:.0?}", config.ack_timeout));
+                }
+                if let Some(limit) = config.give_up_after
+                    && state.waiting_since.is_some_and(|t| t.elapsed() >= limit)
+                {
+                    break Next::Broken(format!("no acknowledgement for {limit:.0?}"));
                 }
                 let timeout = if in_flight > 0 {
                     config.ack_timeout.min(Duration::from_millis(500))
@@ -196,53 +211,122 @@ fn send_loop(shared: &Shared, config: &UplinkConfig, stream: &mut TcpStream) -> 
     }
 }
 
-/// Reads acknowledgements until the connection ends; marks it broken then.
+/// Reads acknowledgement records until the connection ends; marks it broken then. Deletes the outbox files
+/// of the frames it is done with, outside the lock.
 fn read_acks(shared: &Shared, config: &UplinkConfig, mut stream: TcpStream, id: u64) {
     loop {
-        let ack = read_ack(&mut stream);
+        let record = read_ack(&mut stream);
         let mut state = shared.lock();
         if state.connection != id {
             return;
         }
-        let stop = match ack {
-            Ok(Some(ack)) => handle_ack(&mut state, config, ack),
+        let stop = match record {
+            Ok(Some(record)) => handle_record(&mut state, config, &record),
             Ok(None) => Some("the server closed the connection".to_owned()),
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                state.fatal = Some(UplinkError::Protocol {
-                    address: config.address.clone(),
-                    problem: e.to_string(),
-                });
-                Some(e.to_string())
-            }
+            // 46 bytes that are not a record this client reads: the stream stays in step, the record is ignored.
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => ignore(&mut state, config, None, &e.to_string()),
             Err(e) => Some(format!("connection lost: {e}")),
         };
+        let done = std::mem::take(&mut state.done);
+        let stopped = stop.is_some();
         if let Some(why) = stop {
             state.broken.get_or_insert(why);
-            shared.changed.notify_all();
-            return;
         }
         shared.changed.notify_all();
+        drop(state);
+        forget(config, &done);
+        if stopped {
+            return;
+        }
     }
 }
 
-/// Applies one acknowledgement; returns why the connection must end, if it must.
-fn handle_ack(state: &mut State, config: &UplinkConfig, ack: Ack) -> Option<String> {
-    let address = || config.address.clone();
-    if ack.device_id != config.device_id {
-        state.fatal = Some(UplinkError::Protocol {
-            address: address(),
-            problem: format!(
-                "an acknowledgement for device {}, this is device {}",
-                ack.device_id, config.device_id
-            ),
-        });
-        return Some("protocol error".into());
+/// Deletes the outbox files of frames acknowledged or lost. A file left behind (a failure here, or a crash
+/// before it) is sent again at the next start and answered "duplicate": nothing is taken twice.
+pub(super) fn forget(config: &UplinkConfig, sequences: &[u64]) {
+    let Some(outbox) = &config.outbox else {
+        return;
+    };
+    for &sequence in sequences {
+        if let Err(e) = outbox.remove(sequence) {
+            warn!("{e}; the frame goes out again at the next start and is answered as a duplicate");
+        }
     }
-    let Some(position) = state.queue.iter().position(|p| p.sequence == ack.sequence) else {
-        debug!("acknowledgement for sequence {} that is not waiting", ack.sequence);
-        return None;
+}
+
+/// Applies one record if it verifies for a frame that is waiting; ignores it otherwise. Returns why the
+/// connection must end, if it must.
+fn handle_record(state: &mut State, config: &UplinkConfig, record: &AckRecord) -> Option<String> {
+    let claimed = &record.claimed;
+    if claimed.device_id != config.device_id {
+        return ignore(state, config, None, "it names another device");
+    }
+    let Some(position) = state.queue.iter().position(|p| p.sequence == claimed.sequence) else {
+        return ignore(state, config, Some(claimed), "it names a frame that is not waiting");
     };
     let now = Instant::now();
+    let Ok(ack) = record.open(&config.mac_key, &state.queue[position].tag) else {
+        if position < state.sent_prefix {
+            // The server answers in order: this frame's answer went by, it gets no other on this connection.
+            state.skipped_at.get_or_insert(now);
+        }
+        return ignore(state, config, Some(claimed), "its tag does not verify");
+    };
+    if position > 0 && position < state.sent_prefix {
+        // Frames sent before this one got answers that did not open: they wait for a new connection.
+        state.skipped_at.get_or_insert(now);
+    }
+    handle_ack(state, config, position, ack, now)
+}
+
+/// Ignores a record (it did not decode or open, or named nothing waiting): counted, a warning at most every
+/// [`IgnoredRecords::QUIET`] with the number not reported, and its claim kept as advice. Never fatal.
+fn ignore(state: &mut State, config: &UplinkConfig, claimed: Option<&Ack>, why: &str) -> Option<String> {
+    state.stats.ignored += 1;
+    let claim = claimed.map(|c| unverified_claim(c.status, config.device_id));
+    if let Some(claim) = &claim {
+        state.advice = Some(claim.clone());
+    }
+    let now = Instant::now();
+    if state
+        .ignored
+        .last_warning
+        .is_some_and(|t| now.duration_since(t) < IgnoredRecords::QUIET)
+    {
+        state.ignored.unreported += 1;
+        return None;
+    }
+    let unreported = std::mem::take(&mut state.ignored.unreported);
+    state.ignored.last_warning = Some(now);
+    warn!(
+        "{}: ignored an acknowledgement record: {why}{}; nothing is forgotten, unacknowledged frames are sent \
+         again{}",
+        config.address,
+        claim.map(|c| format!(" ({c})")).unwrap_or_default(),
+        if unreported > 0 {
+            format!(" ({unreported} more ignored since the last warning)")
+        } else {
+            String::new()
+        }
+    );
+    None
+}
+
+/// Drops the frame at `position` and the rest of its message from the queue; returns how many.
+fn drop_message(state: &mut State, position: usize) -> u64 {
+    let message = state.queue[position].message_first;
+    let mut dropped = 0;
+    while let Some(p) = state.queue.iter().position(|p| p.message_first == message) {
+        state.remove(p);
+        dropped += 1;
+    }
+    dropped
+}
+
+/// Applies an acknowledgement that verified for the frame at `position`; returns why the connection must end,
+/// if it must.
+fn handle_ack(state: &mut State, config: &UplinkConfig, position: usize, ack: Ack, now: Instant) -> Option<String> {
+    let address = || config.address.clone();
     match ack.status {
         AckStatus::Accepted | AckStatus::Duplicate => {
             state.remove(position);
@@ -256,27 +340,41 @@ fn handle_ack(state: &mut State, config: &UplinkConfig, ack: Ack) -> Option<Stri
             None
         }
         AckStatus::Busy => Some("the server is busy".into()),
-        AckStatus::TooOld if state.queue[position].transmissions <= 1 => {
+        AckStatus::TooOld if !state.queue[position].maybe_seen() => {
+            // Nothing below the server's floor can ever be accepted: those frames are dropped.
+            let mut dropped = 0;
+            while let Some(p) = state.queue.iter().position(|p| p.sequence < ack.detail) {
+                state.remove(p);
+                dropped += 1;
+            }
             state.fatal = Some(UplinkError::CounterBehind {
                 address: address(),
                 device_id: ack.device_id,
                 sequence: ack.sequence,
                 lowest_acceptable: ack.detail,
                 counter_file: config.counter_file.clone(),
+                dropped,
             });
             Some("counter behind".into())
         }
-        AckStatus::TooOld | AckStatus::Expired => {
-            let message = state.queue[position].message_first;
-            let mut dropped = 0;
-            while let Some(p) = state.queue.iter().position(|p| p.message_first == message) {
-                state.remove(p);
-                dropped += 1;
-            }
-            state.stats.dropped += dropped;
+        AckStatus::TooOld => {
+            let lost = drop_message(state, position);
+            state.stats.too_old += lost;
             warn!(
-                "the server dropped the message of frame {} ({:?}): {dropped} frames of it dropped here too",
-                ack.sequence, ack.status
+                "the server refused frame {} as too old when it was sent again (it may have taken it before a restart, \
+                 or lost it): its message ({lost} frames) counts as lost",
+                ack.sequence
+            );
+            state.progress(now);
+            None
+        }
+        AckStatus::Expired => {
+            let lost = drop_message(state, position);
+            state.stats.expired += lost;
+            warn!(
+                "the server dropped the message of frame {} before it was complete (expired): its {lost} frames are \
+                 lost",
+                ack.sequence
             );
             state.progress(now);
             None

@@ -1,11 +1,13 @@
-//! Why the uplink stopped: the refusals and failures that sending again cannot fix, each saying what to do.
+//! Why the uplink stopped: the refusals and failures that sending again cannot fix, each saying what to do;
+//! and what an acknowledgement record that did not verify claimed, as advice for the operator.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 
-/// Why the uplink stopped: something sending again cannot fix. Each message says what to do.
+/// Why the uplink stopped: something sending again cannot fix. Each message says what to do. The refusals
+/// come only from acknowledgement records that verified under the device's key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum UplinkError {
@@ -16,7 +18,8 @@ pub enum UplinkError {
         /// Its answer.
         ack: Ack,
     },
-    /// The server refused a new frame as too old: the counter restarted below what it has seen.
+    /// The server refused a new frame as too old: the counter restarted below what it has seen. The queued
+    /// frames below `lowest_acceptable` can never be accepted and were dropped (and deleted from the outbox).
     CounterBehind {
         /// The server.
         address: String,
@@ -28,6 +31,8 @@ pub enum UplinkError {
         lowest_acceptable: u64,
         /// The counter file, if any.
         counter_file: Option<PathBuf>,
+        /// Queued frames dropped because they are below `lowest_acceptable`.
+        dropped: usize,
     },
     /// No acknowledgement for too long.
     GaveUp {
@@ -39,14 +44,11 @@ pub enum UplinkError {
         pending: usize,
         /// The last connection problem.
         last_problem: String,
+        /// The outbox keeping the frames for the next start, if any.
+        outbox: Option<PathBuf>,
     },
-    /// The server answered for another device.
-    Protocol {
-        /// The server.
-        address: String,
-        /// What was wrong.
-        problem: String,
-    },
+    /// A frame could not be written to the outbox (so it was not queued).
+    Outbox(String),
     /// The uplink thread stopped unexpectedly.
     Stopped,
 }
@@ -89,6 +91,7 @@ impl fmt::Display for UplinkError {
                 sequence,
                 lowest_acceptable,
                 counter_file,
+                dropped,
             } => {
                 write!(
                     f,
@@ -96,24 +99,39 @@ impl fmt::Display for UplinkError {
                      {lowest_acceptable} and above): the frame counter went back"
                 )?;
                 match counter_file {
-                    Some(path) => write!(f, "; write {lowest_acceptable} into {} and start again", path.display()),
-                    None => write!(f, "; start the counter at {lowest_acceptable} or above"),
+                    Some(path) => write!(f, "; write {lowest_acceptable} into {} and start again", path.display())?,
+                    None => write!(f, "; start the counter at {lowest_acceptable} or above")?,
                 }
+                if *dropped > 0 {
+                    write!(
+                        f,
+                        " ({dropped} frames sealed below it can never be accepted: their readings are lost)"
+                    )?;
+                }
+                Ok(())
             }
             Self::GaveUp {
                 address,
                 waited,
                 pending,
                 last_problem,
-            } => write!(
+                outbox,
+            } => {
+                write!(
+                    f,
+                    "no acknowledgement from {address} for {:.0?} with {pending} frames waiting (last problem: \
+                     {last_problem}): is tfhe-sbc-server running there and reachable? (--give-up-after sets the wait)",
+                    waited
+                )?;
+                if let Some(dir) = outbox {
+                    write!(f, "; the frames stay in {} and go out at the next start", dir.display())?;
+                }
+                Ok(())
+            }
+            Self::Outbox(problem) => write!(
                 f,
-                "no acknowledgement from {address} for {:.0?} with {pending} frames waiting (last problem: \
-                 {last_problem}): is tfhe-sbc-server running there and reachable? (--give-up-after sets the wait)",
-                waited
-            ),
-            Self::Protocol { address, problem } => write!(
-                f,
-                "{address} broke the acknowledgement protocol ({problem}): is it a tfhe-sbc server?"
+                "{problem}: the message was not queued; free space or fix the permissions there (frames already \
+                 written stay and go out at the next start)"
             ),
             Self::Stopped => f.write_str("the uplink thread stopped unexpectedly"),
         }
@@ -121,3 +139,21 @@ impl fmt::Display for UplinkError {
 }
 
 impl std::error::Error for UplinkError {}
+
+/// What an acknowledgement record that did not verify claims, for a warning: the claim is advice (a forged
+/// record may say anything; a server that could not authenticate a frame answers with an unauthenticated
+/// record), so it says what to check, never what to change. No number from the record is repeated.
+pub(super) fn unverified_claim(status: AckStatus, device_id: u64) -> String {
+    match status {
+        AckStatus::UnknownDevice => format!(
+            "it says the server does not know device {device_id}: if so, issue it with `tfhe-sbc-keys issue` and \
+             restart the server with the new key_store.bin, or give this client the device's own credential file"
+        ),
+        AckStatus::BadCredentials => format!(
+            "it says device {device_id}'s frames do not verify at the server (bad MAC or key id): if so, the \
+             credential file and the server's key_store.bin come from different provisioning runs; use the pair \
+             from one key set"
+        ),
+        other => format!("it claims {other:?}"),
+    }
+}

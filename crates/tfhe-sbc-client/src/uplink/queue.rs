@@ -5,13 +5,39 @@ use super::UplinkStats;
 use super::error::UplinkError;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tfhe_sbc_device::frame::TAG_BYTES;
 
 pub(super) struct Pending {
     pub(super) sequence: u64,
     pub(super) message_first: u64,
     pub(super) bytes: Arc<[u8]>,
+    /// The frame's own tag: an acknowledgement's tag covers it, so a record opens for this frame only.
+    pub(super) tag: [u8; TAG_BYTES],
     pub(super) transmissions: u32,
+    /// Read back from the outbox: an earlier run may have sent it already.
+    pub(super) from_outbox: bool,
+}
+
+impl Pending {
+    /// Whether the server may have seen this frame before (sent by this run or, from the outbox, an earlier
+    /// one): a "too old" answer then means "taken or lost before", not a counter that went back.
+    pub(super) fn maybe_seen(&self) -> bool {
+        self.from_outbox || self.transmissions > 1
+    }
+}
+
+/// Acknowledgement records ignored (they did not decode or open, or named nothing waiting), and when the
+/// last warning about them was printed: at most one line per [`IgnoredRecords::QUIET`].
+#[derive(Default)]
+pub(super) struct IgnoredRecords {
+    pub(super) last_warning: Option<Instant>,
+    /// Ignored since the last warning line.
+    pub(super) unreported: u64,
+}
+
+impl IgnoredRecords {
+    pub(super) const QUIET: Duration = Duration::from_secs(5);
 }
 
 #[derive(Default)]
@@ -27,8 +53,16 @@ pub(super) struct State {
     pub(super) acks_on_connection: u64,
     pub(super) connected_at: Option<Instant>,
     pub(super) last_ack: Option<Instant>,
+    /// Since when a frame sent on this connection has had its answer go by without opening (or an earlier
+    /// frame's): the server answers in order, so it will not answer that frame again on this connection.
+    pub(super) skipped_at: Option<Instant>,
     /// Since when the queue's front has waited for an acknowledgement.
     pub(super) waiting_since: Option<Instant>,
+    pub(super) ignored: IgnoredRecords,
+    /// What the last record that did not open claimed, as advice for the operator (never acted on).
+    pub(super) advice: Option<String>,
+    /// Frames the sending thread is done with (acknowledged or lost) whose outbox files are still to delete.
+    pub(super) done: Vec<u64>,
 }
 
 impl State {
@@ -36,7 +70,9 @@ impl State {
         if position < self.sent_prefix {
             self.sent_prefix -= 1;
         }
-        self.queue.remove(position)
+        let pending = self.queue.remove(position)?;
+        self.done.push(pending.sequence);
+        Some(pending)
     }
 
     pub(super) fn progress(&mut self, now: Instant) {

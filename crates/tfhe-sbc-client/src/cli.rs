@@ -1,0 +1,115 @@
+//! The command line: the arguments of `tfhe-sbc-client` and their `--help` text.
+
+use crate::readings::Format;
+use std::path::PathBuf;
+use std::time::Duration;
+use tfhe_sbc_device::std_io::PersistentCounter;
+
+/// Encrypts sensor readings with a device credential file and sends them to a tfhe-sbc server.
+///
+/// Readings come from standard input (default), --input FILE, or --command: one or more values per line
+/// (--format), grouped --batch readings per message. Each message is encrypted (N bits per frame, or with an
+/// integer credential file N / 4 bytes of little-endian u8/u16/u32 readings as tfhe-rs FheUint radix blocks)
+/// and sent as authenticated v2 frames. Every frame is written to an outbox beside the counter file
+/// (<counter file>.outbox/) before it is sent, and kept there and in memory until the server acknowledges it
+/// with a record that verifies under the device's MAC key; unacknowledged frames are sent again after a
+/// reconnect, and after a crash at the next start, before any new reading. Acknowledgement records that do not
+/// verify are ignored (with a warning). Run one client per credential file: a second one on the same counter
+/// file stops at once.
+#[derive(clap::Parser, Debug)]
+#[command(name = "tfhe-sbc-client", version, after_help = EXIT_STATUS)]
+pub struct Cli {
+    /// The device's credential file (devices/<ID>.tsdc from `tfhe-sbc-keys issue`).
+    #[arg(long, value_name = "FILE")]
+    pub credentials: PathBuf,
+    /// The server, host:port.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub server: String,
+    /// Read readings from this file ("-": standard input, the default).
+    #[arg(long, value_name = "FILE", conflicts_with = "command")]
+    pub input: Option<PathBuf>,
+    /// Read readings from the standard output of this shell command (run by `sh -c`).
+    #[arg(long, value_name = "COMMAND")]
+    pub command: Option<String>,
+    /// Run --command every INTERVAL (e.g. 10s, 500ms, 5m), one run's lines per message batch; without it
+    /// the command runs once and its lines stream in.
+    #[arg(long, value_name = "INTERVAL", requires = "command", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+    /// Stop after this many runs of --command (with --interval).
+    #[arg(long, value_name = "N", requires = "interval")]
+    pub runs: Option<u64>,
+    /// How each value is written into the message (little-endian).
+    #[arg(long, value_enum, default_value_t = Format::U8)]
+    pub format: Format,
+    /// Readings per message (a message of N/8 bytes or less is one frame).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub batch: u64,
+    /// Skip lines that do not parse (with a warning) instead of stopping.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// The persisted frame counter (default: the credential file's path with extension .counter). Its lock
+    /// (<FILE>.lock) and the outbox of unacknowledged frames (<FILE>.outbox/) sit beside it.
+    #[arg(long, value_name = "FILE")]
+    pub counter_file: Option<PathBuf>,
+    /// Sequence numbers reserved per counter-file write.
+    #[arg(long, default_value_t = PersistentCounter::DEFAULT_BLOCK, value_parser = clap::value_parser!(u64).range(1..))]
+    pub counter_block: u64,
+    /// The most chunks (frames) per message: the server's limit (its default is 16).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_chunks: u32,
+    /// Frames sent and not yet acknowledged, at most (below the server's replay window of 128).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub max_in_flight: u64,
+    /// Frames held for sending (and in the outbox), at most; reading pauses while the queue is full.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..))]
+    pub max_queued: u64,
+    /// The longest wait between reconnection attempts.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub max_backoff: Duration,
+    /// Reconnect and send again when frames sent on a connection have had no acknowledgement that verifies for
+    /// this long.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub ack_timeout: Duration,
+    /// Stop with an error when frames have waited this long for an acknowledgement (default: retry forever).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub give_up_after: Option<Duration>,
+    /// Send the full body of every ciphertext (32-bit words, 64-bit on the integer set) instead of its top
+    /// bits (by default secret-key frames carry the set's compact body, e.g. 11 bits: 1,503 instead of 4,191
+    /// bytes per frame; public-key frames always carry the full body).
+    #[arg(long)]
+    pub full_body: bool,
+    /// Print every message and acknowledgement.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+    /// Print errors only.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The exit status, under `--help`.
+pub const EXIT_STATUS: &str = "Exit status: 0 when every frame was acknowledged by the server; 1 when frames \
+were lost (their message expired at the server before it was complete, or a frame sent again was refused as too \
+old: the summary line counts them, e.g. \"58 frames accepted, 2 lost (2 expired at the server, ...)\"), or the \
+server refused the device for good, or it stayed unreachable for --give-up-after, or the input is bad; 2 for a \
+set-up error (arguments, the credential file, the counter file or its outbox, or another client already running \
+on this counter file).";
+
+/// A duration: a number with an optional unit, ms, s (the default), m or h.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    };
+    match number.parse::<f64>() {
+        Ok(value) if (value * scale).is_finite() && value * scale <= 1e9 => Ok(Duration::from_secs_f64(value * scale)),
+        _ => Err(format!("{text:?} is not a duration (for example 500ms, 10s, 5m)")),
+    }
+}
