@@ -200,72 +200,79 @@ impl core::fmt::Debug for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
             Self::PolynomialSizeNotPowerOfTwo(n) => f.debug_tuple("PolynomialSizeNotPowerOfTwo").field(&n).finish(),
-            Self::PolynomialSizeOutOfRange { size, min, max } => f
-                .debug_struct("PolynomialSizeOutOfRange")
-                .field("size", &size)
-                .field("min", &min)
-                .field("max", &max)
-                .finish(),
+            Self::PolynomialSizeOutOfRange { size, min, max } => debug_struct(
+                f,
+                "PolynomialSizeOutOfRange",
+                &[("size", &size), ("min", &min), ("max", &max)],
+            ),
             Self::ZeroGlweDimension => f.write_str("ZeroGlweDimension"),
             Self::GlweDimensionTooLarge {
                 glwe_dimension,
                 polynomial_size,
                 max_lwe_dimension,
-            } => f
-                .debug_struct("GlweDimensionTooLarge")
-                .field("glwe_dimension", &glwe_dimension)
-                .field("polynomial_size", &polynomial_size)
-                .field("max_lwe_dimension", &max_lwe_dimension)
-                .finish(),
+            } => debug_struct(
+                f,
+                "GlweDimensionTooLarge",
+                &[
+                    ("glwe_dimension", &glwe_dimension),
+                    ("polynomial_size", &polynomial_size),
+                    ("max_lwe_dimension", &max_lwe_dimension),
+                ],
+            ),
             Self::UnsupportedTorusBits(bits) => f.debug_tuple("UnsupportedTorusBits").field(&bits).finish(),
             Self::InvalidNoiseStdDev(s) => f.debug_tuple("InvalidNoiseStdDev").field(&Bits(s)).finish(),
-            Self::NoiseBelowSecurityFloor { variance, minimum } => f
-                .debug_struct("NoiseBelowSecurityFloor")
-                .field("variance", &Bits(variance))
-                .field("minimum", &Bits(minimum))
-                .finish(),
-            Self::TUniformBoundBelowSecurityFloor { bound_log2, minimum } => f
-                .debug_struct("TUniformBoundBelowSecurityFloor")
-                .field("bound_log2", &bound_log2)
-                .field("minimum", &minimum)
-                .finish(),
+            Self::NoiseBelowSecurityFloor { variance, minimum } => debug_struct(
+                f,
+                "NoiseBelowSecurityFloor",
+                &[("variance", &Bits(variance)), ("minimum", &Bits(minimum))],
+            ),
+            Self::TUniformBoundBelowSecurityFloor { bound_log2, minimum } => debug_struct(
+                f,
+                "TUniformBoundBelowSecurityFloor",
+                &[("bound_log2", &bound_log2), ("minimum", &minimum)],
+            ),
             Self::UnknownParameterSet(id) => f.debug_tuple("UnknownParameterSet").field(&id).finish(),
-            Self::TorusBitsMismatch { expected, found } => f
-                .debug_struct("TorusBitsMismatch")
-                .field("expected", &expected)
-                .field("found", &found)
-                .finish(),
+            Self::TorusBitsMismatch { expected, found } => {
+                debug_struct(f, "TorusBitsMismatch", &[("expected", &expected), ("found", &found)])
+            }
             Self::InvalidMessageModulus(p) => f.debug_tuple("InvalidMessageModulus").field(&p).finish(),
             Self::NonBinaryKey => f.write_str("NonBinaryKey"),
             Self::InvalidTUniformBound(b) => f.debug_tuple("InvalidTUniformBound").field(&b).finish(),
-            Self::WrongLength { expected, found } => f
-                .debug_struct("WrongLength")
-                .field("expected", &expected)
-                .field("found", &found)
-                .finish(),
-            Self::InvalidValueBits { value_bits, block_bits } => f
-                .debug_struct("InvalidValueBits")
-                .field("value_bits", &value_bits)
-                .field("block_bits", &block_bits)
-                .finish(),
-            Self::ValueOutOfRange { value, value_bits } => f
-                .debug_struct("ValueOutOfRange")
-                .field("value", &value)
-                .field("value_bits", &value_bits)
-                .finish(),
-            Self::CapacityExceeded { needed, available } => f
-                .debug_struct("CapacityExceeded")
-                .field("needed", &needed)
-                .field("available", &available)
-                .finish(),
-            Self::UnsupportedBodyBits { body_bits, torus_bits } => f
-                .debug_struct("UnsupportedBodyBits")
-                .field("body_bits", &body_bits)
-                .field("torus_bits", &torus_bits)
-                .finish(),
+            Self::WrongLength { expected, found } => {
+                debug_struct(f, "WrongLength", &[("expected", &expected), ("found", &found)])
+            }
+            Self::InvalidValueBits { value_bits, block_bits } => debug_struct(
+                f,
+                "InvalidValueBits",
+                &[("value_bits", &value_bits), ("block_bits", &block_bits)],
+            ),
+            Self::ValueOutOfRange { value, value_bits } => {
+                debug_struct(f, "ValueOutOfRange", &[("value", &value), ("value_bits", &value_bits)])
+            }
+            Self::CapacityExceeded { needed, available } => {
+                debug_struct(f, "CapacityExceeded", &[("needed", &needed), ("available", &available)])
+            }
+            Self::UnsupportedBodyBits { body_bits, torus_bits } => debug_struct(
+                f,
+                "UnsupportedBodyBits",
+                &[("body_bits", &body_bits), ("torus_bits", &torus_bits)],
+            ),
             Self::NonZeroPadding => f.write_str("NonZeroPadding"),
         }
     }
+}
+
+/// `f.debug_struct(name)` with `fields`, finished: one call per variant instead of a chain.
+fn debug_struct(
+    f: &mut core::fmt::Formatter<'_>,
+    name: &str,
+    fields: &[(&str, &dyn core::fmt::Debug)],
+) -> core::fmt::Result {
+    let mut debug = f.debug_struct(name);
+    for (field, value) in fields {
+        debug.field(field, value);
+    }
+    debug.finish()
 }
 
 /// Prints `x` as `2^l` with `l = log2(x)` to two decimals, with integer arithmetic and formatting only
