@@ -262,8 +262,8 @@ impl core::fmt::Debug for Error {
     }
 }
 
-/// `f.debug_struct(name)` with `fields`, finished: one call per variant instead of a chain.
-fn debug_struct(
+/// `f.debug_struct(name)` with `fields`, finished: one call per struct instead of a builder chain.
+pub(crate) fn debug_struct(
     f: &mut core::fmt::Formatter<'_>,
     name: &str,
     fields: &[(&str, &dyn core::fmt::Debug)],

@@ -150,11 +150,12 @@ impl<C: AsRef<[u8]> + AsMut<[u8]>> ZeroizeOnDrop for GlweSecretKey<C> {}
 
 impl<C: KeyStorage> core::fmt::Debug for GlweSecretKey<C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("GlweSecretKey")
-            .field("glwe_dimension", &self.glwe_dimension().0)
-            .field("polynomial_size", &self.polynomial_size.0)
-            .field("coefficients", &"<redacted>")
-            .finish()
+        let fields: [(&str, &dyn core::fmt::Debug); 3] = [
+            ("glwe_dimension", &self.glwe_dimension().0),
+            ("polynomial_size", &self.polynomial_size.0),
+            ("coefficients", &"<redacted>"),
+        ];
+        crate::error::debug_struct(f, "GlweSecretKey", &fields)
     }
 }
 
