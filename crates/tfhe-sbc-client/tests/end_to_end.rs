@@ -78,7 +78,7 @@ fn restarts_never_reuse_sequence_numbers() {
     // The counter file lost (reset to 0) against a server that has seen up to 1000: refused, and told.
     std::fs::remove_file(device.counter()).unwrap();
     let server = TestServer::start(registry(1000), Vec::new());
-    let output = client(&device, server.address, &[], "9\n");
+    let output = client(&device, server.address, &[], "9\n10\n11\n");
     server.finish();
     assert_eq!(output.status.code(), Some(1));
     let log = stderr(&output);
@@ -86,6 +86,15 @@ fn restarts_never_reuse_sequence_numbers() {
         log.contains("too old") && log.contains("write 1000 into") && log.contains("7.counter"),
         "{log}"
     );
+    // The frames sealed below the server's floor can never be accepted: none is kept for the next start.
+    assert!(device.outbox_files().is_empty(), "{:?}", device.outbox_files());
+    // Fixed as told: the next run goes through.
+    std::fs::write(device.counter(), "1000\n").unwrap();
+    let server = TestServer::start(registry(1000), Vec::new());
+    let output = client(&device, server.address, &[], "12\n");
+    let seen = server.finish();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(seen.accepted, [1000]);
 }
 
 /// Refusals that resending cannot fix end the client with one line saying what to do. A server that cannot

@@ -176,7 +176,22 @@ impl Uplink {
                     .map_err(|e| UplinkError::Outbox(e.to_string()))?;
             }
         }
-        let mut state = self.wait_for_room(frames.len())?;
+        let mut state = match self.wait_for_room(frames.len()) {
+            Ok(state) => state,
+            Err(e) => {
+                // Stopped while the files were written: they go out at the next start, unless the server said
+                // they never can (below its floor).
+                if let UplinkError::CounterBehind { lowest_acceptable, .. } = &e {
+                    let below: Vec<u64> = frames
+                        .iter()
+                        .map(|f| f.sequence)
+                        .filter(|s| s < lowest_acceptable)
+                        .collect();
+                    connection::forget(&self.config, &below);
+                }
+                return Err(e);
+            }
+        };
         state.stats.frames += frames.len() as u64;
         enqueue(
             &mut state,
