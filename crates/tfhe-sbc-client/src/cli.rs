@@ -1,5 +1,8 @@
 //! The command line: the arguments of `tfhe-sbc-client` and their `--help` text.
 
+// The doc comments below are `--help` text, shown as written: `<FILE>` there is a placeholder, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
 use crate::readings::Format;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -98,3 +98,29 @@ fn a_second_client_on_one_credential_file_stops_at_start_up() {
     assert_eq!(seen.accepted.len(), 3);
     assert_eq!(device.decrypt_in_order(&seen.messages), [1, 2, 3]);
 }
+
+/// A damaged outbox file stops the client at start-up (exit 2) with one line naming the file and what to do,
+/// before it connects anywhere; moved away as told, the next start goes through.
+#[test]
+fn a_damaged_outbox_file_is_a_one_line_error() {
+    let device = Provisioned::new(23);
+    let server = TestServer::start(registry(0), Vec::new());
+    std::fs::create_dir_all(device.outbox()).unwrap();
+    let damaged = device.outbox().join("00000000000000000003.frame");
+    std::fs::write(&damaged, [0x42; 1503]).unwrap();
+    let output = client(&device, server.address, &[], "1\n");
+    let log = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{log}");
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(
+        log.contains("00000000000000000003.frame") && log.contains("move it out of") && !log.contains("panicked"),
+        "{log}"
+    );
+    assert_eq!(server.seen.lock().unwrap().connections, 0);
+
+    std::fs::remove_file(&damaged).unwrap();
+    let output = client(&device, server.address, &[], "1\n");
+    let seen = server.finish();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(device.decrypt_in_order(&seen.messages), [1]);
+}
