@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use negacyclic_fft::naive::negacyclic_product_wrapping_into;
-use negacyclic_ntt::{NttPlan, NttPlan32, NttPlan64};
+use negacyclic_ntt::{Input, NttPlan, NttPlan32, NttPlan64, Output};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng, rngs::StdRng};
 
@@ -47,55 +47,41 @@ fn naive64(a: &[u64], key: &[u64]) -> Vec<u64> {
     out
 }
 
+/// `a * key` through `plan` (of `L` primes).
+fn product<const L: usize, T: Input + Output + Default>(plan: NttPlan<L>, a: &[T], key: &[T]) -> Vec<T> {
+    let n = plan.polynomial_size();
+    let mut key_spectrum = vec![[0u32; L]; n];
+    plan.forward(key, &mut key_spectrum);
+    let mut spectrum = vec![[0u32; L]; n];
+    plan.forward(a, &mut spectrum);
+    plan.mul_assign(&mut spectrum, &key_spectrum);
+    let mut out = vec![T::default(); n];
+    plan.inverse_wrapping(&mut spectrum, &mut out);
+    out
+}
+
+/// The 32-bit torus product (two primes).
 fn ntt32<const N: usize>(a: &[u32], key: &[u32]) -> Vec<u32> {
     const { assert!(N >= 64) };
-    let plan = NttPlan32::new::<N>();
-    let mut key_spectrum = vec![[0u32; 2]; N];
-    plan.forward(key, &mut key_spectrum);
-    let mut spectrum = vec![[0u32; 2]; N];
-    plan.forward(a, &mut spectrum);
-    plan.mul_assign(&mut spectrum, &key_spectrum);
-    let mut out = vec![0u32; N];
-    plan.inverse_wrapping(&mut spectrum, &mut out);
-    out
+    product(NttPlan32::new::<N>(), a, key)
 }
 
+/// The 64-bit torus product (three primes).
 fn ntt64<const N: usize>(a: &[u64], key: &[u64]) -> Vec<u64> {
-    let plan = NttPlan64::new::<N>();
-    let mut key_spectrum = vec![[0u32; 3]; N];
-    plan.forward(key, &mut key_spectrum);
-    let mut spectrum = vec![[0u32; 3]; N];
-    plan.forward(a, &mut spectrum);
-    plan.mul_assign(&mut spectrum, &key_spectrum);
-    let mut out = vec![0u64; N];
-    plan.inverse_wrapping(&mut spectrum, &mut out);
-    out
+    product(NttPlan64::new::<N>(), a, key)
 }
 
-/// A key polynomial: binary {0, 1} or ternary {-1, 0, 1} (as wrapping torus words).
-fn key32(n: usize, ternary: bool) -> impl Strategy<Value = Vec<u32>> {
-    let coefficient = if ternary {
-        prop_oneof![Just(0u32), Just(1u32), Just(u32::MAX)].boxed()
-    } else {
-        prop_oneof![Just(0u32), Just(1u32)].boxed()
-    };
-    prop::collection::vec(coefficient, n)
-}
-
-fn case32(log_n: std::ops::RangeInclusive<u32>, ternary: bool) -> impl Strategy<Value = (Vec<u32>, Vec<u32>)> {
+/// A random torus polynomial of `2^log_n` words and a key of as many: binary {0, 1}, or ternary {-1, 0, 1}
+/// (as wrapping torus words) when `minus_one` is given.
+fn case<T: Arbitrary + Copy + core::fmt::Debug + From<u8> + 'static>(
+    log_n: std::ops::RangeInclusive<u32>,
+    minus_one: Option<T>,
+) -> impl Strategy<Value = (Vec<T>, Vec<T>)> {
+    let coefficients: Vec<T> = [T::from(0), T::from(1)].into_iter().chain(minus_one).collect();
     log_n.prop_flat_map(move |log_n| {
         let n = 1usize << log_n;
-        (prop::collection::vec(any::<u32>(), n), key32(n, ternary))
-    })
-}
-
-fn case64(log_n: std::ops::RangeInclusive<u32>) -> impl Strategy<Value = (Vec<u64>, Vec<u64>)> {
-    log_n.prop_flat_map(move |log_n| {
-        let n = 1usize << log_n;
-        (
-            prop::collection::vec(any::<u64>(), n),
-            prop::collection::vec(prop_oneof![Just(0u64), Just(1u64), Just(u64::MAX)], n),
-        )
+        let key = prop::collection::vec(prop::sample::select(coefficients.clone()), n);
+        (prop::collection::vec(any::<T>(), n), key)
     })
 }
 
@@ -103,17 +89,17 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn binary_key_product_is_exact((a, key) in case32(6..=12, false)) {
+    fn binary_key_product_is_exact((a, key) in case(6..=12, None)) {
         prop_assert_eq!(for_size!(a.len(), ntt32, &a, &key), naive32(&a, &key));
     }
 
     #[test]
-    fn ternary_key_product_is_exact((a, key) in case32(6..=11, true)) {
+    fn ternary_key_product_is_exact((a, key) in case(6..=11, Some(u32::MAX))) {
         prop_assert_eq!(for_size!(a.len(), ntt32, &a, &key), naive32(&a, &key));
     }
 
     #[test]
-    fn u64_product_is_exact((a, key) in case64(6..=11)) {
+    fn u64_product_is_exact((a, key) in case(6..=11, Some(u64::MAX))) {
         prop_assert_eq!(for_size!(a.len(), ntt64, &a, &key), naive64(&a, &key));
     }
 }
