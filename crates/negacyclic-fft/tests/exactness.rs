@@ -4,16 +4,29 @@ use negacyclic_fft::{FftError, Plan, naive::negacyclic_product_wrapping_into};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng, rngs::StdRng};
 
-fn fft_product(plan: &Plan, a: &[u32], key: &[u32]) -> Vec<u32> {
-    let n = plan.polynomial_size();
-    let mut key_spectrum = vec![0.0; n];
-    plan.forward(key, &mut key_spectrum);
-    let mut spectrum = vec![0.0; n];
+/// The spectrum of `a`.
+fn spectrum<T: negacyclic_fft::Coefficient>(plan: &Plan, a: &[T]) -> Vec<f64> {
+    let mut spectrum = vec![0.0; plan.polynomial_size()];
     plan.forward(a, &mut spectrum);
-    plan.mul_assign(&mut spectrum, &key_spectrum);
-    let mut out = vec![0u32; n];
-    plan.inverse_wrapping(&mut spectrum, &mut out);
+    spectrum
+}
+
+fn fft_product(plan: &Plan, a: &[u32], key: &[u32]) -> Vec<u32> {
+    let mut product = spectrum(plan, a);
+    plan.mul_assign(&mut product, &spectrum(plan, key));
+    let mut out = vec![0u32; plan.polynomial_size()];
+    plan.inverse_wrapping(&mut product, &mut out);
     out
+}
+
+/// `n` random torus coefficients.
+fn torus(rng: &mut StdRng, n: usize) -> Vec<u32> {
+    (0..n).map(|_| rng.random()).collect()
+}
+
+/// `n` random binary key coefficients.
+fn binary(rng: &mut StdRng, n: usize) -> Vec<u32> {
+    (0..n).map(|_| rng.random_range(0..2)).collect()
 }
 
 fn naive_product(a: &[u32], key: &[u32]) -> Vec<u32> {
@@ -62,7 +75,7 @@ fn every_supported_size_is_exact() {
         let n = 1 << log_n;
         let plan = Plan::new(n).unwrap();
         for _ in 0..3 {
-            let a: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+            let a = torus(&mut rng, n);
             let key: Vec<u32> = (0..n).map(|_| [0, 1, u32::MAX][rng.random_range(0..3)]).collect();
             assert_eq!(fft_product(&plan, &a, &key), naive_product(&a, &key), "N = {n}");
         }
@@ -125,22 +138,12 @@ fn multiply_accumulate_and_accumulating_inverse() {
     let n = 512;
     let plan = Plan::new(n).unwrap();
     let mut rng = StdRng::seed_from_u64(2);
-    let a: Vec<u32> = (0..n).map(|_| rng.random()).collect();
-    let b: Vec<u32> = (0..n).map(|_| rng.random()).collect();
-    let s1: Vec<u32> = (0..n).map(|_| rng.random_range(0..2)).collect();
-    let s2: Vec<u32> = (0..n).map(|_| rng.random_range(0..2)).collect();
-    let mut fa = vec![0.0; n];
-    let mut fb = vec![0.0; n];
-    let mut f1 = vec![0.0; n];
-    let mut f2 = vec![0.0; n];
-    plan.forward(&a, &mut fa);
-    plan.forward(&b, &mut fb);
-    plan.forward(&s1, &mut f1);
-    plan.forward(&s2, &mut f2);
+    let (a, b) = (torus(&mut rng, n), torus(&mut rng, n));
+    let (s1, s2) = (binary(&mut rng, n), binary(&mut rng, n));
     let mut acc = vec![0.0; n];
-    plan.mul_add_assign(&mut acc, &fa, &f1);
-    plan.mul_add_assign(&mut acc, &fb, &f2);
-    let offset: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+    plan.mul_add_assign(&mut acc, &spectrum(&plan, &a), &spectrum(&plan, &s1));
+    plan.mul_add_assign(&mut acc, &spectrum(&plan, &b), &spectrum(&plan, &s2));
+    let offset = torus(&mut rng, n);
     let mut out = offset.clone();
     plan.inverse_add_wrapping(&mut acc, &mut out);
     let (p1, p2) = (naive_product(&a, &s1), naive_product(&b, &s2));
@@ -159,10 +162,8 @@ fn signed_and_exact_outputs() {
     x[1] = 1;
     let mut y = vec![0i8; n];
     y[n - 1] = 1;
-    let (mut fx, mut fy) = (vec![0.0; n], vec![0.0; n]);
-    plan.forward(&x, &mut fx);
-    plan.forward(&y, &mut fy);
-    plan.mul_assign(&mut fx, &fy);
+    let mut fx = spectrum(&plan, &x);
+    plan.mul_assign(&mut fx, &spectrum(&plan, &y));
     let mut out = vec![0i64; n];
     plan.inverse_wrapping(&mut fx, &mut out);
     let mut expected = vec![0i64; n];
@@ -190,10 +191,8 @@ fn wrong_length_panics() {
 fn forward_in_place_equals_forward() {
     let n = 1024;
     let plan = Plan::new(n).unwrap();
-    let mut rng = StdRng::seed_from_u64(11);
-    let a: Vec<u32> = (0..n).map(|_| rng.random()).collect();
-    let mut expected = vec![0.0; n];
-    plan.forward(&a, &mut expected);
+    let a = torus(&mut StdRng::seed_from_u64(11), n);
+    let expected = spectrum(&plan, &a);
     let mut spectrum: Vec<f64> = a.iter().map(|&x| f64::from(x as i32)).collect();
     plan.forward_in_place(&mut spectrum);
     assert_eq!(spectrum, expected);
