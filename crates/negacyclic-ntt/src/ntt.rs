@@ -27,6 +27,19 @@ fn gs(x: u32, y: u32, w: Twiddle, q: Prime) -> (u32, u32) {
     )
 }
 
+/// The four quarters of `chunk` zipped: `((x0, x1), (x2, x3))` at the same offset in each quarter, the
+/// operands of one radix-4 butterfly (two radix-2 stages).
+#[inline(always)]
+fn quads(chunk: &mut [u32]) -> impl Iterator<Item = ((&mut u32, &mut u32), (&mut u32, &mut u32))> {
+    let quarter = chunk.len() / 4;
+    let (lo, hi) = chunk.split_at_mut(2 * quarter);
+    let (x0s, x1s) = lo.split_at_mut(quarter);
+    let (x2s, x3s) = hi.split_at_mut(quarter);
+    x0s.iter_mut()
+        .zip(x1s.iter_mut())
+        .zip(x2s.iter_mut().zip(x3s.iter_mut()))
+}
+
 /// Forward transform in place: coefficients in `[0, 4p)` (natural order) to a spectrum in `[0, 2p)`
 /// (bit-reversed order). `tw` is the prime's table for `N = a.len()`: stage `m` (`m = 1, 2, 4, ... N/2`
 /// groups of `2t = N/m` values) uses `tw[m + i]` for group `i`.
@@ -45,21 +58,13 @@ pub(crate) fn forward(a: &mut [u32], tw: &[Twiddle], q: Prime) {
     // Two stages per pass: (m, t) then (2m, t/2).
     while t >= 2 {
         let last = t == 2;
-        let h = t / 2;
         let groups = a
             .chunks_exact_mut(2 * t)
             .zip(&tw[m..2 * m])
             .zip(tw[2 * m..4 * m].chunks_exact(2));
         for ((chunk, &w1), w2) in groups {
             let (w2a, w2b) = (w2[0], w2[1]);
-            let (lo, hi) = chunk.split_at_mut(t);
-            let (x0s, x1s) = lo.split_at_mut(h);
-            let (x2s, x3s) = hi.split_at_mut(h);
-            let quads = x0s
-                .iter_mut()
-                .zip(x1s.iter_mut())
-                .zip(x2s.iter_mut().zip(x3s.iter_mut()));
-            for ((x0, x1), (x2, x3)) in quads {
+            for ((x0, x1), (x2, x3)) in quads(chunk) {
                 let (y0, y2) = ct(*x0, *x2, w1, q);
                 let (y1, y3) = ct(*x1, *x3, w1, q);
                 let (z0, z1) = ct(y0, y1, w2a, q);
@@ -105,14 +110,7 @@ pub(crate) fn inverse(a: &mut [u32], tw: &[Twiddle], q: Prime) {
         for ((chunk, w1), &w2) in groups {
             // Groups 2i and 2i + 1 of stage h: tw[2h - 1 - 2i] and tw[2h - 2 - 2i].
             let (w1a, w1b) = (w1[1], w1[0]);
-            let (lo, hi) = chunk.split_at_mut(2 * t);
-            let (x0s, x1s) = lo.split_at_mut(t);
-            let (x2s, x3s) = hi.split_at_mut(t);
-            let quads = x0s
-                .iter_mut()
-                .zip(x1s.iter_mut())
-                .zip(x2s.iter_mut().zip(x3s.iter_mut()));
-            for ((x0, x1), (x2, x3)) in quads {
+            for ((x0, x1), (x2, x3)) in quads(chunk) {
                 let (y0, y1) = gs(*x0, *x1, w1a, q);
                 let (y2, y3) = gs(*x2, *x3, w1b, q);
                 (*x0, *x2) = gs(y0, y2, w2, q);
