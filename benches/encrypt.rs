@@ -22,7 +22,7 @@ use rand_core::{Rng, SeedableRng};
 use std::hint::black_box;
 use std::io::Read;
 use tfhe::core_crypto::prelude as tfhe_core;
-use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey};
+use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::gaussian::{NormalSampler, Polar, Ziggurat};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_core::tuniform::TUniform;
@@ -31,7 +31,8 @@ use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::noise::NoiseSampling;
 
-const N: usize = 1024;
+use common::N;
+
 const ENCRYPT: &str = "encrypt_1024_bits";
 const PER_BIT: &str = "encrypt_1024_bits_per_bit_tlwe";
 const BREAKDOWN: &str = "encrypt_breakdown";
@@ -39,31 +40,18 @@ const RNG: &str = "csprng_64KiB";
 
 fn ours(c: &mut Criterion) {
     let params = TFHE_LIB_GLWE_1024;
-    let key = GlweSecretKey::generate_binary([0u8; N], params.polynomial_size(), &mut Blake2bXof::from_seed([1; 32]))
-        .unwrap();
-    let mut encryptor = Box::new(GlweEncryptor::<N>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
-    let mut ziggurat = Box::new(
-        GlweEncryptor::<N>::with_noise_sampling(&params, &key, Blake2bXof::from_seed([5; 32]), NoiseSampling::Ziggurat)
-            .unwrap(),
-    );
+    let key = common::secret_key();
+    let mut encryptor = common::encryptor(NoiseSampling::ConstantTime, 2);
     let message = [0xA5u8; N / 8];
     let mut body = [0u32; N];
     let mut full = GlweCiphertext::from_container(vec![0u32; 2 * N], params.polynomial_size()).unwrap();
     let mut group = c.benchmark_group(ENCRYPT);
-    group.bench_function("tfhe-sbc seeded (seed + 4 KiB)", |b| {
-        b.iter(|| {
-            encryptor
-                .encrypt_seeded_glwe_ciphertext(black_box(&message), &mut body)
-                .unwrap()
-        })
-    });
-    group.bench_function("tfhe-sbc seeded, Ziggurat (opt-in, not constant-time)", |b| {
-        b.iter(|| {
-            ziggurat
-                .encrypt_seeded_glwe_ciphertext(black_box(&message), &mut body)
-                .unwrap()
-        })
-    });
+    common::bench_seeded(&mut group, "tfhe-sbc seeded (seed + 4 KiB)", &mut encryptor);
+    common::bench_seeded(
+        &mut group,
+        "tfhe-sbc seeded, Ziggurat (opt-in, not constant-time)",
+        &mut common::encryptor(NoiseSampling::Ziggurat, 5),
+    );
     group.bench_function("tfhe-sbc full (8 KiB)", |b| {
         b.iter(|| {
             encryptor

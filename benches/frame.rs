@@ -9,20 +9,17 @@
 mod common;
 
 use criterion::{BatchSize, Criterion, Throughput};
-use rand_core::SeedableRng;
 use std::hint::black_box;
 use std::time::Instant;
 use tfhe_sbc_adapter::intake::{IntakeConfig, parse_frame};
-use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::mask::expand_mask_u32;
-use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey, TAG_BYTES};
 use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
+use tfhe_sbc_device::noise::NoiseSampling;
 
-const N: usize = 1024;
+use common::N;
+
 const GROUP: &str = "frame_v2_1024";
 const ENCRYPT: &str = "seeded encryption (no frame)";
 const MAC: &str = "frame MAC: tag of 4175 bytes";
@@ -32,10 +29,7 @@ const EXPAND: &str = "server: mask expansion (1024 words)";
 const RECEIVE: &str = "server: Intake::receive (all of it)";
 
 fn bench(c: &mut Criterion) {
-    let params = TFHE_LIB_GLWE_1024;
-    let key = GlweSecretKey::generate_binary([0u8; N], params.polynomial_size(), &mut Blake2bXof::from_seed([1; 32]))
-        .unwrap();
-    let mut encryptor = Box::new(GlweEncryptor::<N>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap());
+    let mut encryptor = common::encryptor(NoiseSampling::ConstantTime, 2);
     let credentials = DeviceCredentials::new(1, 1, MacKey::from_bytes([3; 32]));
     let message = [0xA5u8; N / 8];
     let chunk = chunks(&message, N / 8).next().unwrap();
@@ -45,13 +39,7 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group(GROUP);
     group.throughput(Throughput::Bytes(SEEDED_FRAME_BYTES_1024 as u64));
-    group.bench_function(ENCRYPT, |b| {
-        b.iter(|| {
-            encryptor
-                .encrypt_seeded_glwe_ciphertext(black_box(&message), &mut body)
-                .unwrap()
-        })
-    });
+    common::bench_seeded(&mut group, ENCRYPT, &mut encryptor);
     group.bench_function(FRAME, |b| {
         b.iter(|| {
             let outgoing = encryptor.begin_message(&mut counter, message.len()).unwrap();

@@ -1,7 +1,10 @@
 //! Shared benchmark helpers: read criterion's medians back and print them as a ratio table.
 #![allow(dead_code)]
 
-use criterion::Criterion;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion};
+use rand_core::SeedableRng;
+use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -91,4 +94,51 @@ pub fn one_device_intake() -> tfhe_sbc_adapter::intake::Intake {
         ))
         .unwrap_or_else(|_| unreachable!("one device"));
     tfhe_sbc_adapter::intake::Intake::new(tfhe_sbc_adapter::intake::IntakeConfig::default(), registry)
+}
+
+/// The polynomial size of the `TFHE_LIB_GLWE_1024` benchmarks.
+pub const N: usize = 1024;
+
+/// The benches' binary `TFHE_LIB_GLWE_1024` key (from XOF seed 1).
+#[allow(dead_code)] // Not every bench binary that includes this module encrypts.
+pub fn secret_key() -> tfhe_sbc_core::entities::GlweSecretKey<[u8; N]> {
+    let mut xof = tfhe_sbc_device::csprng::xof::Blake2bXof::from_seed([1; 32]);
+    tfhe_sbc_core::entities::GlweSecretKey::generate_binary(
+        [0u8; N],
+        tfhe_sbc_core::dimensions::PolynomialSize(N),
+        &mut xof,
+    )
+    .unwrap_or_else(|_| unreachable!("a key buffer of N bytes"))
+}
+
+/// A `TFHE_LIB_GLWE_1024` encryptor of [`secret_key`] with the noise `sampling`, its XOF from `[seed; 32]`.
+#[allow(dead_code)] // Not every bench binary that includes this module encrypts.
+pub fn encryptor(
+    sampling: tfhe_sbc_device::noise::NoiseSampling,
+    seed: u8,
+) -> Box<tfhe_sbc_device::encrypt::secret_key::GlweEncryptor<N>> {
+    let xof = tfhe_sbc_device::csprng::xof::Blake2bXof::from_seed([seed; 32]);
+    let params = tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+    Box::new(
+        tfhe_sbc_device::encrypt::secret_key::GlweEncryptor::with_noise_sampling(&params, &secret_key(), xof, sampling)
+            .unwrap_or_else(|_| unreachable!("TFHE_LIB_GLWE_1024")),
+    )
+}
+
+/// Benchmarks `encryptor`'s seeded encryption of a fixed message as `id` in `group`.
+#[allow(dead_code)] // Not every bench binary that includes this module encrypts.
+pub fn bench_seeded(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    encryptor: &mut tfhe_sbc_device::encrypt::secret_key::GlweEncryptor<N>,
+) {
+    let message = [0xA5u8; N / 8];
+    let mut body = [0u32; N];
+    group.bench_function(id, |b| {
+        b.iter(|| {
+            encryptor
+                .encrypt_seeded_glwe_ciphertext(black_box(&message), &mut body)
+                .unwrap_or_else(|_| unreachable!("N / 8 message bytes, N body words"))
+        })
+    });
 }
