@@ -74,7 +74,7 @@ pub(super) fn sender(shared: &Shared, config: &UplinkConfig) {
                 && waited >= limit
             {
                 let last_problem = match &state.advice {
-                    Some(advice) => format!("{last_problem}; the server's last answer did not verify, and {advice}"),
+                    Some(advice) => format!("{last_problem}; the server's last answer was ignored: {advice}"),
                     None => last_problem,
                 };
                 state.fatal = Some(UplinkError::GaveUp {
@@ -224,7 +224,9 @@ fn read_acks(shared: &Shared, config: &UplinkConfig, mut stream: TcpStream, id: 
             Ok(Some(record)) => handle_record(&mut state, config, &record),
             Ok(None) => Some("the server closed the connection".to_owned()),
             // 46 bytes that are not a record this client reads: the stream stays in step, the record is ignored.
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => ignore(&mut state, config, None, &e.to_string()),
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                ignore(&mut state, config, Some(e.to_string()), "it does not decode")
+            }
             Err(e) => Some(format!("connection lost: {e}")),
         };
         let done = std::mem::take(&mut state.done);
@@ -261,8 +263,9 @@ fn handle_record(state: &mut State, config: &UplinkConfig, record: &AckRecord) -
     if claimed.device_id != config.device_id {
         return ignore(state, config, None, "it names another device");
     }
+    let claim = || Some(unverified_claim(claimed.status, config.device_id));
     let Some(position) = state.queue.iter().position(|p| p.sequence == claimed.sequence) else {
-        return ignore(state, config, Some(claimed), "it names a frame that is not waiting");
+        return ignore(state, config, claim(), "it names a frame that is not waiting");
     };
     let now = Instant::now();
     let Ok(ack) = record.open(&config.mac_key, &state.queue[position].tag) else {
@@ -270,7 +273,7 @@ fn handle_record(state: &mut State, config: &UplinkConfig, record: &AckRecord) -
             // The server answers in order: this frame's answer went by, it gets no other on this connection.
             state.skipped_at.get_or_insert(now);
         }
-        return ignore(state, config, Some(claimed), "its tag does not verify");
+        return ignore(state, config, claim(), "its tag does not verify");
     };
     if position > 0 && position < state.sent_prefix {
         // Frames sent before this one got answers that did not open: they wait for a new connection.
@@ -280,10 +283,10 @@ fn handle_record(state: &mut State, config: &UplinkConfig, record: &AckRecord) -
 }
 
 /// Ignores a record (it did not decode or open, or named nothing waiting): counted, a warning at most every
-/// [`IgnoredRecords::QUIET`] with the number not reported, and its claim kept as advice. Never fatal.
-fn ignore(state: &mut State, config: &UplinkConfig, claimed: Option<&Ack>, why: &str) -> Option<String> {
+/// [`IgnoredRecords::QUIET`] with the number not reported, and what it says (`claim`) kept as advice for the
+/// operator. Never fatal.
+fn ignore(state: &mut State, config: &UplinkConfig, claim: Option<String>, why: &str) -> Option<String> {
     state.stats.ignored += 1;
-    let claim = claimed.map(|c| unverified_claim(c.status, config.device_id));
     if let Some(claim) = &claim {
         state.advice = Some(claim.clone());
     }
