@@ -12,7 +12,8 @@
 
 mod common;
 
-use criterion::Criterion;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion};
 use dyn_stack::{PodBuffer, PodStack};
 use negacyclic_fft::Plan;
 use rand::{RngExt, SeedableRng, rngs::StdRng};
@@ -69,6 +70,49 @@ impl Twist {
             hi[j] = ((ci + MAGIC).to_bits() as i64).wrapping_sub(MAGIC.to_bits() as i64) as u32;
         }
     }
+
+    /// The spectrum of `key` under a peer's complex FFT `transform` (`inverse = false`: forward).
+    fn key_spectrum(&self, key: &[u32], transform: &mut impl FnMut(&mut [Complex64], bool)) -> Vec<Complex64> {
+        let mut spectrum = vec![Complex64::default(); M];
+        self.fold(key, &mut spectrum);
+        transform(&mut spectrum, false);
+        spectrum
+    }
+
+    /// One product through a peer's complex FFT `transform`: fold and twist `a` into `buf`, forward, times
+    /// `key_spectrum`, inverse, untwist and round into `out`. The glue runs compiled for AVX2 ([`with_avx2`]).
+    #[inline(always)]
+    fn product(
+        &self,
+        a: &[u32],
+        key_spectrum: &[Complex64],
+        buf: &mut [Complex64],
+        out: &mut [u32],
+        transform: &mut impl FnMut(&mut [Complex64], bool),
+    ) {
+        with_avx2(|| self.fold(a, buf));
+        transform(buf, false);
+        with_avx2(|| {
+            for (x, k) in buf.iter_mut().zip(key_spectrum) {
+                *x *= k;
+            }
+        });
+        transform(buf, true);
+        with_avx2(|| self.unfold(buf, out));
+    }
+}
+
+/// Benchmarks `product` (which writes `a * key` into its argument) as `id` in `group`, then checks the last
+/// product against `expected`.
+fn bench_product(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    expected: &[u32],
+    mut product: impl FnMut(&mut [u32]),
+) {
+    let mut out = vec![0u32; expected.len()];
+    group.bench_function(id, |b| b.iter(|| product(&mut out)));
+    assert_eq!(out, expected, "{id}");
 }
 
 /// Runs the peers' glue code (fold, pointwise product, unfold) compiled for AVX2 when the CPU has it, as
@@ -101,15 +145,11 @@ fn bench(c: &mut Criterion) {
     let mut key_spectrum = vec![0.0; N];
     plan.forward(&key, &mut key_spectrum);
     let mut spectrum = vec![0.0; N];
-    let mut out = vec![0u32; N];
-    group.bench_function("negacyclic-fft", |b| {
-        b.iter(|| {
-            plan.forward(black_box(&a), &mut spectrum);
-            plan.mul_assign(&mut spectrum, &key_spectrum);
-            plan.inverse_wrapping(&mut spectrum, &mut out);
-        })
+    bench_product(&mut group, "negacyclic-fft", &expected, |out| {
+        plan.forward(black_box(&a), &mut spectrum);
+        plan.mul_assign(&mut spectrum, &key_spectrum);
+        plan.inverse_wrapping(&mut spectrum, out);
     });
-    assert_eq!(out, expected, "negacyclic-fft");
 
     // tfhe-fft (unordered plan, as tfhe-rs uses it), with runtime-measured algorithm choice.
     let twist = Twist::new();
@@ -119,25 +159,18 @@ fn bench(c: &mut Criterion) {
     );
     let mut mem = PodBuffer::try_new(tplan.fft_scratch()).unwrap();
     let stack = PodStack::new(&mut mem);
-    let mut tkey = vec![Complex64::default(); M];
-    twist.fold(&key, &mut tkey);
-    tplan.fwd(&mut tkey, stack);
+    let mut tfhe_fft = |x: &mut [Complex64], inverse: bool| {
+        if inverse {
+            tplan.inv(x, stack);
+        } else {
+            tplan.fwd(x, stack);
+        }
+    };
+    let tkey = twist.key_spectrum(&key, &mut tfhe_fft);
     let mut buf = vec![Complex64::default(); M];
-    out.fill(0);
-    group.bench_function("tfhe-fft", |b| {
-        b.iter(|| {
-            with_avx2(|| twist.fold(black_box(&a), &mut buf));
-            tplan.fwd(&mut buf, stack);
-            with_avx2(|| {
-                for (x, k) in buf.iter_mut().zip(&tkey) {
-                    *x *= k;
-                }
-            });
-            tplan.inv(&mut buf, stack);
-            with_avx2(|| twist.unfold(&buf, &mut out));
-        })
+    bench_product(&mut group, "tfhe-fft", &expected, |out| {
+        twist.product(black_box(&a), &tkey, &mut buf, out, &mut tfhe_fft);
     });
-    assert_eq!(out, expected, "tfhe-fft");
 
     // The bare transforms, without folding, twisting, products or rounding.
     group.bench_function("negacyclic-fft forward+inverse only", |b| {
@@ -148,8 +181,8 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("tfhe-fft forward+inverse only", |b| {
         b.iter(|| {
-            tplan.fwd(black_box(&mut buf), stack);
-            tplan.inv(&mut buf, stack);
+            tfhe_fft(black_box(&mut buf), false);
+            tfhe_fft(&mut buf, true);
         })
     });
 
@@ -158,24 +191,14 @@ fn bench(c: &mut Criterion) {
     let rfwd = planner.plan_fft_forward(M);
     let rinv = planner.plan_fft_inverse(M);
     let mut scratch = vec![Complex64::default(); rfwd.get_inplace_scratch_len().max(rinv.get_inplace_scratch_len())];
-    let mut rkey = vec![Complex64::default(); M];
-    twist.fold(&key, &mut rkey);
-    rfwd.process_with_scratch(&mut rkey, &mut scratch);
-    out.fill(0);
-    group.bench_function("rustfft", |b| {
-        b.iter(|| {
-            with_avx2(|| twist.fold(black_box(&a), &mut buf));
-            rfwd.process_with_scratch(&mut buf, &mut scratch);
-            with_avx2(|| {
-                for (x, k) in buf.iter_mut().zip(&rkey) {
-                    *x *= k;
-                }
-            });
-            rinv.process_with_scratch(&mut buf, &mut scratch);
-            with_avx2(|| twist.unfold(&buf, &mut out));
-        })
+    let mut rustfft = |x: &mut [Complex64], inverse: bool| {
+        let plan = if inverse { &rinv } else { &rfwd };
+        plan.process_with_scratch(x, &mut scratch);
+    };
+    let rkey = twist.key_spectrum(&key, &mut rustfft);
+    bench_product(&mut group, "rustfft", &expected, |out| {
+        twist.product(black_box(&a), &rkey, &mut buf, out, &mut rustfft);
     });
-    assert_eq!(out, expected, "rustfft");
 
     // The integer NTT (negacyclic-ntt): forward transform of `a` modulo both primes, pointwise product with
     // the key's precomputed spectrum, inverse transforms, CRT.
@@ -183,15 +206,11 @@ fn bench(c: &mut Criterion) {
     let mut ntt_key = vec![[0u32; 2]; N];
     ntt.forward(&key, &mut ntt_key);
     let mut ntt_spectrum = vec![[0u32; 2]; N];
-    out.fill(0);
-    group.bench_function("negacyclic-ntt", |b| {
-        b.iter(|| {
-            ntt.forward(black_box(&a), &mut ntt_spectrum);
-            ntt.mul_assign(&mut ntt_spectrum, &ntt_key);
-            ntt.inverse_wrapping(&mut ntt_spectrum, &mut out);
-        })
+    bench_product(&mut group, "negacyclic-ntt", &expected, |out| {
+        ntt.forward(black_box(&a), &mut ntt_spectrum);
+        ntt.mul_assign(&mut ntt_spectrum, &ntt_key);
+        ntt.inverse_wrapping(&mut ntt_spectrum, out);
     });
-    assert_eq!(out, expected, "negacyclic-ntt");
 
     // The 64-bit torus plan (three primes) at N = 2048, the integer set's size: one product.
     const N64: usize = 2048;
@@ -223,8 +242,8 @@ fn bench(c: &mut Criterion) {
         assert_eq!(out64[j], naive64_coefficient(j), "negacyclic-ntt u64, coefficient {j}");
     }
 
-    group.bench_function("naive", |b| {
-        b.iter(|| negacyclic_fft::naive::negacyclic_product_wrapping_into(black_box(&a), &key, &mut out))
+    bench_product(&mut group, "naive", &expected, |out| {
+        negacyclic_fft::naive::negacyclic_product_wrapping_into(black_box(&a), &key, out);
     });
     group.finish();
 }
