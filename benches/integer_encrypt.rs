@@ -25,7 +25,8 @@
 
 mod common;
 
-use criterion::{Criterion, SamplingMode};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, SamplingMode};
 use rand_core::SeedableRng;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -96,6 +97,11 @@ fn median(name: &str) -> Option<f64> {
     let mut v = samples.get(name)?.clone();
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied()
+}
+
+/// Benchmarks `f` as `name` in `group`, each sample also recorded under `name` ([`timed`]).
+fn bench_timed(group: &mut BenchmarkGroup<'_, WallTime>, name: &'static str, mut f: impl FnMut()) {
+    group.bench_function(name, |b| b.iter_custom(|iters| timed(name, iters, &mut f)));
 }
 
 fn set_bytes(name: &'static str, total: u64, values: usize) {
@@ -270,74 +276,40 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group(GROUP);
     let mut body = vec![0u64; N];
-    group.bench_function(OURS, |b| {
-        b.iter_custom(|iters| {
-            timed(OURS, iters, || {
-                black_box(encryptor.encrypt_u8(black_box(&readings), &mut body).unwrap());
-            })
-        })
+    bench_timed(&mut group, OURS, || {
+        black_box(encryptor.encrypt_u8(black_box(&readings), &mut body).unwrap());
     });
-    group.bench_function(OURS_FRAME, |b| {
-        b.iter_custom(|iters| {
-            timed(OURS_FRAME, iters, || {
-                black_box(write_frame(&mut encryptor, &mut frame));
-            })
-        })
+    bench_timed(&mut group, OURS_FRAME, || {
+        black_box(write_frame(&mut encryptor, &mut frame));
     });
-    group.bench_function(OURS_COMPACT, |b| {
-        b.iter_custom(|iters| {
-            timed(OURS_COMPACT, iters, || {
-                black_box(write_frame(&mut compact_encryptor, &mut frame));
-            })
-        })
+    bench_timed(&mut group, OURS_COMPACT, || {
+        black_box(write_frame(&mut compact_encryptor, &mut frame));
     });
     let (mut pk_mask, mut pk_out) = (vec![0u64; N], vec![0u64; N]);
-    group.bench_function(OURS_PUBLIC_KEY, |b| {
-        b.iter_custom(|iters| {
-            timed(OURS_PUBLIC_KEY, iters, || {
-                pk_encryptor
-                    .encrypt_u8(black_box(&readings), &mut pk_mask, &mut pk_out)
-                    .unwrap();
-                black_box((&pk_mask, &pk_out));
-            })
-        })
+    bench_timed(&mut group, OURS_PUBLIC_KEY, || {
+        pk_encryptor
+            .encrypt_u8(black_box(&readings), &mut pk_mask, &mut pk_out)
+            .unwrap();
+        black_box((&pk_mask, &pk_out));
     });
-    group.bench_function(OURS_PUBLIC_KEY_FRAME, |b| {
-        b.iter_custom(|iters| {
-            timed(OURS_PUBLIC_KEY_FRAME, iters, || {
-                black_box(write_pk_frame(&mut pk_encryptor, &mut pk_frame));
-            })
-        })
+    bench_timed(&mut group, OURS_PUBLIC_KEY_FRAME, || {
+        black_box(write_pk_frame(&mut pk_encryptor, &mut pk_frame));
     });
-    group.bench_function(TFHE_GLWE, |b| {
-        b.iter_custom(|iters| {
-            timed(TFHE_GLWE, iters, || {
-                tfhe_core::encrypt_glwe_ciphertext(&tfhe_key, &mut glwe, &plaintexts, noise, &mut generator);
-            })
-        })
+    bench_timed(&mut group, TFHE_GLWE, || {
+        tfhe_core::encrypt_glwe_ciphertext(&tfhe_key, &mut glwe, &plaintexts, noise, &mut generator);
     });
-    group.bench_function(TFHE_SEEDED_GLWE, |b| {
-        b.iter_custom(|iters| {
-            timed(TFHE_SEEDED_GLWE, iters, || {
-                tfhe_core::encrypt_seeded_glwe_ciphertext(&tfhe_key, &mut seeded_glwe, &plaintexts, noise, seeder);
-            })
-        })
+    bench_timed(&mut group, TFHE_SEEDED_GLWE, || {
+        tfhe_core::encrypt_seeded_glwe_ciphertext(&tfhe_key, &mut seeded_glwe, &plaintexts, noise, seeder);
     });
-    group.bench_function(TFHE_COMPACT, |b| {
-        b.iter_custom(|iters| timed(TFHE_COMPACT, iters, || drop(black_box(compact(false)))))
-    });
-    group.bench_function(TFHE_COMPACT_PACKED, |b| {
-        b.iter_custom(|iters| timed(TFHE_COMPACT_PACKED, iters, || drop(black_box(compact(true)))))
-    });
+    bench_timed(&mut group, TFHE_COMPACT, || drop(black_box(compact(false))));
+    bench_timed(&mut group, TFHE_COMPACT_PACKED, || drop(black_box(compact(true))));
     group.finish();
 
     // About 0.3 s per iteration: 10 flat samples.
     let mut group = c.benchmark_group(GROUP_SLOW);
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
-    group.bench_function(TFHE_FHEUINT8, |b| {
-        b.iter_custom(|iters| timed(TFHE_FHEUINT8, iters, || drop(black_box(encrypt_each()))))
-    });
+    bench_timed(&mut group, TFHE_FHEUINT8, || drop(black_box(encrypt_each())));
     group.finish();
 }
 
