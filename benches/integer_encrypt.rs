@@ -112,6 +112,19 @@ fn credentials() -> DeviceCredentials {
     DeviceCredentials::new(0x1D_0006, 1, MacKey::from_bytes([0x6B; 32]))
 }
 
+/// Checks that `frame` goes through `intake` and the extractor and that `client_key` decrypts every one of
+/// `readings` from it (`name`: the row, for the failure message).
+fn check_frame(intake: &mut Intake, frame: &[u8], client_key: &ClientKey, readings: &[u8], name: &str) {
+    let opened = intake.receive_integer(frame).unwrap();
+    let fhe = IntegerExtractor::new()
+        .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, VALUES)
+        .unwrap();
+    for (i, (ct, &r)) in fhe.iter().zip(readings).enumerate() {
+        let d: u8 = ct.decrypt(client_key);
+        assert_eq!(d, r, "{name}: reading {i}");
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let t = Instant::now();
     // The high-level default with tfhe-rs's compact public-key encryption parameters and casting key: the
@@ -157,14 +170,7 @@ fn bench(c: &mut Criterion) {
     for (name, enc) in [(OURS_FRAME, &mut encryptor), (OURS_COMPACT, &mut compact_encryptor)] {
         let frame_bytes = write_frame(enc, &mut frame);
         assert_eq!(frame_bytes, enc.seeded_frame_len());
-        let opened = intake.receive_integer(&frame[..frame_bytes]).unwrap();
-        let fhe = IntegerExtractor::new()
-            .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, VALUES)
-            .unwrap();
-        for (i, (ct, &r)) in fhe.iter().zip(&readings).enumerate() {
-            let d: u8 = ct.decrypt(&client_key);
-            assert_eq!(d, r, "{name}: reading {i}");
-        }
+        check_frame(&mut intake, &frame[..frame_bytes], &client_key, &readings, name);
         set_bytes(name, frame_bytes as u64, VALUES);
     }
     set_bytes(OURS, IntegerEncryptor::<N>::SEEDED_FRAME_BYTES as u64, VALUES);
@@ -191,15 +197,13 @@ fn bench(c: &mut Criterion) {
         encryptor.encrypt_frame_into(&sender, &message, &chunk, frame).unwrap()
     };
     let pk_len = write_pk_frame(&mut pk_encryptor, &mut pk_frame);
-    let opened = pk_intake.receive_integer(&pk_frame[..pk_len]).unwrap();
-    let fhe = IntegerExtractor::new()
-        .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, VALUES)
-        .unwrap();
-    for (i, (ct, &r)) in fhe.iter().zip(&readings).enumerate() {
-        let d: u8 = ct.decrypt(&client_key);
-        assert_eq!(d, r, "{OURS_PUBLIC_KEY_FRAME}: reading {i}");
-    }
-    drop(fhe);
+    check_frame(
+        &mut pk_intake,
+        &pk_frame[..pk_len],
+        &client_key,
+        &readings,
+        OURS_PUBLIC_KEY_FRAME,
+    );
     set_bytes(OURS_PUBLIC_KEY_FRAME, pk_len as u64, VALUES);
     set_bytes(OURS_PUBLIC_KEY, pk_len as u64, VALUES);
 
