@@ -222,15 +222,19 @@ fn bench(c: &mut Criterion) {
     let modulus = tfhe_core::CiphertextModulus::new_native();
     let mut glwe = tfhe_core::GlweCiphertext::new(0u64, tfhe_core::GlweSize(2), tfhe_core::PolynomialSize(N), modulus);
     tfhe_core::encrypt_glwe_ciphertext(&tfhe_key, &mut glwe, &plaintexts, noise, &mut generator);
-    let mut decrypted = tfhe_core::PlaintextList::new(0u64, tfhe_core::PlaintextCount(N));
-    tfhe_core::decrypt_glwe_ciphertext(&tfhe_key, &glwe, &mut decrypted);
-    for (i, (blocks, &r)) in decrypted.as_ref().chunks_exact(4).zip(&readings).enumerate() {
-        assert_eq!(
-            encoding.decode_value(blocks).unwrap(),
-            u64::from(r),
-            "tfhe-rs GLWE reading {i}"
-        );
-    }
+    // Every reading decrypts (`what`: the ciphertext, for the failure message).
+    let check = |glwe: &tfhe_core::GlweCiphertextOwned<u64>, what: &str| {
+        let mut decrypted = tfhe_core::PlaintextList::new(0u64, tfhe_core::PlaintextCount(N));
+        tfhe_core::decrypt_glwe_ciphertext(&tfhe_key, glwe, &mut decrypted);
+        for (i, (blocks, &r)) in decrypted.as_ref().chunks_exact(4).zip(&readings).enumerate() {
+            assert_eq!(
+                encoding.decode_value(blocks).unwrap(),
+                u64::from(r),
+                "{what} reading {i}"
+            );
+        }
+    };
+    check(&glwe, "tfhe-rs GLWE");
     set_bytes(TFHE_GLWE, (glwe.as_ref().len() * 8) as u64, VALUES);
     let mut seeded_glwe = tfhe_core::SeededGlweCiphertext::new(
         0u64,
@@ -241,14 +245,7 @@ fn bench(c: &mut Criterion) {
     );
     tfhe_core::encrypt_seeded_glwe_ciphertext(&tfhe_key, &mut seeded_glwe, &plaintexts, noise, seeder);
     let decompressed = seeded_glwe.clone().decompress_into_glwe_ciphertext();
-    tfhe_core::decrypt_glwe_ciphertext(&tfhe_key, &decompressed, &mut decrypted);
-    for (i, (blocks, &r)) in decrypted.as_ref().chunks_exact(4).zip(&readings).enumerate() {
-        assert_eq!(
-            encoding.decode_value(blocks).unwrap(),
-            u64::from(r),
-            "tfhe-rs seeded GLWE reading {i}"
-        );
-    }
+    check(&decompressed, "tfhe-rs seeded GLWE");
     // The body and a 16-byte seed.
     set_bytes(TFHE_SEEDED_GLWE, (seeded_glwe.as_ref().len() * 8 + 16) as u64, VALUES);
 
