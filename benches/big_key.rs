@@ -249,6 +249,12 @@ fn whole(c: &mut Criterion) {
     group.finish();
 }
 
+/// A secret-key encryptor under a fresh key of the set (the key of [`device_key`] seed 1, XOF seed 2).
+fn encryptor<const N: usize, const K: usize>(set: BooleanSet) -> Box<GlweEncryptor<N, K>> {
+    let rng = Blake2bXof::from_seed([2; 32]);
+    Box::new(GlweEncryptor::<N, K>::new(&set.glwe_parameters(), &device_key::<N, K>(1), rng).unwrap())
+}
+
 /// A seeded public key under a fresh key of the set, made by the device core.
 fn public_key<const N: usize, const K: usize>(set: BooleanSet) -> PublicKeyEncryptor<N, K> {
     let params = set.glwe_parameters();
@@ -276,33 +282,9 @@ fn device(c: &mut Criterion) {
     let mut group = c.benchmark_group(DEVICE);
     group.throughput(Throughput::Elements(1024));
 
-    let key = device_key::<1024, 1>(1);
-    let mut lib = Box::new(
-        GlweEncryptor::<1024, 1>::new(
-            &BooleanSet::TfheLib.glwe_parameters(),
-            &key,
-            Blake2bXof::from_seed([2; 32]),
-        )
-        .unwrap(),
-    );
-    let key = device_key::<512, 3>(1);
-    let mut k3 = Box::new(
-        GlweEncryptor::<512, 3>::new(
-            &BooleanSet::DefaultKsPbs.glwe_parameters(),
-            &key,
-            Blake2bXof::from_seed([2; 32]),
-        )
-        .unwrap(),
-    );
-    let key = device_key::<1024, 2>(1);
-    let mut k2 = Box::new(
-        GlweEncryptor::<1024, 2>::new(
-            &BooleanSet::ErrorProb2m165KsPbs.glwe_parameters(),
-            &key,
-            Blake2bXof::from_seed([2; 32]),
-        )
-        .unwrap(),
-    );
+    let mut lib = encryptor::<1024, 1>(BooleanSet::TfheLib);
+    let mut k3 = encryptor::<512, 3>(BooleanSet::DefaultKsPbs);
+    let mut k2 = encryptor::<1024, 2>(BooleanSet::ErrorProb2m165KsPbs);
     let mut body_1024 = [0u32; 1024];
     let mut body_512 = [0u32; 512];
     group.bench_function(LIB_SEEDED, |b| {
