@@ -135,11 +135,16 @@ fn frame(device: u64, key: &GlweSecretKeyOwned, readings: &[u8], seed: u8, compa
         encryptor.set_body_bits(params.glwe().compact_body_bits()).unwrap();
     }
     encryptor.seed_from_bytes(&mut [seed; 32]);
+    first_frame(&mut *encryptor, device, readings)
+}
+
+/// The first frame of a message of `readings` that `encryptor` seals as device `device`'s.
+fn first_frame(encryptor: &mut dyn FrameEncryptor, device: u64, readings: &[u8]) -> Vec<u8> {
     let message = encryptor
         .begin_message(&mut FrameCounter::new(0), readings.len())
         .unwrap();
-    let chunk = chunks(readings, IntegerEncryptor::<N>::MESSAGE_BYTES).next().unwrap();
-    let mut out = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
+    let chunk = chunks(readings, encryptor.chunk_bytes()).next().unwrap();
+    let mut out = vec![0u8; encryptor.frame_buffer_len()];
     let len = encryptor
         .encrypt_frame_into(&credentials(device), &message, &chunk, &mut out)
         .unwrap();
@@ -157,18 +162,7 @@ fn public_key_frame(public_key: &[u8], readings: &[u8], seed: u8) -> Vec<u8> {
         .set_integer_public_key_le_bytes(&params, &header.seed, body)
         .unwrap();
     encryptor.seed_from_bytes(&mut [seed; 32]);
-    let message = encryptor
-        .begin_message(&mut FrameCounter::new(0), readings.len())
-        .unwrap();
-    let chunk = chunks(readings, IntegerPublicKeyEncryptor::<N>::READING_BYTES)
-        .next()
-        .unwrap();
-    let mut out = vec![0u8; IntegerPublicKeyEncryptor::<N>::PUBLIC_KEY_FRAME_BYTES];
-    let len = encryptor
-        .encrypt_frame_into(&credentials(PUBLIC_KEY_DEVICE), &message, &chunk, &mut out)
-        .unwrap();
-    out.truncate(len);
-    out
+    first_frame(&mut *encryptor, PUBLIC_KEY_DEVICE, readings)
 }
 
 /// Times `iters` runs of `f`, each on a fresh intake built outside the timed region.
@@ -319,18 +313,13 @@ fn intake_bench(c: &mut Criterion) {
         &fleet_batched(&mut intake(), &compact_frame),
         last,
     );
-    let opened = intake().receive_integer(&compact_frame).unwrap();
-    let all = extractor
-        .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
-        .unwrap();
-    check("fleet, compact", &all, &readings);
-    drop(all);
-    let opened = intake().receive_integer(&pk_frame).unwrap();
-    let all = extractor
-        .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
-        .unwrap();
-    check("public key", &all, &readings);
-    drop(all);
+    for (what, frame) in [("fleet, compact", &compact_frame), ("public key", &pk_frame)] {
+        let opened = intake().receive_integer(frame).unwrap();
+        let all = extractor
+            .extract_readings::<FheUint8Id, _>(&opened.ciphertext, 0, FRAME_VALUES)
+            .unwrap();
+        check(what, &all, &readings);
+    }
     check("public key, batched", &fleet_batched(&mut intake(), &pk_frame), last);
     check(
         "per-device, GLWE switch",
