@@ -8,7 +8,7 @@ mod common;
 
 use rand_core::SeedableRng;
 use tfhe_sbc_core::compact_body::{round_to_top_bits, unpack_body};
-use tfhe_sbc_core::entities::{GlweSecretKey, MASK_SEED_BYTES};
+use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
@@ -150,12 +150,7 @@ fn integer_compact_frames_are_the_rounded_full_body() {
     let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
     let bits = params.glwe().compact_body_bits();
     assert_eq!(bits, 14);
-    let key = GlweSecretKey::generate_binary(
-        vec![0u8; N],
-        params.glwe().polynomial_size(),
-        &mut Blake2bXof::from_seed([8; 32]),
-    )
-    .unwrap();
+    let key = common::secret_key(&params.glwe(), 8);
     let make = || {
         let mut e = Box::new(IntegerEncryptor::<N>::EMPTY);
         assert_eq!(e.set_body_bits(14), Err(Error::KeyNotSet));
@@ -258,12 +253,7 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
     // Integer.
     const N: usize = 2048;
     let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-    let key = GlweSecretKey::generate_binary(
-        vec![0u8; N],
-        params.glwe().polynomial_size(),
-        &mut Blake2bXof::from_seed([15; 32]),
-    )
-    .unwrap();
+    let key = common::secret_key(&params.glwe(), 15);
     let mut encryptor = Box::new(IntegerEncryptor::<N>::EMPTY);
     encryptor.set_key(&params, &key).unwrap();
     encryptor.seed_from_bytes(&mut [16; 32]);

@@ -1,22 +1,16 @@
 //! The credential file: round trips in every mode, packed keys, and refusal of corrupted files.
 #![allow(clippy::unwrap_used)]
 
-use rand_core::SeedableRng;
-use tfhe_sbc_core::entities::GlweSecretKey;
+mod common;
+
 use tfhe_sbc_core::entities::{pack_secret_key, unpack_secret_key};
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, GlweParameters, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, decode_credentials, encode_credentials};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 
 fn secret_key_file(params: &GlweParameters, mode: KeyMode) -> (Vec<u8>, Vec<u8>) {
     let (n, k) = (params.polynomial_size().0, params.glwe_dimension().0);
-    let key = GlweSecretKey::generate_binary(
-        vec![0u8; k * n],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed([1; 32]),
-    )
-    .unwrap();
+    let key = common::secret_key(params, 1);
     let mut packed = vec![0u8; k * n / 8];
     pack_secret_key(key.as_bytes(), &mut packed).unwrap();
     let credentials = DeviceCredentials::new(0x1122_3344_5566_7788, 9, MacKey::from_bytes([0xAB; 32]));

@@ -43,13 +43,10 @@ fn round_trip<const N: usize, const K: usize>(params: &GlweParameters) {
     }
 }
 
+/// tfhe-rs's 128-bit boolean sets with `k > 1`: `k = 3, N = 512` and `k = 2, N = 1024`.
 #[test]
-fn k3_n512_round_trip() {
+fn round_trips_with_k_above_1() {
     round_trip::<512, 3>(&DEFAULT_KS_PBS_GLWE_512_K3);
-}
-
-#[test]
-fn k2_n1024_round_trip() {
     round_trip::<1024, 2>(&ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2);
 }
 

@@ -21,13 +21,7 @@ use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 const N: usize = 2048;
 
 fn key(seed: u8) -> GlweSecretKey<Vec<u8>> {
-    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
-    GlweSecretKey::generate_binary(
-        vec![0u8; N],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed([seed; 32]),
-    )
-    .unwrap()
+    common::secret_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe(), seed)
 }
 
 fn encryptor(key: &GlweSecretKey<Vec<u8>>, rng_seed: u8) -> Box<IntegerEncryptor> {
@@ -208,12 +202,7 @@ fn firmware_shape_and_errors() {
         "{debug}"
     );
     // A 32-bit boolean set is refused at the type level (IntegerParameters), and a 1024 key by shape.
-    let small = GlweSecretKey::generate_binary(
-        vec![0u8; 1024],
-        TFHE_LIB_GLWE_1024.polynomial_size(),
-        &mut Blake2bXof::from_seed([1; 32]),
-    )
-    .unwrap();
+    let small = common::secret_key(&TFHE_LIB_GLWE_1024, 1);
     assert!(matches!(
         a.set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &small),
         Err(Error::PolynomialSizeMismatch {

@@ -8,6 +8,8 @@
 //! mean square is about 0.5%, so 5% is 10 standard errors.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::entities::GlweSecretKey;
@@ -30,12 +32,7 @@ use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 /// The trusted party: a key of `params`' shape and its public key (seed, body), through the file format.
 fn key_and_public_key(params: &GlweParameters, seed: u8) -> (GlweSecretKey<Vec<u8>>, [u8; 32], Vec<u32>) {
     let (n, k) = (params.polynomial_size().0, params.glwe_dimension().0);
-    let key = GlweSecretKey::generate_binary(
-        vec![0u8; k * n],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed([seed; 32]),
-    )
-    .unwrap();
+    let key = common::secret_key(params, seed);
     let plan = negacyclic_fft::Plan::new(n).unwrap();
     let mut spectrum = vec![0f64; k * n];
     compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
@@ -74,18 +71,11 @@ fn round_trip<const N: usize, const K: usize>(params: &GlweParameters) {
     }
 }
 
+/// Every boolean set: `TFHE_LIB_GLWE_1024`, and tfhe-rs's `k = 3, N = 512` and `k = 2, N = 1024`.
 #[test]
-fn tfhe_lib_round_trip() {
+fn round_trips_on_every_boolean_set() {
     round_trip::<1024, 1>(&TFHE_LIB_GLWE_1024);
-}
-
-#[test]
-fn k3_n512_round_trip() {
     round_trip::<512, 3>(&DEFAULT_KS_PBS_GLWE_512_K3);
-}
-
-#[test]
-fn k2_n1024_round_trip() {
     round_trip::<1024, 2>(&ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2);
 }
 

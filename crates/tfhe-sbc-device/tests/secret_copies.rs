@@ -71,12 +71,7 @@ fn copies_in(memory: &[u8], secret: &[u8; 64]) -> usize {
 /// A credential file of `mode` for `params`, with a key (or public key) from fixed seeds.
 fn credential_file(mode: KeyMode, params: &GlweParameters) -> Vec<u8> {
     let (n, k) = (params.polynomial_size().0, params.glwe_dimension().0);
-    let key = GlweSecretKey::generate_binary(
-        vec![0u8; k * n],
-        params.polynomial_size(),
-        &mut Blake2bXof::from_seed([1; 32]),
-    )
-    .unwrap();
+    let key = common::secret_key(params, 1);
     let material = if mode == KeyMode::PublicKey {
         let (seed, body) = public_key(params, &key);
         let mut file = vec![0u8; public_key_file_bytes(n)];

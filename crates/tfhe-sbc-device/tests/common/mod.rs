@@ -5,9 +5,20 @@ pub mod painted_stack;
 
 use rand_core::SeedableRng;
 use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_core::parameters::{GlweParameters, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+
+/// A binary key of `params`' shape (`k * N` coefficients) generated from `[seed; 32]`.
+pub fn secret_key(params: &GlweParameters, seed: u8) -> GlweSecretKey<Vec<u8>> {
+    let len = params.glwe_dimension().0 * params.polynomial_size().0;
+    GlweSecretKey::generate_binary(
+        vec![0u8; len],
+        params.polynomial_size(),
+        &mut Blake2bXof::from_seed([seed; 32]),
+    )
+    .unwrap()
+}
 
 /// A `TFHE_LIB_GLWE_1024` key generated from `key_seed` and an encryptor whose XOF is seeded with
 /// `rng_seed` (boxed, so that the test thread's stack stays small).
