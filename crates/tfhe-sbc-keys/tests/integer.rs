@@ -10,7 +10,6 @@ mod common;
 
 use common::{KeySet, assert_error, credentials_path, device_frames, mode, run, run_ok, s, scratch_copy};
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::Instant;
 use tfhe::prelude::*;
 use tfhe::{FheUint16, FheUint16Id, set_server_key};
@@ -36,14 +35,11 @@ const KEY_ID_VALUE: u32 = 0x1d00_0004;
 
 /// One integer key set for the whole file, with its three devices.
 fn key_set() -> &'static KeySet {
-    static KEY_SET: OnceLock<KeySet> = OnceLock::new();
-    KEY_SET.get_or_init(|| {
-        let init = ["--parameters", "integer", "--key-id", KEY_ID];
-        KeySet::new(
-            &init,
-            &[(PER_DEVICE, "per-device"), (FLEET, "fleet"), (PUBLIC_KEY, "public-key")],
-        )
-    })
+    let init = ["--parameters", "integer", "--key-id", KEY_ID];
+    KeySet::shared(
+        &init,
+        &[(PER_DEVICE, "per-device"), (FLEET, "fleet"), (PUBLIC_KEY, "public-key")],
+    )
 }
 
 fn dir() -> PathBuf {
@@ -200,35 +196,27 @@ fn an_integer_public_key_device_holds_the_key_sets_64_bit_public_key() {
 #[test]
 fn integer_key_set_errors_are_one_line() {
     let dir = dir();
-    // Public-key devices carry the key set's key id.
-    let out = run(&[
-        "issue",
-        "--dir",
-        s(&dir),
-        "--device-id",
-        "99",
-        "--mode",
-        "public-key",
-        "--key-id",
-        "7",
-    ]);
-    assert_error(
-        &out,
-        &["--key-id", "public-key devices encrypt under the key set's key"],
-    );
-    // Fleet devices carry the key set's key id.
-    let out = run(&[
-        "issue",
-        "--dir",
-        s(&dir),
-        "--device-id",
-        "99",
-        "--mode",
-        "fleet",
-        "--key-id",
-        "7",
-    ]);
-    assert_error(&out, &["--key-id"]);
+    // Public-key and fleet devices carry the key set's key id.
+    for (mode, why) in [
+        (
+            "public-key",
+            &["--key-id", "public-key devices encrypt under the key set's key"][..],
+        ),
+        ("fleet", &["--key-id"][..]),
+    ] {
+        let issue = [
+            "issue",
+            "--dir",
+            s(&dir),
+            "--device-id",
+            "99",
+            "--mode",
+            mode,
+            "--key-id",
+            "7",
+        ];
+        assert_error(&run(&issue), why);
+    }
     // The same device twice.
     let out = run(&[
         "issue",

@@ -8,7 +8,6 @@ mod common;
 
 use common::{KeySet, assert_decrypts, credentials_path, device_frames, receive_message, run_ok};
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::Converter;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
@@ -25,16 +24,13 @@ const PER_DEVICE: u64 = 3;
 
 /// One key set for the whole file, with its two devices.
 fn key_set() -> &'static KeySet {
-    static KEY_SET: OnceLock<KeySet> = OnceLock::new();
-    KEY_SET.get_or_init(|| {
-        let key_set = KeySet::new(
-            &["--parameters", "ks-pbs-512"],
-            &[(FLEET, "fleet"), (PUBLIC_KEY, "public-key"), (PER_DEVICE, "per-device")],
-        );
-        let init = &key_set.init_output;
-        assert!(init.contains("DEFAULT_PARAMETERS_KS_PBS"), "{init}");
-        key_set
-    })
+    let key_set = KeySet::shared(
+        &["--parameters", "ks-pbs-512"],
+        &[(FLEET, "fleet"), (PUBLIC_KEY, "public-key"), (PER_DEVICE, "per-device")],
+    );
+    let init = &key_set.init_output;
+    assert!(init.contains("DEFAULT_PARAMETERS_KS_PBS"), "{init}");
+    key_set
 }
 
 fn dir() -> PathBuf {

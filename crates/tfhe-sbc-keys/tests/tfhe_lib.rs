@@ -11,7 +11,6 @@ use common::{
     scratch_copy,
 };
 use rand_core::{Rng, SeedableRng};
-use std::sync::OnceLock;
 use tfhe::boolean::server_key::BinaryBooleanGates;
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::{BooleanBridge, server_key_fingerprint};
@@ -30,14 +29,11 @@ const KEY_ID_VALUE: u32 = 0x5eed_0001;
 
 /// One key set for the whole file, with its three devices.
 fn key_set() -> &'static KeySet {
-    static KEY_SET: OnceLock<KeySet> = OnceLock::new();
-    KEY_SET.get_or_init(|| {
-        let init = ["--parameters", "tfhe-lib", "--key-id", KEY_ID];
-        KeySet::new(
-            &init,
-            &[(PER_DEVICE, "per-device"), (PUBLIC_KEY, "public-key"), (FLEET, "fleet")],
-        )
-    })
+    let init = ["--parameters", "tfhe-lib", "--key-id", KEY_ID];
+    KeySet::shared(
+        &init,
+        &[(PER_DEVICE, "per-device"), (PUBLIC_KEY, "public-key"), (FLEET, "fleet")],
+    )
 }
 
 fn dir() -> std::path::PathBuf {

@@ -92,6 +92,12 @@ impl KeySet {
         }
     }
 
+    /// The key set of `init_args` and `devices` ([`Self::new`]), made once for the whole test binary.
+    pub fn shared(init_args: &[&str], devices: &[(u64, &str)]) -> &'static Self {
+        static KEY_SET: std::sync::OnceLock<KeySet> = std::sync::OnceLock::new();
+        KEY_SET.get_or_init(|| Self::new(init_args, devices))
+    }
+
     /// The key set's directory.
     pub fn dir(&self) -> PathBuf {
         self.root.path().join("keys")
