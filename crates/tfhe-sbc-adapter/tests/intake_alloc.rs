@@ -5,52 +5,24 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+/// The device tests' counting allocator.
+#[path = "../../tfhe-sbc-device/tests/common/counting_alloc.rs"]
+mod counting_alloc;
 
 use common::{Device, reframe};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use counting_alloc::Counting;
 use std::time::Instant;
 use tfhe_sbc_adapter::intake::{Frame, IntakeConfig};
 use tfhe_sbc_adapter::stream::FrameReader;
 use tfhe_sbc_device::frame::mac::MacKey;
 
-struct Counting;
-
-thread_local! {
-    /// Whether this thread's allocations are counted (const-initialized: reading it never allocates).
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counters are atomics.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.try_with(Cell::get).unwrap_or(false) {
-            BYTES.fetch_add(layout.size(), Ordering::SeqCst);
-            LARGEST.fetch_max(layout.size(), Ordering::SeqCst);
-        }
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// `f`'s result, the bytes it allocated and its largest block.
 fn counted<R>(f: impl FnOnce() -> R) -> (R, usize, usize) {
-    BYTES.store(0, Ordering::SeqCst);
-    LARGEST.store(0, Ordering::SeqCst);
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    (r, BYTES.load(Ordering::SeqCst), LARGEST.load(Ordering::SeqCst))
+    let (r, counts) = counting_alloc::counted(f);
+    (r, counts.bytes, counts.largest)
 }
 
 #[test]

@@ -5,40 +5,12 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use common::counting_alloc::{Counting, counted};
 use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
-
-struct Counting;
-
-thread_local! {
-    /// Whether this thread's allocations are counted (const-initialized: reading it never allocates).
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call forwards to the system allocator unchanged; the counters are atomics.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.try_with(Cell::get).unwrap_or(false) {
-            ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-            BYTES.fetch_add(layout.size(), Ordering::SeqCst);
-        }
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -56,32 +28,28 @@ fn encrypting_allocates_nothing() {
     let mut counter = FrameCounter::new(0);
     let message = [0x5Au8; 300];
 
-    COUNTING.with(|c| c.set(true));
-    for _ in 0..10 {
-        encryptor
-            .encrypt_seeded_glwe_ciphertext(&message[..128], &mut body[..])
-            .unwrap();
-        encryptor.encrypt_glwe_ciphertext(&message[..128], &mut full).unwrap();
-        let outgoing = encryptor.begin_message(&mut counter, message.len()).unwrap();
-        for chunk in chunks(&message, 128) {
+    let ((), counts) = counted(|| {
+        for _ in 0..10 {
             encryptor
-                .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame[..])
+                .encrypt_seeded_glwe_ciphertext(&message[..128], &mut body[..])
                 .unwrap();
+            encryptor.encrypt_glwe_ciphertext(&message[..128], &mut full).unwrap();
+            let outgoing = encryptor.begin_message(&mut counter, message.len()).unwrap();
+            for chunk in chunks(&message, 128) {
+                encryptor
+                    .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame[..])
+                    .unwrap();
+            }
         }
-    }
-    COUNTING.with(|c| c.set(false));
-
-    let (count, bytes) = (ALLOCATIONS.load(Ordering::SeqCst), BYTES.load(Ordering::SeqCst));
-    println!("allocations while encrypting: {count} ({bytes} bytes)");
-    assert_eq!((count, bytes), (0, 0));
+    });
+    println!(
+        "allocations while encrypting: {} ({} bytes)",
+        counts.allocations, counts.bytes
+    );
+    assert_eq!((counts.allocations, counts.bytes), (0, 0));
 
     // Control: the counter does see an allocation made while counting.
-    COUNTING.with(|c| c.set(true));
-    let probe = std::hint::black_box(vec![1u8; 10]);
-    COUNTING.with(|c| c.set(false));
+    let (probe, counts) = counted(|| std::hint::black_box(vec![1u8; 10]));
     drop(probe);
-    assert!(
-        ALLOCATIONS.load(Ordering::SeqCst) >= 1,
-        "the counting allocator counts nothing"
-    );
+    assert!(counts.allocations >= 1, "the counting allocator counts nothing");
 }

@@ -1,6 +1,7 @@
 //! Shared test fixtures.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod counting_alloc;
 pub mod painted_stack;
 
 use rand_core::SeedableRng;
