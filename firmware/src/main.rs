@@ -125,6 +125,26 @@ mod tests {
         }
     }
 
+    impl Record {
+        /// Runs `run` on `encryptor` (empty) with a frame buffer of `frame_bytes`, checks its digest against
+        /// `expected` (build.rs's) and that it reported each of `phases` once, start before end, in order;
+        /// returns what it recorded.
+        fn of<E: ?Sized, const D: usize>(
+            encryptor: &mut E,
+            frame_bytes: usize,
+            run: impl FnOnce(&mut E, &mut [u8], &mut Record) -> Result<[u8; D], &'static str>,
+            expected: [u8; D],
+            phases: &[Phase],
+        ) -> Record {
+            let mut frame = vec![0u8; frame_bytes];
+            let mut record = Record::default();
+            assert_eq!(run(encryptor, &mut frame, &mut record).unwrap(), expected);
+            let reported: Vec<(Phase, bool)> = phases.iter().flat_map(|&p| [(p, true), (p, false)]).collect();
+            assert_eq!(record.phases, reported);
+            record
+        }
+    }
+
     /// The device KAT's key and encryptor (`crates/tfhe-sbc-device/tests/common`), built the plain way.
     fn kat_key_and_encryptor() -> (GlweSecretKey<[u8; 1024]>, Box<GlweEncryptor<1024>>) {
         let params = TFHE_LIB_GLWE_1024;
@@ -143,16 +163,13 @@ mod tests {
     /// (its mask seed and body).
     #[test]
     fn the_firmware_run_matches_build_rs_and_the_device_kat() {
-        let mut encryptor = Box::new(Encryptor::EMPTY);
-        let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
-        let mut record = Record::default();
-        let digest = run(&mut encryptor, &mut frame, &mut record).unwrap();
-        assert_eq!(digest, super::expected::EXPECTED_DIGEST);
-        let expected: Vec<(Phase, bool)> = [Phase::Construct, Phase::Encrypt, Phase::Frame]
-            .into_iter()
-            .flat_map(|p| [(p, true), (p, false)])
-            .collect();
-        assert_eq!(record.phases, expected);
+        let record = Record::of(
+            &mut *Box::new(Encryptor::EMPTY),
+            SEEDED_FRAME_BYTES_1024,
+            run,
+            super::expected::EXPECTED_DIGEST,
+            &[Phase::Construct, Phase::Encrypt, Phase::Frame],
+        );
 
         let (_key, mut kat) = kat_key_and_encryptor();
         let mut body = [0u32; 1024];
@@ -183,16 +200,13 @@ mod tests {
         use tfhe_sbc_device::product::NegacyclicProductPlan;
         use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
-        let mut encryptor = Box::new(integer_run::Encryptor::EMPTY);
-        let mut frame = vec![0u8; integer_run::FRAME_BYTES];
-        let mut record = Record::default();
-        let digest = integer_run::run(&mut encryptor, &mut frame, &mut record).unwrap();
-        assert_eq!(digest, integer_run::EXPECTED_DIGEST);
-        let expected: Vec<(Phase, bool)> = [Phase::Construct, Phase::Encrypt, Phase::Frame, Phase::CompactFrame]
-            .into_iter()
-            .flat_map(|p| [(p, true), (p, false)])
-            .collect();
-        assert_eq!(record.phases, expected);
+        let record = Record::of(
+            &mut *Box::new(integer_run::Encryptor::EMPTY),
+            integer_run::FRAME_BYTES,
+            integer_run::run,
+            integer_run::EXPECTED_DIGEST,
+            &[Phase::Construct, Phase::Encrypt, Phase::Frame, Phase::CompactFrame],
+        );
         let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
         let compact_bits = params.glwe().compact_body_bits();
         assert!(compact_bits < 64);
@@ -272,16 +286,13 @@ mod tests {
         use tfhe_sbc_device::product::NegacyclicProductPlan;
         use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
-        let mut encryptor = Box::new(integer_public_key_run::Encryptor::EMPTY);
-        let mut frame = vec![0u8; integer_public_key_run::FRAME_BYTES];
-        let mut record = Record::default();
-        let digest = integer_public_key_run::run(&mut encryptor, &mut frame, &mut record).unwrap();
-        assert_eq!(digest, integer_public_key_run::EXPECTED_DIGEST);
-        let expected: Vec<(Phase, bool)> = [Phase::Construct, Phase::Encrypt, Phase::Frame]
-            .into_iter()
-            .flat_map(|p| [(p, true), (p, false)])
-            .collect();
-        assert_eq!(record.phases, expected);
+        let record = Record::of(
+            &mut *Box::new(integer_public_key_run::Encryptor::EMPTY),
+            integer_public_key_run::FRAME_BYTES,
+            integer_public_key_run::run,
+            integer_public_key_run::EXPECTED_DIGEST,
+            &[Phase::Construct, Phase::Encrypt, Phase::Frame],
+        );
         let lengths: Vec<usize> = record.frames.iter().map(Vec::len).collect();
         assert_eq!(lengths, [32_831, 32_831]);
         assert_eq!(lengths[0], frame_bytes(FrameKind::PublicKey, 1, N, 64, 64));
