@@ -83,17 +83,26 @@ fn expected_integer() -> ([u8; 256], [u8; 48]) {
     let mut encryptor = Box::new(IntegerEncryptor::<2048>::EMPTY);
     encryptor.set_key(&params, &key).expect("integer key");
     encryptor.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+    let digest = integer_frame_digests(&mut *encryptor, Some(2));
+    (packed, digest)
+}
+
+/// The digests (keyed BLAKE2b-128 under `DIGEST_KEY`) of `D / 16` frames of `INTEGER_READINGS`, one
+/// message each from `FIRST_SEQUENCE` on, that `encryptor` seals with `encrypt_frame_into` as the KAT
+/// device; from frame `compact_from` on (if any) with the set's compact body.
+fn integer_frame_digests<const D: usize>(encryptor: &mut dyn FrameEncryptor, compact_from: Option<usize>) -> [u8; D] {
     let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
     let mut counter = FrameCounter::new(FIRST_SEQUENCE);
-    let chunk = chunks(&INTEGER_READINGS, 512).next().expect("one chunk");
-    let mut frame = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
+    let chunk = chunks(&INTEGER_READINGS, encryptor.chunk_bytes())
+        .next()
+        .expect("one chunk");
+    let mut frame = vec![0u8; encryptor.frame_buffer_len()];
     let digest_key = MacKey::from_bytes(DIGEST_KEY);
-    let mut digest = [0u8; 48];
+    let mut digest = [0u8; D];
     for (i, part) in digest.chunks_exact_mut(16).enumerate() {
-        if i == 2 {
-            encryptor
-                .set_body_bits(params.glwe().compact_body_bits())
-                .expect("the set's compact width");
+        if compact_from == Some(i) {
+            let compact = encryptor.compact_body_bits();
+            encryptor.set_frame_body_bits(compact).expect("the set's compact width");
         }
         let message = encryptor
             .begin_message(&mut counter, INTEGER_READINGS.len())
@@ -103,7 +112,7 @@ fn expected_integer() -> ([u8; 256], [u8; 48]) {
             .expect("integer frame");
         part.copy_from_slice(&digest_key.tag(&frame[..written]));
     }
-    (packed, digest)
+    digest
 }
 
 /// The integer public-key KAT: the public key of the integer KAT key (`INTEGER_KEY_SEED`), drawn from
@@ -143,21 +152,7 @@ fn expected_integer_public_key() -> (Vec<u8>, [u8; 32]) {
         .set_integer_public_key(&params, &seed, &body)
         .expect("integer public key");
     encryptor.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
-    let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
-    let mut counter = FrameCounter::new(FIRST_SEQUENCE);
-    let chunk = chunks(&INTEGER_READINGS, 512).next().expect("one chunk");
-    let mut frame = vec![0u8; IntegerPublicKeyEncryptor::<N>::PUBLIC_KEY_FRAME_BYTES];
-    let digest_key = MacKey::from_bytes(DIGEST_KEY);
-    let mut digest = [0u8; 32];
-    for part in digest.chunks_exact_mut(16) {
-        let message = encryptor
-            .begin_message(&mut counter, INTEGER_READINGS.len())
-            .expect("message");
-        let written = encryptor
-            .encrypt_frame_into(&credentials, &message, &chunk, &mut frame)
-            .expect("integer public-key frame");
-        part.copy_from_slice(&digest_key.tag(&frame[..written]));
-    }
+    let digest = integer_frame_digests(&mut *encryptor, None);
     (file, digest)
 }
 
