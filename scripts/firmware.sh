@@ -96,6 +96,29 @@ cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmw
 cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware --features integer-public-key \
   -- -D warnings
 
+# The ELF $1's sizes in $text, $data and $bss, and its flash in $flash. Berkeley format: text (vector table,
+# code, rodata) and data (initial values) both live in flash.
+elf_size() {
+  read -r text data bss _ < <("$LLVM_SIZE" "$1" | tail -n 1)
+  flash=$((text + data))
+}
+
+# The verdict on the run run_elf just made ($RC, $OUT) in $status: ok, or why not. $1, if given, is the variant
+# the firmware must report. Also reads $statics and $total and checks the statics against the ELF's
+# .data + .bss (elf_size's $data and $bss).
+run_status() {
+  status=ok
+  if [ "$RC" -ne 0 ] || [ "$(field result)" != ok ] || { [ -n "${1:-}" ] && [ "$(field variant)" != "$1" ]; }; then
+    if printf '%s' "$OUT" | grep -q Lockup; then status="FAIL(stack overflow: lockup)"
+    elif [ "$RC" -eq 124 ]; then status="FAIL(timeout)"
+    else status="FAIL(exit $RC)"; fi
+  fi
+  statics=$(field statics); total=$(field total)
+  if [ "$status" = ok ] && [ "$statics" != "$((data + bss))" ]; then
+    status="FAIL(statics $statics != ELF .data + .bss $((data + bss)))"
+  fi
+}
+
 ROWS=()
 FAILURES=()
 for product in default fft; do
@@ -105,21 +128,10 @@ for product in default fft; do
   cargo build -p tfhe-sbc-firmware --profile firmware "${features[@]}" $(printf -- '--target %s ' "${TARGETS[@]}")
   for t in "${TARGETS[@]}"; do
     elf="$TARGET_DIR/$t/firmware/tfhe-sbc-firmware"
-    # Berkeley format: text (vector table, code, rodata) and data (initial values) both live in flash.
-    read -r text data bss _ < <("$LLVM_SIZE" "$elf" | tail -n 1)
-    flash=$((text + data))
+    elf_size "$elf"
     step "run $t ($product product): flash $flash B (text $text, data $data), .bss $bss B"
     run_elf "$elf" "$t"
-    status=ok
-    if [ "$RC" -ne 0 ] || [ "$(field result)" != ok ]; then
-      if printf '%s' "$OUT" | grep -q Lockup; then status="FAIL(stack overflow: lockup)"
-      elif [ "$RC" -eq 124 ]; then status="FAIL(timeout)"
-      else status="FAIL(exit $RC)"; fi
-    fi
-    statics=$(field statics); total=$(field total)
-    if [ "$status" = ok ] && [ "$statics" != "$((data + bss))" ]; then
-      status="FAIL(statics $statics != ELF .data + .bss $((data + bss)))"
-    fi
+    run_status
     if [ "$product" = default ] && [ "$status" = ok ]; then
       over=()
       if [ "$total" -gt "$RAM_BUDGET" ]; then over+=("RAM $total > $RAM_BUDGET"); fi
@@ -143,20 +155,10 @@ run_m4_variant() {
   step "build the $name variant ($what) for $t"
   cargo build -p tfhe-sbc-firmware --profile firmware --target "$t" --features "$feature"
   elf="$TARGET_DIR/$t/firmware/tfhe-sbc-firmware"
-  read -r text data bss _ < <("$LLVM_SIZE" "$elf" | tail -n 1)
-  flash=$((text + data))
+  elf_size "$elf"
   step "run $t ($name variant): flash $flash B (text $text, data $data), .bss $bss B"
   run_elf "$elf" "$t"
-  status=ok
-  if [ "$RC" -ne 0 ] || [ "$(field result)" != ok ] || [ "$(field variant)" != "$feature" ]; then
-    if printf '%s' "$OUT" | grep -q Lockup; then status="FAIL(stack overflow: lockup)"
-    elif [ "$RC" -eq 124 ]; then status="FAIL(timeout)"
-    else status="FAIL(exit $RC)"; fi
-  fi
-  statics=$(field statics); total=$(field total)
-  if [ "$status" = ok ] && [ "$statics" != "$((data + bss))" ]; then
-    status="FAIL(statics $statics != ELF .data + .bss $((data + bss)))"
-  fi
+  run_status "$feature"
   if [ "$status" = ok ]; then
     over=()
     if [ "$total" -gt "$ram_budget" ]; then over+=("RAM $total > $ram_budget"); fi
@@ -210,8 +212,7 @@ if [ "${FIRMWARE_SKIP_DEBUG:-0}" != 1 ]; then
   elf="$TARGET_DIR/thumbv7m-none-eabi/debug/tfhe-sbc-firmware"
   if cargo build -p tfhe-sbc-firmware --target thumbv7m-none-eabi --config 'profile.dev.opt-level=0' \
       --config 'profile.dev.package."*".opt-level=0'; then
-    read -r text data bss _ < <("$LLVM_SIZE" "$elf" | tail -n 1)
-    flash=$((text + data))
+    elf_size "$elf"
     step "run thumbv7m-none-eabi (debug build): flash $flash B, .bss $bss B"
     QEMU_TIMEOUT=300 run_elf "$elf" thumbv7m-none-eabi
     status=ok
