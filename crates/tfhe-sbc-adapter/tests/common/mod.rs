@@ -11,9 +11,10 @@ use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::message::{Chunk, chunks};
 use tfhe_sbc_device::frame::{
-    FULL_FRAME_BYTES_1024, FrameCounter, FrameHeader, HEADER_BYTES, PREFIX_BYTES, SEEDED_FRAME_BYTES_1024, TAG_BYTES,
+    FULL_FRAME_BYTES_1024, FrameCounter, FrameHeader, HEADER_BYTES, OutgoingMessage, PREFIX_BYTES,
+    SEEDED_FRAME_BYTES_1024, TAG_BYTES,
 };
 
 /// The key id every test device uses.
@@ -68,33 +69,48 @@ impl Device {
 
     /// The seeded frames of `message`: one message, consecutive sequence numbers.
     pub fn seeded_frames(&mut self, message: &[u8]) -> Vec<Vec<u8>> {
-        let outgoing = self.encryptor.begin_message(&mut self.counter, message.len()).unwrap();
         let mut body = [0u32; 1024];
-        let mut out = vec![0u8; SEEDED_FRAME_BYTES_1024];
-        chunks(message, 128)
-            .map(|chunk| {
-                let len = self
-                    .encryptor
-                    .encrypt_seeded_frame(&self.credentials, &outgoing, &chunk, &mut body, &mut out)
-                    .unwrap();
-                assert_eq!(len, SEEDED_FRAME_BYTES_1024);
-                out.clone()
-            })
-            .collect()
+        self.frames(
+            message,
+            SEEDED_FRAME_BYTES_1024,
+            |encryptor, credentials, outgoing, chunk, out| {
+                encryptor.encrypt_seeded_frame(credentials, outgoing, chunk, &mut body, out)
+            },
+        )
     }
 
     /// The full-mask frames of `message`.
     pub fn full_frames(&mut self, message: &[u8]) -> Vec<Vec<u8>> {
-        let outgoing = self.encryptor.begin_message(&mut self.counter, message.len()).unwrap();
         let mut ct = GlweCiphertext::from_container(vec![0u32; 2048], TFHE_LIB_GLWE_1024.polynomial_size()).unwrap();
-        let mut out = vec![0u8; FULL_FRAME_BYTES_1024];
+        self.frames(
+            message,
+            FULL_FRAME_BYTES_1024,
+            |encryptor, credentials, outgoing, chunk, out| {
+                encryptor.encrypt_full_frame(credentials, outgoing, chunk, &mut ct, out)
+            },
+        )
+    }
+
+    /// The frames of `message` (one message, consecutive sequence numbers), each `frame_bytes` long, as
+    /// `seal` writes each chunk's.
+    fn frames(
+        &mut self,
+        message: &[u8],
+        frame_bytes: usize,
+        mut seal: impl FnMut(
+            &mut GlweEncryptor<1024>,
+            &DeviceCredentials,
+            &OutgoingMessage,
+            &Chunk<'_>,
+            &mut [u8],
+        ) -> tfhe_sbc_device::Result<usize>,
+    ) -> Vec<Vec<u8>> {
+        let outgoing = self.encryptor.begin_message(&mut self.counter, message.len()).unwrap();
+        let mut out = vec![0u8; frame_bytes];
         chunks(message, 128)
             .map(|chunk| {
-                let len = self
-                    .encryptor
-                    .encrypt_full_frame(&self.credentials, &outgoing, &chunk, &mut ct, &mut out)
-                    .unwrap();
-                assert_eq!(len, FULL_FRAME_BYTES_1024);
+                let len = seal(&mut self.encryptor, &self.credentials, &outgoing, &chunk, &mut out).unwrap();
+                assert_eq!(len, frame_bytes);
                 out.clone()
             })
             .collect()
