@@ -127,6 +127,17 @@ fn every_malformed_header_gets_its_error() {
     let edit = |f: fn(&mut tfhe_sbc_device::frame::FrameHeader)| reframe(&frame, &key, f);
     let mut bad_magic = frame.clone();
     bad_magic[..4].copy_from_slice(b"XXXX");
+    // The refusals of the set's body widths (11 to 32 bits) and of lengths that do not fit 128-byte chunks.
+    let body_bits = |found| IntakeError::UnsupportedBodyBits {
+        found,
+        min: 11,
+        max: 32,
+    };
+    let inconsistent = |message_length, chunk_count| IntakeError::InconsistentMessageLength {
+        message_length,
+        chunk_count,
+        chunk_bytes: 128,
+    };
     let cases: Vec<(Vec<u8>, IntakeError)> = vec![
         (bad_magic, IntakeError::BadMagic(*b"XXXX")),
         (b"GET / HTTP/1.1\r\n".to_vec(), IntakeError::BadMagic(*b"GET ")),
@@ -164,22 +175,8 @@ fn every_malformed_header_gets_its_error() {
         (edit(|h| h.parameter_set = 0), IntakeError::UnknownParameterSet(0)),
         (edit(|h| h.parameter_set = 999), IntakeError::UnknownParameterSet(999)),
         (edit(|h| h.xof_id = 9), IntakeError::UnsupportedXof(9)),
-        (
-            edit(|h| h.body_bits = 10),
-            IntakeError::UnsupportedBodyBits {
-                found: 10,
-                min: 11,
-                max: 32,
-            },
-        ),
-        (
-            edit(|h| h.body_bits = 33),
-            IntakeError::UnsupportedBodyBits {
-                found: 33,
-                min: 11,
-                max: 32,
-            },
-        ),
+        (edit(|h| h.body_bits = 10), body_bits(10)),
+        (edit(|h| h.body_bits = 33), body_bits(33)),
         (edit(|h| h.chunk_count = 0), IntakeError::ZeroChunkCount),
         (
             edit(|h| h.chunk_index = 1),
@@ -192,30 +189,12 @@ fn every_malformed_header_gets_its_error() {
             }),
             IntakeError::TooManyChunks { count: 17, limit: 16 },
         ),
-        (
-            edit(|h| h.message_length = 129),
-            IntakeError::InconsistentMessageLength {
-                message_length: 129,
-                chunk_count: 1,
-                chunk_bytes: 128,
-            },
-        ),
-        (
-            edit(|h| h.chunk_count = 3),
-            IntakeError::InconsistentMessageLength {
-                message_length: 5,
-                chunk_count: 3,
-                chunk_bytes: 128,
-            },
-        ),
+        (edit(|h| h.message_length = 129), inconsistent(129, 1)),
+        (edit(|h| h.chunk_count = 3), inconsistent(5, 3)),
         (
             // A forged length must not size anything: it is just inconsistent.
             edit(|h| h.message_length = u32::MAX),
-            IntakeError::InconsistentMessageLength {
-                message_length: u32::MAX,
-                chunk_count: 1,
-                chunk_bytes: 128,
-            },
+            inconsistent(u32::MAX, 1),
         ),
         (
             edit(|h| {
