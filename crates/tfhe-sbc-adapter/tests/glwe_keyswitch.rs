@@ -399,29 +399,21 @@ fn keys_of_the_wrong_shape_are_refused() {
         SeededGlweKsk::generate_from_keys(&d.as_view(), &b.as_view(), GlweKsShape::INTEGER, glwe_noise(), &mut rng)
             .unwrap()
             .spectra();
+    // An input of another N, an output of another k: (input shape, output shape, the shape reported).
     let native = CiphertextModulus::new_native();
-    let input = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(1024), native);
-    let mut output = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
-    assert_eq!(
-        spectra
-            .keyswitch(&input.as_view(), &mut output.as_mut_view())
-            .unwrap_err(),
-        InteropError::WrongGlweShape {
-            expected: (1, N),
-            found: (1, 1024)
-        }
-    );
-    let input = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(N), native);
-    let mut output = TfheGlweCiphertextOwned::new(0u64, GlweSize(3), TfhePolynomialSize(N), native);
-    assert_eq!(
-        spectra
-            .keyswitch(&input.as_view(), &mut output.as_mut_view())
-            .unwrap_err(),
-        InteropError::WrongGlweShape {
-            expected: (1, N),
-            found: (2, N)
-        }
-    );
+    for ((input_n, output_k), found) in [((1024, 1), (1, 1024)), ((N, 2), (2, N))] {
+        let input = TfheGlweCiphertextOwned::new(0u64, GlweSize(2), TfhePolynomialSize(input_n), native);
+        let mut output = TfheGlweCiphertextOwned::new(0u64, GlweSize(output_k + 1), TfhePolynomialSize(N), native);
+        assert_eq!(
+            spectra
+                .keyswitch(&input.as_view(), &mut output.as_mut_view())
+                .unwrap_err(),
+            InteropError::WrongGlweShape {
+                expected: (1, N),
+                found
+            }
+        );
+    }
 }
 
 /// The NTT switch equals tfhe-rs's `keyswitch_glwe_ciphertext` bit for bit: for three decompositions
