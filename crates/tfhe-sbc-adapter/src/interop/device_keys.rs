@@ -231,61 +231,48 @@ pub(crate) trait OwnKey: Send + Sync + 'static {
     fn decompress(seeded: &Self::Seeded) -> Self::Decompressed;
 }
 
-/// Per-device boolean keys of `TFHE_LIB_PARAMETERS`: an LWE key switch per bit into the small key.
-impl OwnKey for TfheLibKeySwitch {
-    type Seeded = SeededKsk<Self>;
-    type Decompressed = LweKeyswitchKeyOwned<u32>;
+/// `OwnKey` for the family `$family`: its seeded key is the material's `$variant`, decompressed by the
+/// seeded key's `$decompress` (the families differ in their key types only).
+macro_rules! own_key {
+    ($(#[$doc:meta])* $family:ty: $variant:ident($seeded:ty) => $decompress:ident() -> $decompressed:ty) => {
+        $(#[$doc])*
+        impl OwnKey for $family {
+            type Seeded = $seeded;
+            type Decompressed = $decompressed;
 
-    fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
-        match material {
-            DeviceKeyMaterial::PerDevice(ksk) => Some(ksk),
-            _ => None,
+            fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
+                match material {
+                    DeviceKeyMaterial::$variant(ksk) => Some(ksk),
+                    _ => None,
+                }
+            }
+
+            fn decompress(seeded: &Self::Seeded) -> Self::Decompressed {
+                seeded.$decompress()
+            }
         }
-    }
+    };
+}
 
-    fn decompress(seeded: &Self::Seeded) -> Self::Decompressed {
-        seeded.decompress()
-    }
+own_key! {
+    /// Per-device boolean keys of `TFHE_LIB_PARAMETERS`: an LWE key switch per bit into the small key.
+    TfheLibKeySwitch: PerDevice(SeededKsk<Self>) => decompress() -> LweKeyswitchKeyOwned<u32>
 }
 
 /// Per-device integer keys: one GLWE key switch per frame into the client key's GLWE key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct IntegerGlweSwitch;
 
-impl OwnKey for IntegerGlweSwitch {
-    type Seeded = SeededGlweKsk<u64>;
-    type Decompressed = GlweKskSpectra;
-
-    fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
-        match material {
-            DeviceKeyMaterial::IntegerPerDevice(ksk) => Some(ksk),
-            _ => None,
-        }
-    }
-
-    fn decompress(seeded: &Self::Seeded) -> Self::Decompressed {
-        seeded.spectra()
-    }
+own_key! {
+    IntegerGlweSwitch: IntegerPerDevice(SeededGlweKsk<u64>) => spectra() -> GlweKskSpectra
 }
 
 /// Per-device keys of the big-key boolean sets: one GLWE key switch per frame into the client key's GLWE key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct BigKeyGlweSwitch;
 
-impl OwnKey for BigKeyGlweSwitch {
-    type Seeded = SeededGlweKsk<u32>;
-    type Decompressed = GlweKskSpectra<u32>;
-
-    fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
-        match material {
-            DeviceKeyMaterial::BigKeyPerDevice(ksk) => Some(ksk),
-            _ => None,
-        }
-    }
-
-    fn decompress(seeded: &Self::Seeded) -> Self::Decompressed {
-        seeded.spectra()
-    }
+own_key! {
+    BigKeyGlweSwitch: BigKeyPerDevice(SeededGlweKsk<u32>) => spectra() -> GlweKskSpectra<u32>
 }
 
 /// Registration and removal in a [`DeviceKeys`], whatever its key family: what [`Converter::register`] and
