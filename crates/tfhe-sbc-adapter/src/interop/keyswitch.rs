@@ -54,29 +54,24 @@ pub(crate) fn keyswitch_block(
     keyswitch_block_generic(ksk, inputs, outputs, digits);
 }
 
-/// [`keyswitch_block_generic`] compiled with AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn keyswitch_block_avx512(
-    ksk: &LweKeyswitchKeyOwned<u32>,
-    inputs: &[&[u32]],
-    outputs: &mut [&mut [u32]],
-    digits: &mut Vec<u32>,
-) {
-    keyswitch_block_generic(ksk, inputs, outputs, digits);
+/// Defines `$name`, [`keyswitch_block_generic`] compiled with the target feature `$feature`.
+macro_rules! compiled_with {
+    ($feature:literal, $name:ident) => {
+        #[doc = concat!("[`keyswitch_block_generic`] compiled with `", $feature, "`.")]
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        fn $name(
+            ksk: &LweKeyswitchKeyOwned<u32>,
+            inputs: &[&[u32]],
+            outputs: &mut [&mut [u32]],
+            digits: &mut Vec<u32>,
+        ) {
+            keyswitch_block_generic(ksk, inputs, outputs, digits);
+        }
+    };
 }
-
-/// [`keyswitch_block_generic`] compiled with AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn keyswitch_block_avx2(
-    ksk: &LweKeyswitchKeyOwned<u32>,
-    inputs: &[&[u32]],
-    outputs: &mut [&mut [u32]],
-    digits: &mut Vec<u32>,
-) {
-    keyswitch_block_generic(ksk, inputs, outputs, digits);
-}
+compiled_with!("avx512f", keyswitch_block_avx512);
+compiled_with!("avx2", keyswitch_block_avx2);
 
 /// The algorithm, inlined into each of the feature-specific versions above.
 #[inline(always)]
@@ -115,46 +110,21 @@ fn keyswitch_block_generic(
             // ciphertext's public mask, so branching on them leaks nothing secret.
             match d[row_index] as i32 {
                 0 => {}
-                1 => sub_assign(out, row),
-                -1 => add_assign(out, row),
-                2 => sub_assign_doubled(out, row),
-                -2 => add_assign_doubled(out, row),
+                1 => sub_digit_times::<1>(out, row),
+                -1 => sub_digit_times::<-1>(out, row),
+                2 => sub_digit_times::<2>(out, row),
+                -2 => sub_digit_times::<-2>(out, row),
                 _ => sub_scalar_mul(out, row, d[row_index]),
             }
         }
     }
 }
 
-/// `out[j] -= row[j]`, wrapping.
+/// `out[j] -= row[j] * D`, wrapping, for a constant digit `D`: the multiplication folds away (a negation
+/// for -1, a shift for 2), so that the loop is a plain wrapping add or subtract.
 #[inline(always)]
-fn sub_assign(out: &mut [u32], row: &[u32]) {
-    for (o, &r) in out.iter_mut().zip(row) {
-        *o = o.wrapping_sub(r);
-    }
-}
-
-/// `out[j] += row[j]`, wrapping.
-#[inline(always)]
-fn add_assign(out: &mut [u32], row: &[u32]) {
-    for (o, &r) in out.iter_mut().zip(row) {
-        *o = o.wrapping_add(r);
-    }
-}
-
-/// `out[j] -= 2 * row[j]`, wrapping.
-#[inline(always)]
-fn sub_assign_doubled(out: &mut [u32], row: &[u32]) {
-    for (o, &r) in out.iter_mut().zip(row) {
-        *o = o.wrapping_sub(r << 1);
-    }
-}
-
-/// `out[j] += 2 * row[j]`, wrapping.
-#[inline(always)]
-fn add_assign_doubled(out: &mut [u32], row: &[u32]) {
-    for (o, &r) in out.iter_mut().zip(row) {
-        *o = o.wrapping_add(r << 1);
-    }
+fn sub_digit_times<const D: i32>(out: &mut [u32], row: &[u32]) {
+    sub_scalar_mul(out, row, D as u32);
 }
 
 /// `out[j] -= row[j] * digit`, wrapping.
