@@ -12,7 +12,7 @@
 use super::boolean_set::{BooleanSet, glwe_key_from_client_key};
 use super::device_record::{DeviceKeyMaterial, DeviceRecord};
 use super::glwe_ksk::{GlweKsShape, SeededGlweKsk};
-use super::per_device::{DeviceSecrets, credential_pair};
+use super::per_device::{DeviceSecrets, credentials_and_record};
 use super::{InteropError, tfhe_glwe_key};
 use rand_core::CryptoRng;
 use tfhe::boolean::client_key::ClientKey;
@@ -111,9 +111,7 @@ pub fn provision_big_key_per_device<R: CryptoRng + ?Sized>(
     )
     .map_err(|_| InteropError::BadDeviceKey)?;
     let ksk = generate_big_key_device_ksk(set, &key, client_key, rng)?;
-    let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
-    let record =
-        DeviceRecord::with_parameter_set(record_credentials, params.id(), DeviceKeyMaterial::BigKeyPerDevice(ksk))
-            .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
+    let material = DeviceKeyMaterial::BigKeyPerDevice(ksk);
+    let (credentials, record) = credentials_and_record(device_id, key_id, params.id(), material, rng)?;
     Ok((DeviceSecrets { key, credentials }, record))
 }

@@ -189,6 +189,22 @@ pub fn provision_public_key_device<R: CryptoRng + ?Sized>(
     ))
 }
 
+/// Fresh credentials for device `device_id` under `key_id` ([`credential_pair`]): the device's copy, and the
+/// cloud's record of the other with `material` for `parameter_set`
+/// ([`InteropError::KeyMaterialMismatch`] if the set does not allow that material).
+pub(crate) fn credentials_and_record<R: CryptoRng + ?Sized>(
+    device_id: u64,
+    key_id: u32,
+    parameter_set: tfhe_sbc_core::parameters::ParameterSetId,
+    material: DeviceKeyMaterial,
+    rng: &mut R,
+) -> Result<(DeviceCredentials, DeviceRecord), InteropError> {
+    let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
+    let record = DeviceRecord::with_parameter_set(record_credentials, parameter_set, material)
+        .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
+    Ok((credentials, record))
+}
+
 /// Two copies of fresh credentials: one for the device, one for the cloud.
 pub(crate) fn credential_pair<R: CryptoRng + ?Sized>(
     device_id: u64,

@@ -14,7 +14,7 @@ pub use super::IntegerDeviceKsk;
 use super::{InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128, check_parameters};
 use crate::interop::DeviceSecrets;
 use crate::interop::device_record::{DeviceKeyMaterial, DeviceRecord};
-use crate::interop::per_device::credential_pair;
+use crate::interop::per_device::credentials_and_record;
 use rand_core::CryptoRng;
 use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
 use tfhe::shortint::server_key::ShortintBootstrappingKey;
@@ -80,10 +80,8 @@ pub fn provision_integer_per_device<R: CryptoRng + ?Sized>(
     )
     .map_err(|_| InteropError::BadDeviceKey)?;
     let ksk = IntegerDeviceKsk::generate(&key, client_key, rng)?;
-    let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
-    let record =
-        DeviceRecord::with_parameter_set(record_credentials, glwe.id(), DeviceKeyMaterial::IntegerPerDevice(ksk))
-            .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
+    let material = DeviceKeyMaterial::IntegerPerDevice(ksk);
+    let (credentials, record) = credentials_and_record(device_id, key_id, glwe.id(), material, rng)?;
     Ok((DeviceSecrets { key, credentials }, record))
 }
 
@@ -97,13 +95,8 @@ pub fn provision_integer_fleet_device<R: CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> Result<(DeviceSecrets, DeviceRecord), InteropError> {
     let key = super::glwe_key_from_client_key(client_key)?;
-    let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
-    let record = DeviceRecord::with_parameter_set(
-        record_credentials,
-        MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().id(),
-        DeviceKeyMaterial::Fleet,
-    )
-    .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
+    let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().id();
+    let (credentials, record) = credentials_and_record(device_id, key_id, set, DeviceKeyMaterial::Fleet, rng)?;
     Ok((DeviceSecrets { key, credentials }, record))
 }
 

@@ -11,7 +11,7 @@
 
 use super::{InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key};
 use crate::interop::device_record::{DeviceKeyMaterial, DeviceRecord};
-use crate::interop::per_device::{PublicKeyDevice, credential_pair, seeded_public_key_file};
+use crate::interop::per_device::{PublicKeyDevice, credentials_and_record, seeded_public_key_file};
 use negacyclic_ntt::NttPlan64;
 use rand_core::CryptoRng;
 use tfhe_sbc_device::noise::DeviceNoise;
@@ -42,13 +42,8 @@ pub fn provision_integer_public_key_device<R: CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> Result<(PublicKeyDevice, DeviceRecord), InteropError> {
     let public_key = integer_public_key_from_client_key(client_key, key_id, rng)?;
-    let (credentials, record_credentials) = credential_pair(device_id, key_id, rng);
-    let record = DeviceRecord::with_parameter_set(
-        record_credentials,
-        MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().id(),
-        DeviceKeyMaterial::PublicKey,
-    )
-    .map_err(|_| InteropError::KeyMaterialMismatch { device_id })?;
+    let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().id();
+    let (credentials, record) = credentials_and_record(device_id, key_id, set, DeviceKeyMaterial::PublicKey, rng)?;
     Ok((
         PublicKeyDevice {
             public_key,
