@@ -10,6 +10,7 @@ use rand_core::SeedableRng;
 use tfhe_sbc_core::compact_body::{round_to_top_bits, unpack_body};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_core::torus::UnsignedTorus;
 use tfhe_sbc_device::Error;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
@@ -30,6 +31,29 @@ fn header_of(frame: &[u8]) -> FrameHeader {
 }
 
 /// The seed and the body bytes of a seeded frame.
+/// Seals `message`, one chunk, into `frame` through `encryptor` as the test device's next message; returns
+/// the frame's length.
+fn seal_one_chunk(
+    encryptor: &mut dyn FrameEncryptor,
+    counter: &mut FrameCounter,
+    message: &[u8],
+    frame: &mut [u8],
+) -> usize {
+    assert_eq!(message.len(), encryptor.chunk_bytes(), "one chunk");
+    let outgoing = encryptor.begin_message(counter, message.len()).unwrap();
+    let chunk = chunks(message, message.len()).next().unwrap();
+    encryptor
+        .encrypt_frame_into(&credentials(), &outgoing, &chunk, frame)
+        .unwrap()
+}
+
+/// The mask seed of a seeded `frame`, its body unpacked from `body_bits` bits into `body`.
+fn unpacked_body<T: UnsignedTorus>(frame: &[u8], body_bits: u32, body: &mut [T]) -> [u8; MASK_SEED_BYTES] {
+    let (seed, body_bytes) = seed_and_body(frame);
+    unpack_body(body_bytes, body_bits, body).unwrap();
+    seed
+}
+
 fn seed_and_body(frame: &[u8]) -> ([u8; MASK_SEED_BYTES], &[u8]) {
     let payload = &frame[HEADER_BYTES..frame.len() - TAG_BYTES];
     (
@@ -85,11 +109,10 @@ fn boolean_compact_frames_are_the_rounded_full_body() {
         assert_eq!(header.body_bits, 11);
         assert_eq!(header, header_of(&full_frame).with_body_bits(11));
         // Same seed, and each body coefficient the full one rounded to its top 11 bits.
-        let (seed, body_bytes) = seed_and_body(frame);
+        let mut body = [0u32; 1024];
+        let seed = unpacked_body(frame, 11, &mut body);
         let (full_seed, full_body_bytes) = seed_and_body(&full_frame[..full_len]);
         assert_eq!(seed, full_seed);
-        let mut body = [0u32; 1024];
-        unpack_body(body_bytes, 11, &mut body).unwrap();
         for (j, (&c, w)) in body.iter().zip(full_body_bytes.chunks_exact(4)).enumerate() {
             let exact = u32::from_le_bytes(w.try_into().unwrap());
             assert_eq!(c, (round_to_top_bits(exact, 11) as u32) << 21, "coefficient {j}");
@@ -185,11 +208,10 @@ fn integer_compact_frames_are_the_rounded_full_body() {
         assert_eq!(len, 3679);
         let frame = &buffer[offset..offset + len];
         assert_eq!(header_of(frame).body_bits, 14);
-        let (seed, body_bytes) = seed_and_body(frame);
+        let mut body = vec![0u64; N];
+        let seed = unpacked_body(frame, 14, &mut body);
         let (full_seed, full_body_bytes) = seed_and_body(&full_frame[..full_len]);
         assert_eq!(seed, full_seed);
-        let mut body = vec![0u64; N];
-        unpack_body(body_bytes, 14, &mut body).unwrap();
         for (j, (&c, w)) in body.iter().zip(full_body_bytes.chunks_exact(8)).enumerate() {
             let exact = u64::from_le_bytes(w.try_into().unwrap());
             assert_eq!(c, round_to_top_bits(exact, 14) << 50, "offset {offset} coefficient {j}");
@@ -202,28 +224,42 @@ fn integer_compact_frames_are_the_rounded_full_body() {
 /// The measured noise of compact ciphertexts is the fresh noise plus a uniform rounding error of variance
 /// `step^2 / 12`: boolean (11 bits, 16,384 coefficients) and integer (14 bits, 8,192 coefficients) within 5%
 /// of that model (the estimator's relative standard deviation is about 0.7% and 1%: a 5-sigma threshold).
+/// The variance of `errors` (torus units) is the model's within 5%: `fresh` noise plus the uniform rounding of
+/// a `body_bits`-bit body, `2^(-2 body_bits) / 12`.
+fn assert_compact_noise(what: &str, errors: &[f64], fresh: f64, body_bits: i32) {
+    let count = errors.len() as f64;
+    let (sum, sum2) = errors
+        .iter()
+        .fold((0f64, 0f64), |(sum, sum2), &e| (sum + e, sum2 + e * e));
+    let variance = sum2 / count - (sum / count).powi(2);
+    let rounding = 2f64.powi(-2 * body_bits) / 12.0;
+    let model = fresh + rounding;
+    println!(
+        "{what}, {body_bits}-bit body: error std 2^{:.3} measured, 2^{:.3} modelled (fresh 2^{:.2}, rounding 2^{:.3})",
+        variance.sqrt().log2(),
+        model.sqrt().log2(),
+        fresh.sqrt().log2(),
+        rounding.sqrt().log2()
+    );
+    assert!((variance / model - 1.0).abs() < 0.05, "{variance} vs {model}");
+}
+
 #[test]
 fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
     // Boolean.
     let (key, mut encryptor) = common::key_and_encryptor(12, 13);
     encryptor.set_body_bits(11).unwrap();
     let mut decryptor = GlweDecryptor::<1024>::new(&key).unwrap();
-    let credentials = credentials();
     let mut counter = FrameCounter::new(0);
     let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
     let mut rng = Blake2bXof::from_seed([14; 32]);
-    let (mut sum, mut sum2, mut count) = (0f64, 0f64, 0f64);
+    let mut errors = Vec::new();
     for _ in 0..16 {
         let mut message = [0u8; 128];
         rand_core::Rng::fill_bytes(&mut rng, &mut message);
-        let outgoing = encryptor.begin_message(&mut counter, 128).unwrap();
-        let chunk = chunks(&message, 128).next().unwrap();
-        let len = encryptor
-            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut frame)
-            .unwrap();
-        let (seed, body_bytes) = seed_and_body(&frame[..len]);
+        let len = seal_one_chunk(&mut *encryptor, &mut counter, &message, &mut frame);
         let mut body = [0u32; 1024];
-        unpack_body(body_bytes, 11, &mut body).unwrap();
+        let seed = unpacked_body(&frame[..len], 11, &mut body);
         let mut phase = [0u32; 1024];
         decryptor.decrypt_seeded_phase_parts(&seed, &body, &mut phase).unwrap();
         for (j, &p) in phase.iter().enumerate() {
@@ -233,22 +269,10 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
                 7 << 29
             };
             let error = f64::from(p.wrapping_sub(encoded) as i32) / 2f64.powi(32);
-            sum += error;
-            sum2 += error * error;
-            count += 1.0;
+            errors.push(error);
         }
     }
-    let variance = sum2 / count - (sum / count).powi(2);
-    let fresh = TFHE_LIB_GLWE_1024.noise_variance();
-    let model = fresh + 2f64.powi(-2 * 11) / 12.0;
-    println!(
-        "boolean, 11-bit body: error std 2^{:.3} measured, 2^{:.3} modelled (fresh 2^{:.2}, rounding 2^{:.3})",
-        variance.sqrt().log2(),
-        model.sqrt().log2(),
-        fresh.sqrt().log2(),
-        (2f64.powi(-22) / 12.0).sqrt().log2()
-    );
-    assert!((variance / model - 1.0).abs() < 0.05, "{variance} vs {model}");
+    assert_compact_noise("boolean", &errors, TFHE_LIB_GLWE_1024.noise_variance(), 11);
 
     // Integer.
     const N: usize = 2048;
@@ -263,18 +287,13 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
     tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
     let mut scratch = vec![[0u32; 3]; N];
     let mut frame = vec![0u8; IntegerEncryptor::<N>::SEEDED_FRAME_BYTES];
-    let (mut sum, mut sum2, mut count) = (0f64, 0f64, 0f64);
+    let mut errors = Vec::new();
     for _ in 0..4 {
         let mut readings = [0u8; 512];
         rand_core::Rng::fill_bytes(&mut rng, &mut readings);
-        let outgoing = encryptor.begin_message(&mut counter, 512).unwrap();
-        let chunk = chunks(&readings, 512).next().unwrap();
-        let len = encryptor
-            .encrypt_frame_into(&credentials, &outgoing, &chunk, &mut frame)
-            .unwrap();
-        let (seed, body_bytes) = seed_and_body(&frame[..len]);
+        let len = seal_one_chunk(&mut *encryptor, &mut counter, &readings, &mut frame);
         let mut body = vec![0u64; N];
-        unpack_body(body_bytes, 14, &mut body).unwrap();
+        let seed = unpacked_body(&frame[..len], 14, &mut body);
         let mut phase = vec![0u64; N];
         tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase(
             &plan,
@@ -288,20 +307,8 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
         for (j, &p) in phase.iter().enumerate() {
             let block = u64::from(readings[j / 4] >> (2 * (j % 4))) & 3;
             let error = p.wrapping_sub(block << 59) as i64 as f64 / 2f64.powi(64);
-            sum += error;
-            sum2 += error * error;
-            count += 1.0;
+            errors.push(error);
         }
     }
-    let variance = sum2 / count - (sum / count).powi(2);
-    let fresh = params.glwe().noise_variance();
-    let model = fresh + 2f64.powi(-2 * 14) / 12.0;
-    println!(
-        "integer, 14-bit body: error std 2^{:.3} measured, 2^{:.3} modelled (fresh 2^{:.2}, rounding 2^{:.3})",
-        variance.sqrt().log2(),
-        model.sqrt().log2(),
-        fresh.sqrt().log2(),
-        (2f64.powi(-28) / 12.0).sqrt().log2()
-    );
-    assert!((variance / model - 1.0).abs() < 0.05, "{variance} vs {model}");
+    assert_compact_noise("integer", &errors, params.glwe().noise_variance(), 14);
 }
