@@ -17,10 +17,13 @@ fn key<const N: usize>(seed: u8) -> GlweSecretKey<[u8; N]> {
 
 /// A toy size (N = 64 is far below the security floor), for tests only.
 fn small_params() -> GlweParameters {
-    let noise = NoiseDistribution::Gaussian {
-        std_dev: libm::ldexp(1.0, -25),
-    };
-    GlweParameters::new_allow_insecure(32, PolynomialSize(64), GlweDimension(1), noise).unwrap()
+    toy_params(32, 1, libm::ldexp(1.0, -25))
+}
+
+/// A toy set of N = 64 on a `torus_bits`-bit torus, GLWE dimension `k`, Gaussian noise of `std_dev`.
+fn toy_params(torus_bits: u32, k: usize, std_dev: f64) -> GlweParameters {
+    let noise = NoiseDistribution::Gaussian { std_dev };
+    GlweParameters::new_allow_insecure(torus_bits, PolynomialSize(64), GlweDimension(k), noise).unwrap()
 }
 
 fn round_trip<const N: usize>(params: &GlweParameters, message: &[u8], seeds: (u8, u8)) -> (Vec<u8>, Vec<u8>) {
@@ -83,24 +86,12 @@ fn mismatches_are_typed_errors() {
             found: 64
         })
     ));
-    let p64 = GlweParameters::new_allow_insecure(
-        64,
-        PolynomialSize(64),
-        GlweDimension(1),
-        NoiseDistribution::Gaussian { std_dev: 1e-12 },
-    )
-    .unwrap();
+    let p64 = toy_params(64, 1, 1e-12);
     assert!(matches!(
         GlweEncryptor::<64>::new(&p64, &key64, rng()),
         Err(Error::Core(_))
     ));
-    let k2 = GlweParameters::new_allow_insecure(
-        32,
-        PolynomialSize(64),
-        GlweDimension(2),
-        NoiseDistribution::Gaussian { std_dev: 1e-9 },
-    )
-    .unwrap();
+    let k2 = toy_params(32, 2, 1e-9);
     assert!(matches!(
         GlweEncryptor::<64>::new(&k2, &key64, rng()),
         Err(Error::UnsupportedGlweDimension(2))
