@@ -7,7 +7,6 @@ mod common;
 
 use negacyclic_ntt::NttPlan64;
 use rand_core::{Rng, SeedableRng};
-use sha2::{Digest, Sha256};
 use tfhe_sbc_core::entities::{GlweSecretKey, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::Error;
@@ -125,10 +124,6 @@ fn the_noise_is_tuniform_17() {
     assert!(mean.abs() < 5.0 * expected_std / (count as f64).sqrt(), "mean {mean}");
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[test]
 fn fixed_seeds_give_a_fixed_ciphertext() {
     let key = key(0x11);
@@ -136,10 +131,7 @@ fn fixed_seeds_give_a_fixed_ciphertext() {
     let readings: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
     let mut body = vec![0u64; N];
     let seed = enc.encrypt_u32(&readings, &mut body).unwrap();
-    let mut hasher = Sha256::new();
-    hasher.update(seed);
-    body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
-    let digest = hex(&hasher.finalize());
+    let digest = common::kat_digest(&seed, body.iter().copied(), u64::to_le_bytes);
     println!("integer ciphertext digest: {digest}");
     assert_eq!(
         digest,

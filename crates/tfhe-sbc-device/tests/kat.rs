@@ -11,13 +11,8 @@
 
 mod common;
 
-use sha2::{Digest, Sha256};
 use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 #[test]
 fn fixed_seeds_give_a_fixed_ciphertext() {
@@ -25,15 +20,11 @@ fn fixed_seeds_give_a_fixed_ciphertext() {
     let (_key, mut encryptor) = common::key_and_encryptor(0x11, 0x22);
     let message: Vec<u8> = (0..128u8).collect();
 
-    let mut hasher = Sha256::new();
     let mut body = [0u32; 1024];
     let seed = encryptor.encrypt_seeded_glwe_ciphertext(&message, &mut body).unwrap();
-    hasher.update(seed);
-    body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
     let mut full = GlweCiphertext::from_container([0u32; 2048], params.polynomial_size()).unwrap();
     encryptor.encrypt_glwe_ciphertext(&message, &mut full).unwrap();
-    full.as_slice().iter().for_each(|w| hasher.update(w.to_le_bytes()));
-    let digest = hex(&hasher.finalize());
+    let digest = common::kat_digest(&seed, body.iter().chain(full.as_slice()).copied(), u32::to_le_bytes);
     println!("ciphertext digest: {digest}");
     assert_eq!(
         digest,
@@ -56,9 +47,7 @@ fn explicit_randomness_gives_a_fixed_ciphertext() {
     encryptor
         .encrypt_seeded_glwe_ciphertext_with_randomness(&message, &[0x33; 32], &fixed_noise(), &mut body)
         .unwrap();
-    let mut hasher = Sha256::new();
-    body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
-    let digest = hex(&hasher.finalize());
+    let digest = common::kat_digest(&[], body, u32::to_le_bytes);
     println!("inner ciphertext digest: {digest}");
     assert_eq!(
         digest,
@@ -192,15 +181,18 @@ mod through_a_product {
         let mut scratch = vec![P::SPECTRAL_ZERO; N];
         let message: Vec<u8> = (0..128u8).collect();
 
-        let mut hasher = Sha256::new();
-        let mut body = [0u32; N];
-        encode(&message, &mut body);
-        let seed =
-            encrypt_seeded_glwe_ciphertext_assign(&P::PLAN, &spectrum, &noise, &mut body, &mut scratch, &mut rng)
-                .unwrap();
+        let mut seeded_body = [0u32; N];
+        encode(&message, &mut seeded_body);
+        let seed = encrypt_seeded_glwe_ciphertext_assign(
+            &P::PLAN,
+            &spectrum,
+            &noise,
+            &mut seeded_body,
+            &mut scratch,
+            &mut rng,
+        )
+        .unwrap();
         rng.ratchet();
-        hasher.update(seed);
-        body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
         let (mut mask, mut body) = ([0u32; N], [0u32; N]);
         encode(&message, &mut body);
         encrypt_glwe_ciphertext_assign(
@@ -214,8 +206,8 @@ mod through_a_product {
         )
         .unwrap();
         rng.ratchet();
-        mask.iter().chain(&body).for_each(|w| hasher.update(w.to_le_bytes()));
-        hex(&hasher.finalize())
+        let words = seeded_body.iter().chain(&mask).chain(&body).copied();
+        common::kat_digest(&seed, words, u32::to_le_bytes)
     }
 }
 
@@ -259,10 +251,8 @@ fn ntt_product_gives_the_same_inner_ciphertext() {
         &mut scratch,
     )
     .unwrap();
-    let mut hasher = Sha256::new();
-    body.iter().for_each(|w| hasher.update(w.to_le_bytes()));
     assert_eq!(
-        hex(&hasher.finalize()),
+        common::kat_digest(&[], body, u32::to_le_bytes),
         "fed698ad6fc58ba7115c66a0c5d1eb5bfc234ebaf256a15bf437f8bb287cfed5"
     );
 }

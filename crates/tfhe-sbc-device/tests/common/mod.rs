@@ -21,6 +21,20 @@ pub fn secret_key(params: &GlweParameters, seed: u8) -> GlweSecretKey<Vec<u8>> {
     .unwrap()
 }
 
+/// A ciphertext's known-answer digest: the SHA-256, in hex, of `seed` and then of every word of `words` as its
+/// little-endian bytes (`le_bytes`).
+pub fn kat_digest<W, const B: usize>(
+    seed: &[u8],
+    words: impl IntoIterator<Item = W>,
+    le_bytes: fn(W) -> [u8; B],
+) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(seed);
+    words.into_iter().for_each(|w| hasher.update(le_bytes(w)));
+    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A `TFHE_LIB_GLWE_1024` key generated from `key_seed` and an encryptor whose XOF is seeded with
 /// `rng_seed` (boxed, so that the test thread's stack stays small).
 pub fn key_and_encryptor(key_seed: u8, rng_seed: u8) -> (GlweSecretKey<[u8; 1024]>, Box<GlweEncryptor<1024>>) {
