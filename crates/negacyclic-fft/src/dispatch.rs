@@ -12,42 +12,133 @@
 //!
 //! `--cfg tfhe_sbc_backend="soft"` compiles the AVX2 instance out, so that the portable code runs (and is
 //! tested) on any host; [`backend`] then says `"soft"`. `tfhe-sbc-device`'s BLAKE2b lanes dispatch the same
-//! way, under the same cfg.
+//! way, through the same two macros ([`isa_enum!`](crate::isa_enum) and
+//! [`isa_function!`](crate::isa_function)), under the same cfg.
 
-/// The instances of the kernels this build has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Isa {
-    /// The portable code as the target's baseline compiles it (SSE2 on x86_64, NEON on aarch64).
-    Portable,
-    /// The portable code compiled with AVX2.
-    #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
-    Avx2,
+/// Defines `enum Isa`: `Portable` and, on x86_64 unless `--cfg tfhe_sbc_backend="soft"`, one variant per
+/// listed instance (`Variant => "feature" (detector module)`, widest first), with `Isa::detect` (the widest
+/// instance the running CPU supports, detected once with `cpufeatures`, then cached) and `Isa::name` (the
+/// feature's name, or `"portable"`, or `"soft"`). The calling crate depends on `cpufeatures` on x86_64.
+///
+/// Shared with `tfhe-sbc-device`'s BLAKE2b lanes; not part of this crate's API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! isa_enum {
+    (
+        $(#[$attr:meta])*
+        $vis:vis enum Isa {
+            $(#[$portable_attr:meta])*
+            Portable,
+            $($(#[$variant_attr:meta])* $variant:ident => $feature:tt ($detector:ident),)*
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum Isa {
+            $(#[$portable_attr])*
+            Portable,
+            $(
+                $(#[$variant_attr])*
+                #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+                $variant,
+            )*
+        }
+
+        $(
+            #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+            cpufeatures::new!($detector, $feature);
+        )*
+
+        impl Isa {
+            /// The widest instance the running CPU supports (detected once, then cached).
+            #[inline]
+            pub(crate) fn detect() -> Self {
+                $(
+                    #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+                    if $detector::get() {
+                        return Self::$variant;
+                    }
+                )*
+                Self::Portable
+            }
+
+            /// The name the crate's `backend()` reports.
+            pub(crate) const fn name(self) -> &'static str {
+                match self {
+                    #[cfg(tfhe_sbc_backend = "soft")]
+                    Self::Portable => "soft",
+                    #[cfg(not(tfhe_sbc_backend = "soft"))]
+                    Self::Portable => "portable",
+                    $(
+                        #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+                        Self::$variant => $feature,
+                    )*
+                }
+            }
+        }
+    };
 }
 
-#[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
-cpufeatures::new!(avx2_detect, "avx2");
-
-impl Isa {
-    /// The fastest instance the running CPU supports (detected once, then cached).
-    #[inline]
-    pub(crate) fn detect() -> Self {
+/// Defines `fn $name`, which runs the `#[inline(always)]` portable `$kernel` in the instance `$isa::detect`
+/// (an enum of [`isa_enum!`](crate::isa_enum)) picks among `Variant => "feature"`, in that order.
+///
+/// For each instance other than the portable one, a `#[target_feature]` function takes the same parameters
+/// and calls `$kernel` with them: `$kernel` is inlined there, so it is compiled for that instruction set, and
+/// it keeps the parameters' facts (`noalias`, `dereferenceable`) that LLVM's vectorizer needs. (A closure
+/// run inside a `#[target_feature]` function loses them with its captures: that made the BLAKE2b lanes of
+/// `tfhe-sbc-device` 6x slower, so both crates use this shape.)
+///
+/// Shared with `tfhe-sbc-device`'s BLAKE2b lanes; not part of this crate's API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! isa_function {
+    (
+        $isa:path { $($variant:ident => $feature:literal),* $(,)? }
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident $(<$($g:ident: $bound:path),*>)? ($($arg:ident: $ty:ty),* $(,)?) => $kernel:expr;
+    ) => {
+        $(#[$attr])*
+        #[inline]
+        $vis fn $name $(<$($g: $bound),*>)? ($($arg: $ty),*) {
+            #[allow(dead_code)]
+            type Instances = $isa;
+            let detected = Instances::detect();
+            $crate::isa_function!(
+                @instances detected [$($variant $feature)*] [$(<$($g: $bound),*>)?] [$($arg: $ty),*] $kernel
+            );
+            let _ = detected;
+            $kernel($($arg),*)
+        }
+    };
+    // One `#[target_feature]` instance per listed variant, tried in order; then the portable code.
+    (@instances $detected:ident [] $($rest:tt)*) => {};
+    (
+        @instances $detected:ident [$variant:ident $feature:literal $($more:tt)*] [$($generics:tt)*]
+        [$($arg:ident: $ty:ty),*] $kernel:expr
+    ) => {
         #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
-        if avx2_detect::get() {
-            return Self::Avx2;
+        {
+            #[target_feature(enable = $feature)]
+            fn instance $($generics)* ($($arg: $ty),*) {
+                $kernel($($arg),*)
+            }
+            if $detected == Instances::$variant {
+                // SAFETY: `instance` enables only `$feature`, and the CPU has it (`detect` checked).
+                #[allow(unsafe_code)]
+                return unsafe { instance($($arg),*) };
+            }
         }
-        Self::Portable
-    }
+        $crate::isa_function!(@instances $detected [$($more)*] [$($generics)*] [$($arg: $ty),*] $kernel);
+    };
+}
 
-    /// The name [`backend`] reports.
-    pub(crate) const fn name(self) -> &'static str {
-        match self {
-            #[cfg(tfhe_sbc_backend = "soft")]
-            Self::Portable => "soft",
-            #[cfg(not(tfhe_sbc_backend = "soft"))]
-            Self::Portable => "portable",
-            #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
-            Self::Avx2 => "avx2",
-        }
+isa_enum! {
+    /// The instances of the kernels this build has.
+    pub(crate) enum Isa {
+        /// The portable code as the target's baseline compiles it (SSE2 on x86_64, NEON on aarch64).
+        Portable,
+        /// The portable code compiled with AVX2.
+        Avx2 => "avx2" (avx2_detect),
     }
 }
 
@@ -59,35 +150,10 @@ pub fn backend() -> &'static str {
 }
 
 /// Defines `fn $name`, which runs the `#[inline(always)]` portable `$kernel` in the instance [`Isa::detect`]
-/// picks.
-///
-/// For each instance other than the portable one, a `#[target_feature]` function takes the same parameters
-/// and calls `$kernel` with them: `$kernel` is inlined there, so it is compiled for that instruction set, and
-/// it keeps the parameters' facts (`noalias`, `dereferenceable`) that LLVM's vectorizer needs. (A closure
-/// run inside a `#[target_feature]` function loses them with its captures: that made the BLAKE2b lanes of
-/// `tfhe-sbc-device` 6x slower, so both crates use this shape.)
+/// picks ([`isa_function!`](crate::isa_function)).
 macro_rules! dispatch {
-    (
-        $(#[$attr:meta])*
-        $vis:vis fn $name:ident $(<$($g:ident: $bound:path),*>)? ($($arg:ident: $ty:ty),* $(,)?) => $kernel:expr;
-    ) => {
-        $(#[$attr])*
-        #[inline]
-        $vis fn $name $(<$($g: $bound),*>)? ($($arg: $ty),*) {
-            #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
-            #[target_feature(enable = "avx2")]
-            fn avx2 $(<$($g: $bound),*>)? ($($arg: $ty),*) {
-                $kernel($($arg),*)
-            }
-
-            match $crate::dispatch::Isa::detect() {
-                #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
-                // SAFETY: `avx2` enables only `avx2`, and the CPU has it (`detect` checked).
-                #[allow(unsafe_code)]
-                $crate::dispatch::Isa::Avx2 => unsafe { avx2($($arg),*) },
-                $crate::dispatch::Isa::Portable => $kernel($($arg),*),
-            }
-        }
+    ($($function:tt)*) => {
+        $crate::isa_function! { $crate::dispatch::Isa { Avx2 => "avx2" } $($function)* }
     };
 }
 pub(crate) use dispatch;
