@@ -2,6 +2,8 @@
 //! the firmware wrapper, and the generic core over `Vec` storage against a schoolbook reference.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use proptest::prelude::*;
 use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::encoding::encode_bool;
@@ -37,9 +39,7 @@ fn round_trip<const N: usize, const K: usize>(params: &GlweParameters) {
         assert_eq!(decoded, message);
         let mut full = GlweCiphertext::from_container(vec![0u32; (K + 1) * N], params.polynomial_size()).unwrap();
         encryptor.encrypt_glwe_ciphertext(&message, &mut full).unwrap();
-        decryptor.decrypt_phase(full.mask(), full.body(), &mut phase).unwrap();
-        decode_bits(&phase, &mut decoded).unwrap();
-        assert_eq!(decoded, message);
+        assert_eq!(common::decrypted(&mut decryptor, full.mask(), full.body()), message);
     }
 }
 

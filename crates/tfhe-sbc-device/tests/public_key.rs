@@ -17,7 +17,7 @@ use tfhe_sbc_core::parameters::{
     DEFAULT_KS_PBS_GLWE_512_K3, ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2, GlweParameters, TFHE_LIB_GLWE_1024,
 };
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
+use tfhe_sbc_device::encrypt::decryption::GlweDecryptor;
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::public_key_encryption::{PublicKeyBody, generate_seeded_glwe_public_key};
 use tfhe_sbc_device::files::public_key::{
@@ -58,16 +58,14 @@ fn round_trip<const N: usize, const K: usize>(params: &GlweParameters) {
         Box::new(PublicKeyEncryptor::<N, K>::new(params, &pk_seed, &pk_body, Blake2bXof::from_seed([4; 32])).unwrap());
     let mut decryptor = Box::new(GlweDecryptor::<N, K>::new(&key).unwrap());
     let mut rng = Blake2bXof::from_seed([5; 32]);
-    let (mut message, mut decoded) = (vec![0u8; N / 8], vec![0u8; N / 8]);
-    let (mut mask, mut body, mut phase) = (vec![0u32; K * N], vec![0u32; N], vec![0u32; N]);
+    let mut message = vec![0u8; N / 8];
+    let (mut mask, mut body) = (vec![0u32; K * N], vec![0u32; N]);
     for _ in 0..8 {
         rng.fill_bytes(&mut message);
         encryptor
             .encrypt_glwe_ciphertext(&message, &mut mask, &mut body)
             .unwrap();
-        decryptor.decrypt_phase(&mask, &body, &mut phase).unwrap();
-        decode_bits(&phase, &mut decoded).unwrap();
-        assert_eq!(decoded, message);
+        assert_eq!(common::decrypted(&mut decryptor, &mask, &body), message);
     }
 }
 

@@ -1,6 +1,8 @@
 //! Encrypt then decrypt: random messages, seeded and full forms, N = 1024 and a small N. Frames: tests/frame.rs.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use proptest::prelude::*;
 use rand_core::SeedableRng;
 use tfhe_sbc_core::dimensions::{GlweDimension, PolynomialSize};
@@ -43,9 +45,7 @@ fn round_trip<const N: usize>(params: &GlweParameters, message: &[u8], seeds: (u
 
     let mut full = GlweCiphertext::from_container(vec![0u32; 2 * N], PolynomialSize(N)).unwrap();
     encryptor.encrypt_glwe_ciphertext(message, &mut full).unwrap();
-    decryptor.decrypt_phase(full.mask(), full.body(), &mut phase).unwrap();
-    let mut from_full = vec![0u8; N / 8];
-    decode_bits(&phase, &mut from_full).unwrap();
+    let from_full = common::decrypted(&mut decryptor, full.mask(), full.body());
     assert_eq!(from_seeded, padded);
     (from_seeded, from_full)
 }

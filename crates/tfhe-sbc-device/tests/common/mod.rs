@@ -8,6 +8,7 @@ use rand_core::SeedableRng;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::{GlweParameters, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 
 /// A binary key of `params`' shape (`k * N` coefficients) generated from `[seed; 32]`.
@@ -19,6 +20,20 @@ pub fn secret_key(params: &GlweParameters, seed: u8) -> GlweSecretKey<Vec<u8>> {
         &mut Blake2bXof::from_seed([seed; 32]),
     )
     .unwrap()
+}
+
+/// The message bytes the GLWE ciphertext `(mask, body)` decrypts to under `decryptor`: its phase, decoded bit
+/// by bit.
+pub fn decrypted<const N: usize, const K: usize>(
+    decryptor: &mut GlweDecryptor<N, K>,
+    mask: &[u32],
+    body: &[u32],
+) -> Vec<u8> {
+    let mut phase = vec![0u32; N];
+    decryptor.decrypt_phase(mask, body, &mut phase).unwrap();
+    let mut bytes = vec![0u8; N / 8];
+    decode_bits(&phase, &mut bytes).unwrap();
+    bytes
 }
 
 /// A ciphertext's known-answer digest: the SHA-256, in hex, of `seed` and then of every word of `words` as its
