@@ -43,6 +43,11 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/
     valgrind
 fi
 
+step "set-up: the pinned nats-server (2.15.1) for the JetStream service's tests"
+TSBC_NATS_SERVER="$(bash scripts/nats-server.sh)"
+export TSBC_NATS_SERVER
+"$TSBC_NATS_SERVER" --version
+
 NO_STD_CRATES=(-p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-device)
 
 step "format"

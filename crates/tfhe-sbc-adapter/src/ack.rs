@@ -14,9 +14,9 @@
 use crate::IntakeError;
 #[cfg(doc)]
 use crate::intake::Received;
+use tfhe_sbc_device::frame::HEADER_BYTES;
 use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckStatus, frame_tag};
 use tfhe_sbc_device::frame::mac::MacKey;
-use tfhe_sbc_device::frame::{FrameHeader, HEADER_BYTES, PREFIX_BYTES};
 
 /// The acknowledgement status for an intake error.
 pub fn status_for(error: &IntakeError) -> AckStatus {
@@ -41,9 +41,7 @@ pub fn status_for(error: &IntakeError) -> AckStatus {
 /// keyed intake's answer). The device id and sequence
 /// number are the frame's header's (0 if it has none that decodes).
 pub fn ack_for<T>(frame: &[u8], result: &Result<T, IntakeError>) -> Ack {
-    let header = frame
-        .get(PREFIX_BYTES..HEADER_BYTES)
-        .and_then(|fields| postcard::from_bytes::<FrameHeader>(fields).ok());
+    let header = crate::intake::header_of(frame);
     let (device_id, sequence) = header.map_or((0, 0), |h| (h.device_id, h.sequence));
     match result {
         Ok(_) => Ack::new(AckStatus::Accepted, device_id, sequence),
@@ -77,6 +75,7 @@ mod tests {
     use crate::intake::{Intake, IntakeConfig};
     use crate::registry::DeviceRegistry;
     use std::time::Instant;
+    use tfhe_sbc_device::frame::FrameHeader;
     use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
     use tfhe_sbc_device::frame::{FrameKind, SEEDED_FRAME_BYTES_1024, write_seeded_frame};
 

@@ -89,6 +89,12 @@ impl<C: Converter> KeyedIntake<C> {
         C::Unit::receive(&mut self.intake, bytes, now)
     }
 
+    /// The inputs of a committed message read back from a durable store ([`FrameUnit::committed`]): its
+    /// frames, in chunk order, verified again; convert each with [`KeyedIntake::convert`].
+    pub fn committed(&self, frames: &[Vec<u8>]) -> Result<Vec<Input<C>>, IntakeError> {
+        C::Unit::committed(&self.intake, frames)
+    }
+
     /// [`Converter::convert`]: one input (a complete message, an integer frame) as tfhe-rs values, in the
     /// sending device's mode.
     pub fn convert(&self, input: &Input<C>) -> Result<C::Output, InteropError> {

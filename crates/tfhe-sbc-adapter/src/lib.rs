@@ -82,7 +82,8 @@ pub mod key_set;
 #[cfg(feature = "tfhe")]
 pub mod keyed_intake;
 pub mod registry;
-mod replay;
+pub mod replay;
+pub mod results;
 pub mod stream;
 
 pub use error::{IntakeError, MessageField};

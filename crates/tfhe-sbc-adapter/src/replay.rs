@@ -13,7 +13,7 @@ pub const WINDOW: u64 = 128;
 
 /// Why a sequence number is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ReplayError {
+pub enum ReplayError {
     /// Already accepted.
     Replayed,
     /// Below the window or the floor.
@@ -77,6 +77,37 @@ impl ReplayWindow {
         }
     }
 
+    /// The window's persistent form ([`ReplayWindow::BYTES`] bytes): floor, highest (`u64::MAX` with a flag
+    /// byte 0 for none), and the bitmap, little-endian.
+    pub fn to_bytes(&self) -> [u8; Self::BYTES] {
+        let mut out = [0u8; Self::BYTES];
+        out[..8].copy_from_slice(&self.floor.to_le_bytes());
+        out[8] = u8::from(self.highest.is_some());
+        out[9..17].copy_from_slice(&self.highest.unwrap_or(0).to_le_bytes());
+        out[17..].copy_from_slice(&self.seen.to_le_bytes());
+        out
+    }
+
+    /// The window [`ReplayWindow::to_bytes`] wrote; `None` for bytes no window writes (a flag other than 0
+    /// or 1, a bitmap without its top bit's number accepted, or bits for numbers below the floor's window).
+    pub fn from_bytes(bytes: &[u8; Self::BYTES]) -> Option<Self> {
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        let seen = u128::from_le_bytes(bytes[17..].try_into().expect("16 bytes"));
+        let highest = match bytes[8] {
+            0 if word(9) == 0 && seen == 0 => None,
+            1 if seen & 1 == 1 => Some(word(9)),
+            _ => return None,
+        };
+        Some(Self {
+            floor: word(0),
+            highest,
+            seen,
+        })
+    }
+
+    /// The length of [`ReplayWindow::to_bytes`].
+    pub const BYTES: usize = 8 + 1 + 8 + 16;
+
     /// Records `sequence`, which [`check`](Self::check) accepted.
     pub fn accept(&mut self, sequence: u64) {
         debug_assert!(self.check(sequence).is_ok());
@@ -129,6 +160,22 @@ mod tests {
         }
         assert!(accepted.len() > 5_000);
         assert_eq!(window.highest(), accepted.last().copied());
+    }
+
+    #[test]
+    fn bytes_round_trip_and_refuse_what_no_window_writes() {
+        let mut window = ReplayWindow::new(9);
+        assert_eq!(ReplayWindow::from_bytes(&window.to_bytes()), Some(window.clone()));
+        for sequence in [12, 10, 400, 333, u64::MAX] {
+            window.accept(sequence);
+            assert_eq!(ReplayWindow::from_bytes(&window.to_bytes()), Some(window.clone()));
+        }
+        let mut bad = window.to_bytes();
+        bad[8] = 2;
+        assert_eq!(ReplayWindow::from_bytes(&bad), None);
+        let mut bad = ReplayWindow::new(9).to_bytes();
+        bad[20] = 1;
+        assert_eq!(ReplayWindow::from_bytes(&bad), None);
     }
 
     #[test]

@@ -19,8 +19,13 @@
 //! * `net`: the connections (tokio, tokio-util's length-delimited codec, the acknowledgement encoder);
 //! * `pipeline`: the intake thread and the tfhe-rs thread.
 
+mod device_state;
+mod gateway;
+mod jetstream;
 mod net;
 mod pipeline;
+mod service;
+mod worker;
 
 use clap::Parser;
 use pipeline::{Counts, Demo, Floors};
@@ -77,6 +82,28 @@ struct Cli {
     /// Testing: close each connection after every Nth frame, before acknowledging it.
     #[arg(long, value_name = "N", hide = true)]
     drop_connection_every: Option<u64>,
+    /// Run on NATS JetStream (e.g. nats://127.0.0.1:4222): the roles of --role, any number of processes
+    /// sharing one JetStream; without it, one process with an in-memory queue.
+    #[arg(long, value_name = "URL")]
+    nats: Option<String>,
+    /// With --nats: the roles this process runs.
+    #[arg(long, value_enum, default_value_t = service::Role::Both, requires = "nats")]
+    role: service::Role,
+    /// With --nats: worker tasks in this process.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "nats")]
+    workers: usize,
+    /// With --nats: replicas of every stream and bucket (3 in a cluster).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "nats")]
+    replicas: usize,
+    /// With --nats: the gateway's connection cap.
+    #[arg(long, value_name = "N", default_value_t = 1024, requires = "nats")]
+    max_connections: usize,
+    /// With --nats: seconds of silence after which the gateway closes a connection.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "nats")]
+    idle_timeout: u64,
+    /// With --nats: the frames stream's size limit in bytes (full: devices are answered "busy").
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, requires = "nats")]
+    stream_max_bytes: i64,
 }
 
 fn main() -> ExitCode {
@@ -90,7 +117,28 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
-    match run(&cli) {
+    let outcome = match &cli.nats {
+        Some(nats) => service::run(service::ServiceOptions {
+            nats,
+            role: cli.role,
+            keys: &cli.keys,
+            listen: &cli.listen,
+            address_file: cli.address_file.as_deref(),
+            workers: cli.workers,
+            topology: jetstream::Topology {
+                replicas: cli.replicas,
+                frames_max_bytes: cli.stream_max_bytes,
+                ..Default::default()
+            },
+            limits: gateway::GatewayLimits {
+                max_connections: cli.max_connections.max(1),
+                idle_timeout: std::time::Duration::from_secs(cli.idle_timeout.max(1)),
+                ..Default::default()
+            },
+        }),
+        None => run(&cli),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("tfhe-sbc-server: error: {message}");

@@ -28,7 +28,7 @@ pub mod reassembly;
 
 pub use config::IntakeConfig;
 pub use frame::{Frame, IntegerFrame, Message, Received};
-pub use parse::{ParsedFrame, parse_frame};
+pub use parse::{ParsedFrame, header_of, parse_frame};
 
 use crate::error::IntakeError;
 use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice, Registered, insert_new};
@@ -164,13 +164,40 @@ impl Intake {
         Ok(parsed.to_integer_frame(integer))
     }
 
-    /// Device lookup, key id, MAC (constant-time), the frame kinds the device may send, and the replay
-    /// window check (not the update): everything before the frame may be used.
-    fn authenticate(&mut self, parsed: &ParsedFrame<'_>) -> Result<(), IntakeError> {
+    /// Validates and authenticates one frame read back from a durable store (an intake elsewhere accepted
+    /// it): [`parse_frame`], then the device, key id, MAC and frame-kind checks of [`Intake::receive`],
+    /// without the replay window or the reassembly, which the store's writer ran. Nothing changes.
+    pub fn verify<'a>(&self, bytes: &'a [u8]) -> Result<ParsedFrame<'a>, IntakeError> {
+        let parsed = parse_frame(bytes, &self.config)?;
+        self.authenticate_device(&parsed)?;
+        Ok(parsed)
+    }
+
+    /// [`Intake::verify`] of a stored boolean-set frame, its mask expanded: what [`Intake::receive`] would
+    /// have put into its message.
+    pub fn verify_frame(&self, bytes: &[u8]) -> Result<Frame, IntakeError> {
+        let parsed = self.verify(bytes)?;
+        if parsed.parameters.torus_bits() != 32 {
+            return Err(IntakeError::UnsupportedParameterSet(parsed.header.parameter_set));
+        }
+        Ok(parsed.to_frame())
+    }
+
+    /// [`Intake::verify`] of a stored integer frame, its mask expanded: what [`Intake::receive_integer`]
+    /// hands out.
+    pub fn verify_integer_frame(&self, bytes: &[u8]) -> Result<IntegerFrame, IntakeError> {
+        let parsed = self.verify(bytes)?;
+        let integer = IntegerParameters::from_id(parsed.parameters.id())
+            .ok_or(IntakeError::UnsupportedParameterSet(parsed.header.parameter_set))?;
+        Ok(parsed.to_integer_frame(integer))
+    }
+
+    /// Device lookup, key id, MAC (constant-time) and the frame kinds the device may send.
+    fn authenticate_device(&self, parsed: &ParsedFrame<'_>) -> Result<&DeviceState, IntakeError> {
         let header = parsed.header;
         let device = self
             .devices
-            .get_mut(&header.device_id)
+            .get(&header.device_id)
             .ok_or(IntakeError::UnknownDevice(header.device_id))?;
         if header.key_id != device.credentials.key_id() {
             return Err(IntakeError::WrongKeyId {
@@ -194,17 +221,27 @@ impl Intake {
                 kind: parsed.kind,
             });
         }
-        device.window.check(header.sequence).map_err(|e| match e {
-            ReplayError::Replayed => IntakeError::Replayed {
-                device_id: header.device_id,
-                sequence: header.sequence,
-            },
-            ReplayError::TooOld { lowest_acceptable } => IntakeError::TooOld {
-                device_id: header.device_id,
-                sequence: header.sequence,
-                lowest_acceptable,
-            },
-        })?;
+        Ok(device)
+    }
+
+    /// [`Intake::authenticate_device`] and the replay window check (not the update): everything before the
+    /// frame may be used.
+    fn authenticate(&mut self, parsed: &ParsedFrame<'_>) -> Result<(), IntakeError> {
+        let header = parsed.header;
+        self.authenticate_device(parsed)?
+            .window
+            .check(header.sequence)
+            .map_err(|e| match e {
+                ReplayError::Replayed => IntakeError::Replayed {
+                    device_id: header.device_id,
+                    sequence: header.sequence,
+                },
+                ReplayError::TooOld { lowest_acceptable } => IntakeError::TooOld {
+                    device_id: header.device_id,
+                    sequence: header.sequence,
+                    lowest_acceptable,
+                },
+            })?;
         Ok(())
     }
 

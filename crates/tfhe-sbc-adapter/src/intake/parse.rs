@@ -119,6 +119,13 @@ fn read_words<T: UnsignedTorus>(bytes: &[u8], out: &mut [T]) {
     }
 }
 
+/// The header fields of the first [`HEADER_BYTES`] of `bytes`, decoded but not validated (what an
+/// acknowledgement names, or what a gateway looks up before reading a frame's body); `None` if they do not
+/// decode.
+pub fn header_of(bytes: &[u8]) -> Option<FrameHeader> {
+    postcard::from_bytes(bytes.get(PREFIX_BYTES..HEADER_BYTES)?).ok()
+}
+
 /// Validates everything about a frame that needs no key and no state: prefix, header fields, length. Never
 /// allocates. The tag is not checked: use [`Intake`](super::Intake) for that.
 pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedFrame<'a>, IntakeError> {

@@ -27,6 +27,10 @@ pub trait FrameUnit {
 
     /// The input that a received frame completes, if it completes one.
     fn completed(received: Self::Received) -> Option<Self::Input>;
+
+    /// The inputs of a committed message read back from a durable store: its frames in chunk order, each
+    /// verified again ([`Intake::verify`]: MAC, key id, frame kinds; no replay window, no reassembly).
+    fn committed(intake: &Intake, frames: &[Vec<u8>]) -> Result<Vec<Self::Input>, IntakeError>;
 }
 
 /// The boolean sets' unit: frames reassembled into a [`Message`].
@@ -44,6 +48,40 @@ impl FrameUnit for Messages {
     fn completed(received: Received) -> Option<Message> {
         received.into_message()
     }
+
+    fn committed(intake: &Intake, frames: &[Vec<u8>]) -> Result<Vec<Message>, IntakeError> {
+        let frames = frames
+            .iter()
+            .map(|bytes| intake.verify_frame(bytes))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(first) = frames.first() else {
+            return Ok(Vec::new());
+        };
+        let header = first.header;
+        let first_sequence = header.sequence.wrapping_sub(u64::from(header.chunk_index));
+        let consistent = frames.iter().enumerate().all(|(i, f)| {
+            f.header.device_id == header.device_id
+                && f.header.sequence.wrapping_sub(u64::from(f.header.chunk_index)) == first_sequence
+                && f.header.message_id == header.message_id
+                && f.header.chunk_index as usize == i
+                && f.header.chunk_count as usize == frames.len()
+        });
+        if !consistent {
+            return Err(IntakeError::MessageMismatch {
+                device_id: header.device_id,
+                message_id: header.message_id,
+                field: crate::MessageField::ChunkCount,
+            });
+        }
+        Ok(vec![Message {
+            device_id: header.device_id,
+            key_id: header.key_id,
+            message_id: header.message_id,
+            first_sequence,
+            message_length: header.message_length,
+            frames,
+        }])
+    }
 }
 
 /// The integer set's unit: every [`IntegerFrame`] is converted on its own.
@@ -60,6 +98,10 @@ impl FrameUnit for IntegerFrames {
 
     fn completed(received: IntegerFrame) -> Option<IntegerFrame> {
         Some(received)
+    }
+
+    fn committed(intake: &Intake, frames: &[Vec<u8>]) -> Result<Vec<IntegerFrame>, IntakeError> {
+        frames.iter().map(|bytes| intake.verify_integer_frame(bytes)).collect()
     }
 }
 

@@ -134,6 +134,18 @@ impl KeyStore {
     pub fn into_records(self) -> impl Iterator<Item = DeviceRecord> {
         self.devices.into_values()
     }
+
+    /// An intake that authenticates the store's devices (MAC key, key id, the frame kinds of each device's
+    /// mode) and converts nothing: what a gateway or a results writer needs, without the server key.
+    pub fn into_intake(self, config: crate::intake::IntakeConfig) -> crate::intake::Intake {
+        let mut intake = crate::intake::Intake::new(config, crate::registry::DeviceRegistry::new());
+        for record in self.into_records() {
+            let (credentials, material) = record.into_parts();
+            // Device ids are the store's keys: no duplicate.
+            let _ = intake.register_device(credentials, material.encryption(), 0);
+        }
+        intake
+    }
 }
 
 impl KeyStore {

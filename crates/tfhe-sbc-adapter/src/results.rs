@@ -1,0 +1,134 @@
+//! The durable results of the cloud service (`tfhe-sbc-server` on NATS JetStream): where a committed frame
+//! is stored, what announces a complete message, and the message ids that make both idempotent. Pure names
+//! and records; no NATS client here (`docs/operations.md` has the deployment).
+//!
+//! * Every frame a worker commits is stored, exactly as the device sent it (the authenticated, seeded GLWE
+//!   ciphertext: 7 to 64 bytes per value), in the results object store under
+//!   [`frame_object_name`]`(device, first sequence of its message, chunk index)`. The name is a function of
+//!   the frame alone, so two workers holding the same frame write the same object.
+//! * A message whose chunks are all committed is announced once on [`results_subject`]`(device)` by a
+//!   [`MessageCommitted`] record published with the message id [`committed_message_id`].
+//! * A reader loads the chunks, verifies their MACs and converts them (extraction, or the device's key
+//!   switch) into tfhe-rs values on demand: an `FheUint8` is ~65 KB in memory, its stored frame 64 bytes.
+
+/// The results object store's name for chunk `chunk_index` of the message of `device_id` whose chunk 0 has
+/// sequence number `first_sequence` (unique per device: sequence numbers are never reused).
+pub fn frame_object_name(device_id: u64, first_sequence: u64, chunk_index: u32) -> String {
+    format!("frames/{device_id}/{first_sequence}/{chunk_index}")
+}
+
+/// The subject a device's frames are published on.
+pub fn frames_subject(prefix: &str, device_id: u64) -> String {
+    format!("{prefix}.frames.{device_id}")
+}
+
+/// The subject a device's committed messages are announced on.
+pub fn results_subject(prefix: &str, device_id: u64) -> String {
+    format!("{prefix}.results.{device_id}")
+}
+
+/// The subject a device's refused (dead-letter) frames go to, with a `Tsbc-Reason` header.
+pub fn dead_letter_subject(prefix: &str, device_id: u64) -> String {
+    format!("{prefix}.dead.{device_id}")
+}
+
+/// The JetStream message id of a frame (publish de-duplication): one per (device, key, message, sequence).
+pub fn frame_message_id(device_id: u64, key_id: u32, message_id: u32, sequence: u64) -> String {
+    format!("f.{device_id}.{key_id}.{message_id}.{sequence}")
+}
+
+/// The JetStream message id of a [`MessageCommitted`] announcement.
+pub fn committed_message_id(device_id: u64, first_sequence: u64) -> String {
+    format!("c.{device_id}.{first_sequence}")
+}
+
+/// A message whose every chunk is committed and stored ([`frame_object_name`] of each chunk).
+///
+/// ```text
+/// device id u64 LE | key id u32 LE | message id u32 LE | first sequence u64 LE | chunk count u32 LE |
+/// message length u32 LE | parameter set u16 LE                                           (34 bytes)
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MessageCommitted {
+    /// The device.
+    pub device_id: u64,
+    /// The key its frames are under.
+    pub key_id: u32,
+    /// The device's message id.
+    pub message_id: u32,
+    /// The sequence number of chunk 0.
+    pub first_sequence: u64,
+    /// The chunks.
+    pub chunk_count: u32,
+    /// The message length in bytes.
+    pub message_length: u32,
+    /// The parameter set id of its frames.
+    pub parameter_set: u16,
+}
+
+impl MessageCommitted {
+    /// The record's length.
+    pub const BYTES: usize = 8 + 4 + 4 + 8 + 4 + 4 + 2;
+
+    /// The record's bytes.
+    pub fn encode(&self) -> [u8; Self::BYTES] {
+        let mut out = [0u8; Self::BYTES];
+        out[..8].copy_from_slice(&self.device_id.to_le_bytes());
+        out[8..12].copy_from_slice(&self.key_id.to_le_bytes());
+        out[12..16].copy_from_slice(&self.message_id.to_le_bytes());
+        out[16..24].copy_from_slice(&self.first_sequence.to_le_bytes());
+        out[24..28].copy_from_slice(&self.chunk_count.to_le_bytes());
+        out[28..32].copy_from_slice(&self.message_length.to_le_bytes());
+        out[32..34].copy_from_slice(&self.parameter_set.to_le_bytes());
+        out
+    }
+
+    /// The record in `bytes`; `None` unless exactly [`MessageCommitted::BYTES`] long with a chunk count of at
+    /// least 1.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        let bytes: &[u8; Self::BYTES] = bytes.try_into().ok()?;
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        let record = Self {
+            device_id: u64_at(0),
+            key_id: u32_at(8),
+            message_id: u32_at(12),
+            first_sequence: u64_at(16),
+            chunk_count: u32_at(24),
+            message_length: u32_at(28),
+            parameter_set: u16::from_le_bytes([bytes[32], bytes[33]]),
+        };
+        (record.chunk_count >= 1).then_some(record)
+    }
+
+    /// The object names of its chunks, in chunk order.
+    pub fn frame_object_names(&self) -> impl Iterator<Item = String> + '_ {
+        (0..self.chunk_count).map(|chunk| frame_object_name(self.device_id, self.first_sequence, chunk))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_names_are_per_frame() {
+        let record = MessageCommitted {
+            device_id: u64::MAX,
+            key_id: 7,
+            message_id: 9,
+            first_sequence: 1 << 40,
+            chunk_count: 3,
+            message_length: 300,
+            parameter_set: 4,
+        };
+        assert_eq!(MessageCommitted::decode(&record.encode()), Some(record));
+        assert_eq!(MessageCommitted::decode(&record.encode()[1..]), None);
+        let mut zero_chunks = record;
+        zero_chunks.chunk_count = 0;
+        assert_eq!(MessageCommitted::decode(&zero_chunks.encode()), None);
+        let names: Vec<_> = record.frame_object_names().collect();
+        assert_eq!(names[2], format!("frames/{}/{}/2", u64::MAX, 1u64 << 40));
+        assert_ne!(frame_message_id(1, 2, 3, 4), frame_message_id(1, 2, 3, 5));
+    }
+}

@@ -1,0 +1,295 @@
+//! The gateway role: the device protocol over TCP (length-delimited frames in, 46-byte acknowledgement
+//! records out, `docs/wire-format.md`), in front of the JetStream frames stream. Everything is bounded:
+//!
+//! * at most [`GatewayLimits::max_connections`] connections (further ones wait in the kernel's backlog);
+//!   accept errors (out of file descriptors) back off from 10 ms to 1 s, and are logged at most once a
+//!   second with the count of those not logged;
+//! * a connection that sends nothing for [`GatewayLimits::idle_timeout`], or takes longer than
+//!   [`GatewayLimits::frame_timeout`] to deliver a frame it announced, is closed;
+//! * a frame's bytes are buffered only after its fixed-size header names a registered device and its
+//!   announced length is at most the largest frame; each connection holds at most one frame;
+//! * a frame is acknowledged only after JetStream's publish acknowledgement (duplicate included), published
+//!   with the message id of (device, key, message, sequence); a full or unreachable stream gets "busy"
+//!   and the device sends the frame again later.
+//!
+//! Before publishing, the gateway authenticates the frame (the key store's MAC key, key id, the frame kinds
+//! of the device's mode) and reads the device's replay window from the devices bucket, so that a frame
+//! already committed is answered "duplicate" and one below the window "too old" (with the lowest acceptable
+//! number), as the single-process server answers. The workers check again at the commit point.
+
+use crate::device_state::DeviceState;
+use crate::jetstream::{Handles, Topology, device_key};
+use async_nats::jetstream::message::PublishMessage;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tfhe_sbc_adapter::IntakeError;
+use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
+use tfhe_sbc_adapter::intake::{Intake, header_of};
+use tfhe_sbc_adapter::replay::ReplayError;
+use tfhe_sbc_adapter::results::{frame_message_id, frames_subject};
+use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
+use tfhe_sbc_device::frame::HEADER_BYTES;
+use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tracing::{debug, info, warn};
+
+/// The gateway's bounds.
+#[derive(Clone, Debug)]
+pub struct GatewayLimits {
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// Silence after which a connection is closed.
+    pub idle_timeout: Duration,
+    /// The most time a frame may take to arrive once its length is read.
+    pub frame_timeout: Duration,
+    /// The most time JetStream may take to acknowledge a publish.
+    pub publish_timeout: Duration,
+}
+
+impl Default for GatewayLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 1024,
+            idle_timeout: Duration::from_secs(120),
+            frame_timeout: Duration::from_secs(10),
+            publish_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What the gateways of this process did.
+#[derive(Debug, Default)]
+pub struct GatewayCounts {
+    /// Frames published and acknowledged "accepted".
+    pub accepted: AtomicU64,
+    /// Frames acknowledged "duplicate" (JetStream's de-duplication, or committed already).
+    pub duplicates: AtomicU64,
+    /// Frames answered "busy" (the stream full or unreachable).
+    pub busy: AtomicU64,
+    /// Frames refused (any other answer).
+    pub refused: AtomicU64,
+    /// Connections closed for a timeout.
+    pub timeouts: AtomicU64,
+}
+
+/// The gateway: the device protocol in front of JetStream.
+pub struct Gateway {
+    intake: Arc<Intake>,
+    handles: Handles,
+    topology: Topology,
+    limits: GatewayLimits,
+    counts: Arc<GatewayCounts>,
+}
+
+/// Logs one line per second at most, counting what it did not log.
+struct RateLimitedLog {
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl RateLimitedLog {
+    fn warn(&mut self, message: impl std::fmt::Display) {
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|last| now.duration_since(last) < Duration::from_secs(1))
+        {
+            self.suppressed += 1;
+            return;
+        }
+        warn!("{message} ({} similar lines not logged)", self.suppressed);
+        self.last = Some(now);
+        self.suppressed = 0;
+    }
+}
+
+impl Gateway {
+    /// A gateway authenticating with `intake` (the key store's devices) and publishing through `handles`.
+    pub fn new(
+        intake: Arc<Intake>,
+        handles: Handles,
+        topology: Topology,
+        limits: GatewayLimits,
+        counts: Arc<GatewayCounts>,
+    ) -> Self {
+        Self {
+            intake,
+            handles,
+            topology,
+            limits,
+            counts,
+        }
+    }
+
+    /// Accepts connections for ever, at most `max_connections` at once.
+    pub async fn serve(self: Arc<Self>, listener: TcpListener) {
+        let permits = Arc::new(Semaphore::new(self.limits.max_connections));
+        let mut log = RateLimitedLog {
+            last: None,
+            suppressed: 0,
+        };
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            let Ok(permit) = permits.clone().acquire_owned().await else {
+                return;
+            };
+            match listener.accept().await {
+                Ok((socket, peer)) => {
+                    backoff = Duration::from_millis(10);
+                    let gateway = self.clone();
+                    tokio::spawn(async move {
+                        let reason = gateway.connection(socket).await;
+                        debug!(%peer, "connection ended: {reason}");
+                        drop(permit);
+                    });
+                }
+                Err(e) => {
+                    log.warn(format_args!(
+                        "accept failed: {e}; retrying in {} ms",
+                        backoff.as_millis()
+                    ));
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+
+    /// One connection, until it ends; why it ended.
+    async fn connection(&self, mut socket: TcpStream) -> String {
+        let _ = socket.set_nodelay(true);
+        loop {
+            let mut length = [0u8; 4];
+            match tokio::time::timeout(self.limits.idle_timeout, socket.read_exact(&mut length)).await {
+                Err(_) => {
+                    self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                    return "idle".into();
+                }
+                Ok(Err(e)) => return format!("closed: {e}"),
+                Ok(Ok(_)) => {}
+            }
+            let length = u32::from_le_bytes(length) as usize;
+            let frame =
+                match tokio::time::timeout(self.limits.frame_timeout, self.read_frame(&mut socket, length)).await {
+                    Err(_) => {
+                        self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                        return "frame too slow".into();
+                    }
+                    Ok(Err(refusal)) => {
+                        // Refused before its body was read: answer (unauthenticated) and close, the stream is
+                        // out of step.
+                        let _ = socket.write_all(&refusal.unauthenticated()).await;
+                        self.counts.refused.fetch_add(1, Ordering::Relaxed);
+                        return format!("refused: {:?}", refusal.status);
+                    }
+                    Ok(Ok(frame)) => frame,
+                };
+            let (ack, record) = self.answer(&frame).await;
+            if let Err(e) = socket.write_all(&record).await {
+                return format!("cannot acknowledge: {e}");
+            }
+            if ack.status == AckStatus::Malformed && ack.device_id == 0 {
+                return "not a tfhe-sbc device".into();
+            }
+        }
+    }
+
+    /// Reads a frame of `length` bytes: its header first (on the stack), and the rest only for a registered
+    /// device and a length no frame exceeds.
+    async fn read_frame(&self, socket: &mut TcpStream, length: usize) -> Result<Vec<u8>, Ack> {
+        let malformed = Ack::new(AckStatus::Malformed, 0, 0);
+        if !(HEADER_BYTES..=DEFAULT_MAX_FRAME_BYTES).contains(&length) {
+            return Err(malformed);
+        }
+        let mut head = [0u8; HEADER_BYTES];
+        socket.read_exact(&mut head).await.map_err(|_| malformed)?;
+        let header = header_of(&head).ok_or(malformed)?;
+        if self.intake.mac_key(header.device_id).is_none() {
+            return Err(Ack::new(AckStatus::UnknownDevice, header.device_id, header.sequence));
+        }
+        let mut frame = vec![0u8; length];
+        frame[..HEADER_BYTES].copy_from_slice(&head);
+        socket
+            .read_exact(&mut frame[HEADER_BYTES..])
+            .await
+            .map_err(|_| Ack::new(AckStatus::Malformed, header.device_id, header.sequence))?;
+        Ok(frame)
+    }
+
+    /// Authenticates, checks the window, publishes; the acknowledgement and its sealed record.
+    async fn answer(&self, frame: &[u8]) -> (Ack, [u8; tfhe_sbc_device::frame::ack::ACK_BYTES]) {
+        let result = self.publish(frame).await;
+        let ack = match &result {
+            Ok(true) => Ack {
+                status: AckStatus::Duplicate,
+                ..ack_for(frame, &Ok(()))
+            },
+            Ok(false) => ack_for(frame, &Ok(())),
+            Err(e) => ack_for::<()>(frame, &Err(e.clone())),
+        };
+        let counter = match ack.status {
+            AckStatus::Accepted => &self.counts.accepted,
+            AckStatus::Duplicate => &self.counts.duplicates,
+            AckStatus::Busy => &self.counts.busy,
+            _ => &self.counts.refused,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let record = seal_ack(frame, &ack, self.intake.mac_key(ack.device_id));
+        (ack, record)
+    }
+
+    /// The frame published (`Ok(true)`: it was a duplicate), or why not.
+    async fn publish(&self, frame: &[u8]) -> Result<bool, IntakeError> {
+        let parsed = self.intake.verify(frame)?;
+        let header = parsed.header;
+        let busy = || IntakeError::TooManyOpenMessages { limit: 0 };
+        if let Ok(Some(entry)) = self.handles.devices.entry(device_key(header.device_id)).await
+            && let Ok(state) = DeviceState::decode(&entry.value)
+        {
+            match state.window.check(header.sequence) {
+                Ok(()) => {}
+                Err(ReplayError::Replayed) => return Ok(true),
+                Err(ReplayError::TooOld { lowest_acceptable }) => {
+                    return Err(IntakeError::TooOld {
+                        device_id: header.device_id,
+                        sequence: header.sequence,
+                        lowest_acceptable,
+                    });
+                }
+            }
+        }
+        let publish = PublishMessage::build()
+            .payload(frame.to_vec().into())
+            .message_id(frame_message_id(
+                header.device_id,
+                header.key_id,
+                header.message_id,
+                header.sequence,
+            ));
+        let subject = frames_subject(&self.topology.prefix, header.device_id);
+        let published = tokio::time::timeout(self.limits.publish_timeout, async {
+            let ack = self
+                .handles
+                .js
+                .send_publish(subject, publish)
+                .await
+                .map_err(|e| e.to_string())?;
+            ack.await.map_err(|e| e.to_string())
+        })
+        .await;
+        match published {
+            Ok(Ok(ack)) => Ok(ack.duplicate),
+            Ok(Err(e)) => {
+                info!(device = header.device_id, "publish failed, answering busy: {e}");
+                Err(busy())
+            }
+            Err(_) => {
+                info!(device = header.device_id, "publish timed out, answering busy");
+                Err(busy())
+            }
+        }
+    }
+}

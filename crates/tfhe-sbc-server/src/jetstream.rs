@@ -1,0 +1,149 @@
+//! The service's JetStream topology (`docs/operations.md`): the frames stream the gateways publish to and
+//! the workers' durable pull consumer read, the devices KV bucket (commit state, compare-and-swap), the
+//! results object store (committed frames), the results stream (one announcement per committed message)
+//! and the dead-letter stream. Every gateway and worker creates what is missing with the same settings, so
+//! any of them may start first.
+
+use async_nats::jetstream::{self, consumer, kv, object_store, stream};
+use std::time::Duration;
+
+/// Bounds and durability settings shared by every role.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    /// Subject prefix (`<prefix>.frames.<device>`, `.results.`, `.dead.`).
+    pub prefix: String,
+    /// Replicas of every stream and bucket (1 on one node, 3 in a cluster).
+    pub replicas: usize,
+    /// The frames stream's size limit: a full stream refuses new frames (the gateway then acknowledges
+    /// nothing and the device retries).
+    pub frames_max_bytes: i64,
+    /// How long a worker may hold a frame before JetStream redelivers it.
+    pub ack_wait: Duration,
+    /// Deliveries of one frame before it is dead-lettered.
+    pub max_deliver: i64,
+    /// Frames handed out and not yet acknowledged, over all workers.
+    pub max_ack_pending: i64,
+}
+
+impl Default for Topology {
+    fn default() -> Self {
+        Self {
+            prefix: "tsbc".to_owned(),
+            replicas: 1,
+            frames_max_bytes: 1 << 30,
+            ack_wait: Duration::from_secs(30),
+            max_deliver: 8,
+            max_ack_pending: 1024,
+        }
+    }
+}
+
+/// The frames stream.
+pub const FRAMES_STREAM: &str = "TSBC_FRAMES";
+/// The workers' shared durable consumer.
+pub const WORKERS_CONSUMER: &str = "workers";
+/// The devices KV bucket.
+pub const DEVICES_BUCKET: &str = "tsbc-devices";
+/// The results object store.
+pub const RESULTS_BUCKET: &str = "tsbc-results";
+/// The results (announcements) stream.
+pub const RESULTS_STREAM: &str = "TSBC_RESULTS";
+/// The dead-letter stream.
+pub const DEAD_STREAM: &str = "TSBC_DEAD";
+
+/// The KV key of a device's commit state.
+pub fn device_key(device_id: u64) -> String {
+    format!("device.{device_id}")
+}
+
+/// Handles on everything the roles use.
+pub struct Handles {
+    /// The JetStream context.
+    pub js: jetstream::Context,
+    /// The frames stream.
+    pub frames: stream::Stream,
+    /// The devices bucket.
+    pub devices: kv::Store,
+    /// The results object store.
+    pub results: object_store::ObjectStore,
+}
+
+impl Topology {
+    fn stream_config(&self, name: &str, subjects: &str, max_bytes: i64) -> stream::Config {
+        stream::Config {
+            name: name.to_owned(),
+            subjects: vec![format!("{}.{subjects}.>", self.prefix)],
+            storage: stream::StorageType::File,
+            num_replicas: self.replicas,
+            max_bytes,
+            discard: stream::DiscardPolicy::New,
+            max_message_size: 1 << 20,
+            duplicate_window: Duration::from_secs(120),
+            ..Default::default()
+        }
+    }
+
+    /// Connects the JetStream context and creates what is missing.
+    pub async fn open(&self, client: async_nats::Client) -> Result<Handles, String> {
+        let js = jetstream::new(client);
+        let frames = js
+            .get_or_create_stream(self.stream_config(FRAMES_STREAM, "frames", self.frames_max_bytes))
+            .await
+            .map_err(|e| format!("cannot create the frames stream {FRAMES_STREAM}: {e}"))?;
+        for (name, subjects) in [(RESULTS_STREAM, "results"), (DEAD_STREAM, "dead")] {
+            js.get_or_create_stream(self.stream_config(name, subjects, 1 << 30))
+                .await
+                .map_err(|e| format!("cannot create the stream {name}: {e}"))?;
+        }
+        let devices = match js.get_key_value(DEVICES_BUCKET).await {
+            Ok(store) => store,
+            Err(_) => js
+                .create_key_value(kv::Config {
+                    bucket: DEVICES_BUCKET.to_owned(),
+                    history: 1,
+                    num_replicas: self.replicas,
+                    storage: stream::StorageType::File,
+                    max_value_size: 64 * 1024,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| format!("cannot create the KV bucket {DEVICES_BUCKET}: {e}"))?,
+        };
+        let results = match js.get_object_store(RESULTS_BUCKET).await {
+            Ok(store) => store,
+            Err(_) => js
+                .create_object_store(object_store::Config {
+                    bucket: RESULTS_BUCKET.to_owned(),
+                    num_replicas: self.replicas,
+                    storage: stream::StorageType::File,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| format!("cannot create the object store {RESULTS_BUCKET}: {e}"))?,
+        };
+        Ok(Handles {
+            js,
+            frames,
+            devices,
+            results,
+        })
+    }
+
+    /// The workers' durable pull consumer (created if missing).
+    pub async fn workers_consumer(&self, frames: &stream::Stream) -> Result<consumer::PullConsumer, String> {
+        frames
+            .get_or_create_consumer(
+                WORKERS_CONSUMER,
+                consumer::pull::Config {
+                    durable_name: Some(WORKERS_CONSUMER.to_owned()),
+                    ack_policy: consumer::AckPolicy::Explicit,
+                    ack_wait: self.ack_wait,
+                    max_deliver: self.max_deliver,
+                    max_ack_pending: self.max_ack_pending,
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| format!("cannot create the consumer {WORKERS_CONSUMER}: {e}"))
+    }
+}

@@ -1,0 +1,134 @@
+//! The server on NATS JetStream (`--nats URL`): this process runs the gateway role, the worker role or
+//! both, over the key set's key store (MAC keys and device modes; no server key is needed to commit
+//! frames). Any number of gateways and workers share one JetStream (`docs/operations.md`).
+
+use crate::gateway::{Gateway, GatewayCounts, GatewayLimits};
+use crate::jetstream::Topology;
+use crate::worker::{Worker, WorkerCounts};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tfhe_sbc_adapter::intake::IntakeConfig;
+use tfhe_sbc_adapter::key_set::files::KEY_STORE_FILE;
+use tfhe_sbc_adapter::key_store::KeyStore;
+use tracing::info;
+
+/// Which roles this process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    /// Devices' connections in, frames published to JetStream.
+    Gateway,
+    /// Frames from JetStream committed exactly once into the results store.
+    Worker,
+    /// Both.
+    Both,
+}
+
+/// What `--nats` runs with.
+pub struct ServiceOptions<'a> {
+    /// The NATS server URL(s), comma-separated.
+    pub nats: &'a str,
+    /// The roles.
+    pub role: Role,
+    /// The key set directory.
+    pub keys: &'a Path,
+    /// The gateway's address.
+    pub listen: &'a str,
+    /// Where to write the address listened on.
+    pub address_file: Option<&'a Path>,
+    /// Worker tasks in this process.
+    pub workers: usize,
+    /// The topology's settings.
+    pub topology: Topology,
+    /// The gateway's bounds.
+    pub limits: GatewayLimits,
+}
+
+/// Runs the roles until interrupted (or the NATS connection is closed for good).
+pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
+    let store_path = options.keys.join(KEY_STORE_FILE);
+    let store = KeyStore::read_file(&store_path).map_err(|e| e.to_string())?;
+    let devices = store.len();
+    let intake = Arc::new(store.into_intake(IntakeConfig::default()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start tokio: {e}"))?;
+    runtime.block_on(async {
+        let client = async_nats::ConnectOptions::new()
+            .retry_on_initial_connect()
+            .connection_timeout(Duration::from_secs(5))
+            .max_reconnects(None)
+            .connect(options.nats)
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot connect to NATS at {}: {e} (is nats-server running?)",
+                    options.nats
+                )
+            })?;
+        let mut tasks = tokio::task::JoinSet::new();
+        let gateway_counts = Arc::new(GatewayCounts::default());
+        let worker_counts = Arc::new(WorkerCounts::default());
+        if matches!(options.role, Role::Gateway | Role::Both) {
+            let handles = options.topology.open(client.clone()).await?;
+            let listener = tokio::net::TcpListener::bind(options.listen).await.map_err(|e| {
+                format!(
+                    "cannot listen on {}: {e} (choose another --listen address)",
+                    options.listen
+                )
+            })?;
+            let address = listener.local_addr().map_err(|e| e.to_string())?;
+            if let Some(path) = options.address_file {
+                std::fs::write(path, format!("{address}\n"))
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+            info!(
+                "gateway listening on {address}, {devices} devices, NATS {}",
+                options.nats
+            );
+            let gateway = Arc::new(Gateway::new(
+                intake.clone(),
+                handles,
+                options.topology.clone(),
+                options.limits.clone(),
+                gateway_counts.clone(),
+            ));
+            tasks.spawn(async move {
+                gateway.serve(listener).await;
+                Ok(())
+            });
+        }
+        if matches!(options.role, Role::Worker | Role::Both) {
+            for _ in 0..options.workers.max(1) {
+                let handles = options.topology.open(client.clone()).await?;
+                let worker = Worker::new(handles, options.topology.clone(), intake.clone(), worker_counts.clone());
+                tasks.spawn(async move { worker.run().await });
+            }
+            info!("{} worker(s) started, NATS {}", options.workers.max(1), options.nats);
+        }
+        let outcome = tokio::select! {
+            Some(ended) = tasks.join_next() => ended.map_err(|e| e.to_string()).and_then(|r| r),
+            _ = tokio::signal::ctrl_c() => Ok(()),
+        };
+        let c = &worker_counts;
+        let g = &gateway_counts;
+        println!(
+            "gateway: {} accepted, {} duplicates, {} busy, {} refused, {} timeouts; worker: {} committed, {} already \
+             committed, {} messages, {} dead-lettered, {} redeliveries, {} conflicts",
+            g.accepted.load(Ordering::Relaxed),
+            g.duplicates.load(Ordering::Relaxed),
+            g.busy.load(Ordering::Relaxed),
+            g.refused.load(Ordering::Relaxed),
+            g.timeouts.load(Ordering::Relaxed),
+            c.committed.load(Ordering::Relaxed),
+            c.already_committed.load(Ordering::Relaxed),
+            c.messages.load(Ordering::Relaxed),
+            c.dead_lettered.load(Ordering::Relaxed),
+            c.redeliveries.load(Ordering::Relaxed),
+            c.conflicts.load(Ordering::Relaxed),
+        );
+        outcome
+    })
+}

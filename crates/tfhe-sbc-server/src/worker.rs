@@ -1,0 +1,327 @@
+//! The worker role: reads frames from the workers' shared durable pull consumer and commits each exactly
+//! once (`docs/operations.md`):
+//!
+//! 1. authenticate it again ([`Intake::verify`]: the key store's MAC key, key id and the device's frame
+//!    kinds; a frame that fails is dead-lettered with the reason);
+//! 2. read the device's commit state ([`DeviceState`]) and its revision from the devices KV bucket; a
+//!    sequence number the replay window already holds was committed before (a redelivery, or a resend
+//!    outside the publish de-duplication window): acknowledged without a second commit; one below the window
+//!    is dead-lettered;
+//! 3. store the frame in the results object store under its deterministic name (two workers holding the
+//!    same frame write the same object);
+//! 4. **commit**: the state with the sequence number and the chunk recorded, written by compare-and-swap on
+//!    the revision read in 2 (a conflict means another worker committed something of this device: read
+//!    again and redo from 2);
+//! 5. if the chunk completed its message, announce it ([`MessageCommitted`], published with a message id so
+//!    a worker that dies after the commit and before the announcement lets the next one announce it once);
+//! 6. acknowledge the frame to JetStream.
+//!
+//! A worker killed anywhere in 1-6 leaves the frame unacknowledged: JetStream redelivers it after `ack_wait`
+//! and the next worker finds it committed (step 2) or not (and commits it). Nothing is held in a worker's
+//! memory between frames.
+
+use crate::device_state::{ChunkCommit, DeviceState, MAX_CHUNKS, OpenMessage};
+use crate::jetstream::{Handles, Topology, device_key};
+use async_nats::HeaderMap;
+use async_nats::jetstream::kv;
+use async_nats::jetstream::message::{AckKind, Message};
+use futures_util::StreamExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tfhe_sbc_adapter::intake::Intake;
+use tfhe_sbc_adapter::replay::ReplayError;
+use tfhe_sbc_adapter::results::{
+    MessageCommitted, committed_message_id, dead_letter_subject, frame_object_name, results_subject,
+};
+use tracing::{debug, info, warn};
+
+/// What the workers of this process did (for the log, the metrics and the tests).
+#[derive(Debug, Default)]
+pub struct WorkerCounts {
+    /// Frames committed.
+    pub committed: AtomicU64,
+    /// Frames found committed already (redeliveries, resends).
+    pub already_committed: AtomicU64,
+    /// Messages announced.
+    pub messages: AtomicU64,
+    /// Frames dead-lettered.
+    pub dead_lettered: AtomicU64,
+    /// Deliveries that were not the first.
+    pub redeliveries: AtomicU64,
+    /// Compare-and-swap conflicts (another worker committed first).
+    pub conflicts: AtomicU64,
+}
+
+/// How a frame ended.
+enum Outcome {
+    Committed,
+    AlreadyCommitted,
+    Dead(String),
+}
+
+/// One worker: pulls frames in small batches until the connection closes or `stop` fires.
+pub struct Worker {
+    handles: Handles,
+    topology: Topology,
+    intake: Arc<Intake>,
+    counts: Arc<WorkerCounts>,
+    max_open_messages: usize,
+}
+
+impl Worker {
+    /// A worker over `handles`, authenticating with `intake` (the key store's devices).
+    pub fn new(handles: Handles, topology: Topology, intake: Arc<Intake>, counts: Arc<WorkerCounts>) -> Self {
+        let max_open_messages = intake.config().max_open_messages_per_device;
+        Self {
+            handles,
+            topology,
+            intake,
+            counts,
+            max_open_messages,
+        }
+    }
+
+    /// Runs until the consumer's stream of messages ends (the NATS connection closed).
+    pub async fn run(&self) -> Result<(), String> {
+        let consumer = self.topology.workers_consumer(&self.handles.frames).await?;
+        info!("worker: reading the {} consumer", crate::jetstream::WORKERS_CONSUMER);
+        loop {
+            // Small batches: every frame of a batch is finished well within `ack_wait`.
+            let mut batch = match consumer
+                .fetch()
+                .max_messages(16)
+                .expires(Duration::from_secs(1))
+                .messages()
+                .await
+            {
+                Ok(batch) => batch,
+                Err(e) => {
+                    warn!("worker: cannot fetch frames: {e}");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+            };
+            while let Some(message) = batch.next().await {
+                match message {
+                    Ok(message) => self.handle(message).await,
+                    Err(e) => {
+                        debug!("worker: fetch ended: {e}");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One delivery: commit (or find committed, or dead-letter), then acknowledge; a transient failure
+    /// (NATS unreachable) leaves the frame to be redelivered, with a delay.
+    async fn handle(&self, message: Message) {
+        let delivered = message.info().map(|i| i.delivered).unwrap_or(1);
+        if delivered > 1 {
+            self.counts.redeliveries.fetch_add(1, Ordering::Relaxed);
+        }
+        let outcome = match self.commit(&message.payload).await {
+            Ok(outcome) => outcome,
+            Err(e) if delivered >= self.topology.max_deliver => {
+                Outcome::Dead(format!("gave up after {delivered} deliveries: {e}"))
+            }
+            Err(e) => {
+                warn!("worker: frame left for redelivery (delivery {delivered}): {e}");
+                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(250)))).await;
+                return;
+            }
+        };
+        match outcome {
+            Outcome::Committed => {
+                self.counts.committed.fetch_add(1, Ordering::Relaxed);
+            }
+            Outcome::AlreadyCommitted => {
+                self.counts.already_committed.fetch_add(1, Ordering::Relaxed);
+            }
+            Outcome::Dead(reason) => {
+                let device = message
+                    .subject
+                    .rsplit('.')
+                    .next()
+                    .and_then(|d| d.parse().ok())
+                    .unwrap_or(0);
+                if let Err(e) = self.dead_letter(device, &message.payload, &reason).await {
+                    warn!("worker: cannot dead-letter a frame ({reason}): {e}");
+                    let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
+                    return;
+                }
+                self.counts.dead_lettered.fetch_add(1, Ordering::Relaxed);
+                warn!(device, "worker: frame dead-lettered: {reason}");
+            }
+        }
+        if let Err(e) = message.double_ack().await {
+            // Committed but not acknowledged: the redelivery finds it committed.
+            warn!("worker: acknowledgement to JetStream failed: {e}");
+        }
+    }
+
+    /// Steps 1-5 for one frame. `Err` is transient (try again later).
+    async fn commit(&self, frame: &[u8]) -> Result<Outcome, String> {
+        let parsed = match self.intake.verify(frame) {
+            Ok(parsed) => parsed,
+            Err(e) => return Ok(Outcome::Dead(e.to_string())),
+        };
+        let header = parsed.header;
+        if header.chunk_count > MAX_CHUNKS {
+            return Ok(Outcome::Dead(format!(
+                "{} chunks (at most {MAX_CHUNKS})",
+                header.chunk_count
+            )));
+        }
+        let first_sequence = parsed.first_sequence();
+        let key = device_key(header.device_id);
+        for _attempt in 0..32 {
+            let (mut state, revision) = self.device_state(&key).await?;
+            match state.window.check(header.sequence) {
+                Ok(()) => {}
+                Err(ReplayError::Replayed) => {
+                    if !state.is_open(first_sequence) {
+                        self.announce_if_stored(&header, first_sequence).await?;
+                    }
+                    return Ok(Outcome::AlreadyCommitted);
+                }
+                Err(ReplayError::TooOld { lowest_acceptable }) => {
+                    return Ok(Outcome::Dead(format!(
+                        "sequence {} is below the device's window (lowest acceptable {lowest_acceptable})",
+                        header.sequence
+                    )));
+                }
+            }
+            let name = frame_object_name(header.device_id, first_sequence, header.chunk_index);
+            self.handles
+                .results
+                .put(name.as_str(), &mut &frame[..])
+                .await
+                .map_err(|e| format!("cannot store {name}: {e}"))?;
+            state.window.accept(header.sequence);
+            let (commit, abandoned) = state.commit_chunk(
+                first_sequence,
+                header.chunk_count,
+                header.chunk_index,
+                self.max_open_messages,
+            );
+            let value = state.encode().into();
+            let swapped = match revision {
+                Some(revision) => self.handles.devices.update(&key, value, revision).await.map_err(|e| {
+                    (e.kind() == kv::UpdateErrorKind::WrongLastRevision)
+                        .then_some(())
+                        .ok_or(e.to_string())
+                }),
+                None => self.handles.devices.create(&key, value).await.map_err(|e| {
+                    (e.kind() == kv::CreateErrorKind::AlreadyExists)
+                        .then_some(())
+                        .ok_or(e.to_string())
+                }),
+            };
+            match swapped {
+                Ok(_) => {}
+                Err(Ok(())) => {
+                    self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                Err(Err(e)) => return Err(format!("cannot commit device {}: {e}", header.device_id)),
+            }
+            for message in abandoned {
+                self.abandon(header.device_id, message).await;
+            }
+            if commit == ChunkCommit::Completed {
+                self.announce(&header, first_sequence).await?;
+            }
+            return Ok(Outcome::Committed);
+        }
+        Err(format!("device {}: too many concurrent commits", header.device_id))
+    }
+
+    /// The device's commit state and its revision (`None`: no entry yet).
+    async fn device_state(&self, key: &str) -> Result<(DeviceState, Option<u64>), String> {
+        match self.handles.devices.entry(key).await {
+            Ok(Some(entry)) if entry.operation == kv::Operation::Put => {
+                let state = DeviceState::decode(&entry.value).map_err(|e| format!("{key}: {e}"))?;
+                Ok((state, Some(entry.revision)))
+            }
+            Ok(Some(entry)) => Ok((DeviceState::new(), Some(entry.revision))),
+            Ok(None) => Ok((DeviceState::new(), None)),
+            Err(e) => Err(format!("cannot read {key}: {e}")),
+        }
+    }
+
+    /// Announces the message of `header` (committed, every chunk stored).
+    async fn announce(&self, header: &tfhe_sbc_device::frame::FrameHeader, first_sequence: u64) -> Result<(), String> {
+        let record = MessageCommitted {
+            device_id: header.device_id,
+            key_id: header.key_id,
+            message_id: header.message_id,
+            first_sequence,
+            chunk_count: header.chunk_count,
+            message_length: header.message_length,
+            parameter_set: header.parameter_set,
+        };
+        let publish = async_nats::jetstream::message::PublishMessage::build()
+            .payload(record.encode().to_vec().into())
+            .message_id(committed_message_id(header.device_id, first_sequence));
+        let ack = self
+            .handles
+            .js
+            .send_publish(results_subject(&self.topology.prefix, header.device_id), publish)
+            .await
+            .map_err(|e| format!("cannot announce a message: {e}"))?;
+        let ack = ack.await.map_err(|e| format!("announcement not stored: {e}"))?;
+        if !ack.duplicate {
+            self.counts.messages.fetch_add(1, Ordering::Relaxed);
+            debug!(device = header.device_id, first_sequence, "message committed");
+        }
+        Ok(())
+    }
+
+    /// After a worker died between a commit and its announcement: announces the message if every chunk is
+    /// stored (the announcement's message id keeps it single within the de-duplication window).
+    async fn announce_if_stored(
+        &self,
+        header: &tfhe_sbc_device::frame::FrameHeader,
+        first_sequence: u64,
+    ) -> Result<(), String> {
+        for chunk in 0..header.chunk_count {
+            let name = frame_object_name(header.device_id, first_sequence, chunk);
+            if self.handles.results.info(&name).await.is_err() {
+                return Ok(());
+            }
+        }
+        self.announce(header, first_sequence).await
+    }
+
+    /// Dead-letters a message its device abandoned (more newer messages opened than allowed).
+    async fn abandon(&self, device_id: u64, message: OpenMessage) {
+        let reason = format!(
+            "message at sequence {} abandoned with chunks missing (committed bitmap {:#x} of {})",
+            message.first_sequence, message.committed, message.chunk_count
+        );
+        if self.dead_letter(device_id, &[], &reason).await.is_ok() {
+            self.counts.dead_lettered.fetch_add(1, Ordering::Relaxed);
+        }
+        warn!(device_id, "{reason}");
+    }
+
+    /// Publishes `frame` with its reason on the dead-letter subject.
+    async fn dead_letter(&self, device_id: u64, frame: &[u8], reason: &str) -> Result<(), String> {
+        let mut headers = HeaderMap::new();
+        headers.insert("Tsbc-Reason", reason);
+        self.handles
+            .js
+            .publish_with_headers(
+                dead_letter_subject(&self.topology.prefix, device_id),
+                headers,
+                frame.to_vec().into(),
+            )
+            .await
+            .map_err(|e| e.to_string())?
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}

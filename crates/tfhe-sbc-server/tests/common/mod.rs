@@ -1,0 +1,3 @@
+//! Helpers shared by the server's tests.
+
+pub mod nats;

@@ -1,0 +1,93 @@
+//! A real nats-server with JetStream on loopback for the tests (never a mock): the pinned binary from
+//! `TSBC_NATS_SERVER` (scripts/nats-server.sh installs it; scripts/test-all.sh exports it) or `nats-server`
+//! on the PATH. Its store fsyncs before every acknowledgement (`sync_interval: always`), as in production.
+//! Killed (SIGKILL) on drop; [`NatsServer::restart`] starts it again on the same port and store.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One nats-server process.
+pub struct NatsServer {
+    child: Option<Child>,
+    port: u16,
+    config: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn binary() -> String {
+    std::env::var("TSBC_NATS_SERVER").unwrap_or_else(|_| "nats-server".to_owned())
+}
+
+impl NatsServer {
+    /// Starts a single-node JetStream server on a free loopback port.
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let config = dir.path().join("nats.conf");
+        std::fs::write(
+            &config,
+            format!(
+                "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n",
+                dir.path().join("store").display()
+            ),
+        )
+        .unwrap();
+        let mut server = Self {
+            child: None,
+            port,
+            config,
+            _dir: dir,
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new(binary())
+            .arg("-c")
+            .arg(&self.config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {} ({e}): install the pinned nats-server with `bash scripts/nats-server.sh` and \
+                     set TSBC_NATS_SERVER to the path it prints",
+                    binary()
+                )
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not listen within 15 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The client URL.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// SIGKILL.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Killed, then started again on the same port and store.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
