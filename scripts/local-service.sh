@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One machine, one command: a local single-node nats-server with JetStream (the pinned 2.15.1, fsync before
+# every acknowledgement) and tfhe-sbc-server in both roles (gateway and worker) on it.
+#
+#   bash scripts/local-service.sh KEYS_DIR [LISTEN_ADDRESS] [NATS_PORT]
+#
+# The JetStream store lives in KEYS_DIR/../jetstream (kept across runs: replay floors and results are
+# durable). Ctrl-C stops both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KEYS="${1:?usage: local-service.sh KEYS_DIR [LISTEN_ADDRESS] [NATS_PORT]}"
+LISTEN="${2:-127.0.0.1:7700}"
+PORT="${3:-4222}"
+[ -f "$KEYS/key_store.bin" ] || { echo "local-service.sh: $KEYS/key_store.bin not found: run tfhe-sbc-keys init first" >&2; exit 2; }
+NATS="$(bash scripts/nats-server.sh)"
+STORE="$(cd "$KEYS/.." && pwd)/jetstream"
+mkdir -p "$STORE"
+CONFIG="$STORE/nats.conf"
+cat > "$CONFIG" <<CONF
+listen: 127.0.0.1:$PORT
+jetstream {
+  store_dir: "$STORE"
+  sync_interval: always
+}
+CONF
+"$NATS" -c "$CONFIG" &
+NATS_PID=$!
+trap 'kill "$NATS_PID" 2>/dev/null || true' EXIT
+cargo build --release -p tfhe-sbc-server
+target/release/tfhe-sbc-server --keys "$KEYS" --listen "$LISTEN" --nats "nats://127.0.0.1:$PORT" --role both --workers 2
