@@ -14,7 +14,7 @@ use tfhe_sbc_device::frame::ack::{ACK_BYTES, AckStatus};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio_util::codec::{Encoder, FramedRead, FramedWrite, LengthDelimitedCodec};
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 /// Writes acknowledgement records (already sealed).
 pub struct AckCodec;
@@ -37,15 +37,12 @@ pub fn frame_codec() -> LengthDelimitedCodec {
         .new_codec()
 }
 
-/// Accepts connections for ever, one task each.
+/// Accepts connections for ever, one task each (accept errors back off, logged once a second at most).
 pub async fn accept(listener: TcpListener, jobs: mpsc::Sender<Job>, drop_every: Option<u64>) {
+    let mut log = crate::gateway::RateLimitedLog::default();
     loop {
-        match listener.accept().await {
-            Ok((socket, peer)) => {
-                tokio::spawn(connection(socket, peer, jobs.clone(), drop_every));
-            }
-            Err(e) => warn!("accept failed: {e}"),
-        }
+        let (socket, peer) = crate::gateway::accept_with_backoff(&listener, &mut log).await;
+        tokio::spawn(connection(socket, peer, jobs.clone(), drop_every));
     }
 }
 

@@ -7,6 +7,8 @@
 //! * the server is killed (SIGKILL) and started again: frames accepted before are still "duplicate" after
 //!   the restart (replay floors live in the devices KV bucket), a frame numbered `u64::MAX - 1` (the last a device counter hands out) is accepted
 //!   once and never again;
+//! * a two-chunk message whose second chunk arrives after the restart is committed whole (reassembly state
+//!   lives in the devices bucket, not in a process);
 //! * the NATS server is killed and started again: the gateway answers "busy" meanwhile, then goes on;
 //! * a forged frame gets an unauthenticated refusal; an unknown device is refused before its body is read;
 //! * every acknowledged message has exactly one announcement, and its stored frames, read back, verified and
@@ -16,12 +18,11 @@
 mod common;
 
 use common::nats::NatsServer;
+use common::service::{METERS, Meter, Server, integer_key_set, readings, send, send_until_acknowledged};
 use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tfhe::FheUint16Id;
 use tfhe::prelude::FheDecrypt;
@@ -29,162 +30,10 @@ use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
 use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
 use tfhe_sbc_adapter::key_set::server_key::read_integer_server_key;
-use tfhe_sbc_adapter::key_store::{KeyMode, KeyStore, KeyedIntake};
+use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
 use tfhe_sbc_adapter::results::MessageCommitted;
-use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_device::encrypt::FrameEncryptor;
-use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
-use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
-use tfhe_sbc_device::files::credentials::decode_credentials;
-use tfhe_sbc_device::files::public_key::public_key_body;
 use tfhe_sbc_device::frame::FrameCounter;
-use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckRecord, AckStatus, frame_tag};
-use tfhe_sbc_device::frame::mac::MacKey;
-use tfhe_sbc_device::frame::message::chunks;
-
-const METERS: [(u64, KeyMode); 3] = [
-    (51, KeyMode::FleetSecretKey),
-    (52, KeyMode::PerDeviceSecretKey),
-    (53, KeyMode::PublicKey),
-];
-
-/// One meter: its encryptor, MAC key and frame counter.
-struct Meter {
-    id: u64,
-    encryptor: Box<dyn FrameEncryptor>,
-    credentials: tfhe_sbc_device::frame::mac::DeviceCredentials,
-    counter: FrameCounter,
-}
-
-impl Meter {
-    fn new(dir: &Path, id: u64, first_sequence: u64) -> Self {
-        let bytes = std::fs::read(dir.join("devices").join(format!("{id}.tsdc"))).unwrap();
-        let file = decode_credentials(&bytes).unwrap();
-        let encryptor: Box<dyn FrameEncryptor> = if file.mode == KeyMode::PublicKey {
-            let (header, body) = public_key_body(file.key_material, file.credentials.key_id()).unwrap();
-            let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<2048>::EMPTY);
-            encryptor
-                .set_integer_public_key_le_bytes(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &header.seed, body)
-                .unwrap();
-            encryptor.seed_from_bytes(&mut [id as u8; 32]);
-            encryptor
-        } else {
-            let mut encryptor = Box::new(IntegerEncryptor::<2048>::EMPTY);
-            encryptor
-                .set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, file.key_material)
-                .unwrap();
-            encryptor.seed_from_bytes(&mut [id as u8; 32]);
-            encryptor
-        };
-        let credentials = tfhe_sbc_device::frame::mac::DeviceCredentials::new(
-            id,
-            file.credentials.key_id(),
-            MacKey::from_bytes(*file.credentials.mac_key().as_bytes()),
-        );
-        Self {
-            id,
-            encryptor,
-            credentials,
-            counter: FrameCounter::new(first_sequence),
-        }
-    }
-
-    /// The frames of one message of `readings` (16-bit, little-endian; 256 per chunk).
-    fn message(&mut self, readings: &[u16]) -> Vec<Vec<u8>> {
-        let message: Vec<u8> = readings.iter().flat_map(|r| r.to_le_bytes()).collect();
-        let outgoing = self.encryptor.begin_message(&mut self.counter, message.len()).unwrap();
-        chunks(&message, self.encryptor.chunk_bytes())
-            .map(|chunk| {
-                let mut out = vec![0u8; self.encryptor.frame_buffer_len()];
-                let len = self
-                    .encryptor
-                    .encrypt_frame_into(&self.credentials, &outgoing, &chunk, &mut out)
-                    .unwrap();
-                out.truncate(len);
-                out
-            })
-            .collect()
-    }
-}
-
-/// The readings of message `m` of meter `id`: one chunk for even `m`, two (300 readings) for odd.
-fn readings(id: u64, m: u64) -> Vec<u16> {
-    let count = if m.is_multiple_of(2) { 5 } else { 300 };
-    (0..count).map(|i| (id * 1000 + m * 37 + i * 11) as u16).collect()
-}
-
-/// Sends `frame` and reads its acknowledgement record; `Ok` with the opened ack, `Err` with the claimed one
-/// if the record does not open for this frame under `key`.
-fn send(stream: &mut TcpStream, frame: &[u8], key: &MacKey) -> Result<Ack, Ack> {
-    stream.write_all(&(frame.len() as u32).to_le_bytes()).unwrap();
-    stream.write_all(frame).unwrap();
-    let mut record = [0u8; ACK_BYTES];
-    stream.read_exact(&mut record).unwrap();
-    let record = AckRecord::decode(&record).unwrap();
-    record.open(key, frame_tag(frame).unwrap()).map_err(|_| record.claimed)
-}
-
-/// Sends `frame` on fresh connections until an authenticated acknowledgement (not "busy") comes back,
-/// for at most 60 s; its status.
-fn send_until_acknowledged(address: &str, frame: &[u8], key: &MacKey) -> AckStatus {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        assert!(Instant::now() < deadline, "no acknowledgement within 60 s");
-        let Ok(mut stream) = TcpStream::connect(address) else {
-            std::thread::sleep(Duration::from_millis(200));
-            continue;
-        };
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let answer = (|| {
-            stream.write_all(&(frame.len() as u32).to_le_bytes()).ok()?;
-            stream.write_all(frame).ok()?;
-            let mut record = [0u8; ACK_BYTES];
-            stream.read_exact(&mut record).ok()?;
-            AckRecord::decode(&record).ok()?.open(key, frame_tag(frame)?).ok()
-        })();
-        match answer {
-            Some(ack) if ack.status != AckStatus::Busy => return ack.status,
-            _ => std::thread::sleep(Duration::from_millis(200)),
-        }
-    }
-}
-
-struct Server {
-    child: Child,
-}
-
-impl Server {
-    fn start(keys: &Path, nats: &str, address_file: &Path) -> (Self, String) {
-        let _ = std::fs::remove_file(address_file);
-        let child = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
-            .args(["--keys", keys.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-            .args(["--address-file", address_file.to_str().unwrap()])
-            .args(["--nats", nats, "--role", "both", "--workers", "2"])
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        let address = loop {
-            if let Ok(text) = std::fs::read_to_string(address_file)
-                && text.ends_with('\n')
-            {
-                break text.trim().to_owned();
-            }
-            assert!(started.elapsed() < Duration::from_secs(60), "the server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        (Self { child }, address)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use tfhe_sbc_device::frame::ack::AckStatus;
 
 /// Every announcement on the results stream, waiting (bounded) until there are `expected`.
 async fn announcements(url: &str, expected: usize) -> Vec<MessageCommitted> {
@@ -238,10 +87,7 @@ async fn stored_frames(url: &str, record: &MessageCommitted) -> Vec<Vec<u8>> {
 fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let root = tempfile::tempdir().unwrap();
     let keys: PathBuf = root.path().join("keys");
-    tfhe_sbc_keys::commands::init_integer(&keys, Some(0x1d00_0005)).unwrap();
-    for (id, mode) in METERS {
-        tfhe_sbc_keys::commands::issue(&keys, id, mode, None).unwrap();
-    }
+    integer_key_set(&keys, 0x1d00_0005);
     let mut nats = NatsServer::start();
     let address_file = root.path().join("address");
     let (server, address) = Server::start(&keys, &nats.url(), &address_file);
@@ -268,9 +114,34 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
         assert_eq!(ack.status, AckStatus::Duplicate);
     }
 
+    // A two-chunk message interrupted by the kill: chunk 0 before it, chunk 1 after the restart.
+    let interrupted = &mut meters[2];
+    let first = interrupted.counter.next_sequence();
+    let values = readings(interrupted.id, 1);
+    let halves = interrupted.message(&values);
+    assert_eq!(halves.len(), 2);
+    let mut stream = TcpStream::connect(&address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    assert_eq!(
+        send(&mut stream, &halves[0], interrupted.credentials.mac_key())
+            .unwrap()
+            .status,
+        AckStatus::Accepted
+    );
+    sent.insert((interrupted.id, first), values);
+
     // SIGKILL, restart on the same NATS: nothing is forgotten.
     drop(server);
     let (_server, address) = Server::start(&keys, &nats.url(), &address_file);
+    let interrupted = &meters[2];
+    let mut stream = TcpStream::connect(&address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    assert_eq!(
+        send(&mut stream, &halves[1], interrupted.credentials.mac_key())
+            .unwrap()
+            .status,
+        AckStatus::Accepted
+    );
     for meter in &mut meters {
         let mut stream = TcpStream::connect(&address).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();

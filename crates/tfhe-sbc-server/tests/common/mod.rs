@@ -1,3 +1,5 @@
 //! Helpers shared by the server's tests.
+#![allow(dead_code, clippy::unwrap_used)]
 
 pub mod nats;
+pub mod service;

@@ -1,0 +1,198 @@
+//! A service under test: an integer key set, meters that seal frames from their credential files, the
+//! server process on a real nats-server, and the device side of the protocol.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tfhe_sbc_adapter::key_store::KeyMode;
+use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
+use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
+use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+use tfhe_sbc_device::files::credentials::decode_credentials;
+use tfhe_sbc_device::files::public_key::public_key_body;
+use tfhe_sbc_device::frame::FrameCounter;
+use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckRecord, AckStatus, frame_tag};
+use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::message::chunks;
+
+/// The integer key set of the service tests in `dir`, with one meter per key mode.
+pub fn integer_key_set(dir: &Path, key_id: u32) {
+    tfhe_sbc_keys::commands::init_integer(dir, Some(key_id)).unwrap();
+    for (id, mode) in METERS {
+        tfhe_sbc_keys::commands::issue(dir, id, mode, None).unwrap();
+    }
+}
+
+pub const METERS: [(u64, KeyMode); 3] = [
+    (51, KeyMode::FleetSecretKey),
+    (52, KeyMode::PerDeviceSecretKey),
+    (53, KeyMode::PublicKey),
+];
+
+/// One meter: its encryptor, MAC key and frame counter.
+pub struct Meter {
+    pub id: u64,
+    encryptor: Box<dyn FrameEncryptor>,
+    pub credentials: DeviceCredentials,
+    pub counter: FrameCounter,
+}
+
+impl Meter {
+    pub fn new(dir: &Path, id: u64, first_sequence: u64) -> Self {
+        let bytes = std::fs::read(dir.join("devices").join(format!("{id}.tsdc"))).unwrap();
+        let file = decode_credentials(&bytes).unwrap();
+        let encryptor: Box<dyn FrameEncryptor> = if file.mode == KeyMode::PublicKey {
+            let (header, body) = public_key_body(file.key_material, file.credentials.key_id()).unwrap();
+            let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<2048>::EMPTY);
+            encryptor
+                .set_integer_public_key_le_bytes(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &header.seed, body)
+                .unwrap();
+            encryptor.seed_from_bytes(&mut [id as u8; 32]);
+            encryptor
+        } else {
+            let mut encryptor = Box::new(IntegerEncryptor::<2048>::EMPTY);
+            encryptor
+                .set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, file.key_material)
+                .unwrap();
+            encryptor.seed_from_bytes(&mut [id as u8; 32]);
+            encryptor
+        };
+        let credentials = DeviceCredentials::new(
+            id,
+            file.credentials.key_id(),
+            MacKey::from_bytes(*file.credentials.mac_key().as_bytes()),
+        );
+        Self {
+            id,
+            encryptor,
+            credentials,
+            counter: FrameCounter::new(first_sequence),
+        }
+    }
+
+    /// The frames of one message of `readings` (16-bit, little-endian; 256 per chunk).
+    pub fn message(&mut self, readings: &[u16]) -> Vec<Vec<u8>> {
+        let message: Vec<u8> = readings.iter().flat_map(|r| r.to_le_bytes()).collect();
+        let outgoing = self.encryptor.begin_message(&mut self.counter, message.len()).unwrap();
+        chunks(&message, self.encryptor.chunk_bytes())
+            .map(|chunk| {
+                let mut out = vec![0u8; self.encryptor.frame_buffer_len()];
+                let len = self
+                    .encryptor
+                    .encrypt_frame_into(&self.credentials, &outgoing, &chunk, &mut out)
+                    .unwrap();
+                out.truncate(len);
+                out
+            })
+            .collect()
+    }
+}
+
+/// The readings of message `m` of meter `id`: one chunk for even `m`, two (300 readings) for odd.
+pub fn readings(id: u64, m: u64) -> Vec<u16> {
+    let count = if m.is_multiple_of(2) { 5 } else { 300 };
+    (0..count).map(|i| (id * 1000 + m * 37 + i * 11) as u16).collect()
+}
+
+/// Sends `frame` and reads its acknowledgement record; `Ok` with the opened ack, `Err` with the claimed one
+/// if the record does not open for this frame under `key`.
+pub fn send(stream: &mut TcpStream, frame: &[u8], key: &MacKey) -> Result<Ack, Ack> {
+    stream.write_all(&(frame.len() as u32).to_le_bytes()).unwrap();
+    stream.write_all(frame).unwrap();
+    let mut record = [0u8; ACK_BYTES];
+    stream.read_exact(&mut record).unwrap();
+    let record = AckRecord::decode(&record).unwrap();
+    record.open(key, frame_tag(frame).unwrap()).map_err(|_| record.claimed)
+}
+
+/// Sends `frame` on fresh connections until an authenticated acknowledgement (not "busy") comes back,
+/// for at most 60 s; its status.
+pub fn send_until_acknowledged(address: &str, frame: &[u8], key: &MacKey) -> AckStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "no acknowledgement within 60 s");
+        let Ok(mut stream) = TcpStream::connect(address) else {
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        };
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let answer = (|| {
+            stream.write_all(&(frame.len() as u32).to_le_bytes()).ok()?;
+            stream.write_all(frame).ok()?;
+            let mut record = [0u8; ACK_BYTES];
+            stream.read_exact(&mut record).ok()?;
+            AckRecord::decode(&record).ok()?.open(key, frame_tag(frame)?).ok()
+        })();
+        match answer {
+            Some(ack) if ack.status != AckStatus::Busy => return ack.status,
+            _ => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+pub struct Server {
+    pub child: Child,
+}
+
+impl Server {
+    pub fn start(keys: &Path, nats: &str, address_file: &Path) -> (Self, String) {
+        Self::start_with(keys, nats, address_file, &[], Stdio::null(), "")
+    }
+
+    /// The server with `extra` arguments, its log (at `log_level`) to `stderr`, started under the shell
+    /// prefix `shell` (e.g. `ulimit -n 64;`) when not empty.
+    pub fn start_with(
+        keys: &Path,
+        nats: &str,
+        address_file: &Path,
+        extra: &[&str],
+        stderr: Stdio,
+        shell: &str,
+    ) -> (Self, String) {
+        let _ = std::fs::remove_file(address_file);
+        let binary = env!("CARGO_BIN_EXE_tfhe-sbc-server");
+        let mut command = if shell.is_empty() {
+            Command::new(binary)
+        } else {
+            let mut command = Command::new("sh");
+            command.args(["-c", &format!("{shell} exec \"$0\" \"$@\""), binary]);
+            command
+        };
+        let child = command
+            .args(["--keys", keys.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+            .args(["--address-file", address_file.to_str().unwrap()])
+            .args(["--nats", nats, "--workers", "2"])
+            .args(if extra.contains(&"--role") {
+                &[][..]
+            } else {
+                &["--role", "both"][..]
+            })
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let address = loop {
+            if let Ok(text) = std::fs::read_to_string(address_file)
+                && text.ends_with('\n')
+            {
+                break text.trim().to_owned();
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "the server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        (Self { child }, address)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
