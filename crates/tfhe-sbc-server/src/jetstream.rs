@@ -6,6 +6,9 @@
 
 use async_nats::jetstream::{self, consumer, kv, object_store, stream};
 use std::time::Duration;
+use tfhe_sbc_adapter::results::{
+    DEAD_STREAM, DEFAULT_PREFIX, DEVICES_BUCKET, FRAMES_STREAM, RESULTS_BUCKET, RESULTS_STREAM,
+};
 
 /// Bounds and durability settings shared by every role.
 #[derive(Clone, Debug)]
@@ -28,7 +31,7 @@ pub struct Topology {
 impl Default for Topology {
     fn default() -> Self {
         Self {
-            prefix: "tsbc".to_owned(),
+            prefix: DEFAULT_PREFIX.to_owned(),
             replicas: 1,
             frames_max_bytes: 1 << 30,
             ack_wait: Duration::from_secs(30),
@@ -38,18 +41,8 @@ impl Default for Topology {
     }
 }
 
-/// The frames stream.
-pub const FRAMES_STREAM: &str = "TSBC_FRAMES";
 /// The workers' shared durable consumer.
 pub const WORKERS_CONSUMER: &str = "workers";
-/// The devices KV bucket.
-pub const DEVICES_BUCKET: &str = "tsbc-devices";
-/// The results object store.
-pub const RESULTS_BUCKET: &str = "tsbc-results";
-/// The results (announcements) stream.
-pub const RESULTS_STREAM: &str = "TSBC_RESULTS";
-/// The dead-letter stream.
-pub const DEAD_STREAM: &str = "TSBC_DEAD";
 
 /// The KV key of a device's commit state.
 pub fn device_key(device_id: u64) -> String {

@@ -19,7 +19,6 @@ mod common;
 
 use common::nats::NatsServer;
 use common::service::{METERS, Meter, Server, integer_key_set, readings, send, send_until_acknowledged};
-use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -31,57 +30,9 @@ use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
 use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
 use tfhe_sbc_adapter::key_set::server_key::read_integer_server_key;
 use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
-use tfhe_sbc_adapter::results::MessageCommitted;
+use tfhe_sbc_adapter::results::reader::ResultsReader;
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::ack::AckStatus;
-
-/// Every announcement on the results stream, waiting (bounded) until there are `expected`.
-async fn announcements(url: &str, expected: usize) -> Vec<MessageCommitted> {
-    let client = async_nats::connect(url).await.unwrap();
-    let js = async_nats::jetstream::new(client);
-    let stream = js.get_stream("TSBC_RESULTS").await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let count = stream.get_info().await.unwrap().state.messages as usize;
-        if count >= expected || Instant::now() > deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let consumer = stream
-        .create_consumer(async_nats::jetstream::consumer::pull::Config::default())
-        .await
-        .unwrap();
-    let mut records = Vec::new();
-    let mut batch = consumer
-        .fetch()
-        .max_messages(10_000)
-        .expires(Duration::from_secs(2))
-        .messages()
-        .await
-        .unwrap();
-    while let Some(Ok(message)) = batch.next().await {
-        records.push(MessageCommitted::decode(&message.payload).unwrap());
-    }
-    records
-}
-
-/// The stored frames of `record`, in chunk order.
-async fn stored_frames(url: &str, record: &MessageCommitted) -> Vec<Vec<u8>> {
-    let client = async_nats::connect(url).await.unwrap();
-    let js = async_nats::jetstream::new(client);
-    let store = js.get_object_store("tsbc-results").await.unwrap();
-    let mut frames = Vec::new();
-    for name in record.frame_object_names() {
-        let mut object = store.get(&name).await.unwrap();
-        let mut bytes = Vec::new();
-        tokio::io::AsyncReadExt::read_to_end(&mut object, &mut bytes)
-            .await
-            .unwrap();
-        frames.push(bytes);
-    }
-    frames
-}
 
 #[test]
 fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
@@ -213,20 +164,8 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
         "{refused:?}"
     );
 
-    // Exactly one announcement per acknowledged message, and each decrypts to what was sent.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let records = runtime.block_on(announcements(&nats.url(), sent.len()));
-    let names: BTreeSet<(u64, u64)> = records.iter().map(|r| (r.device_id, r.first_sequence)).collect();
-    assert_eq!(names.len(), records.len(), "a message announced twice");
-    assert_eq!(
-        names,
-        sent.keys().copied().collect(),
-        "announced messages differ from those acknowledged"
-    );
-
+    // Exactly one announcement per acknowledged message, and each decrypts to what was sent (the adapter's
+    // results reader, as a cloud service would read them).
     let (_, server_key) = read_integer_server_key(&keys.join("server_key.bin")).unwrap();
     let (_, client_key) = read_integer_client_key(&keys.join("client_key.bin")).unwrap();
     let bridge = IntegerBridge::new(server_key)
@@ -234,19 +173,43 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
         .with_reading_bits(ReadingBits::from_bits(16).unwrap());
     let store = KeyStore::read_file(&keys.join("key_store.bin")).unwrap();
     let keyed = KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap();
-    for record in &records {
-        let frames = runtime.block_on(stored_frames(&nats.url(), record));
-        let mut decrypted = Vec::new();
-        for frame in keyed.committed(&frames).unwrap() {
-            for value in keyed.frame_readings::<FheUint16Id>(&frame).unwrap() {
-                let clear: u16 = value.decrypt(client_key.get());
-                decrypted.push(clear);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_nats::connect(nats.url()).await.unwrap();
+        let reader = ResultsReader::connect(client, keyed).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let records = loop {
+            let records = reader.messages(None, 10_000).await.unwrap();
+            if records.len() >= sent.len() || Instant::now() > deadline {
+                break records;
             }
-        }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let names: BTreeSet<(u64, u64)> = records.iter().map(|r| (r.device_id, r.first_sequence)).collect();
+        assert_eq!(names.len(), records.len(), "a message announced twice");
         assert_eq!(
-            &decrypted,
-            &sent[&(record.device_id, record.first_sequence)],
-            "{record:?}"
+            names,
+            sent.keys().copied().collect(),
+            "announced messages differ from those acknowledged"
         );
-    }
+        let of_one = reader.messages(Some(METERS[1].0), 10_000).await.unwrap();
+        assert!(!of_one.is_empty() && of_one.iter().all(|r| r.device_id == METERS[1].0));
+        for record in &records {
+            let mut decrypted = Vec::new();
+            for frame in reader.load(record).await.unwrap() {
+                for value in reader.keyed().frame_readings::<FheUint16Id>(&frame).unwrap() {
+                    let clear: u16 = value.decrypt(client_key.get());
+                    decrypted.push(clear);
+                }
+            }
+            assert_eq!(
+                &decrypted,
+                &sent[&(record.device_id, record.first_sequence)],
+                "{record:?}"
+            );
+        }
+    });
 }

@@ -8,8 +8,25 @@
 //!   the frame alone, so two workers holding the same frame write the same object.
 //! * A message whose chunks are all committed is announced once on [`results_subject`]`(device)` by a
 //!   [`MessageCommitted`] record published with the message id [`committed_message_id`].
-//! * A reader loads the chunks, verifies their MACs and converts them (extraction, or the device's key
-//!   switch) into tfhe-rs values on demand: an `FheUint8` is ~65 KB in memory, its stored frame 64 bytes.
+//! * A reader ([`reader::ResultsReader`], feature `nats`) loads the chunks, verifies their MACs and converts
+//!   them (extraction, or the device's key switch) into tfhe-rs values on demand: an `FheUint8` is ~65 KB in
+//!   memory, its stored frame 64 bytes.
+
+#[cfg(feature = "nats")]
+pub mod reader;
+
+/// The frames stream (subjects `<prefix>.frames.<device>`).
+pub const FRAMES_STREAM: &str = "TSBC_FRAMES";
+/// The results stream: one [`MessageCommitted`] per committed message (subjects `<prefix>.results.<device>`).
+pub const RESULTS_STREAM: &str = "TSBC_RESULTS";
+/// The dead-letter stream (subjects `<prefix>.dead.<device>`).
+pub const DEAD_STREAM: &str = "TSBC_DEAD";
+/// The results object store: every committed frame under [`frame_object_name`].
+pub const RESULTS_BUCKET: &str = "tsbc-results";
+/// The devices KV bucket: each device's commit state (replay window, open messages).
+pub const DEVICES_BUCKET: &str = "tsbc-devices";
+/// The default subject prefix.
+pub const DEFAULT_PREFIX: &str = "tsbc";
 
 /// The results object store's name for chunk `chunk_index` of the message of `device_id` whose chunk 0 has
 /// sequence number `first_sequence` (unique per device: sequence numbers are never reused).

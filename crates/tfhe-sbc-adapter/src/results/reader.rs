@@ -1,0 +1,162 @@
+//! [`ResultsReader`]: the committed messages of the JetStream service, as tfhe-rs values, for a Rust cloud
+//! service that computes on them (feature `nats`).
+//!
+//! It reads the announcements ([`MessageCommitted`]) of the results stream, a device's or all, loads each
+//! message's stored frames from the results object store, verifies them again with the key set
+//! ([`KeyedIntake::committed`]: MAC, key id, frame kinds) and converts them with the key set's converter
+//! ([`KeyedIntake::convert`], or `frame_readings` for `FheUint` readings).
+//!
+//! ```no_run
+//! # async fn run(keyed: tfhe_sbc_adapter::key_store::IntegerKeyedIntake) -> Result<(), Box<dyn std::error::Error>> {
+//! use tfhe_sbc_adapter::results::reader::ResultsReader;
+//!
+//! let client = async_nats::connect("nats://127.0.0.1:4222").await?;
+//! let reader = ResultsReader::connect(client, keyed).await?;
+//! for message in reader.messages(Some(7), 100).await? {
+//!     for frame in reader.load(&message).await? {
+//!         let readings = reader.keyed().frame_readings::<tfhe::FheUint16Id>(&frame)?;
+//!         println!("{} readings from device 7", readings.len());
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use super::{DEFAULT_PREFIX, MessageCommitted, RESULTS_BUCKET, RESULTS_STREAM};
+use crate::IntakeError;
+use crate::interop::{Converter, Input};
+use crate::keyed_intake::KeyedIntake;
+use async_nats::jetstream::{self, consumer, object_store::ObjectStore};
+use futures_util::StreamExt;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+
+/// Why the reader could not read.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ResultsError {
+    /// NATS or JetStream refused or failed (the text says what was being done).
+    Nats(String),
+    /// An announcement that does not decode (another writer on the results subjects).
+    BadAnnouncement,
+    /// A stored frame failed verification again: changed in the store, or a key set other than the
+    /// writer's.
+    Verification(IntakeError),
+}
+
+impl core::fmt::Display for ResultsError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Nats(what) => write!(f, "NATS: {what}"),
+            Self::BadAnnouncement => f.write_str("an announcement on the results stream does not decode"),
+            Self::Verification(e) => write!(
+                f,
+                "a stored frame does not verify ({e}): the store was changed, or the reader's key set is not the \
+                 workers'"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ResultsError {}
+
+fn nats(what: &'static str) -> impl FnOnce(&dyn core::fmt::Display) -> ResultsError {
+    move |e| ResultsError::Nats(format!("{what}: {e}"))
+}
+
+/// Reads committed messages and converts them with one key set.
+pub struct ResultsReader<C: Converter> {
+    js: jetstream::Context,
+    objects: ObjectStore,
+    keyed: KeyedIntake<C>,
+    prefix: String,
+}
+
+impl<C: Converter> ResultsReader<C> {
+    /// A reader over the service's streams on `client`, converting with `keyed` (the key set the workers
+    /// verify with; its server key is the one computations use).
+    pub async fn connect(client: async_nats::Client, keyed: KeyedIntake<C>) -> Result<Self, ResultsError> {
+        let js = jetstream::new(client);
+        let objects = js
+            .get_object_store(RESULTS_BUCKET)
+            .await
+            .map_err(|e| nats("open the results object store")(&e))?;
+        Ok(Self {
+            js,
+            objects,
+            keyed,
+            prefix: DEFAULT_PREFIX.to_owned(),
+        })
+    }
+
+    /// The key set's intake and converter.
+    pub fn keyed(&self) -> &KeyedIntake<C> {
+        &self.keyed
+    }
+
+    /// Up to `max` committed messages, oldest first: of `device_id`, or of every device.
+    pub async fn messages(&self, device_id: Option<u64>, max: usize) -> Result<Vec<MessageCommitted>, ResultsError> {
+        let stream = self
+            .js
+            .get_stream(RESULTS_STREAM)
+            .await
+            .map_err(|e| nats("open the results stream")(&e))?;
+        let filter_subject = match device_id {
+            Some(device) => super::results_subject(&self.prefix, device),
+            None => format!("{}.results.>", self.prefix),
+        };
+        let consumer = stream
+            .create_consumer(consumer::pull::Config {
+                filter_subject,
+                ack_policy: consumer::AckPolicy::None,
+                inactive_threshold: Duration::from_secs(60),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| nats("create a reading consumer")(&e))?;
+        let mut records = Vec::new();
+        while records.len() < max {
+            let mut batch = consumer
+                .fetch()
+                .max_messages((max - records.len()).min(1000))
+                .expires(Duration::from_millis(500))
+                .messages()
+                .await
+                .map_err(|e| nats("fetch announcements")(&e))?;
+            let before = records.len();
+            while let Some(message) = batch.next().await {
+                let message = message.map_err(|e| nats("read an announcement")(&e))?;
+                records.push(MessageCommitted::decode(&message.payload).ok_or(ResultsError::BadAnnouncement)?);
+            }
+            if records.len() == before {
+                break;
+            }
+        }
+        Ok(records)
+    }
+
+    /// The stored frames of `message`, in chunk order, as stored.
+    pub async fn frames(&self, message: &MessageCommitted) -> Result<Vec<Vec<u8>>, ResultsError> {
+        let mut frames = Vec::with_capacity(message.chunk_count as usize);
+        for name in message.frame_object_names() {
+            let mut object = self
+                .objects
+                .get(&name)
+                .await
+                .map_err(|e| nats("get a stored frame")(&e))?;
+            let mut bytes = Vec::new();
+            object
+                .read_to_end(&mut bytes)
+                .await
+                .map_err(|e| nats("read a stored frame")(&e))?;
+            frames.push(bytes);
+        }
+        Ok(frames)
+    }
+
+    /// The inputs of `message`, verified again, ready for [`KeyedIntake::convert`] (or `frame_readings`).
+    pub async fn load(&self, message: &MessageCommitted) -> Result<Vec<Input<C>>, ResultsError> {
+        let frames = self.frames(message).await?;
+        self.keyed.committed(&frames).map_err(ResultsError::Verification)
+    }
+}
