@@ -151,34 +151,18 @@ impl Gateway {
     /// Accepts connections for ever, at most `max_connections` at once.
     pub async fn serve(self: Arc<Self>, listener: TcpListener) {
         let permits = Arc::new(Semaphore::new(self.limits.max_connections));
-        let mut log = RateLimitedLog {
-            last: None,
-            suppressed: 0,
-        };
-        let mut backoff = Duration::from_millis(10);
+        let mut log = RateLimitedLog::default();
         loop {
             let Ok(permit) = permits.clone().acquire_owned().await else {
                 return;
             };
-            match listener.accept().await {
-                Ok((socket, peer)) => {
-                    backoff = Duration::from_millis(10);
-                    let gateway = self.clone();
-                    tokio::spawn(async move {
-                        let reason = gateway.connection(socket).await;
-                        debug!(%peer, "connection ended: {reason}");
-                        drop(permit);
-                    });
-                }
-                Err(e) => {
-                    log.warn(format_args!(
-                        "accept failed: {e}; retrying in {} ms",
-                        backoff.as_millis()
-                    ));
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(1));
-                }
-            }
+            let (socket, peer) = accept_with_backoff(&listener, &mut log).await;
+            let gateway = self.clone();
+            tokio::spawn(async move {
+                let reason = gateway.connection(socket).await;
+                debug!(%peer, "connection ended: {reason}");
+                drop(permit);
+            });
         }
     }
 

@@ -10,8 +10,7 @@
 
 mod common;
 
-use common::nats::NatsServer;
-use common::service::{Meter, Server, integer_key_set, readings, send, send_until_acknowledged};
+use common::service::{Meter, Server, connect, key_set_and_nats, readings, send, send_until_acknowledged};
 use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -28,10 +27,7 @@ fn cpu_seconds(pid: u32) -> f64 {
 
 #[test]
 fn idle_sockets_beyond_the_descriptor_limit_neither_spin_nor_lock_devices_out() {
-    let root = tempfile::tempdir().unwrap();
-    let keys = root.path().join("keys");
-    integer_key_set(&keys, 0x1d00_0006);
-    let nats = NatsServer::start();
+    let (root, keys, nats) = key_set_and_nats(0x1d00_0006);
     let log_path = root.path().join("server.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let (server, address) = Server::start_with(
@@ -70,10 +66,7 @@ fn idle_sockets_beyond_the_descriptor_limit_neither_spin_nor_lock_devices_out() 
 
 #[test]
 fn a_full_stream_acknowledges_nothing() {
-    let root = tempfile::tempdir().unwrap();
-    let keys = root.path().join("keys");
-    integer_key_set(&keys, 0x1d00_0007);
-    let nats = NatsServer::start();
+    let (root, keys, nats) = key_set_and_nats(0x1d00_0007);
     // Room for a few 16 KiB integer frames only.
     let (_server, address) = Server::start_with(
         &keys,
@@ -84,8 +77,7 @@ fn a_full_stream_acknowledges_nothing() {
         "",
     );
     let mut meter = Meter::new(&keys, 51, 0);
-    let mut stream = TcpStream::connect(&address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut stream = connect(&address);
     let (mut accepted, mut busy) = (0u64, 0u64);
     for m in 0..12 {
         let frame = meter.message(&readings(51, m * 2)).remove(0);

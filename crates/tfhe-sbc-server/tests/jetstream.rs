@@ -18,9 +18,8 @@
 mod common;
 
 use common::nats::NatsServer;
-use common::service::{METERS, Meter, Server, integer_key_set, readings, send, send_until_acknowledged};
+use common::service::{METERS, Meter, Server, connect, integer_key_set, readings, send, send_until_acknowledged};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tfhe::FheUint16Id;
@@ -47,8 +46,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let mut sent: BTreeMap<(u64, u64), Vec<u16>> = BTreeMap::new();
     let mut first_frames = Vec::new();
     for meter in &mut meters {
-        let mut stream = TcpStream::connect(&address).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut stream = connect(&address);
         for m in 0..6 {
             let first = meter.counter.next_sequence();
             let values = readings(meter.id, m);
@@ -71,8 +69,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let values = readings(interrupted.id, 1);
     let halves = interrupted.message(&values);
     assert_eq!(halves.len(), 2);
-    let mut stream = TcpStream::connect(&address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut stream = connect(&address);
     assert_eq!(
         send(&mut stream, &halves[0], interrupted.credentials.mac_key())
             .unwrap()
@@ -85,8 +82,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     drop(server);
     let (_server, address) = Server::start(&keys, &nats.url(), &address_file);
     let interrupted = &meters[2];
-    let mut stream = TcpStream::connect(&address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut stream = connect(&address);
     assert_eq!(
         send(&mut stream, &halves[1], interrupted.credentials.mac_key())
             .unwrap()
@@ -94,8 +90,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
         AckStatus::Accepted
     );
     for meter in &mut meters {
-        let mut stream = TcpStream::connect(&address).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut stream = connect(&address);
         for (id, frame) in first_frames.iter().filter(|(id, _)| *id == meter.id).take(3) {
             let ack = send(&mut stream, frame, meter.credentials.mac_key()).unwrap();
             assert_eq!(
@@ -137,8 +132,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let values = readings(last.id, 0);
     let frame = last.message(&values).remove(0);
     sent.insert((last.id, u64::MAX - 1), values);
-    let mut stream = TcpStream::connect(&address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut stream = connect(&address);
     assert_eq!(
         send(&mut stream, &frame, last.credentials.mac_key()).unwrap().status,
         AckStatus::Accepted
@@ -156,8 +150,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     // An unknown device: refused from its header alone, and the connection closed.
     let mut unknown = first_frames[0].1.clone();
     unknown[5 + 6..5 + 14].copy_from_slice(&999u64.to_le_bytes());
-    let mut other = TcpStream::connect(&address).unwrap();
-    other.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut other = connect(&address);
     let refused = send(&mut other, &unknown, meters[0].credentials.mac_key());
     assert!(
         matches!(refused, Err(ack) if ack.status == AckStatus::UnknownDevice),

@@ -196,3 +196,18 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// A connection to `address` whose reads time out after 30 s.
+pub fn connect(address: &str) -> TcpStream {
+    let stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream
+}
+
+/// A temporary directory with the integer key set of `key_id` in its `keys`, and a fresh nats-server.
+pub fn key_set_and_nats(key_id: u32) -> (tempfile::TempDir, std::path::PathBuf, super::nats::NatsServer) {
+    let root = tempfile::tempdir().unwrap();
+    let keys = root.path().join("keys");
+    integer_key_set(&keys, key_id);
+    (root, keys, super::nats::NatsServer::start())
+}
