@@ -100,8 +100,11 @@ pub fn readings(id: u64, m: u64) -> Vec<u16> {
 /// Sends `frame` and reads its acknowledgement record; `Ok` with the opened ack, `Err` with the claimed one
 /// if the record does not open for this frame under `key`.
 pub fn send(stream: &mut TcpStream, frame: &[u8], key: &MacKey) -> Result<Ack, Ack> {
-    stream.write_all(&(frame.len() as u32).to_le_bytes()).unwrap();
-    stream.write_all(frame).unwrap();
+    // One write: the length and the frame in two would meet Nagle's algorithm and delayed ACKs (40 ms).
+    let mut framed = Vec::with_capacity(4 + frame.len());
+    framed.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+    framed.extend_from_slice(frame);
+    stream.write_all(&framed).unwrap();
     let mut record = [0u8; ACK_BYTES];
     stream.read_exact(&mut record).unwrap();
     let record = AckRecord::decode(&record).unwrap();
@@ -164,7 +167,12 @@ impl Server {
         let child = command
             .args(["--keys", keys.to_str().unwrap(), "--listen", "127.0.0.1:0"])
             .args(["--address-file", address_file.to_str().unwrap()])
-            .args(["--nats", nats, "--workers", "2"])
+            .args(["--nats", nats])
+            .args(if extra.contains(&"--workers") {
+                &[][..]
+            } else {
+                &["--workers", "2"][..]
+            })
             .args(if extra.contains(&"--role") {
                 &[][..]
             } else {
@@ -201,6 +209,7 @@ impl Drop for Server {
 pub fn connect(address: &str) -> TcpStream {
     let stream = TcpStream::connect(address).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.set_nodelay(true).unwrap();
     stream
 }
 
