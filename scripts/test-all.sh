@@ -71,6 +71,8 @@ step "benchmarks (with the tfhe-rs peer), each run once as a test"
 cargo test --benches --quiet
 # The adapter's integer intake bench, with the host tests' features: no second tfhe-rs build.
 cargo test --workspace --all-features --bench integer_intake --quiet
+# The server's service bench (single process against the JetStream roles), its small test-mode sizes.
+cargo test --workspace --all-features --bench service --quiet
 
 step "aarch64 tests under qemu-user"
 cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
