@@ -174,6 +174,7 @@ impl Gateway {
             match tokio::time::timeout(self.limits.idle_timeout, socket.read_exact(&mut length)).await {
                 Err(_) => {
                     self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("tsbc_gateway_timeouts_total", "kind" => "idle").increment(1);
                     return "idle".into();
                 }
                 Ok(Err(e)) => return format!("closed: {e}"),
@@ -238,13 +239,18 @@ impl Gateway {
             Ok(false) => ack_for(frame, &Ok(())),
             Err(e) => ack_for::<()>(frame, &Err(e.clone())),
         };
-        let counter = match ack.status {
-            AckStatus::Accepted => &self.counts.accepted,
-            AckStatus::Duplicate => &self.counts.duplicates,
-            AckStatus::Busy => &self.counts.busy,
-            _ => &self.counts.refused,
+        let (counter, label) = match ack.status {
+            AckStatus::Accepted => (&self.counts.accepted, "accepted"),
+            AckStatus::Duplicate => (&self.counts.duplicates, "duplicate"),
+            AckStatus::Busy => (&self.counts.busy, "busy"),
+            AckStatus::TooOld => (&self.counts.refused, "too_old"),
+            AckStatus::UnknownDevice => (&self.counts.refused, "unknown_device"),
+            AckStatus::BadCredentials => (&self.counts.refused, "bad_credentials"),
+            AckStatus::NotAllowed => (&self.counts.refused, "not_allowed"),
+            _ => (&self.counts.refused, "malformed"),
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("tsbc_gateway_frames_total", "answer" => label).increment(1);
         let record = seal_ack(frame, &ack, self.intake.mac_key(ack.device_id));
         (ack, record)
     }
@@ -278,6 +284,7 @@ impl Gateway {
                 header.sequence,
             ));
         let subject = frames_subject(&self.topology.prefix, header.device_id);
+        let started = Instant::now();
         let published = tokio::time::timeout(self.limits.publish_timeout, async {
             let ack = self
                 .handles
@@ -288,6 +295,7 @@ impl Gateway {
             ack.await.map_err(|e| e.to_string())
         })
         .await;
+        metrics::histogram!("tsbc_gateway_publish_seconds").record(started.elapsed().as_secs_f64());
         match published {
             Ok(Ok(ack)) => Ok(ack.duplicate),
             Ok(Err(e)) => {

@@ -101,6 +101,9 @@ struct Cli {
     /// With --nats: seconds of silence after which the gateway closes a connection.
     #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "nats")]
     idle_timeout: u64,
+    /// With --nats: serve Prometheus-format metrics on http://HOST:PORT/metrics.
+    #[arg(long, value_name = "HOST:PORT", requires = "nats")]
+    metrics_listen: Option<std::net::SocketAddr>,
     /// With --nats: the frames stream's size limit in bytes (full: devices are answered "busy").
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, requires = "nats")]
     stream_max_bytes: i64,
@@ -125,6 +128,7 @@ fn main() -> ExitCode {
             listen: &cli.listen,
             address_file: cli.address_file.as_deref(),
             workers: cli.workers,
+            metrics_listen: cli.metrics_listen,
             topology: jetstream::Topology {
                 replicas: cli.replicas,
                 frames_max_bytes: cli.stream_max_bytes,

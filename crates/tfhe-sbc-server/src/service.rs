@@ -39,6 +39,8 @@ pub struct ServiceOptions<'a> {
     pub address_file: Option<&'a Path>,
     /// Worker tasks in this process.
     pub workers: usize,
+    /// Where to serve Prometheus-format metrics, if anywhere.
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// The topology's settings.
     pub topology: Topology,
     /// The gateway's bounds.
@@ -56,6 +58,13 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start tokio: {e}"))?;
     runtime.block_on(async {
+        if let Some(address) = options.metrics_listen {
+            metrics_exporter_prometheus::PrometheusBuilder::new()
+                .with_http_listener(address)
+                .install()
+                .map_err(|e| format!("cannot serve metrics on {address}: {e}"))?;
+            info!("metrics on http://{address}/metrics");
+        }
         let client = async_nats::ConnectOptions::new()
             .retry_on_initial_connect()
             .connection_timeout(Duration::from_secs(5))

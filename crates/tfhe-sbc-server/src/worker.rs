@@ -84,9 +84,18 @@ impl Worker {
 
     /// Runs until the consumer's stream of messages ends (the NATS connection closed).
     pub async fn run(&self) -> Result<(), String> {
-        let consumer = self.topology.workers_consumer(&self.handles.frames).await?;
+        let mut consumer = self.topology.workers_consumer(&self.handles.frames).await?;
         info!("worker: reading the {} consumer", crate::jetstream::WORKERS_CONSUMER);
+        let mut lag_measured = std::time::Instant::now();
         loop {
+            // Consumer lag (frames not yet delivered, and delivered but unacknowledged), every 2 s.
+            if lag_measured.elapsed() >= Duration::from_secs(2) {
+                lag_measured = std::time::Instant::now();
+                if let Ok(info) = consumer.info().await {
+                    metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);
+                    metrics::gauge!("tsbc_consumer_unacknowledged_frames").set(info.num_ack_pending as f64);
+                }
+            }
             // Small batches: every frame of a batch is finished well within `ack_wait`.
             let mut batch = match consumer
                 .fetch()
@@ -120,6 +129,7 @@ impl Worker {
         let delivered = message.info().map(|i| i.delivered).unwrap_or(1);
         if delivered > 1 {
             self.counts.redeliveries.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("tsbc_worker_redeliveries_total").increment(1);
         }
         let outcome = match self.commit(&message.payload).await {
             Ok(outcome) => outcome,
@@ -135,9 +145,11 @@ impl Worker {
         match outcome {
             Outcome::Committed => {
                 self.counts.committed.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("tsbc_worker_frames_total", "outcome" => "committed").increment(1);
             }
             Outcome::AlreadyCommitted => {
                 self.counts.already_committed.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("tsbc_worker_frames_total", "outcome" => "already_committed").increment(1);
             }
             Outcome::Dead(reason) => {
                 let device = message
@@ -152,6 +164,7 @@ impl Worker {
                     return;
                 }
                 self.counts.dead_lettered.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("tsbc_worker_frames_total", "outcome" => "dead_lettered").increment(1);
                 warn!(device, "worker: frame dead-lettered: {reason}");
             }
         }
@@ -223,6 +236,7 @@ impl Worker {
                 Ok(_) => {}
                 Err(Ok(())) => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("tsbc_worker_commit_conflicts_total").increment(1);
                     continue;
                 }
                 Err(Err(e)) => return Err(format!("cannot commit device {}: {e}", header.device_id)),
@@ -274,6 +288,7 @@ impl Worker {
         let ack = ack.await.map_err(|e| format!("announcement not stored: {e}"))?;
         if !ack.duplicate {
             self.counts.messages.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("tsbc_worker_messages_total").increment(1);
             debug!(device = header.device_id, first_sequence, "message committed");
         }
         Ok(())

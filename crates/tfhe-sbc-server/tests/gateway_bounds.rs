@@ -5,7 +5,8 @@
 //!   ones are closed (`--idle-timeout`) a device is served again (the single-process server spun at 4.6 s
 //!   of CPU in 5 s, with millions of log lines, and served nobody);
 //! * a full frames stream means no acknowledgement: the device gets "busy" (authenticated), never
-//!   "accepted", and every frame acknowledged "accepted" is in the stream.
+//!   "accepted", and every frame acknowledged "accepted" is in the stream; the Prometheus endpoint
+//!   (`--metrics-listen`) counts the same answers.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -67,12 +68,24 @@ fn idle_sockets_beyond_the_descriptor_limit_neither_spin_nor_lock_devices_out() 
 #[test]
 fn a_full_stream_acknowledges_nothing() {
     let (root, keys, nats) = key_set_and_nats(0x1d00_0007);
-    // Room for a few 16 KiB integer frames only.
+    // Room for a few 16 KiB integer frames only; metrics on a free port.
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
     let (_server, address) = Server::start_with(
         &keys,
         &nats.url(),
         &root.path().join("address"),
-        &["--stream-max-bytes", "100000", "--role", "gateway"],
+        &[
+            "--stream-max-bytes",
+            "100000",
+            "--role",
+            "gateway",
+            "--metrics-listen",
+            &metrics,
+        ],
         Stdio::null(),
         "",
     );
