@@ -11,7 +11,7 @@ use tfhe_sbc_device::csprng::mask::MASK_XOF_ID;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey, TAG_BYTES};
 use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{
-    FORMAT_VERSION, FULL_FRAME_BYTES_1024, FrameCounter, FrameHeader, FrameKind, HEADER_BYTES, MAGIC, PREFIX_BYTES,
+    FORMAT_VERSION, FULL_FRAME_BYTES_1024, FrameCounter, FrameHeader, FrameKind, HEADER_BYTES, MAGIC,
     SEEDED_FRAME_BYTES_1024, frame_bytes, full_frame_bytes, payload_bytes, seeded_frame_bytes,
 };
 
@@ -20,7 +20,7 @@ fn credentials() -> DeviceCredentials {
 }
 
 fn header_of(frame: &[u8]) -> FrameHeader {
-    postcard::from_bytes(&frame[PREFIX_BYTES..HEADER_BYTES]).unwrap()
+    FrameHeader::read(frame).unwrap()
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {

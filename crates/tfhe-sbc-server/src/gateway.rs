@@ -75,6 +75,14 @@ pub struct GatewayCounts {
     pub timeouts: AtomicU64,
 }
 
+/// Why a frame was not published.
+enum Refusal {
+    /// The intake refused it (authentication, window): the matching answer.
+    Intake(IntakeError),
+    /// JetStream did not acknowledge it (full, unreachable, too slow): "busy", send it again later.
+    Busy,
+}
+
 /// The gateway: the device protocol in front of JetStream.
 pub struct Gateway {
     intake: Arc<Intake>,
@@ -237,7 +245,11 @@ impl Gateway {
                 ..ack_for(frame, &Ok(()))
             },
             Ok(false) => ack_for(frame, &Ok(())),
-            Err(e) => ack_for::<()>(frame, &Err(e.clone())),
+            Err(Refusal::Busy) => Ack {
+                status: AckStatus::Busy,
+                ..ack_for(frame, &Ok(()))
+            },
+            Err(Refusal::Intake(e)) => ack_for::<()>(frame, &Err(e.clone())),
         };
         let (counter, label) = match ack.status {
             AckStatus::Accepted => (&self.counts.accepted, "accepted"),
@@ -256,10 +268,9 @@ impl Gateway {
     }
 
     /// The frame published (`Ok(true)`: it was a duplicate), or why not.
-    async fn publish(&self, frame: &[u8]) -> Result<bool, IntakeError> {
-        let parsed = self.intake.verify(frame)?;
+    async fn publish(&self, frame: &[u8]) -> Result<bool, Refusal> {
+        let parsed = self.intake.verify(frame).map_err(Refusal::Intake)?;
         let header = parsed.header;
-        let busy = || IntakeError::TooManyOpenMessages { limit: 0 };
         if let Ok(Some(entry)) = self.handles.devices.entry(device_key(header.device_id)).await
             && let Ok(state) = DeviceState::decode(&entry.value)
         {
@@ -267,11 +278,11 @@ impl Gateway {
                 Ok(()) => {}
                 Err(ReplayError::Replayed) => return Ok(true),
                 Err(ReplayError::TooOld { lowest_acceptable }) => {
-                    return Err(IntakeError::TooOld {
+                    return Err(Refusal::Intake(IntakeError::TooOld {
                         device_id: header.device_id,
                         sequence: header.sequence,
                         lowest_acceptable,
-                    });
+                    }));
                 }
             }
         }
@@ -300,11 +311,11 @@ impl Gateway {
             Ok(Ok(ack)) => Ok(ack.duplicate),
             Ok(Err(e)) => {
                 info!(device = header.device_id, "publish failed, answering busy: {e}");
-                Err(busy())
+                Err(Refusal::Busy)
             }
             Err(_) => {
                 info!(device = header.device_id, "publish timed out, answering busy");
-                Err(busy())
+                Err(Refusal::Busy)
             }
         }
     }

@@ -123,7 +123,7 @@ fn read_words<T: UnsignedTorus>(bytes: &[u8], out: &mut [T]) {
 /// acknowledgement names, or what a gateway looks up before reading a frame's body); `None` if they do not
 /// decode.
 pub fn header_of(bytes: &[u8]) -> Option<FrameHeader> {
-    postcard::from_bytes(bytes.get(PREFIX_BYTES..HEADER_BYTES)?).ok()
+    FrameHeader::read(bytes)
 }
 
 /// Validates everything about a frame that needs no key and no state: prefix, header fields, length. Never

@@ -15,20 +15,13 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use tfhe_sbc_device::frame::mac::MacKey;
-use tfhe_sbc_device::frame::{HEADER_BYTES, MAGIC, TAG_BYTES};
+use tfhe_sbc_device::frame::{FrameHeader, HEADER_BYTES, MAGIC, TAG_BYTES};
 use tfhe_sbc_device::std_io::write_atomic;
 
 /// The extension of a frame's file.
 const EXTENSION: &str = "frame";
 /// The largest file read back: a public-key frame at `N = 4096` with room to spare.
 const MAX_FRAME_BYTES: u64 = 1 << 20;
-
-/// Where the fields the outbox needs sit in a frame (wire format v2, `docs/wire-format.md`): after the prefix
-/// (magic 4, version 1), kind 1, parameter set 2, XOF id 1, body bits 1, flags 1, then the device id (8), key
-/// id (4), sequence (8), message id (4) and chunk index (4), all little-endian.
-const DEVICE_ID_AT: usize = 11;
-const SEQUENCE_AT: usize = 23;
-const CHUNK_INDEX_AT: usize = 35;
 
 /// A frame read back from the outbox, ready to be sent again.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -190,12 +183,6 @@ fn read_limited(path: &Path) -> Result<Vec<u8>, OutboxError> {
     Ok(bytes)
 }
 
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(word)
-}
-
 /// Checks that `bytes` is a frame sealed by this device with sequence number `sequence`; returns the sequence
 /// number of its message's first frame.
 fn check_frame(bytes: &[u8], device_id: u64, sequence: u64, mac_key: &MacKey) -> Result<u64, &'static str> {
@@ -206,50 +193,21 @@ fn check_frame(bytes: &[u8], device_id: u64, sequence: u64, mac_key: &MacKey) ->
     if !mac_key.verify(authenticated, tag) {
         return Err("its MAC does not verify under this credential file's key: damaged, or from another device");
     }
-    if u64_at(bytes, DEVICE_ID_AT) != device_id {
+    let header = FrameHeader::read(bytes).ok_or("its header does not decode")?;
+    if header.device_id != device_id {
         return Err("it names another device");
     }
-    if u64_at(bytes, SEQUENCE_AT) != sequence {
+    if header.sequence != sequence {
         return Err("its sequence number is not its name's");
     }
-    let mut index = [0u8; 4];
-    index.copy_from_slice(&bytes[CHUNK_INDEX_AT..CHUNK_INDEX_AT + 4]);
     sequence
-        .checked_sub(u64::from(u32::from_le_bytes(index)))
+        .checked_sub(u64::from(header.chunk_index))
         .ok_or("its chunk index is above its sequence number")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tfhe_sbc_device::frame::FrameHeader;
-
-    /// The offsets read here are the ones `FrameHeader::write` writes.
-    #[test]
-    fn field_offsets_are_the_header_layout() {
-        let header = FrameHeader {
-            kind: 0,
-            parameter_set: 1,
-            xof_id: 1,
-            body_bits: 11,
-            flags: 0,
-            device_id: 0x0102_0304_0506_0708,
-            key_id: 0x0a0b_0c0d,
-            sequence: 0x1112_1314_1516_1718,
-            message_id: 9,
-            chunk_index: 0x2122_2324,
-            chunk_count: 0x3132_3334,
-            message_length: 5,
-        };
-        let mut bytes = [0u8; HEADER_BYTES];
-        header.write(&mut bytes).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(u64_at(&bytes, DEVICE_ID_AT), header.device_id);
-        assert_eq!(u64_at(&bytes, SEQUENCE_AT), header.sequence);
-        assert_eq!(
-            bytes[CHUNK_INDEX_AT..CHUNK_INDEX_AT + 4],
-            header.chunk_index.to_le_bytes()
-        );
-    }
 
     #[test]
     fn frames_round_trip_and_damage_is_reported() {

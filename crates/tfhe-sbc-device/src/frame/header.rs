@@ -147,6 +147,13 @@ impl FrameHeader {
         debug_assert_eq!(written.len(), HEADER_FIELDS_BYTES);
         Ok(())
     }
+
+    /// The header fields of `bytes[PREFIX_BYTES..HEADER_BYTES]` (what [`FrameHeader::write`] wrote), decoded
+    /// but not validated; `None` if `bytes` is shorter than a header or the fields do not decode. The prefix
+    /// (magic, version) is not checked.
+    pub fn read(bytes: &[u8]) -> Option<Self> {
+        postcard::from_bytes(bytes.get(PREFIX_BYTES..HEADER_BYTES)?).ok()
+    }
 }
 
 /// The bytes of a body of `n` coefficients of which the top `body_bits` bits travel, bit-packed:
