@@ -20,11 +20,14 @@
 //!    torus). Firmware builds one in place: `EMPTY` in a `static` (all zero bytes, `.bss`), then
 //!    `set_key` / `set_packed_key` / `set_public_key_file` and `seed`. [`encrypt::FrameEncryptor`] seals
 //!    frames for every one of them.
-//! 5. [`frame`] (`docs/wire-format.md`): authenticated v2 frames (fixed header with device id, key id and
+//! 5. [`compact_list`] (tfhe-rs's `CompactCiphertextList`, `docs/compact-list.md`): the list tfhe-rs's own
+//!    compact public key encrypts, its packed plaintexts and bytes, which
+//!    [`encrypt::CompactListEncryptor`] fills: an unmodified tfhe-rs server reads it.
+//! 6. [`frame`] (`docs/wire-format.md`): authenticated v2 frames (fixed header with device id, key id and
 //!    sequence number; seed; body; MAC tag) written into a caller slice, the body computed in the frame
 //!    buffer itself, and the server's acknowledgements. Format only: no encryptor inside.
-//! 6. [`files`]: the credential file and the public-key file provisioning gives the device.
-//! 7. `std_io` (feature `std`): the same on Linux (a Raspberry Pi): files from paths, a persisted frame
+//! 7. [`files`]: the credential file and the public-key file provisioning gives the device.
+//! 8. `std_io` (feature `std`): the same on Linux (a Raspberry Pi): files from paths, a persisted frame
 //!    counter, stream framing, an encryptor for whatever a credential file names.
 //!
 //! [`Error`]'s `Display` and `Debug` use no float formatting, so printing an error costs a firmware no
@@ -91,6 +94,7 @@
 #[cfg(any(feature = "getrandom", feature = "std"))]
 extern crate std;
 
+pub mod compact_list;
 pub mod csprng;
 pub mod encrypt;
 mod error;

@@ -8,7 +8,8 @@ use crate::csprng::xof::Blake2bXof;
 use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::integer::encode_readings;
 use crate::encrypt::public_key_encryption::{
-    PublicKeyBody, check_public_key, compute_public_key_spectra, encrypt_glwe_ciphertext_with_public_key_assign,
+    PublicKeyBody, check_public_key, check_public_key_with_mask, compute_public_key_spectra,
+    compute_public_key_spectra_with_mask, encrypt_glwe_ciphertext_with_public_key_assign,
 };
 use crate::encrypt::secret_key::{check_lengths, encode_bits};
 use crate::encrypt::shape::check_glwe_parameters;
@@ -201,6 +202,29 @@ where
         let installed = compute_public_key_spectra(
             &P::PLAN,
             seed,
+            body,
+            self.mask_spectra.as_flattened_mut(),
+            &mut self.body_spectrum,
+        );
+        if installed.is_err() {
+            self.wipe();
+        }
+        installed
+    }
+
+    /// Installs a key whose one mask polynomial travels in full (tfhe-rs's compact public key `[a | b]`,
+    /// `K = 1`): refuses a degenerate key ([`check_public_key_with_mask`]), then computes the two spectra
+    /// once. On error the spectra hold no key.
+    pub(crate) fn install_with_mask(
+        &mut self,
+        mask: PublicKeyBody<'_, P::Torus>,
+        body: PublicKeyBody<'_, P::Torus>,
+    ) -> Result<()> {
+        body.check_length(N)?;
+        check_public_key_with_mask(mask, body)?;
+        let installed = compute_public_key_spectra_with_mask(
+            &P::PLAN,
+            mask,
             body,
             self.mask_spectra.as_flattened_mut(),
             &mut self.body_spectrum,

@@ -86,7 +86,7 @@ impl<T: UnsignedTorus> PublicKeyBody<'_, T> {
     }
 
     /// Word `i`.
-    fn word(&self, i: usize) -> T {
+    pub(crate) fn word(&self, i: usize) -> T {
         match self {
             Self::Words(words) => words[i],
             Self::LeBytes(bytes) => T::from_le_slice(&bytes[i * T::BYTES..(i + 1) * T::BYTES]),
@@ -109,11 +109,35 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
     for (i, spectrum) in mask_spectra.chunks_exact_mut(n).enumerate() {
         product.forward_seeded_mask(seed, i, spectrum);
     }
-    match body {
-        PublicKeyBody::Words(words) => product.forward_torus(words, body_spectrum),
-        PublicKeyBody::LeBytes(bytes) => product.forward_torus_le_bytes(bytes, body_spectrum),
-    }
+    forward_words(product, body, body_spectrum);
     Ok(())
+}
+
+/// [`compute_public_key_spectra`] for a key whose one mask polynomial travels in full (tfhe-rs's compact
+/// public key `[a | b]`): the spectra of `mask` and `body` (`N` words each).
+pub fn compute_public_key_spectra_with_mask<P: NegacyclicProduct>(
+    product: &P,
+    mask: PublicKeyBody<'_, P::Torus>,
+    body: PublicKeyBody<'_, P::Torus>,
+    mask_spectrum: &mut [P::Spectral],
+    body_spectrum: &mut [P::Spectral],
+) -> Result<()> {
+    let n = product.polynomial_size();
+    mask.check_length(n)?;
+    body.check_length(n)?;
+    Error::check_length(n, mask_spectrum.len())?;
+    Error::check_length(n, body_spectrum.len())?;
+    forward_words(product, mask, mask_spectrum);
+    forward_words(product, body, body_spectrum);
+    Ok(())
+}
+
+/// The spectrum of a key polynomial held as words or as their little-endian bytes.
+fn forward_words<P: NegacyclicProduct>(product: &P, words: PublicKeyBody<'_, P::Torus>, spectrum: &mut [P::Spectral]) {
+    match words {
+        PublicKeyBody::Words(words) => product.forward_torus(words, spectrum),
+        PublicKeyBody::LeBytes(bytes) => product.forward_torus_le_bytes(bytes, spectrum),
+    }
 }
 
 /// Refuses a degenerate public key `(seed, body)` with `k` mask polynomials of `N = body.len()`
@@ -131,6 +155,32 @@ pub fn check_public_key<T: UnsignedTorus>(
     body: PublicKeyBody<'_, T>,
 ) -> Result<()> {
     let n = body.len();
+    check_public_key_body(body)?;
+    for i in 0..k {
+        let mut equal = 0usize;
+        for_each_mask_run::<T>(seed, i, n, |offset, words| {
+            equal += count_equal_or_negated(words.iter().copied(), body, offset);
+        });
+        check_mask_equality(n, equal)?;
+    }
+    Ok(())
+}
+
+/// [`check_public_key`] for a key whose one mask polynomial travels in full (tfhe-rs's compact public key
+/// `[a | b]`): the same checks, with `a` read from `mask` (`N` words, as many as `body`).
+pub fn check_public_key_with_mask<T: UnsignedTorus>(
+    mask: PublicKeyBody<'_, T>,
+    body: PublicKeyBody<'_, T>,
+) -> Result<()> {
+    let n = body.len();
+    mask.check_length(n)?;
+    check_public_key_body(body)?;
+    check_mask_equality(n, count_equal_or_negated((0..n).map(|i| mask.word(i)), body, 0))
+}
+
+/// The body checks of [`check_public_key`]: whole words, not all zero, bit weight near a uniform body's.
+fn check_public_key_body<T: UnsignedTorus>(body: PublicKeyBody<'_, T>) -> Result<()> {
+    let n = body.len();
     body.check_length(n)?;
     if (0..n).all(|i| body.word(i) == T::ZERO) {
         return Err(Error::DegeneratePublicKey(PublicKeyDefect::ZeroBody));
@@ -140,19 +190,31 @@ pub fn check_public_key<T: UnsignedTorus>(
     if weight.abs_diff(expected) > (n as u64) * u64::from(T::BITS) / 8 {
         return Err(Error::DegeneratePublicKey(PublicKeyDefect::LowWeightBody));
     }
-    for i in 0..k {
-        let mut equal = 0usize;
-        for_each_mask_run::<T>(seed, i, n, |offset, words| {
-            for (j, a) in words.iter().enumerate() {
-                let b = body.word(offset + j);
-                equal += usize::from(*a == b || a.wrapping_neg() == b);
-            }
-        });
-        if equal > n / 64 {
-            return Err(Error::DegeneratePublicKey(PublicKeyDefect::BodyEqualsMask));
-        }
-    }
     Ok(())
+}
+
+/// How many of the mask words `words` equal, or are the negation of, the body words from `offset` on.
+fn count_equal_or_negated<T: UnsignedTorus>(
+    words: impl Iterator<Item = T>,
+    body: PublicKeyBody<'_, T>,
+    offset: usize,
+) -> usize {
+    words
+        .enumerate()
+        .filter(|&(j, a)| {
+            let b = body.word(offset + j);
+            a == b || a.wrapping_neg() == b
+        })
+        .count()
+}
+
+/// [`PublicKeyDefect::BodyEqualsMask`] when more than `N / 64` body words equal a mask polynomial's.
+fn check_mask_equality(n: usize, equal: usize) -> Result<()> {
+    if equal > n / 64 {
+        Err(Error::DegeneratePublicKey(PublicKeyDefect::BodyEqualsMask))
+    } else {
+        Ok(())
+    }
 }
 
 /// Public-key GLWE encryption in place: `body` holds the `N` plaintexts on entry and the ciphertext body on
