@@ -72,7 +72,7 @@ const LIB_PK: &str = "PublicKeyEncryptor<1024, 1> (TFHE_LIB)";
 const K3_PK: &str = "PublicKeyEncryptor<512, 3> x 2";
 const K2_PK: &str = "PublicKeyEncryptor<1024, 2>";
 
-/// The device key-switching key's decomposition: base 2^10, 2 levels (`tests/parameter_sets.rs`).
+/// The device key-switching key's decomposition: base 2^10, 2 levels (`crates/tfhe-sbc-adapter/tests/parameter_sets/`).
 const DEVICE_KS: (usize, usize) = (10, 2);
 
 fn device_key<const N: usize, const K: usize>(seed: u8) -> GlweSecretKeyOwned {

@@ -7,6 +7,8 @@
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
 use std::sync::OnceLock;
@@ -15,7 +17,7 @@ use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
 use tfhe::core_crypto::prelude::decrypt_lwe_ciphertext;
-use tfhe_sbc_adapter::intake::{IntakeConfig, Message};
+use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys};
 use tfhe_sbc_adapter::interop::big_key_per_device::{
     BIG_KEY_KS_SHAPE, big_key_device_ksk_words, provision_big_key_per_device,
@@ -26,7 +28,6 @@ use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 
 const KEY_ID: u32 = 0xB16;
@@ -89,29 +90,18 @@ fn frames<const N: usize, const K: usize>(
     let params = set.glwe_parameters();
     let mut encryptor =
         Box::new(GlweEncryptor::<N, K>::new(&params, &device.key, Blake2bXof::from_seed([seed; 32])).unwrap());
-    let outgoing = encryptor
-        .begin_message(&mut FrameCounter::new(u64::from(seed) << 8), message.len())
-        .unwrap();
-    let frame_len = frame_bytes(FrameKind::Seeded, K, N, 32, 32);
-    let mut body = [0u32; N];
-    chunks(message, N / 8)
-        .map(|chunk| {
-            let mut out = vec![0u8; frame_len];
-            encryptor
-                .encrypt_seeded_frame(&device.credentials, &outgoing, &chunk, &mut body, &mut out)
-                .unwrap();
-            out
-        })
-        .collect()
-}
-
-fn receive_all(intake: &mut KeyedIntake<BigKeyBridge>, frames: &[Vec<u8>]) -> Message {
-    let now = Instant::now();
-    let mut complete = None;
-    for frame in frames {
-        complete = intake.receive(frame, now).unwrap().into_message();
-    }
-    complete.unwrap()
+    let frames = common::sealed_frames(
+        &mut *encryptor,
+        &device.credentials,
+        &mut FrameCounter::new(u64::from(seed) << 8),
+        message,
+    );
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.len() == frame_bytes(FrameKind::Seeded, K, N, 32, 32))
+    );
+    frames
 }
 
 fn bits_of(message: &[u8]) -> Vec<bool> {
@@ -152,7 +142,11 @@ fn per_device_mode<const N: usize, const K: usize>(set: BooleanSet) {
     for m in 0..(3 * GATES).div_ceil(1024) {
         let mut message = [0u8; 128];
         rng.fill_bytes(&mut message);
-        let received = receive_all(&mut intake, &frames::<N, K>(set, &secrets[0], &message, m as u8));
+        let received = common::receive_message(
+            &mut intake,
+            &frames::<N, K>(set, &secrets[0], &message, m as u8),
+            Instant::now(),
+        );
         let converted = intake.convert(&received).unwrap();
         let message_bits = bits_of(&message);
         for (ct, &b) in converted.iter().zip(&message_bits) {
@@ -243,7 +237,11 @@ fn per_device_mode<const N: usize, const K: usize>(set: BooleanSet) {
     // Device 2's frame is refused if relabelled (MAC); switched with device 1's key it is noise.
     let mut message = [0u8; 128];
     rng.fill_bytes(&mut message);
-    let other = receive_all(&mut intake, &frames::<N, K>(set, &secrets[1], &message, 200));
+    let other = common::receive_message(
+        &mut intake,
+        &frames::<N, K>(set, &secrets[1], &message, 200),
+        Instant::now(),
+    );
     let mut as_device_1 = other.clone();
     as_device_1.device_id = 1;
     for frame in &mut as_device_1.frames {

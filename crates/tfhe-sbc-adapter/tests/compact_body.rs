@@ -6,6 +6,8 @@
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
 use std::sync::OnceLock;
@@ -15,15 +17,12 @@ use tfhe::boolean::client_key::ClientKey as BooleanClientKey;
 use tfhe::boolean::parameters::{
     BooleanParameters, DEFAULT_PARAMETERS_KS_PBS, PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS, TFHE_LIB_PARAMETERS,
 };
-use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey as BooleanServerKey};
+use tfhe::boolean::server_key::BinaryBooleanGates;
 use tfhe::core_crypto::prelude::{DynamicDistribution, UnsignedInteger};
 use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as TFHE_DEFAULT;
-use tfhe::{ClientKey, ConfigBuilder, Seed};
-use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
-use tfhe_sbc_adapter::interop::BooleanBridge;
-use tfhe_sbc_adapter::interop::boolean_set::{self, BooleanSet, generate_keys};
+use tfhe_sbc_adapter::interop::boolean_set::{self, BooleanSet};
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
-use tfhe_sbc_adapter::registry::DeviceRegistry;
+use tfhe_sbc_adapter::registry::DeviceEncryption;
 use tfhe_sbc_core::compact_body::{expand_top_bits, round_to_top_bits};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned};
 use tfhe_sbc_core::parameters::{
@@ -244,13 +243,10 @@ fn wire_goals() {
 // ---------------------------------------------------------------------------------------------------------
 // Boolean: compact frames through intake, key switch, tfhe-rs gates.
 
-fn boolean_keys() -> &'static (BooleanClientKey, BooleanServerKey, BooleanBridge) {
-    static KEYS: OnceLock<(BooleanClientKey, BooleanServerKey, BooleanBridge)> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let (client_key, server_key) = generate_keys(BooleanSet::TfheLib, &mut Blake2bXof::from_seed([0x1B; 32]));
-        let bridge = BooleanBridge::new(&server_key).unwrap();
-        (client_key, server_key, bridge)
-    })
+/// The `TFHE_LIB_PARAMETERS` keys for the whole file: server-key generation takes seconds.
+fn boolean_keys() -> &'static common::BooleanKeys {
+    static KEYS: OnceLock<common::BooleanKeys> = OnceLock::new();
+    common::boolean_keys(&KEYS, BooleanSet::TfheLib, [0x1B; 32])
 }
 
 /// `messages.len()` messages of 128 bytes, each encrypted by a device with the client key's GLWE key as one
@@ -262,11 +258,10 @@ fn compact_boolean_ciphertexts(client_key: &BooleanClientKey, messages: &[[u8; 1
     );
     encryptor.set_body_bits(TFHE_LIB_GLWE_1024.compact_body_bits()).unwrap();
     let credentials = DeviceCredentials::new(5, 1, MacKey::from_bytes([5; 32]));
-    let mut registry = DeviceRegistry::new();
-    registry
-        .register(DeviceCredentials::new(5, 1, MacKey::from_bytes([5; 32])))
-        .unwrap();
-    let mut intake = Intake::new(IntakeConfig::default(), registry);
+    let mut intake = common::intake_of(
+        DeviceCredentials::new(5, 1, MacKey::from_bytes([5; 32])),
+        DeviceEncryption::SecretKey,
+    );
     let mut counter = FrameCounter::new(0);
     let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
     messages
@@ -307,7 +302,8 @@ fn rounded_u32(glwe: &GlweCiphertextOwned<u32>, bits: u32) -> GlweCiphertextOwne
 /// 2 bits where AND fails.
 #[test]
 fn boolean_compact_frames_decrypt_and_compute() {
-    let (client_key, server_key, bridge) = boolean_keys();
+    let keys = boolean_keys();
+    let (client_key, server_key, bridge) = (&keys.client_key, &keys.server_key, &keys.bridge);
     let mut rng = Blake2bXof::from_seed([17; 32]);
     let messages: Vec<[u8; 128]> = (0..10)
         .map(|_| {
@@ -339,15 +335,7 @@ fn boolean_compact_frames_decrypt_and_compute() {
         .map(|i| {
             let (a, b, c) = (bit(&messages[0], i), bit(&messages[1], i), bit(&messages[2], i));
             let (ca, cb, cc) = (to_boolean(0, i), to_boolean(1, i), to_boolean(2, i));
-            assert_eq!(client_key.decrypt(&server_key.nand(&ca, &cb)), !(a && b), "NAND {i}");
-            assert_eq!(client_key.decrypt(&server_key.and(&ca, &cb)), a && b, "AND {i}");
-            assert_eq!(client_key.decrypt(&server_key.xor(&ca, &cb)), a ^ b, "XOR {i}");
-            assert_eq!(
-                client_key.decrypt(&server_key.mux(&cc, &ca, &cb)),
-                if c { a } else { b },
-                "MUX {i}"
-            );
-            4
+            keys.check_gates([&ca, &cb, &cc], [a, b, c], &format!("pair {i}"))
         })
         .sum();
     println!("{gates} gates on compact boolean ciphertexts: 0 failures");
@@ -370,20 +358,17 @@ fn boolean_compact_frames_decrypt_and_compute() {
 // ---------------------------------------------------------------------------------------------------------
 // Integers: compact frames through intake, extraction, shortint PBS.
 
-fn integer_keys() -> &'static (ClientKey, tfhe::ServerKey) {
-    static KEYS: OnceLock<(ClientKey, tfhe::ServerKey)> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let client_key = ClientKey::generate_with_seed(ConfigBuilder::default().build(), Seed(0xC0_4AC7));
-        let server_key = client_key.generate_server_key();
-        (client_key, server_key)
-    })
+/// The integer keys (tfhe-rs's default configuration) for the whole file.
+fn integer_keys() -> &'static common::IntegerKeys {
+    static KEYS: OnceLock<common::IntegerKeys> = OnceLock::new();
+    common::integer_keys(&KEYS, 0xC0_4AC7, "integer")
 }
 
 /// At least 1000 shortint PBS on blocks of a compact (14-bit) integer frame with 0 failures, and a control: the same
 /// blocks rounded to 4 bits (an error up to delta) fail.
 #[test]
 fn integer_compact_frames_bootstrap() {
-    let (client_key, server_key) = integer_keys();
+    let common::KeyPair { client_key, server_key } = integer_keys();
     let glwe_key = glwe_key_from_client_key(client_key).unwrap();
     let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
     let bits = params.glwe().compact_body_bits();
@@ -392,11 +377,10 @@ fn integer_compact_frames_bootstrap() {
     encryptor.seed_from_bytes(&mut [33; 32]);
     encryptor.set_body_bits(bits).unwrap();
     let credentials = DeviceCredentials::new(9, 1, MacKey::from_bytes([9; 32]));
-    let mut registry = DeviceRegistry::new();
-    registry
-        .register(DeviceCredentials::new(9, 1, MacKey::from_bytes([9; 32])))
-        .unwrap();
-    let mut intake = Intake::new(IntakeConfig::default(), registry);
+    let mut intake = common::intake_of(
+        DeviceCredentials::new(9, 1, MacKey::from_bytes([9; 32])),
+        DeviceEncryption::SecretKey,
+    );
     let mut rng = Blake2bXof::from_seed([44; 32]);
     let mut readings = vec![0u8; 512];
     rng.fill_bytes(&mut readings);

@@ -250,36 +250,19 @@ fn switched_frames_decrypt_with_tfhe_rs() {
 /// server key, decrypted by tfhe-rs's client key: 0 failures.
 #[test]
 fn ten_thousand_pbs_on_switched_blocks_do_not_fail() {
-    use rayon::prelude::*;
     let k = keys();
     let (device, _, ksk) = device_and_ksk(5);
     let key = ksk.spectra();
-    let integer_server: &tfhe::integer::ServerKey = k.server_key.as_ref();
-    let server: &tfhe::shortint::ServerKey = integer_server.as_ref();
-    let (integer_client, ..) = k.client_key.clone().into_raw_parts();
-    let client: &tfhe::shortint::ClientKey = integer_client.as_ref();
-    let lut = server.generate_lookup_table(|x| (3 * x + 1) % 4);
-    let extractor = IntegerExtractor::new();
     let mut pbs = 0;
     let mut failures = 0;
     for frame_index in 0..5u8 {
         let values = readings(40 + frame_index);
         let frame = switched_frame(&device, &key, &values, 50 + frame_index);
         let glwe = GlweCiphertext::from_container(frame, PolynomialSize(N)).unwrap();
-        let wrong: usize = (0..N)
-            .into_par_iter()
-            .map(|i| {
-                let block = extractor.extract_block(&glwe, i).unwrap();
-                let out = server.apply_lookup_table(&block, &lut);
-                let m = (values[i / 4] >> (2 * (i % 4))) & 3;
-                usize::from(client.decrypt(&out) != (3 * m + 1) % 4)
-            })
-            .sum();
+        failures += common::failed_pbs(k, &glwe, |i| (values[i / 4] >> (2 * (i % 4))) & 3);
         pbs += N;
-        failures += wrong;
     }
-    println!("{pbs} PBS on switched blocks: {failures} failures");
-    assert_eq!((pbs, failures), (10_240, 0));
+    common::assert_ten_thousand_pbs_without_failure(pbs, failures, "switched blocks");
 }
 
 #[test]

@@ -25,8 +25,8 @@ use tfhe::shortint::client_key::atomic_pattern::AtomicPatternClientKey;
 use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as TFHE_DEFAULT;
 use tfhe::shortint::{AtomicPatternKind, EncryptionKeyChoice, PBSOrder};
 use tfhe::{
-    ClientKey, ConfigBuilder, FheBool, FheUint8, FheUint8ConformanceParams, FheUint16, FheUint16ConformanceParams,
-    FheUint32, FheUint32ConformanceParams, FheUint64, FheUint64ConformanceParams, Seed, set_server_key,
+    ClientKey, ConfigBuilder, FheBool, FheUint8, FheUint8ConformanceParams, FheUint16, FheUint32, FheUint64, Seed,
+    set_server_key,
 };
 use tfhe_sbc_adapter::interop::InteropError;
 use tfhe_sbc_adapter::interop::glwe_ksk::keyswitch_glwe;
@@ -176,39 +176,45 @@ fn fleet_readings_are_conformant_fhe_uints() {
         (max as f64).log2()
     );
 
-    let values = readings(2, 256, 16);
-    let glwe = encrypt_readings_reference(&device_key, &values, 16, &mut rng).unwrap();
-    let cts = extractor
-        .extract_readings_par::<tfhe::FheUint16Id, _>(&glwe, 0, 256)
-        .unwrap();
-    let params = FheUint16ConformanceParams::from(&k.server_key);
-    for (ct, &v) in cts.iter().zip(&values) {
-        assert!(ct.is_conformant(&params));
-        let d: u16 = ct.decrypt(&k.client_key);
-        assert_eq!(u64::from(d), v);
-    }
-    let values = readings(3, 128, 32);
-    let glwe = encrypt_readings_reference(&device_key, &values, 32, &mut rng).unwrap();
-    let cts = extractor
-        .extract_readings::<tfhe::FheUint32Id, _>(&glwe, 0, 128)
-        .unwrap();
-    let params = FheUint32ConformanceParams::from(&k.server_key);
-    for (ct, &v) in cts.iter().zip(&values) {
-        assert!(ct.is_conformant(&params));
-        let d: u32 = ct.decrypt(&k.client_key);
-        assert_eq!(u64::from(d), v);
-    }
-    let values = readings(4, 64, 64);
-    let glwe = encrypt_readings_reference(&device_key, &values, 64, &mut rng).unwrap();
+    check_fleet_readings::<tfhe::FheUint16Id, u16>(k, &device_key, &mut rng, 2, 256, 0..256, true);
+    check_fleet_readings::<tfhe::FheUint32Id, u32>(k, &device_key, &mut rng, 3, 128, 0..128, false);
     // A sub-range: readings 10..30.
-    let cts = extractor
-        .extract_readings::<tfhe::FheUint64Id, _>(&glwe, 10, 20)
-        .unwrap();
-    let params = FheUint64ConformanceParams::from(&k.server_key);
-    for (ct, &v) in cts.iter().zip(&values[10..30]) {
+    check_fleet_readings::<tfhe::FheUint64Id, u64>(k, &device_key, &mut rng, 4, 64, 10..30, false);
+}
+
+/// `count` readings of `Id`'s width from `seed`, encrypted as one fleet GLWE ciphertext under `device_key`;
+/// readings `range` extracted (in parallel or on one thread) as `FheUint`s that are conformant to the server
+/// key's parameters and decrypt to the readings.
+fn check_fleet_readings<Id, Clear>(
+    k: &common::IntegerKeys,
+    device_key: &GlweSecretKeyOwned,
+    rng: &mut Blake2bXof,
+    seed: u8,
+    count: usize,
+    range: std::ops::Range<usize>,
+    parallel: bool,
+) where
+    Id: tfhe::FheUintId + Send,
+    Clear: Into<u64>,
+    tfhe::FheUint<Id>: FheDecrypt<Clear> + ParameterSetConformant + Send,
+    <tfhe::FheUint<Id> as ParameterSetConformant>::ParameterSet: for<'a> From<&'a tfhe::ServerKey>,
+{
+    let bits = 8 * size_of::<Clear>() as u32;
+    let values = readings(seed, count, bits);
+    let glwe = encrypt_readings_reference(device_key, &values, bits, rng).unwrap();
+    let (extractor, first, n) = (IntegerExtractor::new(), range.start, range.len());
+    let cts = if parallel {
+        extractor.extract_readings_par::<Id, _>(&glwe, first, n)
+    } else {
+        extractor.extract_readings::<Id, _>(&glwe, first, n)
+    }
+    .unwrap();
+    let params = <tfhe::FheUint<Id> as ParameterSetConformant>::ParameterSet::from(&k.server_key);
+    assert_eq!(cts.len(), range.len());
+    for (ct, &v) in cts.iter().zip(&values[range]) {
         assert!(ct.is_conformant(&params));
-        let d: u64 = ct.decrypt(&k.client_key);
-        assert_eq!(d, v);
+        let d: Clear = ct.decrypt(&k.client_key);
+        assert_eq!(d.into(), v);
     }
 }
 

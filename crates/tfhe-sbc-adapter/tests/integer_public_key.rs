@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::key_store::ProvisionedStore;
 use rand_core::{Rng, SeedableRng};
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -20,16 +21,16 @@ use tfhe::core_crypto::prelude::{
 use tfhe::prelude::*;
 use tfhe::{FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::IntakeError;
-use tfhe_sbc_adapter::intake::{IntakeConfig, IntegerFrame};
+use tfhe_sbc_adapter::intake::IntegerFrame;
 use tfhe_sbc_adapter::interop::PublicKeyDevice;
 use tfhe_sbc_adapter::interop::integer::per_device::{integer_credentials_file, provision_integer_fleet_device};
 use tfhe_sbc_adapter::interop::integer::public_key::{
     integer_public_key_from_client_key, provision_integer_public_key_device,
 };
 use tfhe_sbc_adapter::interop::integer::{
-    IntegerBridge, IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key, tfhe_glwe_key_u64,
+    IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key, tfhe_glwe_key_u64,
 };
-use tfhe_sbc_adapter::key_store::{IntegerKeyedIntake, KeyMode, KeyStore};
+use tfhe_sbc_adapter::key_store::{IntegerKeyedIntake, KeyMode};
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
@@ -51,19 +52,13 @@ fn fixture() -> &'static common::IntegerKeys {
     common::integer_keys(&FIXTURE, 0x9b1c_5eed, "integer public key")
 }
 
-/// Each device's credential file and the store file, as provisioning hands them out.
-struct Provisioned {
-    files: Vec<(u64, Vec<u8>)>,
-    store: Vec<u8>,
-}
-
-fn provisioned() -> &'static Provisioned {
-    static PROVISIONED: OnceLock<Provisioned> = OnceLock::new();
+/// Public-key devices P and Q and fleet device F provisioned into a store bound to the fixture's server key.
+fn provisioned() -> &'static ProvisionedStore {
+    static PROVISIONED: OnceLock<ProvisionedStore> = OnceLock::new();
     PROVISIONED.get_or_init(|| {
         let f = fixture();
         let mut rng = Blake2bXof::from_seed([0x5a; 32]);
-        let mut store = KeyStore::for_integers(&f.server_key).unwrap();
-        let mut files = Vec::new();
+        let mut provisioning = ProvisionedStore::for_integers(f);
         let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
         for id in [P, Q] {
             let (device, record) = provision_integer_public_key_device(&f.client_key, id, KEY_ID, &mut rng).unwrap();
@@ -75,37 +70,21 @@ fn provisioned() -> &'static Provisioned {
             assert_eq!(device.public_key.len(), 11 + 32 + 8 * N + 16);
             let file = device.credentials_file().unwrap();
             assert_eq!(file.len(), credentials_file_bytes(KeyMode::PublicKey, &params));
-            files.push((id, file.to_vec()));
-            store.insert(record).unwrap();
+            provisioning.add(id, record, &file, None);
         }
         let (fleet, record) = provision_integer_fleet_device(&f.client_key, F, KEY_ID, &mut rng).unwrap();
-        files.push((
-            F,
-            integer_credentials_file(KeyMode::FleetSecretKey, &fleet)
-                .unwrap()
-                .to_vec(),
-        ));
-        store.insert(record).unwrap();
-        Provisioned {
-            files,
-            store: store.encode().to_vec(),
-        }
+        let file = integer_credentials_file(KeyMode::FleetSecretKey, &fleet).unwrap();
+        provisioning.add(F, record, &file, None);
+        provisioning.finish()
     })
 }
 
 fn credential_file(id: u64) -> &'static [u8] {
-    &provisioned().files.iter().find(|(d, _)| *d == id).unwrap().1
+    provisioned().credential_file(id)
 }
 
 fn keyed_intake() -> IntegerKeyedIntake {
-    let f = fixture();
-    let store = KeyStore::decode(&provisioned().store).unwrap();
-    IntegerKeyedIntake::new(
-        IntakeConfig::default(),
-        store,
-        IntegerBridge::new(f.server_key.clone()).unwrap(),
-    )
-    .unwrap()
+    provisioned().keyed_intake(fixture())
 }
 
 /// The device side, from its credential file only (as the Pi client does): the frames of one message.
@@ -163,19 +142,11 @@ fn public_key_devices_end_to_end_through_the_store() {
 
     // Values of two public-key devices and a fleet device compute together under tfhe-rs.
     let q_values = readings16(2, 4);
-    let q = intake
-        .receive(
-            &device_frames(credential_file(Q), 2, 0, &u16_bytes(&q_values))[0],
-            Instant::now(),
-        )
-        .unwrap();
     let fleet_values = readings16(3, 4);
-    let fleet = intake
-        .receive(
-            &device_frames(credential_file(F), 3, 0, &u16_bytes(&fleet_values))[0],
-            Instant::now(),
-        )
-        .unwrap();
+    let [q, fleet] = [(Q, 2, &q_values), (F, 3, &fleet_values)].map(|(id, seed, values)| {
+        let frames = device_frames(credential_file(id), seed, 0, &u16_bytes(values));
+        intake.receive(&frames[0], Instant::now()).unwrap()
+    });
     let qx: Vec<FheUint16> = intake.readings::<FheUint16Id>(&q, 0, 1).unwrap();
     let fx: Vec<FheUint16> = intake.readings::<FheUint16Id>(&fleet, 0, 1).unwrap();
     let sum: u16 = (&all[0] + &qx[0] + &fx[0]).decrypt(&f.client_key);
@@ -242,15 +213,8 @@ fn frame_kinds_follow_the_mode() {
 /// key, decrypted with its client key: 0 failures.
 #[test]
 fn ten_thousand_pbs_on_public_key_blocks_do_not_fail() {
-    use rayon::prelude::*;
     let f = fixture();
     let mut intake = keyed_intake();
-    let integer_server: &tfhe::integer::ServerKey = f.server_key.as_ref();
-    let server: &tfhe::shortint::ServerKey = integer_server.as_ref();
-    let (integer_client, ..) = f.client_key.clone().into_raw_parts();
-    let client: &tfhe::shortint::ClientKey = integer_client.as_ref();
-    let lut = server.generate_lookup_table(|x| (3 * x + 1) % 4);
-    let extractor = IntegerExtractor::new();
     let mut rng = Blake2bXof::from_seed([0x33; 32]);
     let (mut pbs, mut failures) = (0, 0);
     for frame_index in 0..5u64 {
@@ -261,20 +225,10 @@ fn ten_thousand_pbs_on_public_key_blocks_do_not_fail() {
                 Instant::now(),
             )
             .unwrap();
-        let wrong: usize = (0..N)
-            .into_par_iter()
-            .map(|i| {
-                let block = extractor.extract_block(&frame.ciphertext, i).unwrap();
-                let out = server.apply_lookup_table(&block, &lut);
-                let m = u64::from(bytes[i / 4] >> (2 * (i % 4))) & 3;
-                usize::from(client.decrypt(&out) != (3 * m + 1) % 4)
-            })
-            .sum();
+        failures += common::failed_pbs(f, &frame.ciphertext, |i| u64::from(bytes[i / 4] >> (2 * (i % 4))) & 3);
         pbs += N;
-        failures += wrong;
     }
-    println!("{pbs} PBS on public-key blocks: {failures} failures");
-    assert_eq!((pbs, failures), (10_240, 0));
+    common::assert_ten_thousand_pbs_without_failure(pbs, failures, "public-key blocks");
 }
 
 /// The phase error under the client key's GLWE key, with tfhe-rs's own GLWE decryption: 16 public keys (the

@@ -10,8 +10,8 @@
 
 mod common;
 
-use blake2::digest::consts::U32;
-use blake2::{Blake2b, Digest};
+use common::key_store::redigest;
+
 use rand_core::{Rng, SeedableRng};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, OnceLock};
@@ -34,9 +34,8 @@ use tfhe_sbc_core::entities::GlweCiphertextOwned;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 const A: u64 = 0xA;
 const B: u64 = 0xB;
@@ -88,15 +87,9 @@ fn frame_with(
     message: &[u8; 128],
     counter: &mut FrameCounter,
 ) -> Vec<u8> {
-    let outgoing = encryptor.begin_message(counter, message.len()).unwrap();
-    let chunk = chunks(message, 128).next().unwrap();
-    let mut body = [0u32; 1024];
-    let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
-    let len = encryptor
-        .encrypt_seeded_frame(credentials, &outgoing, &chunk, &mut body, &mut frame)
-        .unwrap();
-    frame.truncate(len);
-    frame
+    let mut frames = common::sealed_frames(encryptor, credentials, counter, message);
+    assert_eq!(frames.len(), 1);
+    frames.remove(0)
 }
 
 fn receive(intake: &mut KeyedIntake<BooleanBridge>, frame: &[u8]) -> Message {
@@ -296,18 +289,6 @@ fn a_frame_maced_as_a_but_sent_as_b_is_rejected_through_the_store() {
         bridge.key_switch_batch(0xD, 1, &[]).unwrap_err(),
         InteropError::UnknownDevice(0xD)
     );
-}
-
-fn digest(bytes: &[u8]) -> [u8; 32] {
-    Blake2b::<U32>::digest(bytes).into()
-}
-
-/// `file` with its digest recomputed, so that the checks behind the digest are reached.
-fn redigest(mut file: Vec<u8>) -> Vec<u8> {
-    let end = file.len() - 32;
-    let d = digest(&file[..end]);
-    file[end..].copy_from_slice(&d);
-    file
 }
 
 #[test]

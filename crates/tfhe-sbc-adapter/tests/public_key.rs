@@ -33,6 +33,11 @@
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::key_store::redigest;
+use common::noise::{PhaseNoise, Q, device_tuniform_bound, tuniform_variance};
+use common::{receive_message, sealed_frames};
 use rand_core::{Rng, SeedableRng};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -55,7 +60,6 @@ use tfhe_sbc_adapter::interop::{
 };
 use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeySetError, KeyStore, KeyedIntake};
 use tfhe_sbc_adapter::registry::DeviceEncryption;
-use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
@@ -64,9 +68,7 @@ use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::files::credentials::{credentials_file_bytes, decode_credentials};
 use tfhe_sbc_device::files::public_key::{decode_public_key, public_key_file_bytes};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, FrameKind, SEEDED_FRAME_BYTES_1024, frame_bytes};
-use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 
 /// The public-key device.
 const PK: u64 = 0x9;
@@ -76,8 +78,6 @@ const FLEET: u64 = 0xF;
 const OWN: u64 = 0xD;
 /// Frames of 1024 bits per device in the noise test.
 const FRAMES: usize = 10;
-/// `q = 2^32`.
-const Q: f64 = 4_294_967_296.0;
 
 struct Fixture {
     client_key: ClientKey,
@@ -163,19 +163,13 @@ fn public_key_frames(
     message: &[u8],
     counter: &mut FrameCounter,
 ) -> Vec<Vec<u8>> {
-    let outgoing = counter.begin_message(message.len(), 128).unwrap();
-    let frame_len = frame_bytes(FrameKind::PublicKey, 1, 1024, 32, 32);
-    let (mut mask, mut body) = (vec![0u32; 1024], Box::new([0u32; 1024]));
-    chunks(message, 128)
-        .map(|chunk| {
-            let mut out = vec![0u8; frame_len];
-            let len = encryptor
-                .encrypt_public_key_frame(credentials, &outgoing, &chunk, &mut mask, &mut body, &mut out)
-                .unwrap();
-            assert_eq!(len, frame_len);
-            out
-        })
-        .collect()
+    let frames = sealed_frames(encryptor, credentials, counter, message);
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.len() == frame_bytes(FrameKind::PublicKey, 1, 1024, 32, 32))
+    );
+    frames
 }
 
 /// `message` as seeded frames under a secret key.
@@ -188,28 +182,7 @@ fn seeded_frames(
 ) -> Vec<Vec<u8>> {
     let mut encryptor =
         Box::new(GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &key.key, Blake2bXof::from_seed([seed; 32])).unwrap());
-    let outgoing = encryptor.begin_message(counter, message.len()).unwrap();
-    let mut body = [0u32; 1024];
-    chunks(message, 128)
-        .map(|chunk| {
-            let mut out = vec![0u8; SEEDED_FRAME_BYTES_1024];
-            let len = encryptor
-                .encrypt_seeded_frame(credentials, &outgoing, &chunk, &mut body, &mut out)
-                .unwrap();
-            out.truncate(len);
-            out
-        })
-        .collect()
-}
-
-/// Receives every frame; returns the message the last one completes.
-fn receive_all(intake: &mut KeyedIntake<BooleanBridge>, frames: &[Vec<u8>]) -> Message {
-    let now = Instant::now();
-    let mut complete = None;
-    for frame in frames {
-        complete = intake.receive(frame, now).unwrap().into_message();
-    }
-    complete.unwrap()
+    sealed_frames(&mut *encryptor, credentials, counter, message)
 }
 
 fn random_message(rng: &mut Blake2bXof, bytes: usize) -> Vec<u8> {
@@ -222,40 +195,11 @@ fn bit(bytes: &[u8], i: usize) -> bool {
     (bytes[i / 8] >> (i % 8)) & 1 == 1
 }
 
-/// Running moments of phase errors, in units of `1/q`.
-#[derive(Default)]
-struct Noise {
-    count: usize,
-    sum: f64,
-    sum_sq: f64,
-}
-
-impl Noise {
-    fn add(&mut self, phase: u32, bit: bool) {
-        let e = f64::from(phase.wrapping_sub(encode_bool::<u32>(bit)) as i32);
-        self.count += 1;
-        self.sum += e;
-        self.sum_sq += e * e;
-    }
-
-    /// The variance in units of `1/q^2`.
-    fn variance(&self) -> f64 {
-        let n = self.count as f64;
-        let mean = self.sum / n;
-        self.sum_sq / n - mean * mean
-    }
-
-    /// The standard deviation as a power of two of the torus.
-    fn log2_std(&self) -> f64 {
-        self.variance().sqrt().log2() - 32.0
-    }
-}
-
 /// What one device's frames measured.
 struct Measured {
     errors: usize,
-    extracted: Noise,
-    switched: Noise,
+    extracted: PhaseNoise,
+    switched: PhaseNoise,
     key_switch_time: Duration,
 }
 
@@ -270,8 +214,8 @@ fn measure(bridge: &BooleanBridge, message: &Message, bits: &[u8]) -> Measured {
     assert_eq!(switched.len(), 8 * bits.len());
     let mut m = Measured {
         errors: 0,
-        extracted: Noise::default(),
-        switched: Noise::default(),
+        extracted: PhaseNoise::default(),
+        switched: PhaseNoise::default(),
         key_switch_time,
     };
     for (i, ct) in switched.iter().enumerate() {
@@ -280,9 +224,11 @@ fn measure(bridge: &BooleanBridge, message: &Message, bits: &[u8]) -> Measured {
         let Ciphertext::Encrypted(lwe) = ct else {
             panic!("a key-switched bit is never trivial");
         };
-        m.switched.add(decrypt_lwe_ciphertext(&f.small_key, lwe).0, expected);
+        m.switched
+            .add_phase(decrypt_lwe_ciphertext(&f.small_key, lwe).0, expected);
         let big: LweCiphertextOwned<u32> = BooleanBridge::extract(&message.frames[i / 1024].ciphertext, i % 1024);
-        m.extracted.add(decrypt_lwe_ciphertext(&f.big_key, &big).0, expected);
+        m.extracted
+            .add_phase(decrypt_lwe_ciphertext(&f.big_key, &big).0, expected);
     }
     m
 }
@@ -297,14 +243,6 @@ fn nand_margin(var: f64) -> (f64, f64) {
     let z = (Q / 8.0) / (2.0 * var + modulus_switch).sqrt();
     let tail_log2 = (-z * z / 2.0) / std::f64::consts::LN_2 + (2.0 / ((2.0 * std::f64::consts::PI).sqrt() * z)).log2();
     (z, -tail_log2)
-}
-
-/// Var(TUniform(b)) in units of `1/q^2`.
-fn tuniform_variance(params: &tfhe_sbc_core::parameters::GlweParameters) -> f64 {
-    match DeviceNoise::for_parameters(params, NoiseSampling::ConstantTime).unwrap() {
-        DeviceNoise::TUniform(t) => (2f64.powi(2 * t.bound_log2() as i32 + 1) + 1.0) / 6.0,
-        other => panic!("not TUniform: {other:?}"),
-    }
 }
 
 #[test]
@@ -323,17 +261,17 @@ fn public_key_bits_key_switched_decrypt_with_zero_errors() {
     let frames = public_key_frames(&mut encryptor, &credentials, &pk_bits, &mut FrameCounter::new(0));
     let pk_device_time = start.elapsed();
     let pk_bytes: usize = frames.iter().map(Vec::len).sum();
-    let pk_message = receive_all(&mut intake, &frames);
+    let pk_message = receive_message(&mut intake, &frames, Instant::now());
     assert!(pk_message.frames.iter().all(|frame| frame.kind == FrameKind::PublicKey));
     let pk_measured = measure(&bridge, &pk_message, &pk_bits);
 
     // Fleet device, same key set: 10 seeded frames.
     let fleet_bits = random_message(&mut rng, 128 * FRAMES);
     let frames = seeded_frames(&fleet, &fleet.credentials, &fleet_bits, 4, &mut FrameCounter::new(0));
-    let fleet_message = receive_all(&mut intake, &frames);
+    let fleet_message = receive_message(&mut intake, &frames, Instant::now());
     let fleet_measured = measure(&bridge, &fleet_message, &fleet_bits);
 
-    let derived = 1025.0 * tuniform_variance(&TFHE_LIB_GLWE_1024);
+    let derived = 1025.0 * tuniform_variance(device_tuniform_bound(&TFHE_LIB_GLWE_1024));
     for (name, m) in [("public key", &pk_measured), ("fleet", &fleet_measured)] {
         let (z, bits) = nand_margin(m.switched.variance());
         println!(
@@ -342,9 +280,9 @@ fn public_key_bits_key_switched_decrypt_with_zero_errors() {
             m.switched.count,
             m.key_switch_time,
             m.errors,
-            m.extracted.log2_std(),
+            m.extracted.log2_torus_std(),
             m.extracted.variance().sqrt(),
-            m.switched.log2_std(),
+            m.switched.log2_torus_std(),
         );
     }
     // The model: the fleet's measured key switch plus the public key's measured input noise.
@@ -394,21 +332,27 @@ fn gates_on_public_key_bits_mixed_with_fleet_and_per_device_bits() {
     );
     let (mut encryptor, credentials) = public_key_encryptor(&pk, 7);
     let frames = public_key_frames(&mut encryptor, &credentials, &mp, &mut FrameCounter::new(0));
-    let cp = bridge.message_to_booleans(&receive_all(&mut intake, &frames)).unwrap();
+    let cp = bridge
+        .message_to_booleans(&receive_message(&mut intake, &frames, Instant::now()))
+        .unwrap();
     let frames = seeded_frames(&fleet, &fleet.credentials, &mf, 8, &mut FrameCounter::new(0));
-    let cf = bridge.message_to_booleans(&receive_all(&mut intake, &frames)).unwrap();
+    let cf = bridge
+        .message_to_booleans(&receive_message(&mut intake, &frames, Instant::now()))
+        .unwrap();
     let frames = seeded_frames(&own, &own.credentials, &mo, 9, &mut FrameCounter::new(0));
-    let co = bridge.message_to_booleans(&receive_all(&mut intake, &frames)).unwrap();
+    let co = bridge
+        .message_to_booleans(&receive_message(&mut intake, &frames, Instant::now()))
+        .unwrap();
 
     // 64 bit positions x 4 gates = 256 gates, every one with a public-key input, mixed with the fleet
     // device's and the per-device device's bits; the XOR takes two public-key bits.
     let sk = &f.server_key;
     let (mut gates, mut failures) = (0, 0);
-    let mut outputs = Noise::default();
+    let mut outputs = PhaseNoise::default();
     let mut check = |ct: Ciphertext, expected: bool| {
         failures += usize::from(f.client_key.decrypt(&ct) != expected);
         if let Ciphertext::Encrypted(lwe) = &ct {
-            outputs.add(decrypt_lwe_ciphertext(&f.small_key, lwe).0, expected);
+            outputs.add_phase(decrypt_lwe_ciphertext(&f.small_key, lwe).0, expected);
         }
         gates += 1;
     };
@@ -424,26 +368,26 @@ fn gates_on_public_key_bits_mixed_with_fleet_and_per_device_bits() {
     let elapsed = start.elapsed();
     // The public-key inputs' noise (all 1024 key-switched bits) against the gate outputs' (the inputs the
     // set is sized for).
-    let mut inputs = Noise::default();
+    let mut inputs = PhaseNoise::default();
     for (i, ct) in cp.iter().enumerate() {
         let Ciphertext::Encrypted(lwe) = ct else {
             panic!("a key-switched bit is never trivial");
         };
-        inputs.add(decrypt_lwe_ciphertext(&f.small_key, lwe).0, bit(&mp, i));
+        inputs.add_phase(decrypt_lwe_ciphertext(&f.small_key, lwe).0, bit(&mp, i));
     }
     println!(
         "{gates} tfhe-rs gates (NAND, AND, XOR, MUX) on public-key bits mixed with fleet and per-device bits in \
          {elapsed:.2?}: {failures} failures; noise std of the public-key inputs 2^{:.2}, of the gate outputs 2^{:.2}",
-        inputs.log2_std(),
-        outputs.log2_std()
+        inputs.log2_torus_std(),
+        outputs.log2_torus_std()
     );
     assert!(gates >= 256);
     assert_eq!(failures, 0);
     assert!(
         inputs.variance() < outputs.variance(),
         "public-key inputs noisier than gate outputs: 2^{:.2} against 2^{:.2}",
-        inputs.log2_std(),
-        outputs.log2_std()
+        inputs.log2_torus_std(),
+        outputs.log2_torus_std()
     );
 }
 
@@ -477,9 +421,9 @@ fn frames_of_the_wrong_kind_are_refused() {
     }
     // The refusals consumed no sequence number: the genuine frames with the same sequence numbers pass.
     let frames = public_key_frames(&mut encryptor, &pk.credentials, &message, &mut FrameCounter::new(0));
-    assert_eq!(receive_all(&mut intake, &frames).device_id, PK);
+    assert_eq!(receive_message(&mut intake, &frames, Instant::now()).device_id, PK);
     let frames = seeded_frames(&fleet, &fleet.credentials, &message, 13, &mut FrameCounter::new(0));
-    assert_eq!(receive_all(&mut intake, &frames).device_id, FLEET);
+    assert_eq!(receive_message(&mut intake, &frames, Instant::now()).device_id, FLEET);
 
     // A public-key device added later through `KeyedIntake::register` gets the same rule.
     let mut rng = Blake2bXof::from_seed([14; 32]);
@@ -496,7 +440,7 @@ fn frames_of_the_wrong_kind_are_refused() {
     );
     let (mut encryptor, credentials) = public_key_encryptor(&late, 16);
     let frames = public_key_frames(&mut encryptor, &credentials, &message, &mut FrameCounter::new(0));
-    let received = receive_all(&mut intake, &frames);
+    let received = receive_message(&mut intake, &frames, Instant::now());
     let bits = intake.converter().message_to_booleans(&received).unwrap();
     let wrong = (0..1024)
         .filter(|&i| fixture().client_key.decrypt(&bits[i]) != bit(&message, i))
@@ -545,13 +489,6 @@ fn public_key_records_in_the_key_store_file() {
     let second_mode = first_mode + 1 + 1 + 1 + 1 + 1 + 33;
     assert_eq!(file[first_mode], 2);
     assert_eq!(file[second_mode], 1);
-    let redigest = |mut bytes: Vec<u8>| {
-        use blake2::Digest;
-        let end = bytes.len() - 32;
-        let digest: [u8; 32] = blake2::Blake2b::<blake2::digest::consts::U32>::digest(&bytes[..end]).into();
-        bytes[end..].copy_from_slice(&digest);
-        bytes
-    };
     let mut as_per_device = file.clone();
     as_per_device[first_mode] = 1;
     assert!(matches!(

@@ -5,32 +5,28 @@
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use rand_core::{Rng, SeedableRng};
 use std::sync::OnceLock;
 use std::time::Instant;
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
-use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
-use tfhe_sbc_adapter::interop::boolean_set::{BooleanSet, generate_keys, glwe_key_from_client_key};
-use tfhe_sbc_adapter::interop::{BooleanBridge, client_key_from_device_key, tfhe_glwe_key};
-use tfhe_sbc_adapter::registry::DeviceRegistry;
+use tfhe_sbc_adapter::interop::boolean_set::{BooleanSet, glwe_key_from_client_key};
+use tfhe_sbc_adapter::interop::{client_key_from_device_key, tfhe_glwe_key};
+use tfhe_sbc_adapter::registry::DeviceEncryption;
 use tfhe_sbc_core::entities::GlweCiphertextOwned;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 /// One key set for the whole file: server-key generation takes seconds.
-fn keys() -> &'static (ClientKey, ServerKey, BooleanBridge) {
-    static KEYS: OnceLock<(ClientKey, ServerKey, BooleanBridge)> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let (client_key, server_key) = generate_keys(BooleanSet::TfheLib, &mut Blake2bXof::from_seed([0x1B; 32]));
-        let bridge = BooleanBridge::new(&server_key).unwrap();
-        (client_key, server_key, bridge)
-    })
+fn keys() -> &'static common::BooleanKeys {
+    static KEYS: OnceLock<common::BooleanKeys> = OnceLock::new();
+    common::boolean_keys(&KEYS, BooleanSet::TfheLib, [0x1B; 32])
 }
 
 /// Device side: encrypts 1024 bits (128 bytes) as one authenticated seeded frame; server side: receives it
@@ -41,27 +37,13 @@ fn device_encrypt(client_key: &ClientKey, bits: &[u8; 128], seed: u8) -> GlweCip
         GlweEncryptor::<1024>::new(&TFHE_LIB_GLWE_1024, &device_key, Blake2bXof::from_seed([seed; 32])).unwrap(),
     );
     let credentials = DeviceCredentials::new(u64::from(seed), 1, MacKey::from_bytes([seed; 32]));
-    let outgoing = encryptor.begin_message(&mut FrameCounter::new(0), bits.len()).unwrap();
-    let chunk = chunks(bits, 128).next().unwrap();
-    let mut body = [0u32; 1024];
-    let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
-    let len = encryptor
-        .encrypt_seeded_frame(&credentials, &outgoing, &chunk, &mut body, &mut frame)
-        .unwrap();
-    let mut registry = DeviceRegistry::new();
-    registry
-        .register(DeviceCredentials::new(
-            u64::from(seed),
-            1,
-            MacKey::from_bytes([seed; 32]),
-        ))
-        .unwrap();
-    let mut intake = Intake::new(IntakeConfig::default(), registry);
-    let message = intake
-        .receive(&frame[..len], Instant::now())
-        .unwrap()
-        .into_message()
-        .unwrap();
+    let frames = common::sealed_frames(&mut *encryptor, &credentials, &mut FrameCounter::new(0), bits);
+    assert_eq!(frames.len(), 1);
+    let mut intake = common::intake_of(
+        DeviceCredentials::new(u64::from(seed), 1, MacKey::from_bytes([seed; 32])),
+        DeviceEncryption::SecretKey,
+    );
+    let message = common::receive_message(&mut intake, &frames, Instant::now());
     message.frames.into_iter().next().unwrap().ciphertext
 }
 
@@ -72,7 +54,8 @@ fn bit(bytes: &[u8], i: usize) -> bool {
 #[test]
 fn gates_on_256_device_encrypted_bit_pairs() {
     const PAIRS: usize = 256;
-    let (client_key, server_key, bridge) = keys();
+    let keys = keys();
+    let (client_key, bridge) = (&keys.client_key, &keys.bridge);
     let mut rng = Blake2bXof::from_seed([7; 32]);
     let mut a_bits = [0u8; 128];
     let mut b_bits = [0u8; 128];
@@ -92,19 +75,7 @@ fn gates_on_256_device_encrypted_bit_pairs() {
         let cb = bridge.to_boolean(&b_glwe, i);
         let cc = bridge.to_boolean(&c_glwe, i);
         assert_eq!(client_key.decrypt(&ca), a, "pair {i}: a after key switch");
-        assert_eq!(
-            client_key.decrypt(&server_key.nand(&ca, &cb)),
-            !(a && b),
-            "pair {i}: NAND"
-        );
-        assert_eq!(client_key.decrypt(&server_key.and(&ca, &cb)), a && b, "pair {i}: AND");
-        assert_eq!(client_key.decrypt(&server_key.xor(&ca, &cb)), a ^ b, "pair {i}: XOR");
-        assert_eq!(
-            client_key.decrypt(&server_key.mux(&cc, &ca, &cb)),
-            if c { a } else { b },
-            "pair {i}: MUX"
-        );
-        checked += 4;
+        checked += keys.check_gates([&ca, &cb, &cc], [a, b, c], &format!("pair {i}"));
     }
     println!("{checked} gate results on {PAIRS} device-encrypted bit pairs: all correct");
     assert_eq!(checked, 4 * PAIRS);
@@ -123,7 +94,11 @@ fn greater_than(server_key: &ServerKey, x: &[Ciphertext], y: &[Ciphertext]) -> C
 
 #[test]
 fn eight_bit_reading_above_threshold() {
-    let (client_key, server_key, bridge) = keys();
+    let common::BooleanKeys {
+        client_key,
+        server_key,
+        bridge,
+    } = keys();
     // Eight readings and eight thresholds, one byte each, in two device frames.
     let readings = [0u8, 17, 99, 100, 101, 200, 255, 128];
     let thresholds = [0u8, 18, 100, 100, 100, 199, 254, 127];
@@ -151,7 +126,7 @@ fn eight_bit_reading_above_threshold() {
 
 #[test]
 fn keys_export_and_import() {
-    let (client_key, _, _) = keys();
+    let client_key = &keys().client_key;
     let device_key = glwe_key_from_client_key(BooleanSet::TfheLib, client_key).unwrap();
     // The exported key is the client key's GLWE key.
     let (_, glwe, _) = client_key.clone().into_raw_parts();

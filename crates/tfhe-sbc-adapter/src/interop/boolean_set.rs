@@ -86,7 +86,7 @@ impl BooleanSet {
 
     /// Which key a gate's inputs are under, as we rely on it: `Big` (the GLWE key read flat, so an
     /// extracted ciphertext is a gate input) or `Small` (the LWE key of dimension `n`, so it needs a key
-    /// switch first). `tests/parameter_sets.rs` checks it against tfhe-rs's constants.
+    /// switch first). `tests/parameter_sets/` checks it against tfhe-rs's constants.
     pub const fn encryption_key_choice(self) -> EncryptionKeyChoice {
         match self {
             Self::TfheLib => EncryptionKeyChoice::Small,

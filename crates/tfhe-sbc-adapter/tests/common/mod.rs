@@ -1,13 +1,20 @@
 //! Shared test fixtures: devices that produce real v2 frames, and an intake that knows them.
 #![allow(dead_code, clippy::unwrap_used)]
 
+/// Key stores: provisioned integer devices, key material of the right shape, a store file's digest.
+#[cfg(feature = "tfhe")]
+pub mod key_store;
+/// Noise bookkeeping of the boolean sets.
+pub mod noise;
+
 use rand_core::SeedableRng;
 use std::time::Instant;
-use tfhe_sbc_adapter::intake::{Frame, Intake, IntakeConfig, Message};
-use tfhe_sbc_adapter::registry::DeviceRegistry;
+use tfhe_sbc_adapter::intake::{Frame, Intake, IntakeConfig, Message, Received};
+use tfhe_sbc_adapter::registry::{DeviceEncryption, DeviceRegistry};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, GlweSecretKeyOwned};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -69,14 +76,9 @@ impl Device {
 
     /// The seeded frames of `message`: one message, consecutive sequence numbers.
     pub fn seeded_frames(&mut self, message: &[u8]) -> Vec<Vec<u8>> {
-        let mut body = [0u32; 1024];
-        self.frames(
-            message,
-            SEEDED_FRAME_BYTES_1024,
-            |encryptor, credentials, outgoing, chunk, out| {
-                encryptor.encrypt_seeded_frame(credentials, outgoing, chunk, &mut body, out)
-            },
-        )
+        let frames = sealed_frames(&mut *self.encryptor, &self.credentials, &mut self.counter, message);
+        assert!(frames.iter().all(|f| f.len() == SEEDED_FRAME_BYTES_1024));
+        frames
     }
 
     /// The full-mask frames of `message`.
@@ -144,13 +146,63 @@ pub fn intake(config: IntakeConfig, devices: &[&Device]) -> Intake {
     Intake::new(config, registry)
 }
 
+/// What takes a boolean set's frames one at a time: the intake, or a keyed intake in front of a converter.
+pub trait FrameReceiver {
+    /// Receives one frame at `now`, which must be accepted.
+    fn receive_frame(&mut self, frame: &[u8], now: Instant) -> Received;
+}
+
+impl FrameReceiver for Intake {
+    fn receive_frame(&mut self, frame: &[u8], now: Instant) -> Received {
+        self.receive(frame, now).unwrap()
+    }
+}
+
+#[cfg(feature = "tfhe")]
+impl<C> FrameReceiver for tfhe_sbc_adapter::key_store::KeyedIntake<C>
+where
+    C: tfhe_sbc_adapter::interop::Converter<Unit = tfhe_sbc_adapter::interop::Messages>,
+{
+    fn receive_frame(&mut self, frame: &[u8], now: Instant) -> Received {
+        self.receive(frame, now).unwrap()
+    }
+}
+
+/// An intake (default configuration) that knows one device, which encrypts as `encryption`.
+pub fn intake_of(credentials: DeviceCredentials, encryption: DeviceEncryption) -> Intake {
+    let mut registry = DeviceRegistry::new();
+    registry.register_device(credentials, encryption, 0).unwrap();
+    Intake::new(IntakeConfig::default(), registry)
+}
+
 /// Receives every frame at `now`; the message the last one completes.
-pub fn receive_message(intake: &mut Intake, frames: &[Vec<u8>], now: Instant) -> Message {
+pub fn receive_message(intake: &mut impl FrameReceiver, frames: &[Vec<u8>], now: Instant) -> Message {
     let mut complete = None;
     for frame in frames {
-        complete = intake.receive(frame, now).unwrap().into_message();
+        complete = intake.receive_frame(frame, now).into_message();
     }
     complete.unwrap()
+}
+
+/// The frames of one `message` as a device seals them through [`FrameEncryptor`]: sequence numbers from
+/// `counter`, one frame per chunk, each [`FrameEncryptor::frame_len`] bytes.
+pub fn sealed_frames(
+    encryptor: &mut (impl FrameEncryptor + ?Sized),
+    credentials: &DeviceCredentials,
+    counter: &mut FrameCounter,
+    message: &[u8],
+) -> Vec<Vec<u8>> {
+    let outgoing = encryptor.begin_message(counter, message.len()).unwrap();
+    let mut buffer = vec![0u8; encryptor.frame_buffer_len()];
+    chunks(message, encryptor.chunk_bytes())
+        .map(|chunk| {
+            let len = encryptor
+                .encrypt_frame_into(credentials, &outgoing, &chunk, &mut buffer)
+                .unwrap();
+            assert_eq!(len, encryptor.frame_len());
+            buffer[..len].to_vec()
+        })
+        .collect()
 }
 
 /// The header of a frame.
@@ -187,9 +239,13 @@ pub struct KeyPair<C, S> {
 #[cfg(feature = "tfhe")]
 pub type IntegerKeys = KeyPair<tfhe::ClientKey, tfhe::ServerKey>;
 
-/// A `tfhe::boolean` key pair.
+/// A `tfhe::boolean` key pair and the bridge made from its server key.
 #[cfg(feature = "tfhe")]
-pub type BooleanKeys = KeyPair<tfhe::boolean::client_key::ClientKey, tfhe::boolean::server_key::ServerKey>;
+pub struct BooleanKeys {
+    pub client_key: tfhe::boolean::client_key::ClientKey,
+    pub server_key: tfhe::boolean::server_key::ServerKey,
+    pub bridge: tfhe_sbc_adapter::interop::BooleanBridge,
+}
 
 /// The integer key pair of tfhe-rs's default configuration from `seed`, made once per test binary in
 /// `cell` (server-key generation takes seconds); `label` names it in the timing line.
@@ -205,7 +261,66 @@ pub fn integer_keys(cell: &'static std::sync::OnceLock<IntegerKeys>, seed: u128,
     })
 }
 
-/// The boolean key pair of `set` from `seed`, made once per test binary in `cell`.
+/// Applies `x -> 3x + 1 mod 4` by PBS, with `keys`' shortint server key, to each of the `N` 2-bit blocks of
+/// `glwe` (a ciphertext of the integer set) in parallel, and counts the results `keys`' client key does not
+/// decrypt to `3 m + 1 mod 4`, `m = message(i)` the message of block `i`.
+#[cfg(feature = "tfhe")]
+pub fn failed_pbs(
+    keys: &IntegerKeys,
+    glwe: &tfhe_sbc_core::entities::GlweCiphertextOwned<u64>,
+    message: impl Fn(usize) -> u64 + Sync,
+) -> usize {
+    use rayon::prelude::*;
+    let integer_server: &tfhe::integer::ServerKey = keys.server_key.as_ref();
+    let server: &tfhe::shortint::ServerKey = integer_server.as_ref();
+    let (integer_client, ..) = keys.client_key.clone().into_raw_parts();
+    let client: &tfhe::shortint::ClientKey = integer_client.as_ref();
+    let lut = server.generate_lookup_table(|x| (3 * x + 1) % 4);
+    let extractor = tfhe_sbc_adapter::interop::integer::IntegerExtractor::new();
+    (0..glwe.polynomial_size().0)
+        .into_par_iter()
+        .map(|i| {
+            let block = extractor.extract_block(glwe, i).unwrap();
+            let out = server.apply_lookup_table(&block, &lut);
+            usize::from(client.decrypt(&out) != (3 * message(i) + 1) % 4)
+        })
+        .sum()
+}
+
+#[cfg(feature = "tfhe")]
+impl BooleanKeys {
+    /// Checks the server key's NAND, AND, XOR and MUX on `ca`, `cb` and `cc`, which encrypt `a`, `b` and `c`:
+    /// every result decrypts with the client key to the gate's value (`at` names the inputs in a failure).
+    /// Returns the number of gates checked.
+    pub fn check_gates(
+        &self,
+        [ca, cb, cc]: [&tfhe::boolean::ciphertext::Ciphertext; 3],
+        [a, b, c]: [bool; 3],
+        at: &str,
+    ) -> usize {
+        use tfhe::boolean::server_key::BinaryBooleanGates;
+        let (client_key, server_key) = (&self.client_key, &self.server_key);
+        assert_eq!(client_key.decrypt(&server_key.nand(ca, cb)), !(a && b), "{at}: NAND");
+        assert_eq!(client_key.decrypt(&server_key.and(ca, cb)), a && b, "{at}: AND");
+        assert_eq!(client_key.decrypt(&server_key.xor(ca, cb)), a ^ b, "{at}: XOR");
+        assert_eq!(
+            client_key.decrypt(&server_key.mux(cc, ca, cb)),
+            if c { a } else { b },
+            "{at}: MUX"
+        );
+        4
+    }
+}
+
+/// Prints how many of `pbs` shortint PBS on `blocks` failed, and asserts that they were 10,240 with none
+/// failing.
+pub fn assert_ten_thousand_pbs_without_failure(pbs: usize, failures: usize, blocks: &str) {
+    println!("{pbs} PBS on {blocks}: {failures} failures");
+    assert_eq!((pbs, failures), (10_240, 0));
+}
+
+/// The boolean key pair of `set` from `seed` and the bridge of its server key, made once per test binary in
+/// `cell`.
 #[cfg(feature = "tfhe")]
 pub fn boolean_keys(
     cell: &'static std::sync::OnceLock<BooleanKeys>,
@@ -215,7 +330,12 @@ pub fn boolean_keys(
     cell.get_or_init(|| {
         let (client_key, server_key) =
             tfhe_sbc_adapter::interop::boolean_set::generate_keys(set, &mut Blake2bXof::from_seed(seed));
-        KeyPair { client_key, server_key }
+        let bridge = tfhe_sbc_adapter::interop::BooleanBridge::new(&server_key).unwrap();
+        BooleanKeys {
+            client_key,
+            server_key,
+            bridge,
+        }
     })
 }
 

@@ -8,10 +8,13 @@
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
 
+#[path = "../common/mod.rs"]
 mod common;
+mod devices;
 
-use rand_core::SeedableRng;
-use std::sync::OnceLock;
+use common::key_store::{fake_boolean_ksk, integer_keyed_intake};
+use common::u16_bytes;
+use devices::*;
 use std::time::Instant;
 use tfhe::conformance::ParameterSetConformant;
 use tfhe::core_crypto::prelude::{CiphertextModulus, LweCiphertext};
@@ -22,141 +25,17 @@ use tfhe::shortint::ciphertext::Degree;
 use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as TFHE_DEFAULT;
 use tfhe::{FheUint8, FheUint8ConformanceParams, FheUint8Id, FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::IntakeError;
-use tfhe_sbc_adapter::intake::{IntakeConfig, IntegerFrame};
-use tfhe_sbc_adapter::interop::DeviceSecrets;
-use tfhe_sbc_adapter::interop::integer::per_device::{
-    IntegerDeviceKsk, integer_credentials_file, provision_integer_fleet_device, provision_integer_per_device,
-};
+use tfhe_sbc_adapter::intake::IntegerFrame;
+use tfhe_sbc_adapter::interop::integer::per_device::integer_credentials_file;
 use tfhe_sbc_adapter::interop::integer::{
     IntegerBridge, IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, integer_server_key_fingerprint,
 };
 use tfhe_sbc_adapter::interop::{Converter, InteropError};
-use tfhe_sbc_adapter::key_store::{
-    DeviceKeyMaterial, DeviceRecord, IntegerKeyedIntake, KEY_STORE_MAGIC, KeyMode, KeySetError, KeyStore,
-};
-use tfhe_sbc_core::parameters::{ParameterSetId, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::encrypt::FrameEncryptor;
+use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyStore};
+use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::files::credentials::decode_credentials;
-use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
-
-const SET: ParameterSetId = ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048;
-const KEY_ID: u32 = 0x1D_0004;
-/// Per-device devices A and B, fleet device F.
-const A: u64 = 0xA;
-const B: u64 = 0xB;
-const F: u64 = 0xF;
-
-/// One tfhe-rs integer key set (the high-level default) for the whole file, from a fixed seed.
-fn fixture() -> &'static common::IntegerKeys {
-    static FIXTURE: OnceLock<common::IntegerKeys> = OnceLock::new();
-    common::integer_keys(&FIXTURE, 0x4be1_5eed, "integer")
-}
-
-/// What provisioning hands out: each device's credential file, and the store (through its file).
-struct Provisioned {
-    files: Vec<(u64, Vec<u8>)>,
-    store: Vec<u8>,
-    secrets: Vec<(u64, DeviceSecrets)>,
-}
-
-/// Provisions A and B (per-device) and F (fleet) into a store bound to the fixture's server key, as the
-/// trusted party does; the store and the credential files leave as bytes.
-fn provisioned() -> &'static Provisioned {
-    static PROVISIONED: OnceLock<Provisioned> = OnceLock::new();
-    PROVISIONED.get_or_init(|| {
-        let f = fixture();
-        let mut rng = Blake2bXof::from_seed([0x44; 32]);
-        let mut store = KeyStore::for_integers(&f.server_key).unwrap();
-        let mut files = Vec::new();
-        let mut secrets = Vec::new();
-        let t = Instant::now();
-        for (id, mode) in [
-            (A, KeyMode::PerDeviceSecretKey),
-            (B, KeyMode::PerDeviceSecretKey),
-            (F, KeyMode::FleetSecretKey),
-        ] {
-            let (device, record) = match mode {
-                KeyMode::PerDeviceSecretKey => provision_integer_per_device(&f.client_key, id, KEY_ID, &mut rng),
-                _ => provision_integer_fleet_device(&f.client_key, id, KEY_ID, &mut rng),
-            }
-            .unwrap();
-            assert_eq!((record.parameter_set(), record.mode()), (SET, mode));
-            assert!(record.is_integer());
-            let file = integer_credentials_file(mode, &device).unwrap();
-            assert_eq!(file.len(), 324, "header 52 + packed key 256 + check 16");
-            files.push((id, file.to_vec()));
-            store.insert(record).unwrap();
-            secrets.push((id, device));
-        }
-        eprintln!(
-            "provisioned 2 per-device + 1 fleet integer devices: {:.2} s",
-            t.elapsed().as_secs_f64()
-        );
-        Provisioned {
-            files,
-            store: store.encode().to_vec(),
-            secrets,
-        }
-    })
-}
-
-fn credential_file(id: u64) -> &'static [u8] {
-    &provisioned().files.iter().find(|(d, _)| *d == id).unwrap().1
-}
-
-fn device_key(id: u64) -> &'static DeviceSecrets {
-    &provisioned().secrets.iter().find(|(d, _)| *d == id).unwrap().1
-}
-
-/// The server side, from the store file.
-fn keyed_intake() -> IntegerKeyedIntake {
-    let f = fixture();
-    let store = KeyStore::decode(&provisioned().store).unwrap();
-    IntegerKeyedIntake::new(
-        IntakeConfig::default(),
-        store,
-        IntegerBridge::new(f.server_key.clone()).unwrap(),
-    )
-    .unwrap()
-}
-
-/// The device side, from its credential file only: the frames of one message of reading bytes.
-fn device_frames(file: &[u8], seed: u8, first_sequence: u64, bytes: &[u8]) -> Vec<Vec<u8>> {
-    device_frames_with_body(file, seed, first_sequence, bytes, 64)
-}
-
-/// [`device_frames`] with the top `body_bits` bits of each body coefficient on the wire (64: the full body).
-fn device_frames_with_body(file: &[u8], seed: u8, first_sequence: u64, bytes: &[u8], body_bits: u32) -> Vec<Vec<u8>> {
-    let decoded = decode_credentials(file).unwrap();
-    assert_eq!(decoded.parameters.id(), SET);
-    let mut enc = Box::new(IntegerEncryptor::<2048>::EMPTY);
-    enc.set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, decoded.key_material)
-        .unwrap();
-    enc.seed_from_bytes(&mut [seed; 32]);
-    enc.set_body_bits(body_bits).unwrap();
-    let mut counter = FrameCounter::new(first_sequence);
-    let outgoing = enc.begin_message(&mut counter, bytes.len()).unwrap();
-    chunks(bytes, IntegerEncryptor::<2048>::MESSAGE_BYTES)
-        .map(|chunk| {
-            let mut out = vec![0u8; IntegerEncryptor::<2048>::SEEDED_FRAME_BYTES];
-            let len = enc
-                .encrypt_frame_into(&decoded.credentials, &outgoing, &chunk, &mut out)
-                .unwrap();
-            out.truncate(len);
-            out
-        })
-        .collect()
-}
-
-use common::u16_bytes;
-
-fn readings16(seed: u16, count: usize) -> Vec<u16> {
-    common::readings16(seed, count, 0x5a5a)
-}
 
 /// §3: per-device integer device end to end through the store: provision -> credential file -> the device
 /// encrypts -> intake -> `FheUint16` (key switch + identity PBS, picked from the store) -> tfhe-rs sums ->
@@ -314,35 +193,6 @@ fn device_blocks_are_conformant_in_both_modes() {
     assert_eq!(checked, [2, 512]);
 }
 
-/// Decrypts `cts` and counts how many equal `expected`.
-fn count_right(cts: &[FheUint16], expected: &[u16]) -> usize {
-    let ck = &fixture().client_key;
-    cts.iter()
-        .zip(expected)
-        .filter(|(ct, v)| {
-            let d: u16 = ct.decrypt(ck);
-            d == **v
-        })
-        .count()
-}
-
-/// A store in which device `id` has `key` but the MAC key its credential file holds.
-fn intake_with(id: u64, key: DeviceKeyMaterial) -> IntegerKeyedIntake {
-    let f = fixture();
-    let decoded = decode_credentials(credential_file(id)).unwrap();
-    let mut store = KeyStore::for_integers(&f.server_key).unwrap();
-    let mac = MacKey::from_slice(decoded.credentials.mac_key().as_bytes()).unwrap();
-    store
-        .insert(DeviceRecord::with_parameter_set(DeviceCredentials::new(id, KEY_ID, mac), SET, key).unwrap())
-        .unwrap();
-    IntegerKeyedIntake::new(
-        IntakeConfig::default(),
-        store,
-        IntegerBridge::new(f.server_key.clone()).unwrap(),
-    )
-    .unwrap()
-}
-
 /// §3: modes and devices do not mix. A per-device frame read in fleet mode and a fleet frame read in
 /// per-device mode decrypt to garbage; device A's frame opened with device B's key decrypts to garbage, and
 /// relabelled as B's frame it is refused by B's MAC key; per-device keys are independent (different seeds
@@ -353,7 +203,7 @@ fn modes_and_devices_do_not_mix() {
     let values = readings16(5, 256);
     let bytes = u16_bytes(&values);
     let count = 4;
-    let store = KeyStore::decode(&provisioned().store).unwrap();
+    let store = provisioned().key_store();
     let ksk = |id| match store.get(id).unwrap().key() {
         DeviceKeyMaterial::IntegerPerDevice(k) => k.clone(),
         _ => unreachable!("{id} is per-device"),
@@ -419,12 +269,7 @@ fn modes_and_devices_do_not_mix() {
             .unwrap(),
         )
         .unwrap();
-    let mut boolean = IntegerKeyedIntake::new(
-        IntakeConfig::default(),
-        store,
-        IntegerBridge::new(f.server_key.clone()).unwrap(),
-    )
-    .unwrap();
+    let mut boolean = integer_keyed_intake(f, store).unwrap();
     let frame = boolean
         .receive(&device_frames(credential_file(F), 11, 0, &bytes)[0], Instant::now())
         .unwrap();
@@ -477,221 +322,13 @@ fn modes_and_devices_do_not_mix() {
     );
     // A store of another server key.
     assert_eq!(
-        IntegerKeyedIntake::new(
-            IntakeConfig::default(),
-            KeyStore::with_fingerprint([9; 32]),
-            IntegerBridge::new(f.server_key.clone()).unwrap(),
-        )
-        .unwrap_err(),
+        integer_keyed_intake(f, KeyStore::with_fingerprint([9; 32])).unwrap_err(),
         InteropError::ServerKeyMismatch
     );
     assert_eq!(
         integer_server_key_fingerprint(&f.server_key).unwrap(),
         store_fingerprint()
     );
-}
-
-/// The error of a call that must fail (`FheUint` has no `Debug`, so no `unwrap_err`).
-fn error<T>(result: Result<T, InteropError>) -> InteropError {
-    match result {
-        Err(e) => e,
-        Ok(_) => panic!("expected an error"),
-    }
-}
-
-fn store_fingerprint() -> [u8; 32] {
-    KeyStore::decode(&provisioned().store).unwrap().server_key_fingerprint()
-}
-
-/// A fake per-device integer key of the right shape (the store checks shapes, not contents): no key
-/// generation needed.
-fn fake_integer_ksk(seed: u64) -> IntegerDeviceKsk {
-    let words = (0..IntegerDeviceKsk::body_words() as u64)
-        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed)
-        .collect();
-    IntegerDeviceKsk::from_parts(u128::from(seed), words).unwrap()
-}
-
-/// A `TFHE_LIB_PARAMETERS` per-device key (its shape only matters here).
-fn fake_boolean_ksk() -> tfhe_sbc_adapter::interop::DeviceKsk {
-    tfhe_sbc_adapter::interop::DeviceKsk::from_parts(5, vec![0; tfhe_sbc_adapter::interop::device_ksk_words()]).unwrap()
-}
-
-fn credentials(id: u64) -> DeviceCredentials {
-    DeviceCredentials::new(id, KEY_ID, MacKey::from_bytes([id as u8; 32]))
-}
-
-/// The key store records each device's parameter set (version 2) and reads version 1 files as set 1; it
-/// refuses modes a set does not allow, unknown sets, and any corruption, with typed errors and no panic.
-#[test]
-fn key_store_records_parameter_sets() {
-    let mut store = KeyStore::with_fingerprint([5; 32]);
-    store
-        .insert(DeviceRecord::new(
-            credentials(1),
-            DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(1)),
-        ))
-        .unwrap();
-    store
-        .insert(DeviceRecord::with_parameter_set(credentials(2), SET, DeviceKeyMaterial::Fleet).unwrap())
-        .unwrap();
-    store
-        .insert(
-            DeviceRecord::with_parameter_set(credentials(3), ParameterSetId(2), DeviceKeyMaterial::PublicKey).unwrap(),
-        )
-        .unwrap();
-    store
-        .insert(DeviceRecord::new(credentials(4), DeviceKeyMaterial::Fleet))
-        .unwrap();
-    let file = store.encode();
-    assert_eq!(file[KEY_STORE_MAGIC.len()], 2, "version 2");
-    let back = KeyStore::decode(&file).unwrap();
-    let sets: Vec<(u64, u16, KeyMode)> = back
-        .iter()
-        .map(|r| (r.device_id(), r.parameter_set().0, r.mode()))
-        .collect();
-    assert_eq!(
-        sets,
-        [
-            (1, 4, KeyMode::PerDeviceSecretKey),
-            (2, 4, KeyMode::FleetSecretKey),
-            (3, 2, KeyMode::PublicKey),
-            (4, 1, KeyMode::FleetSecretKey)
-        ]
-    );
-    match (store.get(1).unwrap().key(), back.get(1).unwrap().key()) {
-        (DeviceKeyMaterial::IntegerPerDevice(x), DeviceKeyMaterial::IntegerPerDevice(y)) => {
-            assert_eq!((x.mask_seed(), x.bodies()), (y.mask_seed(), y.bodies()));
-            assert_eq!(y.stored_bytes(), 2 * 2048 * 8 + 16);
-        }
-        _ => panic!("device 1 is an integer per-device device"),
-    }
-    assert_eq!(back.get(1).unwrap().key().stored_bytes(), 32_784);
-    assert_eq!(&back.encode()[..], &file[..], "encoding is deterministic");
-    eprintln!("key store, 1 integer per-device + 3 others: {} bytes", file.len());
-
-    // Modes a set does not allow, and unknown sets.
-    let refused = [
-        (SET, DeviceKeyMaterial::PerDevice(fake_boolean_ksk())),
-        (
-            ParameterSetId(2),
-            DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(2)),
-        ),
-        (
-            TFHE_LIB_GLWE_1024.id(),
-            DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(3)),
-        ),
-    ];
-    for (set, key) in refused {
-        let mode = key.mode();
-        let err = DeviceRecord::with_parameter_set(credentials(9), set, key).unwrap_err();
-        assert!(
-            matches!(err, KeySetError::ModeNotAllowed { device_id: 9, mode: m, parameter_set: p } if m == mode && p == set.0),
-            "{err}"
-        );
-    }
-    assert!(matches!(
-        DeviceRecord::with_parameter_set(credentials(9), ParameterSetId(99), DeviceKeyMaterial::Fleet).unwrap_err(),
-        KeySetError::UnknownParameterSet {
-            device_id: 9,
-            parameter_set: 99
-        }
-    ));
-
-    // Version 1, as earlier builds wrote it: parameter set 1 once, no set per record.
-    let mut v1 = KEY_STORE_MAGIC.to_vec();
-    v1.push(1);
-    v1.push(1); // parameter_set varint
-    v1.push(32);
-    v1.extend_from_slice(&[6; 32]);
-    v1.push(2); // two records
-    for id in [7u8, 8] {
-        v1.extend_from_slice(&[id, 3, 32]); // device id, key id, MAC key length
-        v1.extend_from_slice(&[id; 32]);
-        v1.extend_from_slice(&[if id == 7 { 0 } else { 2 }, 0]); // mode (fleet, public key), no ksk
-    }
-    let d = digest(&v1);
-    v1.extend_from_slice(&d);
-    let old = KeyStore::decode(&v1).unwrap();
-    assert_eq!(old.server_key_fingerprint(), [6; 32]);
-    let read: Vec<(u64, u32, u16, KeyMode)> = old
-        .iter()
-        .map(|r| (r.device_id(), r.key_id(), r.parameter_set().0, r.mode()))
-        .collect();
-    assert_eq!(
-        read,
-        [(7, 3, 1, KeyMode::FleetSecretKey), (8, 3, 1, KeyMode::PublicKey)]
-    );
-    assert_eq!(old.encode()[KEY_STORE_MAGIC.len()], 2, "rewritten as version 2");
-    let mut v1_other_set = v1.clone();
-    v1_other_set[9] = 4;
-    let end = v1_other_set.len() - 32;
-    let d = digest(&v1_other_set[..end]);
-    v1_other_set[end..].copy_from_slice(&d);
-    assert!(matches!(
-        KeyStore::decode(&v1_other_set).unwrap_err(),
-        KeySetError::UnsupportedParameterSet(4)
-    ));
-
-    // A per-device integer key of the wrong length, behind a valid digest: a typed error.
-    let mut one = KeyStore::with_fingerprint([5; 32]);
-    one.insert(DeviceRecord::new(
-        credentials(1),
-        DeviceKeyMaterial::IntegerPerDevice(fake_integer_ksk(1)),
-    ))
-    .unwrap();
-    let file = one.encode().to_vec();
-    // The bodies' length varint (32,768 = 0x80 0x80 0x02) is followed by the bodies, then the digest.
-    let len_at = file.len() - 32 - 32_768 - 3;
-    assert_eq!(&file[len_at..len_at + 3], &[0x80, 0x80, 0x02]);
-    let mut shorter = file[..len_at].to_vec();
-    shorter.extend_from_slice(&[0xf8, 0xff, 0x01]); // 32,760
-    shorter.extend_from_slice(&file[len_at + 3..file.len() - 32 - 8]);
-    let d = digest(&shorter);
-    shorter.extend_from_slice(&d);
-    assert!(matches!(
-        KeyStore::decode(&shorter).unwrap_err(),
-        KeySetError::WrongLength {
-            device_id: Some(1),
-            field: "key-switching key",
-            expected: 32_768,
-            found: 32_760
-        }
-    ));
-    // The set of that record changed to set 1: the record's set decides its key's type, so the same 32,768
-    // bytes now read as set 1's per-device key (an LWE key of 8,192 `u32`), never as an integer one. The
-    // store's digest, not the key's length, is what guards a record.
-    let set_at = 9 + 33 + 1 + 1 + 3; // prefix, fingerprint, count, device id, key id (varint 0x1D0004: 3 bytes)
-    let mut as_boolean = file.clone();
-    assert_eq!(as_boolean[set_at], 4);
-    as_boolean[set_at] = 1;
-    let end = as_boolean.len() - 32;
-    let d = digest(&as_boolean[..end]);
-    as_boolean[end..].copy_from_slice(&d);
-    let read = KeyStore::decode(&as_boolean).unwrap();
-    let record = read.get(1).unwrap();
-    assert_eq!(record.parameter_set().0, 1);
-    assert!(matches!(record.key(), DeviceKeyMaterial::PerDevice(_)));
-    // Mutations behind a recomputed digest and truncations never panic.
-    for position in (0..300).chain((300..file.len()).step_by(4099)) {
-        for flip in [0x01u8, 0x80] {
-            let mut bad = file.clone();
-            bad[position] ^= flip;
-            let end = bad.len() - 32;
-            let d = digest(&bad[..end]);
-            bad[end..].copy_from_slice(&d);
-            let _ = KeyStore::decode(&bad);
-        }
-    }
-    for len in (0..file.len()).step_by(1021) {
-        assert!(KeyStore::decode(&file[..len]).is_err());
-    }
-}
-
-fn digest(bytes: &[u8]) -> [u8; 32] {
-    use blake2::digest::consts::U32;
-    use blake2::{Blake2b, Digest};
-    Blake2b::<U32>::digest(bytes).into()
 }
 
 /// The credential file of an integer device: parameter set 4, its mode, the packed key the encryptor takes;
