@@ -8,6 +8,8 @@
 //! only bit 0 of each byte classified: that each coefficient is 0 or 1 is public (the key check
 //! `from_container` makes), which one is secret.
 
+/// tfhe-rs's compact lists: the streaming and NTT compact-list encryptors.
+mod compact_list;
 /// Encryption: the GLWE encryptors (secret key, k = 3, public key, integer) and the encryption core.
 mod encryption;
 /// Framing: the frame MAC and the encryptors' frame paths, as the firmware and the clients run them.
@@ -133,6 +135,11 @@ pub static DEFAULT: &[Check] = &[
         name: "full-frame",
         what: "encrypt_full_frame (wire v2, the paper's full mask): same, with the mask expanded in full",
         run: frames::full_frame,
+    },
+    Check {
+        name: "compact-list",
+        what: "CompactListEncryptor (streaming, the default) and CompactListNttEncryptor::<NttPlan64>: set_public_key_le_bytes (a public raw key), seed (secret TryCryptoRng: secret r, e1, e2), encrypt_list of secret u8, u16 and bool readings into tfhe-rs's packed list",
+        run: compact_list::compact_list,
     },
 ];
 
