@@ -251,7 +251,8 @@ mod tests {
     #[test]
     fn header_and_trailer() {
         let layout = ListLayout::new(&P, U8, 2).unwrap_or_else(|e| panic!("{e}"));
-        let mut out = vec![0xAAu8; layout.bytes()];
+        let mut out = [0xAAu8; 16_659];
+        assert_eq!(layout.bytes(), out.len());
         layout.write_header(&mut out).unwrap_or_else(|e| panic!("{e}"));
         layout.write_trailer(&mut out).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&out[..11], b"\x03\0\0\0\0\0\0\x000.5");

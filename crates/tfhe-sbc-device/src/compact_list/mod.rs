@@ -143,10 +143,10 @@ mod tests {
     #[test]
     fn packed_plaintexts_are_nibbles_and_pairs_of_booleans() {
         let words = [0xBEEF_u16, 0x1234];
-        let nibbles: Vec<u64> = (0..8).map(|t| packed_plaintext(&P, &words, t)).collect();
+        let nibbles: [u64; 8] = core::array::from_fn(|t| packed_plaintext(&P, &words, t));
         assert_eq!(nibbles, [0xF, 0xE, 0xE, 0xB, 0x4, 0x3, 0x2, 0x1]);
         let bits = [true, false, true, true, false];
-        let packed: Vec<u64> = (0..3).map(|t| packed_plaintext(&P, &bits, t)).collect();
+        let packed: [u64; 3] = core::array::from_fn(|t| packed_plaintext(&P, &bits, t));
         assert_eq!(packed, [1, 5, 0]);
     }
 }
