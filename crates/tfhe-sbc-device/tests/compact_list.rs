@@ -173,7 +173,10 @@ fn known_answer() {
     let mut list = vec![0u8; compact_list_bytes::<u16>(5)];
     encryptor.encrypt_list(&readings, &mut list).unwrap();
     let digest = common::kat_digest(b"compact-list", list.iter().copied(), |b: u8| [b]);
-    assert_eq!(digest, "665585205d3177932dcfe09f065420274e4da4540aa0a7a297b79f11d79734c6");
+    assert_eq!(
+        digest,
+        "665585205d3177932dcfe09f065420274e4da4540aa0a7a297b79f11d79734c6"
+    );
 }
 
 #[test]
