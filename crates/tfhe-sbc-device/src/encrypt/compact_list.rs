@@ -17,6 +17,9 @@
 //!   ([`crate::encrypt::public_key_encryption::encrypt_glwe_ciphertext_with_public_key_assign`]). It
 //!   holds `4 * 12 N + 16 N` bytes (128 KiB at `N = 2048` with [`NttPlan64`]): where RAM allows.
 //!
+//! The set is fixed by the type, so [`Encryptor::parameter_set`] reports [`ParameterSetId::CUSTOM`] for
+//! these encryptors (our wire ids name GLWE sets of our frames, and these lists are not frames).
+//!
 //! A stolen device holds only the public key: nothing on it decrypts. The CSPRNG erases its key after each
 //! bin ([`crate::csprng::xof::Blake2bXof::ratchet`]).
 //!
