@@ -29,14 +29,18 @@ enum Command {
         #[arg(long, value_parser = parse_u32)]
         key_id: Option<u32>,
     },
-    /// Provision one device: devices/<ID>.tsdc (0600) and its record in the key store.
+    /// Provision one device (or --count devices): devices/<ID>.tsdc (0600) and its record in the key store.
     Issue {
         /// The key set directory written by init.
         #[arg(long)]
         dir: PathBuf,
-        /// The device id (unique in the key set).
+        /// The device id (unique in the key set); with --count, the first of consecutive ids.
         #[arg(long)]
         device_id: u64,
+        /// How many devices to provision, numbered from --device-id, in one pass (the server key is read
+        /// once and the key store written once).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        count: u64,
         /// The key mode (docs/security.md). Every parameter set takes fleet, public-key and per-device.
         #[arg(long, value_enum)]
         mode: Mode,
@@ -136,9 +140,10 @@ fn main() -> ExitCode {
         Command::Issue {
             dir,
             device_id,
+            count,
             mode: Mode(mode),
             key_id,
-        } => commands::issue(&dir, device_id, mode, key_id),
+        } => commands::issue_devices(&dir, device_id, count, mode, key_id),
         Command::Show { dir } => commands::show(&dir),
     };
     match result {

@@ -323,6 +323,59 @@ fn an_integer_key_set_without_a_public_key_gets_one_at_its_first_public_key_devi
     assert!(shown.contains("public_key.tspk"), "{shown}");
 }
 
+/// `issue --count N` provisions N consecutive devices in one pass: one public key for all of them even when
+/// the pass makes it; a range that meets a device already in the store writes nothing at all.
+#[test]
+fn issue_count_provisions_consecutive_devices_in_one_pass() {
+    let scratch = scratch_copy(&dir());
+    let d = scratch.path();
+    let store_path = d.join("key_store.bin");
+    let mut store = KeyStore::read_file(&store_path).unwrap();
+    store.remove(PUBLIC_KEY).unwrap();
+    std::fs::write(&store_path, store.encode().as_slice()).unwrap();
+    std::fs::remove_file(credentials_path(d, PUBLIC_KEY)).unwrap();
+    std::fs::remove_file(d.join("public_key.tspk")).unwrap();
+    let before = KeyStore::read_file(&store_path).unwrap().len();
+
+    let issue = |first: &str, count: &str, mode: &str| {
+        run(&[
+            "issue",
+            "--dir",
+            s(d),
+            "--device-id",
+            first,
+            "--count",
+            count,
+            "--mode",
+            mode,
+        ])
+    };
+    let out = issue("60", "3", "public-key");
+    assert!(out.status.success(), "{out:?}");
+    let public_key = std::fs::read(d.join("public_key.tspk")).unwrap();
+    for id in 60..63 {
+        let file = std::fs::read(credentials_path(d, id)).unwrap();
+        assert_eq!(
+            decode_credentials(&file).unwrap().key_material,
+            &public_key[..],
+            "device {id}"
+        );
+    }
+    assert!(issue("70", "4", "fleet").status.success());
+    let store = KeyStore::read_file(&store_path).unwrap();
+    assert_eq!(store.len(), before + 7);
+    assert!((60..63).chain(70..74).all(|id| store.get(id).is_some()));
+
+    // 80..=84 meets device 82: refused, nothing written.
+    assert!(issue("82", "1", "fleet").status.success());
+    assert_error(&issue("80", "5", "fleet"), &["82"]);
+    assert!(!credentials_path(d, 80).exists() && !credentials_path(d, 84).exists());
+    assert_eq!(KeyStore::read_file(&store_path).unwrap().len(), before + 8);
+    let zero = issue("90", "0", "fleet");
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("'0' for '--count"));
+}
+
 /// The devices encrypt from their credential files alone; the server reads the store and the server key
 /// files; the trusted party's client key file decrypts.
 #[test]

@@ -1,10 +1,10 @@
 //! The service's JetStream topology (`docs/operations.md`): the frames stream the gateways publish to and
 //! the workers' durable pull consumer read, the devices KV bucket (commit state, compare-and-swap), the
-//! results object store (committed frames), the results stream (one announcement per committed message)
+//! results KV bucket (committed frames), the results stream (one announcement per committed message)
 //! and the dead-letter stream. Every gateway and worker creates what is missing with the same settings, so
 //! any of them may start first.
 
-use async_nats::jetstream::{self, consumer, kv, object_store, stream};
+use async_nats::jetstream::{self, consumer, kv, stream};
 use std::time::Duration;
 use tfhe_sbc_adapter::results::{
     DEAD_STREAM, DEFAULT_PREFIX, DEVICES_BUCKET, FRAMES_STREAM, RESULTS_BUCKET, RESULTS_STREAM,
@@ -57,8 +57,8 @@ pub struct Handles {
     pub frames: stream::Stream,
     /// The devices bucket.
     pub devices: kv::Store,
-    /// The results object store.
-    pub results: object_store::ObjectStore,
+    /// The results bucket (committed frames).
+    pub results: kv::Store,
 }
 
 impl Topology {
@@ -76,6 +76,28 @@ impl Topology {
         }
     }
 
+    /// [`Topology::open`], tried again while JetStream is not ready (a cluster electing its leaders, a
+    /// node restarting), backing off from 250 ms to 4 s, for at most `patience`.
+    pub async fn open_when_ready(&self, client: async_nats::Client, patience: Duration) -> Result<Handles, String> {
+        let deadline = tokio::time::Instant::now() + patience;
+        let mut pause = Duration::from_millis(250);
+        loop {
+            match self.open(client.clone()).await {
+                Ok(handles) => return Ok(handles),
+                Err(e) if tokio::time::Instant::now() + pause < deadline => {
+                    tracing::warn!("JetStream not ready ({e}); trying again in {pause:?}");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(4));
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "{e} (for {patience:?}: is JetStream enabled on a quorum of nodes?)"
+                    ));
+                }
+            }
+        }
+    }
+
     /// Connects the JetStream context and creates what is missing.
     pub async fn open(&self, client: async_nats::Client) -> Result<Handles, String> {
         let js = jetstream::new(client);
@@ -88,38 +110,35 @@ impl Topology {
                 .await
                 .map_err(|e| format!("cannot create the stream {name}: {e}"))?;
         }
-        let devices = match js.get_key_value(DEVICES_BUCKET).await {
-            Ok(store) => store,
-            Err(_) => js
-                .create_key_value(kv::Config {
-                    bucket: DEVICES_BUCKET.to_owned(),
-                    history: 1,
-                    num_replicas: self.replicas,
-                    storage: stream::StorageType::File,
-                    max_value_size: 64 * 1024,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| format!("cannot create the KV bucket {DEVICES_BUCKET}: {e}"))?,
-        };
-        let results = match js.get_object_store(RESULTS_BUCKET).await {
-            Ok(store) => store,
-            Err(_) => js
-                .create_object_store(object_store::Config {
-                    bucket: RESULTS_BUCKET.to_owned(),
-                    num_replicas: self.replicas,
-                    storage: stream::StorageType::File,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| format!("cannot create the object store {RESULTS_BUCKET}: {e}"))?,
-        };
+        // The devices' commit states (compare-and-swap) and the committed frames: KV buckets of one value
+        // per key. Frames are small (up to 33 KB) and read one by one, which a KV direct get does in one
+        // round trip; an object store would make and drop a consumer per read.
+        let devices = self.bucket(&js, DEVICES_BUCKET, 64 * 1024).await?;
+        let results = self.bucket(&js, RESULTS_BUCKET, 1 << 20).await?;
         Ok(Handles {
             js,
             frames,
             devices,
             results,
         })
+    }
+
+    /// The KV bucket `name` (created if missing), values of at most `max_value_size` bytes.
+    async fn bucket(&self, js: &jetstream::Context, name: &str, max_value_size: i32) -> Result<kv::Store, String> {
+        match js.get_key_value(name).await {
+            Ok(store) => Ok(store),
+            Err(_) => js
+                .create_key_value(kv::Config {
+                    bucket: name.to_owned(),
+                    history: 1,
+                    num_replicas: self.replicas,
+                    storage: stream::StorageType::File,
+                    max_value_size,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| format!("cannot create the KV bucket {name}: {e}")),
+        }
     }
 
     /// The workers' durable pull consumer (created if missing).

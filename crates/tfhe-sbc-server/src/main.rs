@@ -51,9 +51,11 @@ use tracing::{info, warn};
 #[derive(Parser, Debug)]
 #[command(name = "tfhe-sbc-server", version)]
 struct Cli {
-    /// The key set directory from `tfhe-sbc-keys init` (server_key.bin and key_store.bin are read).
-    #[arg(long, value_name = "DIR")]
-    keys: PathBuf,
+    /// The key set directory from `tfhe-sbc-keys init` (server_key.bin and key_store.bin are read). With
+    /// --nats, give it once per key set the service serves (boolean and integer sets side by side; device ids
+    /// must differ between them).
+    #[arg(long, value_name = "DIR", required = true)]
+    keys: Vec<PathBuf>,
     /// The address to listen on.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7700")]
     listen: String,
@@ -107,6 +109,24 @@ struct Cli {
     /// With --nats: the frames stream's size limit in bytes (full: devices are answered "busy").
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, requires = "nats")]
     stream_max_bytes: i64,
+    /// With --nats: seconds a worker may hold a frame before JetStream hands it to another worker (applies
+    /// when the workers' consumer is created).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "nats")]
+    ack_wait: u64,
+}
+
+impl Cli {
+    /// The one key set of the single-process server.
+    fn key_set(&self) -> Result<&Path, String> {
+        match self.keys.as_slice() {
+            [one] => Ok(one),
+            _ => Err(
+                "--keys given more than once: one process without --nats serves one key set (run one per \
+                      key set, or serve them together with --nats)"
+                    .to_owned(),
+            ),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -132,6 +152,7 @@ fn main() -> ExitCode {
             topology: jetstream::Topology {
                 replicas: cli.replicas,
                 frames_max_bytes: cli.stream_max_bytes,
+                ack_wait: std::time::Duration::from_secs(cli.ack_wait.max(1)),
                 ..Default::default()
             },
             limits: gateway::GatewayLimits {
@@ -169,13 +190,13 @@ fn load_key_store(dir: &Path, fingerprint: &[u8; 32]) -> Result<KeyStore, String
 
 fn run(cli: &Cli) -> Result<(), String> {
     // The key set.
-    let server_key_path = cli.keys.join(SERVER_KEY_FILE);
+    let server_key_path = cli.key_set()?.join(SERVER_KEY_FILE);
     let envelope = read_server_key_envelope(&server_key_path).map_err(|e| e.to_string())?;
     if matches!(envelope.parameters, KeySetParameters::Integer) {
         return run_integer(cli, &server_key_path);
     }
     let (header, server_key) = read_server_key(&server_key_path).map_err(|e| e.to_string())?;
-    let store = load_key_store(&cli.keys, &header.server_key_fingerprint)?;
+    let store = load_key_store(cli.key_set()?, &header.server_key_fingerprint)?;
     let devices = device_list(&store);
     let client_key = demo_client_key(cli, read_client_key)?;
     if let Some((client, _)) = &client_key {
@@ -302,7 +323,7 @@ fn same_key_set(cli: &Cli, client: [u8; 32], server: [u8; 32]) -> Result<(), Str
     Err(format!(
         "{} is not the client key of the key set in {}: give the {CLIENT_KEY_FILE} of the same key set",
         path.display(),
-        cli.keys.display()
+        cli.key_set().unwrap_or(Path::new("--keys")).display()
     ))
 }
 
@@ -311,7 +332,7 @@ fn same_key_set(cli: &Cli, client: [u8; 32], server: [u8; 32]) -> Result<(), Str
 /// extraction), decrypted only with `--demo-client-key`.
 fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
     let (envelope, server_key) = read_integer_server_key(server_key_path).map_err(|e| e.to_string())?;
-    let store = load_key_store(&cli.keys, &envelope.server_key_fingerprint)?;
+    let store = load_key_store(cli.key_set()?, &envelope.server_key_fingerprint)?;
     let devices = device_list(&store);
     let client_key = demo_client_key(cli, read_integer_client_key)?;
     if let Some((client, _)) = &client_key {

@@ -5,13 +5,14 @@
 use crate::gateway::{Gateway, GatewayCounts, GatewayLimits};
 use crate::jetstream::Topology;
 use crate::worker::{Worker, WorkerCounts};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tfhe_sbc_adapter::intake::IntakeConfig;
+use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::key_set::files::KEY_STORE_FILE;
 use tfhe_sbc_adapter::key_store::KeyStore;
+use tfhe_sbc_adapter::registry::{DeviceRegistry, DuplicateDevice};
 use tracing::info;
 
 /// Which roles this process runs.
@@ -31,8 +32,8 @@ pub struct ServiceOptions<'a> {
     pub nats: &'a str,
     /// The roles.
     pub role: Role,
-    /// The key set directory.
-    pub keys: &'a Path,
+    /// The key set directories (one or more; device ids differ between them).
+    pub keys: &'a [PathBuf],
     /// The gateway's address.
     pub listen: &'a str,
     /// Where to write the address listened on.
@@ -47,12 +48,30 @@ pub struct ServiceOptions<'a> {
     pub limits: GatewayLimits,
 }
 
+/// How long a role waits for JetStream at start-up before it gives up.
+const JETSTREAM_PATIENCE: Duration = Duration::from_secs(60);
+
+/// One intake over the key stores of every key set in `keys` (each device's MAC key, key id and mode).
+fn intake_of(keys: &[PathBuf]) -> Result<Intake, String> {
+    let mut intake = Intake::new(IntakeConfig::default(), DeviceRegistry::new());
+    for dir in keys {
+        let path = dir.join(KEY_STORE_FILE);
+        let store = KeyStore::read_file(&path).map_err(|e| e.to_string())?;
+        store.register_into(&mut intake).map_err(|DuplicateDevice(id)| {
+            format!(
+                "device {id} of {} is also in another key set given to --keys: device ids must differ between the \
+                 key sets one service serves",
+                path.display()
+            )
+        })?;
+    }
+    Ok(intake)
+}
+
 /// Runs the roles until interrupted (or the NATS connection is closed for good).
 pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
-    let store_path = options.keys.join(KEY_STORE_FILE);
-    let store = KeyStore::read_file(&store_path).map_err(|e| e.to_string())?;
-    let devices = store.len();
-    let intake = Arc::new(store.into_intake(IntakeConfig::default()));
+    let intake = Arc::new(intake_of(options.keys)?);
+    let devices = intake.device_count();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -69,7 +88,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
             .retry_on_initial_connect()
             .connection_timeout(Duration::from_secs(5))
             .max_reconnects(None)
-            .connect(options.nats)
+            .connect(options.nats.split(',').map(str::trim).collect::<Vec<_>>())
             .await
             .map_err(|e| {
                 format!(
@@ -81,7 +100,10 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
         let gateway_counts = Arc::new(GatewayCounts::default());
         let worker_counts = Arc::new(WorkerCounts::default());
         if matches!(options.role, Role::Gateway | Role::Both) {
-            let handles = options.topology.open(client.clone()).await?;
+            let handles = options
+                .topology
+                .open_when_ready(client.clone(), JETSTREAM_PATIENCE)
+                .await?;
             let listener = tokio::net::TcpListener::bind(options.listen).await.map_err(|e| {
                 format!(
                     "cannot listen on {}: {e} (choose another --listen address)",
@@ -111,7 +133,10 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
         }
         if matches!(options.role, Role::Worker | Role::Both) {
             for _ in 0..options.workers.max(1) {
-                let handles = options.topology.open(client.clone()).await?;
+                let handles = options
+                    .topology
+                    .open_when_ready(client.clone(), JETSTREAM_PATIENCE)
+                    .await?;
                 let worker = Worker::new(handles, options.topology.clone(), intake.clone(), worker_counts.clone());
                 tasks.spawn(async move { worker.run().await });
             }

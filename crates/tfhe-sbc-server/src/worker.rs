@@ -7,7 +7,7 @@
 //!    sequence number the replay window already holds was committed before (a redelivery, or a resend
 //!    outside the publish de-duplication window): acknowledged without a second commit; one below the window
 //!    is dead-lettered;
-//! 3. store the frame in the results object store under its deterministic name (two workers holding the
+//! 3. store the frame in the results bucket under its deterministic key (two workers holding the
 //!    same frame write the same object);
 //! 4. **commit**: the state with the sequence number and the chunk recorded, written by compare-and-swap on
 //!    the revision read in 2 (a conflict means another worker committed something of this device: read
@@ -32,7 +32,7 @@ use std::time::Duration;
 use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::replay::ReplayError;
 use tfhe_sbc_adapter::results::{
-    MessageCommitted, committed_message_id, dead_letter_subject, frame_object_name, results_subject,
+    MessageCommitted, committed_message_id, dead_letter_subject, frame_key, results_subject,
 };
 use tracing::{debug, info, warn};
 
@@ -206,10 +206,10 @@ impl Worker {
                     )));
                 }
             }
-            let name = frame_object_name(header.device_id, first_sequence, header.chunk_index);
+            let name = frame_key(header.device_id, first_sequence, header.chunk_index);
             self.handles
                 .results
-                .put(name.as_str(), &mut &frame[..])
+                .put(name.as_str(), bytes::Bytes::copy_from_slice(frame))
                 .await
                 .map_err(|e| format!("cannot store {name}: {e}"))?;
             state.window.accept(header.sequence);
@@ -302,8 +302,8 @@ impl Worker {
         first_sequence: u64,
     ) -> Result<(), String> {
         for chunk in 0..header.chunk_count {
-            let name = frame_object_name(header.device_id, first_sequence, chunk);
-            if self.handles.results.info(&name).await.is_err() {
+            let name = frame_key(header.device_id, first_sequence, chunk);
+            if !matches!(self.handles.results.get(&name).await, Ok(Some(_))) {
                 return Ok(());
             }
         }

@@ -126,6 +126,11 @@ impl Intake {
         Some(self.devices.get(&device_id)?.credentials.mac_key())
     }
 
+    /// The number of registered devices.
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
     /// The number of incomplete messages held.
     pub fn open_messages(&self) -> usize {
         self.reassembler.open_messages()

@@ -3,9 +3,9 @@
 //! and records; no NATS client here (`docs/operations.md` has the deployment).
 //!
 //! * Every frame a worker commits is stored, exactly as the device sent it (the authenticated, seeded GLWE
-//!   ciphertext: 7 to 64 bytes per value), in the results object store under
-//!   [`frame_object_name`]`(device, first sequence of its message, chunk index)`. The name is a function of
-//!   the frame alone, so two workers holding the same frame write the same object.
+//!   ciphertext: 7 to 64 bytes per value), in the results KV bucket under
+//!   [`frame_key`]`(device, first sequence of its message, chunk index)`. The name is a function of
+//!   the frame alone, so two workers holding the same frame write the same value.
 //! * A message whose chunks are all committed is announced once on [`results_subject`]`(device)` by a
 //!   [`MessageCommitted`] record published with the message id [`committed_message_id`].
 //! * A reader ([`reader::ResultsReader`], feature `nats`) loads the chunks, verifies their MACs and converts
@@ -21,16 +21,16 @@ pub const FRAMES_STREAM: &str = "TSBC_FRAMES";
 pub const RESULTS_STREAM: &str = "TSBC_RESULTS";
 /// The dead-letter stream (subjects `<prefix>.dead.<device>`).
 pub const DEAD_STREAM: &str = "TSBC_DEAD";
-/// The results object store: every committed frame under [`frame_object_name`].
+/// The results KV bucket: every committed frame under [`frame_key`].
 pub const RESULTS_BUCKET: &str = "tsbc-results";
 /// The devices KV bucket: each device's commit state (replay window, open messages).
 pub const DEVICES_BUCKET: &str = "tsbc-devices";
 /// The default subject prefix.
 pub const DEFAULT_PREFIX: &str = "tsbc";
 
-/// The results object store's name for chunk `chunk_index` of the message of `device_id` whose chunk 0 has
+/// The results bucket's key of chunk `chunk_index` of the message of `device_id` whose chunk 0 has
 /// sequence number `first_sequence` (unique per device: sequence numbers are never reused).
-pub fn frame_object_name(device_id: u64, first_sequence: u64, chunk_index: u32) -> String {
+pub fn frame_key(device_id: u64, first_sequence: u64, chunk_index: u32) -> String {
     format!("frames/{device_id}/{first_sequence}/{chunk_index}")
 }
 
@@ -59,7 +59,7 @@ pub fn committed_message_id(device_id: u64, first_sequence: u64) -> String {
     format!("c.{device_id}.{first_sequence}")
 }
 
-/// A message whose every chunk is committed and stored ([`frame_object_name`] of each chunk).
+/// A message whose every chunk is committed and stored ([`frame_key`] of each chunk).
 ///
 /// ```text
 /// device id u64 LE | key id u32 LE | message id u32 LE | first sequence u64 LE | chunk count u32 LE |
@@ -118,9 +118,9 @@ impl MessageCommitted {
         (record.chunk_count >= 1).then_some(record)
     }
 
-    /// The object names of its chunks, in chunk order.
-    pub fn frame_object_names(&self) -> impl Iterator<Item = String> + '_ {
-        (0..self.chunk_count).map(|chunk| frame_object_name(self.device_id, self.first_sequence, chunk))
+    /// The results bucket keys of its chunks, in chunk order.
+    pub fn frame_keys(&self) -> impl Iterator<Item = String> + '_ {
+        (0..self.chunk_count).map(|chunk| frame_key(self.device_id, self.first_sequence, chunk))
     }
 }
 
@@ -144,7 +144,7 @@ mod tests {
         let mut zero_chunks = record;
         zero_chunks.chunk_count = 0;
         assert_eq!(MessageCommitted::decode(&zero_chunks.encode()), None);
-        let names: Vec<_> = record.frame_object_names().collect();
+        let names: Vec<_> = record.frame_keys().collect();
         assert_eq!(names[2], format!("frames/{}/{}/2", u64::MAX, 1u64 << 40));
         assert_ne!(frame_message_id(1, 2, 3, 4), frame_message_id(1, 2, 3, 5));
     }

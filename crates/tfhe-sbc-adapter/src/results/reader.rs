@@ -2,7 +2,7 @@
 //! service that computes on them (feature `nats`).
 //!
 //! It reads the announcements ([`MessageCommitted`]) of the results stream, a device's or all, loads each
-//! message's stored frames from the results object store, verifies them again with the key set
+//! message's stored frames from the results bucket, verifies them again with the key set
 //! ([`KeyedIntake::committed`]: MAC, key id, frame kinds) and converts them with the key set's converter
 //! ([`KeyedIntake::convert`], or `frame_readings` for `FheUint` readings).
 //!
@@ -26,10 +26,9 @@ use super::{DEFAULT_PREFIX, MessageCommitted, RESULTS_BUCKET, RESULTS_STREAM};
 use crate::IntakeError;
 use crate::interop::{Converter, Input};
 use crate::keyed_intake::KeyedIntake;
-use async_nats::jetstream::{self, consumer, object_store::ObjectStore};
+use async_nats::jetstream::{self, consumer, kv};
 use futures_util::StreamExt;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
 
 /// Why the reader could not read.
 #[derive(Debug)]
@@ -39,6 +38,9 @@ pub enum ResultsError {
     Nats(String),
     /// An announcement that does not decode (another writer on the results subjects).
     BadAnnouncement,
+    /// An announced message's frame is not in the results bucket (deleted, or the bucket's limits dropped
+    /// it): its key.
+    MissingFrame(String),
     /// A stored frame failed verification again: changed in the store, or a key set other than the
     /// writer's.
     Verification(IntakeError),
@@ -49,6 +51,7 @@ impl core::fmt::Display for ResultsError {
         match self {
             Self::Nats(what) => write!(f, "NATS: {what}"),
             Self::BadAnnouncement => f.write_str("an announcement on the results stream does not decode"),
+            Self::MissingFrame(key) => write!(f, "the announced frame {key} is not in the results bucket"),
             Self::Verification(e) => write!(
                 f,
                 "a stored frame does not verify ({e}): the store was changed, or the reader's key set is not the \
@@ -67,7 +70,7 @@ fn nats(what: &'static str) -> impl FnOnce(&dyn core::fmt::Display) -> ResultsEr
 /// Reads committed messages and converts them with one key set.
 pub struct ResultsReader<C: Converter> {
     js: jetstream::Context,
-    objects: ObjectStore,
+    frames: kv::Store,
     keyed: KeyedIntake<C>,
     prefix: String,
 }
@@ -77,13 +80,13 @@ impl<C: Converter> ResultsReader<C> {
     /// verify with; its server key is the one computations use).
     pub async fn connect(client: async_nats::Client, keyed: KeyedIntake<C>) -> Result<Self, ResultsError> {
         let js = jetstream::new(client);
-        let objects = js
-            .get_object_store(RESULTS_BUCKET)
+        let frames = js
+            .get_key_value(RESULTS_BUCKET)
             .await
-            .map_err(|e| nats("open the results object store")(&e))?;
+            .map_err(|e| nats("open the results bucket")(&e))?;
         Ok(Self {
             js,
-            objects,
+            frames,
             keyed,
             prefix: DEFAULT_PREFIX.to_owned(),
         })
@@ -105,15 +108,28 @@ impl<C: Converter> ResultsReader<C> {
             Some(device) => super::results_subject(&self.prefix, device),
             None => format!("{}.results.>", self.prefix),
         };
-        let consumer = stream
+        let mut consumer = stream
             .create_consumer(consumer::pull::Config {
                 filter_subject,
                 ack_policy: consumer::AckPolicy::None,
-                inactive_threshold: Duration::from_secs(60),
+                // Deleted below; if this reader dies first, JetStream drops it after 10 s unused.
+                inactive_threshold: Duration::from_secs(10),
                 ..Default::default()
             })
             .await
             .map_err(|e| nats("create a reading consumer")(&e))?;
+        let records = Self::announcements(&consumer, max).await;
+        if let Ok(info) = consumer.info().await {
+            let _ = stream.delete_consumer(&info.name).await;
+        }
+        records
+    }
+
+    /// Up to `max` announcements from `consumer`.
+    async fn announcements(
+        consumer: &consumer::Consumer<consumer::pull::Config>,
+        max: usize,
+    ) -> Result<Vec<MessageCommitted>, ResultsError> {
         let mut records = Vec::new();
         while records.len() < max {
             let mut batch = consumer
@@ -138,18 +154,14 @@ impl<C: Converter> ResultsReader<C> {
     /// The stored frames of `message`, in chunk order, as stored.
     pub async fn frames(&self, message: &MessageCommitted) -> Result<Vec<Vec<u8>>, ResultsError> {
         let mut frames = Vec::with_capacity(message.chunk_count as usize);
-        for name in message.frame_object_names() {
-            let mut object = self
-                .objects
-                .get(&name)
+        for key in message.frame_keys() {
+            let bytes = self
+                .frames
+                .get(&key)
                 .await
-                .map_err(|e| nats("get a stored frame")(&e))?;
-            let mut bytes = Vec::new();
-            object
-                .read_to_end(&mut bytes)
-                .await
-                .map_err(|e| nats("read a stored frame")(&e))?;
-            frames.push(bytes);
+                .map_err(|e| nats("get a stored frame")(&e))?
+                .ok_or(ResultsError::MissingFrame(key))?;
+            frames.push(bytes.to_vec());
         }
         Ok(frames)
     }

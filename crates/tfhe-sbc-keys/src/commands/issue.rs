@@ -10,7 +10,7 @@ use crate::files::{
     self, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
     credentials_path,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, glwe_key_from_client_key};
 use tfhe_sbc_adapter::interop::big_key_per_device::provision_big_key_per_device;
@@ -34,6 +34,13 @@ use zeroize::Zeroizing;
 /// boolean or integer alike) and needs no client key, except the first one of an integer key set whose
 /// `init` wrote no public key, which makes it from the client key.
 pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> Result<(), Error> {
+    issue_devices(dir, device_id, 1, mode, key_id)
+}
+
+/// [`issue`] for `count` devices numbered from `first_id`, in one pass: the server key's envelope is read
+/// and checked once (hundreds of MB on the integer set) and the key store written once, after every
+/// credential file (on failure, the credential files written are removed and the store is unchanged).
+pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_id: Option<u32>) -> Result<(), Error> {
     check_dir(dir)?;
     let _lock = DirLock::acquire(dir)?;
     let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
@@ -52,61 +59,95 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
             });
         }
     };
+    let ids = first_id..first_id.checked_add(count).ok_or_else(|| Error::BadArgument {
+        message: format!("--count {count} from device id {first_id} passes the largest device id (u64::MAX)"),
+    })?;
     let mut store = load_key_store(dir, &server)?;
     let store_path = dir.join(KEY_STORE_FILE);
-    if store.get(device_id).is_some() {
-        return Err(Error::DuplicateDevice {
-            device_id,
-            path: store_path,
-        });
-    }
-    let credentials_file_path = credentials_path(dir, device_id);
-    if credentials_file_path.exists() {
-        return Err(Error::OrphanCredentials {
-            device_id,
-            path: credentials_file_path,
-        });
+    for device_id in ids.clone() {
+        if store.get(device_id).is_some() {
+            return Err(Error::DuplicateDevice {
+                device_id,
+                path: store_path,
+            });
+        }
+        let credentials_file_path = credentials_path(dir, device_id);
+        if credentials_file_path.exists() {
+            return Err(Error::OrphanCredentials {
+                device_id,
+                path: credentials_file_path,
+            });
+        }
     }
 
     let mut rng = os_rng()?;
-    let started = Instant::now();
     let mut new_public_key = None;
-    let (credentials_file, record) = match (parameters, mode) {
-        (_, KeyMode::PublicKey) => {
-            let public_key = match key_set_public_key(dir, &server, &store, &mut rng)? {
-                KeySetPublicKey::Existing(bytes) => bytes,
-                KeySetPublicKey::New(bytes) => new_public_key.insert(bytes).clone(),
-            };
-            public_key_device(parameters, public_key, device_id, key_id, &mut rng)?
-        }
-        (KeySetParameters::Boolean(set), _) => boolean_device(dir, &server, set, mode, device_id, key_id, &mut rng)?,
-        (KeySetParameters::Integer, _) => integer_device(dir, &server, mode, device_id, key_id, &mut rng)?,
-    };
-    let stored = record.key().stored_bytes();
-    let provisioning_time = started.elapsed();
+    let mut issued = Vec::new();
+    for device_id in ids {
+        let started = Instant::now();
+        let (credentials_file, record) = match (parameters, mode) {
+            (_, KeyMode::PublicKey) => {
+                // One public key for every device of the pass, also when this pass makes it.
+                let public_key = match &new_public_key {
+                    Some(made) => Vec::clone(made),
+                    None => match key_set_public_key(dir, &server, &store, &mut rng)? {
+                        KeySetPublicKey::Existing(bytes) => bytes,
+                        KeySetPublicKey::New(bytes) => new_public_key.insert(bytes).clone(),
+                    },
+                };
+                public_key_device(parameters, public_key, device_id, key_id, &mut rng)?
+            }
+            (KeySetParameters::Boolean(set), _) => {
+                boolean_device(dir, &server, set, mode, device_id, key_id, &mut rng)?
+            }
+            (KeySetParameters::Integer, _) => integer_device(dir, &server, mode, device_id, key_id, &mut rng)?,
+        };
+        issued.push((device_id, credentials_file, record, started.elapsed()));
+    }
 
     let public_key_path = dir.join(PUBLIC_KEY_FILE);
     if let Some(public_key) = &new_public_key {
         files::write_atomic(&public_key_path, public_key, PUBLIC_MODE)?;
     }
     files::create_dir(&dir.join(DEVICES_DIR))?;
-    files::write_atomic(&credentials_file_path, &credentials_file, SECRET_MODE)?;
-    store.insert(record).map_err(|_| Error::DuplicateDevice {
-        device_id,
-        path: store_path.clone(),
-    })?;
+    let mut written = Vec::new();
+    let remove_written = |written: &[PathBuf]| {
+        for path in written {
+            let _ = std::fs::remove_file(path);
+        }
+    };
+    let mut stored = Vec::new();
+    for (device_id, credentials_file, record, provisioning_time) in issued {
+        let path = credentials_path(dir, device_id);
+        if let Err(e) = files::write_atomic(&path, &credentials_file, SECRET_MODE) {
+            remove_written(&written);
+            return Err(e);
+        }
+        written.push(path);
+        stored.push((
+            device_id,
+            record.key().stored_bytes(),
+            credentials_file.len(),
+            provisioning_time,
+        ));
+        store.insert(record).map_err(|_| Error::DuplicateDevice {
+            device_id,
+            path: store_path.clone(),
+        })?;
+    }
     let encoded = store.encode();
     if let Err(e) = files::write_atomic(&store_path, &encoded, SECRET_MODE) {
-        let _ = std::fs::remove_file(&credentials_file_path);
+        remove_written(&written);
         return Err(e);
     }
 
-    println!(
-        "device {device_id}: {} mode, key id {key_id:#010x}, parameter set {} ({:.2?})",
-        mode.name(),
-        parameters.name(),
-        provisioning_time
-    );
+    for (device_id, _, _, provisioning_time) in &stored {
+        println!(
+            "device {device_id}: {} mode, key id {key_id:#010x}, parameter set {} ({provisioning_time:.2?})",
+            mode.name(),
+            parameters.name(),
+        );
+    }
     if let Some(public_key) = &new_public_key {
         println!(
             "  {}  {PUBLIC_MODE:04o}  {:>9}  made now from the client key (this key set's init wrote none): \
@@ -115,25 +156,32 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
             size(public_key.len()),
         );
     }
-    println!(
-        "  {}  {SECRET_MODE:04o}  {:>9}  to the device only: {} and its MAC key",
-        credentials_file_path.display(),
-        size(credentials_file.len()),
-        match mode {
-            KeyMode::PerDeviceSecretKey => "its own secret key",
-            KeyMode::FleetSecretKey => "the client key's GLWE key (shared by the fleet)",
-            KeyMode::PublicKey => "the public key (nothing that decrypts)",
-            _ => "its key",
-        }
-    );
-    println!(
-        "  {}  {SECRET_MODE:04o}  {:>9}  to the cloud: {} device{}, {} of key material for this one",
-        store_path.display(),
-        size(encoded.len()),
-        store.len(),
-        if store.len() == 1 { "" } else { "s" },
-        size(stored),
-    );
+    if let (Some(path), Some((_, stored_bytes, file_bytes, _))) = (written.first(), stored.first()) {
+        println!(
+            "  {}{}  {SECRET_MODE:04o}  {:>9}  to the device only: {} and its MAC key",
+            path.display(),
+            if written.len() > 1 {
+                format!(" (and {} more)", written.len() - 1)
+            } else {
+                String::new()
+            },
+            size(*file_bytes),
+            match mode {
+                KeyMode::PerDeviceSecretKey => "its own secret key",
+                KeyMode::FleetSecretKey => "the client key's GLWE key (shared by the fleet)",
+                KeyMode::PublicKey => "the public key (nothing that decrypts)",
+                _ => "its key",
+            }
+        );
+        println!(
+            "  {}  {SECRET_MODE:04o}  {:>9}  to the cloud: {} device{}, {} of key material for each new one",
+            store_path.display(),
+            size(encoded.len()),
+            store.len(),
+            if store.len() == 1 { "" } else { "s" },
+            size(*stored_bytes),
+        );
+    }
     Ok(())
 }
 

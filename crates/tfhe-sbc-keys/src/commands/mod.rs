@@ -9,7 +9,7 @@ mod report;
 mod show;
 
 pub use init::{init, init_integer};
-pub use issue::issue;
+pub use issue::{issue, issue_devices};
 pub use show::show;
 
 use crate::KeySetParameters;

@@ -2,4 +2,5 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 pub mod nats;
+pub mod process;
 pub mod service;

@@ -2,6 +2,7 @@
 //! `TSBC_NATS_SERVER` (scripts/nats-server.sh installs it; scripts/test-all.sh exports it) or `nats-server`
 //! on the PATH. Its store fsyncs before every acknowledgement (`sync_interval: always`), as in production.
 //! Killed (SIGKILL) on drop; [`NatsServer::restart`] starts it again on the same port and store.
+//! [`NatsServer::cluster`] starts a JetStream cluster of several such nodes, routed to each other.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -23,25 +24,59 @@ fn binary() -> String {
 impl NatsServer {
     /// Starts a single-node JetStream server on a free loopback port.
     pub fn start() -> Self {
+        Self::start_with(free_port(), "")
+    }
+
+    /// Starts a JetStream cluster of `nodes` servers on loopback, each routed to every other: streams and
+    /// buckets with `nodes` replicas survive the loss of any minority of them.
+    pub fn cluster(nodes: usize) -> Vec<Self> {
+        let routes: Vec<u16> = (0..nodes).map(|_| free_port()).collect();
+        let all_routes: Vec<String> = routes.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect();
+        let mut servers: Vec<Self> = routes
+            .iter()
+            .enumerate()
+            .map(|(i, route)| {
+                let others: Vec<&str> = (0..nodes).filter(|&j| j != i).map(|j| all_routes[j].as_str()).collect();
+                Self::configured(
+                    free_port(),
+                    &format!(
+                        "server_name: n{i}\ncluster {{\n  name: tsbc\n  listen: 127.0.0.1:{route}\n  routes: [{}]\n}}\n",
+                        others.join(", ")
+                    ),
+                )
+            })
+            .collect();
+        for server in &mut servers {
+            server.spawn();
+        }
+        servers
+    }
+
+    fn start_with(port: u16, extra: &str) -> Self {
+        let mut server = Self::configured(port, extra);
+        server.spawn();
+        server
+    }
+
+    /// The server's configuration file (JetStream with its own store, fsync before every acknowledgement,
+    /// then `extra`), not started.
+    fn configured(port: u16, extra: &str) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let config = dir.path().join("nats.conf");
         std::fs::write(
             &config,
             format!(
-                "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n",
+                "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n{extra}",
                 dir.path().join("store").display()
             ),
         )
         .unwrap();
-        let mut server = Self {
+        Self {
             child: None,
             port,
             config,
             _dir: dir,
-        };
-        server.spawn();
-        server
+        }
     }
 
     fn spawn(&mut self) {
@@ -84,6 +119,11 @@ impl NatsServer {
         self.kill();
         self.spawn();
     }
+}
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl Drop for NatsServer {

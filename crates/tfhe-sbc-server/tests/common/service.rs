@@ -1,22 +1,19 @@
 //! A service under test: an integer key set, meters that seal frames from their credential files, the
 //! server process on a real nats-server, and the device side of the protocol.
 
+use rand_core::SeedableRng;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::key_store::KeyMode;
-use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_device::encrypt::FrameEncryptor;
-use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
-use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+use tfhe_sbc_device::csprng::Blake2bXof;
 use tfhe_sbc_device::files::credentials::decode_credentials;
-use tfhe_sbc_device::files::public_key::public_key_body;
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckRecord, AckStatus, frame_tag};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::std_io::MessageEncryptor;
 
 /// The integer key set of the service tests in `dir`, with one meter per key mode.
 pub fn integer_key_set(dir: &Path, key_id: u32) {
@@ -32,34 +29,21 @@ pub const METERS: [(u64, KeyMode); 3] = [
     (53, KeyMode::PublicKey),
 ];
 
-/// One meter: its encryptor, MAC key and frame counter.
+/// One meter: its encryptor (whatever its credential file's mode and parameter set), MAC key and frame
+/// counter.
 pub struct Meter {
     pub id: u64,
-    encryptor: Box<dyn FrameEncryptor>,
+    encryptor: MessageEncryptor,
     pub credentials: DeviceCredentials,
     pub counter: FrameCounter,
 }
 
 impl Meter {
+    /// Device `id` of the key set in `dir`, its first frame numbered `first_sequence`.
     pub fn new(dir: &Path, id: u64, first_sequence: u64) -> Self {
         let bytes = std::fs::read(dir.join("devices").join(format!("{id}.tsdc"))).unwrap();
         let file = decode_credentials(&bytes).unwrap();
-        let encryptor: Box<dyn FrameEncryptor> = if file.mode == KeyMode::PublicKey {
-            let (header, body) = public_key_body(file.key_material, file.credentials.key_id()).unwrap();
-            let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<2048>::EMPTY);
-            encryptor
-                .set_integer_public_key_le_bytes(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &header.seed, body)
-                .unwrap();
-            encryptor.seed_from_bytes(&mut [id as u8; 32]);
-            encryptor
-        } else {
-            let mut encryptor = Box::new(IntegerEncryptor::<2048>::EMPTY);
-            encryptor
-                .set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, file.key_material)
-                .unwrap();
-            encryptor.seed_from_bytes(&mut [id as u8; 32]);
-            encryptor
-        };
+        let encryptor = MessageEncryptor::new(&file, &mut Blake2bXof::from_seed([id as u8; 32])).unwrap();
         let credentials = DeviceCredentials::new(
             id,
             file.credentials.key_id(),
@@ -73,21 +57,20 @@ impl Meter {
         }
     }
 
-    /// The frames of one message of `readings` (16-bit, little-endian; 256 per chunk).
+    /// The frames of one message.
+    pub fn seal(&mut self, message: &[u8]) -> Vec<Vec<u8>> {
+        let outgoing = self
+            .counter
+            .begin_message(message.len(), self.encryptor.chunk_bytes())
+            .unwrap();
+        let frames = self.encryptor.encrypt_message(&self.credentials, &outgoing, message);
+        frames.unwrap().into_iter().map(|frame| frame.bytes).collect()
+    }
+
+    /// The frames of one message of `readings` (16-bit, little-endian; 256 per chunk on the integer set).
     pub fn message(&mut self, readings: &[u16]) -> Vec<Vec<u8>> {
         let message: Vec<u8> = readings.iter().flat_map(|r| r.to_le_bytes()).collect();
-        let outgoing = self.encryptor.begin_message(&mut self.counter, message.len()).unwrap();
-        chunks(&message, self.encryptor.chunk_bytes())
-            .map(|chunk| {
-                let mut out = vec![0u8; self.encryptor.frame_buffer_len()];
-                let len = self
-                    .encryptor
-                    .encrypt_frame_into(&self.credentials, &outgoing, &chunk, &mut out)
-                    .unwrap();
-                out.truncate(len);
-                out
-            })
-            .collect()
+        self.seal(&message)
     }
 }
 

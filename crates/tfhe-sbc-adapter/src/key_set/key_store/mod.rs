@@ -139,12 +139,20 @@ impl KeyStore {
     /// mode) and converts nothing: what a gateway or a results writer needs, without the server key.
     pub fn into_intake(self, config: crate::intake::IntakeConfig) -> crate::intake::Intake {
         let mut intake = crate::intake::Intake::new(config, crate::registry::DeviceRegistry::new());
+        // Device ids are the store's keys: no duplicate in an empty intake.
+        let _ = self.register_into(&mut intake);
+        intake
+    }
+
+    /// Registers every device of the store in `intake` (MAC key, key id, the frame kinds of its mode), so
+    /// that one intake authenticates the devices of several key sets; stops at the first device id `intake`
+    /// already holds.
+    pub fn register_into(self, intake: &mut crate::intake::Intake) -> Result<(), DuplicateDevice> {
         for record in self.into_records() {
             let (credentials, material) = record.into_parts();
-            // Device ids are the store's keys: no duplicate.
-            let _ = intake.register_device(credentials, material.encryption(), 0);
+            intake.register_device(credentials, material.encryption(), 0)?;
         }
-        intake
+        Ok(())
     }
 }
 

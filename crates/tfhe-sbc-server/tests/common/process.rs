@@ -1,0 +1,114 @@
+//! A server process of a role (`tfhe-sbc-server --nats ... --role R`) that a test kills (SIGKILL), starts
+//! again with the same arguments, and finally interrupts (SIGINT) to read the counts it prints on exit.
+
+use std::fs::OpenOptions;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One role process; killed on drop.
+pub struct RoleProcess {
+    /// Its name in the test's output.
+    pub name: String,
+    args: Vec<String>,
+    child: Option<Child>,
+    /// Its stdout and stderr, appended across restarts.
+    pub log: PathBuf,
+    address_file: Option<PathBuf>,
+}
+
+impl RoleProcess {
+    /// Starts `tfhe-sbc-server` with `args`; with `address_file`, passes `--address-file` and waits for the
+    /// address (a gateway).
+    pub fn start(name: &str, args: Vec<String>, log: PathBuf, address_file: Option<PathBuf>) -> Self {
+        let mut process = Self {
+            name: name.to_owned(),
+            args,
+            child: None,
+            log,
+            address_file,
+        };
+        process.spawn();
+        process
+    }
+
+    fn spawn(&mut self) {
+        let log = OpenOptions::new().create(true).append(true).open(&self.log).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"));
+        command.args(&self.args);
+        if let Some(path) = &self.address_file {
+            let _ = std::fs::remove_file(path);
+            command.arg("--address-file").arg(path);
+        }
+        let child = command
+            .env("RUST_LOG", "warn")
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+    }
+
+    /// The address a gateway listens on (waits up to 90 s for it).
+    pub fn address(&self) -> String {
+        let path = self.address_file.as_ref().expect("a gateway");
+        let started = Instant::now();
+        loop {
+            if let Ok(text) = std::fs::read_to_string(path)
+                && text.ends_with('\n')
+            {
+                return text.trim().to_owned();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "{} did not start: {}",
+                self.name,
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGKILL, as a crash.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Started again with the same arguments (a gateway gets a new port: read [`RoleProcess::address`]).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    /// SIGINT, and the process's summary line (`gateway: ...; worker: ...`) once it exited (at most 20 s).
+    pub fn interrupt(&mut self) -> String {
+        let Some(mut child) = self.child.take() else {
+            return String::new();
+        };
+        let _ = Command::new("kill").arg("-INT").arg(child.id().to_string()).status();
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        log.lines()
+            .rfind(|line| line.starts_with("gateway: "))
+            .unwrap_or("")
+            .to_owned()
+    }
+}
+
+impl Drop for RoleProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
