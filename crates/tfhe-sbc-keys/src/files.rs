@@ -6,8 +6,11 @@
 //! <DIR>/client_key.bin     0600  trusted party only: the tfhe-rs ClientKey (decrypts everything)
 //! <DIR>/server_key.bin     0644  the cloud: the tfhe-rs ServerKey
 //! <DIR>/public_key.tspk    0644  public-key devices: the seeded public key
+//! <DIR>/compact_public_key.tscp
+//!                          0644  compact-list devices (init --compact-list): tfhe-rs's compact public key
 //! <DIR>/key_store.bin      0600  the cloud: every device's MAC key and per-device key-switching key
 //! <DIR>/devices/<ID>.tsdc  0600  device <ID>'s credential file (its key or the public key, its MAC key)
+//! <DIR>/devices/<ID>.tscp  0644  compact-list device <ID>'s compact public key
 //! <DIR>/.lock              0600  held while a command writes
 //! ```
 //!
@@ -20,8 +23,8 @@ use std::path::Path;
 use zeroize::Zeroizing;
 
 pub use tfhe_sbc_adapter::key_set::files::{
-    CLIENT_KEY_FILE, DEVICES_DIR, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
-    credentials_path,
+    CLIENT_KEY_FILE, COMPACT_PUBLIC_KEY_FILE, DEVICES_DIR, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE,
+    SERVER_KEY_FILE, compact_public_key_path, credentials_path,
 };
 
 /// The lock file's name.

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tfhe_sbc_adapter::interop::big_key::BooleanSet;
+use tfhe_sbc_keys::error::Error;
 use tfhe_sbc_keys::{KeyMode, KeySetParameters, commands};
 
 /// The trusted party's provisioning tool: tfhe-rs keys, device credentials, the adapter's key store.
@@ -28,6 +29,10 @@ enum Command {
         /// The key set's key id (default: random): frames under the key set's key carry it.
         #[arg(long, value_parser = parse_u32)]
         key_id: Option<u32>,
+        /// With --parameters integer: also tfhe-rs's CompactPublicKey (PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+        /// compact_public_key.tscp) and the casting key in the server key, for compact-list devices.
+        #[arg(long)]
+        compact_list: bool,
     },
     /// Provision one device (or --count devices): devices/<ID>.tsdc (0600) and its record in the key store.
     Issue {
@@ -41,7 +46,8 @@ enum Command {
         /// once and the key store written once).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         count: u64,
-        /// The key mode (docs/security.md). Every parameter set takes fleet, public-key and per-device.
+        /// The key mode (docs/security.md). Every parameter set takes fleet, public-key and per-device;
+        /// compact-list needs an integer key set made with --compact-list.
         #[arg(long, value_enum)]
         mode: Mode,
         /// The key id the device's frames carry (default: the key set's; per-device mode only may differ).
@@ -91,30 +97,48 @@ impl ValueEnum for Parameters {
     }
 }
 
-/// Key modes on the command line, each named by [`KeyMode::name`] (the device's credential file, the key
-/// store and this tool share that one type).
+/// Device modes on the command line: a key mode, each named by [`KeyMode::name`] (the device's credential
+/// file, the key store and this tool share that one type), or `compact-list`.
 #[derive(Clone, Copy, Debug)]
-struct Mode(KeyMode);
+enum Mode {
+    /// A key mode of our frames.
+    Key(KeyMode),
+    /// tfhe-rs's own compact lists (with public-key credentials).
+    CompactList,
+}
 
 impl ValueEnum for Mode {
     fn value_variants<'a>() -> &'a [Self] {
         &[
-            Self(KeyMode::PerDeviceSecretKey),
-            Self(KeyMode::FleetSecretKey),
-            Self(KeyMode::PublicKey),
+            Self::Key(KeyMode::PerDeviceSecretKey),
+            Self::Key(KeyMode::FleetSecretKey),
+            Self::Key(KeyMode::PublicKey),
+            Self::CompactList,
         ]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        let help = match self.0 {
-            KeyMode::PerDeviceSecretKey => "The device's own secret key; a stolen device reveals only its own traffic",
-            KeyMode::FleetSecretKey => {
-                "The client key's GLWE key, shared by every fleet device; one stolen device reveals all of them"
-            }
-            KeyMode::PublicKey => "The key set's public key only; a stolen device reveals no data",
-            _ => return None,
+        let (name, help) = match *self {
+            Self::Key(mode @ KeyMode::PerDeviceSecretKey) => (
+                mode.name(),
+                "The device's own secret key; a stolen device reveals only its own traffic",
+            ),
+            Self::Key(mode @ KeyMode::FleetSecretKey) => (
+                mode.name(),
+                "The client key's GLWE key, shared by every fleet device; one stolen device reveals all of them",
+            ),
+            Self::Key(mode @ KeyMode::PublicKey) => (
+                mode.name(),
+                "The key set's public key only; a stolen device reveals no data",
+            ),
+            Self::CompactList => (
+                "compact-list",
+                "tfhe-rs's own CompactCiphertextList under the key set's compact public key (integer key sets made \
+                 with --compact-list), plus public-key credentials; a stolen device reveals no data",
+            ),
+            Self::Key(_) => return None,
         };
-        Some(PossibleValue::new(self.0.name()).help(help))
+        Some(PossibleValue::new(name).help(help))
     }
 }
 
@@ -133,17 +157,29 @@ fn main() -> ExitCode {
             dir,
             parameters: Parameters(parameters),
             key_id,
-        } => match parameters {
-            KeySetParameters::Boolean(set) => commands::init(&dir, set, key_id),
-            KeySetParameters::Integer => commands::init_integer(&dir, key_id),
+            compact_list,
+        } => match (parameters, compact_list) {
+            (KeySetParameters::Boolean(_), true) => Err(Error::BadArgument {
+                message: format!(
+                    "--compact-list takes --parameters integer (tfhe-rs's compact public keys cast into its integer \
+                     set), not {}",
+                    parameters.name()
+                ),
+            }),
+            (KeySetParameters::Boolean(set), false) => commands::init(&dir, set, key_id),
+            (KeySetParameters::Integer, false) => commands::init_integer(&dir, key_id),
+            (KeySetParameters::Integer, true) => commands::init_compact_list(&dir, key_id),
         },
         Command::Issue {
             dir,
             device_id,
             count,
-            mode: Mode(mode),
+            mode,
             key_id,
-        } => commands::issue_devices(&dir, device_id, count, mode, key_id),
+        } => match mode {
+            Mode::Key(mode) => commands::issue_devices(&dir, device_id, count, mode, key_id),
+            Mode::CompactList => commands::issue_compact_list_devices(&dir, device_id, count, key_id),
+        },
         Command::Show { dir } => commands::show(&dir),
     };
     match result {

@@ -81,8 +81,8 @@ impl core::fmt::Debug for SecretClientKey {
     }
 }
 
-/// A tfhe-rs high-level `ClientKey` of the integer set whose secret keys (GLWE and LWE) are wiped when it is
-/// dropped. Not `Clone`; `Debug` is redacted.
+/// A tfhe-rs high-level `ClientKey` of the integer set whose secret keys (GLWE and LWE, and the dedicated
+/// compact private key of a key set made for compact lists) are wiped when it is dropped. Not `Clone`; `Debug` is redacted.
 pub struct SecretIntegerClientKey(Option<tfhe::ClientKey>);
 
 impl SecretIntegerClientKey {
@@ -112,7 +112,12 @@ impl SecretIntegerClientKey {
 impl Drop for SecretIntegerClientKey {
     fn drop(&mut self) {
         if let Some(key) = self.0.take() {
-            let (integer, ..) = key.into_raw_parts();
+            let (integer, compact, ..) = key.into_raw_parts();
+            // The dedicated compact private key of a key set made for compact lists.
+            if let Some((compact, _)) = compact {
+                let (lwe, _) = compact.into_raw_parts().into_raw_parts();
+                lwe.into_container().zeroize();
+            }
             let shortint = integer.into_raw_parts();
             if let tfhe::shortint::client_key::atomic_pattern::AtomicPatternClientKey::Standard(ap) =
                 shortint.atomic_pattern

@@ -5,8 +5,12 @@
 //! <DIR>/client_key.bin     0600  trusted party only: the tfhe-rs ClientKey (decrypts everything)
 //! <DIR>/server_key.bin     0644  the cloud: the tfhe-rs ServerKey
 //! <DIR>/public_key.tspk    0644  public-key devices: the seeded public key
+//! <DIR>/compact_public_key.tscp
+//!                          0644  compact-list devices (integer key sets made with --compact-list): the raw
+//!                                tfhe-rs compact public key (tfhe_sbc_device::files::compact_public_key)
 //! <DIR>/key_store.bin      0600  the cloud: every device's MAC key and per-device key-switching key
 //! <DIR>/devices/<ID>.tsdc  0600  device <ID>'s credential file (its key or the public key, its MAC key)
+//! <DIR>/devices/<ID>.tscp  0644  compact-list device <ID>'s copy of compact_public_key.tscp
 //! ```
 
 use super::error::{KeySetError, POINT_AT_INIT_DIR};
@@ -21,6 +25,8 @@ pub const CLIENT_KEY_FILE: &str = "client_key.bin";
 pub const SERVER_KEY_FILE: &str = "server_key.bin";
 /// The public-key file's name.
 pub const PUBLIC_KEY_FILE: &str = "public_key.tspk";
+/// The compact public-key file's name (integer key sets made for compact lists).
+pub const COMPACT_PUBLIC_KEY_FILE: &str = "compact_public_key.tscp";
 /// The key store's file name.
 pub const KEY_STORE_FILE: &str = "key_store.bin";
 /// The directory of the device credential files.
@@ -34,6 +40,11 @@ pub const PUBLIC_MODE: u32 = 0o644;
 /// The credential file of device `device_id` in the key set directory `dir`.
 pub fn credentials_path(dir: &Path, device_id: u64) -> PathBuf {
     dir.join(DEVICES_DIR).join(format!("{device_id}.tsdc"))
+}
+
+/// The compact public-key file given to compact-list device `device_id` in the key set directory `dir`.
+pub fn compact_public_key_path(dir: &Path, device_id: u64) -> PathBuf {
+    dir.join(DEVICES_DIR).join(format!("{device_id}.tscp"))
 }
 
 /// The whole of `path`, in a buffer that is wiped on drop (the file may hold secrets). `what` names the

@@ -1,12 +1,14 @@
-//! `init`: a new key set (tfhe-rs keys, the seeded public key, an empty key store) in a new directory.
+//! `init`: a new key set (tfhe-rs keys, the seeded public key, an empty key store; with `--compact-list`, the
+//! compact public key) in a new directory.
 
+use super::compact_list::{COMPACT_LIST_SETS, compact_list_config, compact_public_key_file};
 use super::report::{describe_key_set, size, spinner};
 use super::{os_rng, provisioning};
 use crate::KeySetParameters;
 use crate::error::Error;
 use crate::files::{
-    self, CLIENT_KEY_FILE, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE,
-    SERVER_KEY_FILE,
+    self, CLIENT_KEY_FILE, COMPACT_PUBLIC_KEY_FILE, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE,
+    SECRET_MODE, SERVER_KEY_FILE,
 };
 use rand_core::Rng;
 use std::path::{Path, PathBuf};
@@ -31,11 +33,32 @@ use zeroize::Zeroizing;
 /// under the client key's GLWE key (`u64` body words, 16,443 bytes) and an empty key store bound to the
 /// server key ([`integer_server_key_fingerprint`]). `key_id` is the key set's key id (random if `None`).
 pub fn init_integer(dir: &Path, key_id: Option<u32>) -> Result<(), Error> {
+    init_integer_set(dir, key_id, false)
+}
+
+/// `init --parameters integer --compact-list`: [`init_integer`], with tfhe-rs's keys built for compact lists
+/// too (`ConfigBuilder::use_dedicated_compact_public_key_parameters` with
+/// `PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` and its casting set
+/// `PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`): the client key also holds the dedicated
+/// compact private key, the server key the casting key, and `compact_public_key.tscp` (0644, 32,832 bytes)
+/// holds tfhe-rs's `CompactPublicKey` as the raw `[a | b]` a device encrypts lists under
+/// (`tfhe_sbc_device::files::compact_public_key`). The compute keys are the integer set's, so every other key
+/// mode works on this key set as on any integer one.
+pub fn init_compact_list(dir: &Path, key_id: Option<u32>) -> Result<(), Error> {
+    init_integer_set(dir, key_id, true)
+}
+
+/// [`init_integer`], and [`init_compact_list`] if `compact_list`.
+fn init_integer_set(dir: &Path, key_id: Option<u32>, compact_list: bool) -> Result<(), Error> {
     let parameters = KeySetParameters::Integer;
     let (_lock, mut rng, key_id) = prepare_init(dir, key_id)?;
     let (keys, key_generation) = generate(parameters, || {
-        let client_key = tfhe::ClientKey::generate(tfhe::ConfigBuilder::default().build());
-        let client_key = SecretIntegerClientKey::checked(client_key)?;
+        let config = if compact_list {
+            compact_list_config()
+        } else {
+            tfhe::ConfigBuilder::default().build()
+        };
+        let client_key = SecretIntegerClientKey::checked(tfhe::ClientKey::generate(config))?;
         let server_key = client_key.get().generate_server_key();
         Ok((client_key, server_key))
     });
@@ -52,6 +75,11 @@ pub fn init_integer(dir: &Path, key_id: Option<u32>) -> Result<(), Error> {
     drop(server_key);
     let client_file = encode_integer_client_key(client_key.get(), &header(KeyKind::ClientKey))?;
     let public_key = integer_public_key_from_client_key(client_key.get(), key_id, &mut rng).map_err(provisioning)?;
+    let compact_public_key = if compact_list {
+        Some(compact_public_key_file(client_key.get(), key_id, fingerprint)?)
+    } else {
+        None
+    };
     drop(client_key);
     write_key_set(
         dir,
@@ -60,6 +88,7 @@ pub fn init_integer(dir: &Path, key_id: Option<u32>) -> Result<(), Error> {
         &NewFiles {
             server_key: &server_file,
             public_key: &public_key,
+            compact_public_key: compact_public_key.as_deref(),
             client_key: &client_file,
         },
     )
@@ -93,6 +122,7 @@ pub fn init(dir: &Path, set: BooleanSet, key_id: Option<u32>) -> Result<(), Erro
         &NewFiles {
             server_key: &server_file,
             public_key: &public_key,
+            compact_public_key: None,
             client_key: &client_file,
         },
     )
@@ -104,6 +134,7 @@ fn in_the_way(dir: &Path) -> Option<PathBuf> {
         CLIENT_KEY_FILE,
         SERVER_KEY_FILE,
         PUBLIC_KEY_FILE,
+        COMPACT_PUBLIC_KEY_FILE,
         KEY_STORE_FILE,
         DEVICES_DIR,
     ]
@@ -144,6 +175,8 @@ struct NewFiles<'a> {
     server_key: &'a [u8],
     /// `public_key.tspk`.
     public_key: &'a [u8],
+    /// `compact_public_key.tscp`, if the key set takes compact lists.
+    compact_public_key: Option<&'a [u8]>,
     /// `client_key.bin`, wiped by its owner.
     client_key: &'a Zeroizing<Vec<u8>>,
 }
@@ -158,7 +191,7 @@ fn write_key_set(
 ) -> Result<(), Error> {
     let store = KeyStore::with_fingerprint(server.server_key_fingerprint).encode();
     // Each file: its name, bytes, mode, and who it is for.
-    let written = [
+    let mut written = vec![
         (
             SERVER_KEY_FILE,
             new.server_key,
@@ -179,6 +212,17 @@ fn write_key_set(
             "the trusted party only: decrypts everything",
         ),
     ];
+    if let Some(compact) = new.compact_public_key {
+        written.insert(
+            2,
+            (
+                COMPACT_PUBLIC_KEY_FILE,
+                compact,
+                PUBLIC_MODE,
+                "compact-list devices: tfhe-rs's compact public key [a | b]",
+            ),
+        );
+    }
 
     files::create_dir(&dir.join(DEVICES_DIR))?;
     for (name, bytes, mode, _) in &written {
@@ -191,6 +235,9 @@ fn write_key_set(
         "  server key      fingerprint {}",
         short_hex(&server.server_key_fingerprint)
     );
+    if new.compact_public_key.is_some() {
+        println!("  compact lists   {COMPACT_LIST_SETS} (the casting key is in the server key)");
+    }
     println!("  key generation  {:.2?}", key_generation);
     for (name, bytes, mode, who) in &written {
         println!("  {name:<16} {mode:04o}  {:>10}  {who}", size(bytes.len()));

@@ -1,5 +1,6 @@
 //! `issue`: provisions one device in one key mode, its credential file and its record in the key store.
 
+use super::compact_list::load_compact_public_key;
 use super::credentials::{new_device, secret_key_credentials};
 use super::key_files::{load_client_key, load_integer_client_key, load_key_store, load_public_key};
 use super::report::size;
@@ -8,7 +9,7 @@ use crate::KeySetParameters;
 use crate::error::Error;
 use crate::files::{
     self, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
-    credentials_path,
+    compact_public_key_path, credentials_path,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -41,10 +42,41 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
 /// and checked once (hundreds of MB on the integer set) and the key store written once, after every
 /// credential file (on failure, the credential files written are removed and the store is unchanged).
 pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_id: Option<u32>) -> Result<(), Error> {
+    issue_into(dir, first_id, count, mode, false, key_id)
+}
+
+/// `issue --mode compact-list`: `count` devices numbered from `first_id` that encrypt tfhe-rs
+/// `CompactCiphertextList`s, on an integer key set made with `init --parameters integer --compact-list`
+/// (refused otherwise). Each gets the key set's compact public-key file, checked to be of this key set, as
+/// `devices/<ID>.tscp` (0644: it holds nothing secret) and public-key credentials (`devices/<ID>.tsdc`,
+/// 0600: device id, key id, a MAC key of its own; the key store records it as a public-key device). tfhe-rs
+/// needs no MAC key, but a list carries no MAC and no sequence number: with the credentials the device can
+/// also send its lists (or anything else) in our authenticated frames, and the cloud knows it, can list it
+/// and can revoke it, as any public-key device. Like a public-key device it holds nothing that decrypts.
+pub fn issue_compact_list_devices(dir: &Path, first_id: u64, count: u64, key_id: Option<u32>) -> Result<(), Error> {
+    issue_into(dir, first_id, count, KeyMode::PublicKey, true, key_id)
+}
+
+/// [`issue_devices`] in `mode`, and each device also gets the compact public key if `compact_list`
+/// ([`issue_compact_list_devices`]).
+fn issue_into(
+    dir: &Path,
+    first_id: u64,
+    count: u64,
+    mode: KeyMode,
+    compact_list: bool,
+    key_id: Option<u32>,
+) -> Result<(), Error> {
     check_dir(dir)?;
     let _lock = DirLock::acquire(dir)?;
     let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
     let parameters = server.parameters;
+    let mode_name = if compact_list { "compact-list" } else { mode.name() };
+    let compact_public_key = if compact_list {
+        Some(load_compact_public_key(dir, &server)?)
+    } else {
+        None
+    };
     let key_id = match key_id {
         None => server.key_id,
         Some(k) if k == server.key_id || mode == KeyMode::PerDeviceSecretKey => k,
@@ -53,8 +85,7 @@ pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_i
                 message: format!(
                     "--key-id {k:#010x} is not the key set's key id {:#010x}: {} devices encrypt under the key set's \
                      key, so their frames carry its id; omit --key-id",
-                    server.key_id,
-                    mode.name()
+                    server.key_id, mode_name
                 ),
             });
         }
@@ -71,12 +102,13 @@ pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_i
                 path: store_path,
             });
         }
-        let credentials_file_path = credentials_path(dir, device_id);
-        if credentials_file_path.exists() {
-            return Err(Error::OrphanCredentials {
-                device_id,
-                path: credentials_file_path,
-            });
+        for path in [
+            credentials_path(dir, device_id),
+            compact_public_key_path(dir, device_id),
+        ] {
+            if path.exists() {
+                return Err(Error::OrphanCredentials { device_id, path });
+            }
         }
     }
 
@@ -124,6 +156,14 @@ pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_i
             return Err(e);
         }
         written.push(path);
+        if let Some(compact) = &compact_public_key {
+            let path = compact_public_key_path(dir, device_id);
+            if let Err(e) = files::write_atomic(&path, compact, PUBLIC_MODE) {
+                remove_written(&written);
+                return Err(e);
+            }
+            written.push(path);
+        }
         stored.push((
             device_id,
             record.key().stored_bytes(),
@@ -143,8 +183,7 @@ pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_i
 
     for (device_id, _, _, provisioning_time) in &stored {
         println!(
-            "device {device_id}: {} mode, key id {key_id:#010x}, parameter set {} ({provisioning_time:.2?})",
-            mode.name(),
+            "device {device_id}: {mode_name} mode, key id {key_id:#010x}, parameter set {} ({provisioning_time:.2?})",
             parameters.name(),
         );
     }
@@ -156,15 +195,28 @@ pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_i
             size(public_key.len()),
         );
     }
-    if let (Some(path), Some((_, stored_bytes, file_bytes, _))) = (written.first(), stored.first()) {
+    let per_device = if compact_list { 2 } else { 1 };
+    let more = |written: usize| {
+        if written > per_device {
+            format!(" (and {} more)", written / per_device - 1)
+        } else {
+            String::new()
+        }
+    };
+    if let (Some(path), Some((device_id, stored_bytes, file_bytes, _))) = (written.first(), stored.first()) {
+        if let Some(compact) = &compact_public_key {
+            println!(
+                "  {}{}  {PUBLIC_MODE:04o}  {:>9}  to the device: tfhe-rs's compact public key [a | b] (nothing that \
+                 decrypts)",
+                compact_public_key_path(dir, *device_id).display(),
+                more(written.len()),
+                size(compact.len()),
+            );
+        }
         println!(
             "  {}{}  {SECRET_MODE:04o}  {:>9}  to the device only: {} and its MAC key",
             path.display(),
-            if written.len() > 1 {
-                format!(" (and {} more)", written.len() - 1)
-            } else {
-                String::new()
-            },
+            more(written.len()),
             size(*file_bytes),
             match mode {
                 KeyMode::PerDeviceSecretKey => "its own secret key",

@@ -1,6 +1,8 @@
-//! The three commands: `init` (boolean key sets) or `init_integer` (the integer key set), `issue`, `show`.
+//! The three commands: `init` (boolean key sets) or `init_integer` / `init_compact_list` (the integer key
+//! set), `issue` (`issue_compact_list_devices` for compact-list devices), `show`.
 //! Each prints what it did to stdout and returns a typed [`Error`] on failure.
 
+mod compact_list;
 mod credentials;
 mod init;
 mod issue;
@@ -8,8 +10,8 @@ mod key_files;
 mod report;
 mod show;
 
-pub use init::{init, init_integer};
-pub use issue::{issue, issue_devices};
+pub use init::{init, init_compact_list, init_integer};
+pub use issue::{issue, issue_compact_list_devices, issue_devices};
 pub use show::show;
 
 use crate::KeySetParameters;

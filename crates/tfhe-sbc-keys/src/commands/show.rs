@@ -1,14 +1,15 @@
 //! `show`: the key set and its devices, every file checked, no secret printed.
 
 use super::check_dir;
+use super::compact_list::load_compact_public_key;
 use super::credentials::check_credentials_file;
 use super::key_files::{load_key_store, load_public_key};
 use super::report::{describe_key_set, size};
 use crate::KeySetParameters;
 use crate::error::Error;
 use crate::files::{
-    self, CLIENT_KEY_FILE, DEVICES_DIR, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
-    credentials_path,
+    self, CLIENT_KEY_FILE, COMPACT_PUBLIC_KEY_FILE, DEVICES_DIR, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE,
+    SECRET_MODE, SERVER_KEY_FILE, compact_public_key_path, credentials_path,
 };
 use std::path::Path;
 use tfhe_sbc_adapter::key_set::key_store::KeyMode;
@@ -29,6 +30,12 @@ pub fn show(dir: &Path) -> Result<(), Error> {
         || store.iter().any(|r| r.mode() == KeyMode::PublicKey);
     let public_key = if has_public_key {
         Some(load_public_key(dir, server.parameters, server.key_id)?)
+    } else {
+        None
+    };
+    // A key set made with --compact-list: its compact public key, checked against the key set.
+    let compact_public_key = if dir.join(COMPACT_PUBLIC_KEY_FILE).exists() {
+        Some(load_compact_public_key(dir, &server)?)
     } else {
         None
     };
@@ -54,9 +61,12 @@ pub fn show(dir: &Path) -> Result<(), Error> {
         (CLIENT_KEY_FILE, SECRET_MODE),
         (SERVER_KEY_FILE, PUBLIC_MODE),
         (PUBLIC_KEY_FILE, PUBLIC_MODE),
+        (COMPACT_PUBLIC_KEY_FILE, PUBLIC_MODE),
         (KEY_STORE_FILE, SECRET_MODE),
     ] {
-        if name == PUBLIC_KEY_FILE && public_key.is_none() {
+        if (name == PUBLIC_KEY_FILE && public_key.is_none())
+            || (name == COMPACT_PUBLIC_KEY_FILE && compact_public_key.is_none())
+        {
             continue;
         }
         let path = dir.join(name);
@@ -79,7 +89,7 @@ pub fn show(dir: &Path) -> Result<(), Error> {
     for record in store.iter() {
         let stored = record.key().stored_bytes();
         let path = credentials_path(dir, record.device_id());
-        let file = match files::mode_of(&path) {
+        let mut file = match files::mode_of(&path) {
             Some(mode) => {
                 check_credentials_file(&path, record, server.parameters, public_key.as_deref())?;
                 check_mode(&path, mode, SECRET_MODE);
@@ -87,6 +97,20 @@ pub fn show(dir: &Path) -> Result<(), Error> {
             }
             None => format!("not in {DEVICES_DIR}/ (delivered?)"),
         };
+        let compact_path = compact_public_key_path(dir, record.device_id());
+        if compact_path.exists() {
+            let bytes = files::read(&compact_path, "compact public key")?;
+            if compact_public_key.as_deref() != Some(&bytes[..]) {
+                return Err(Error::Mismatch {
+                    message: format!(
+                        "{} is not the key set's {COMPACT_PUBLIC_KEY_FILE}: delete it, or issue the device again \
+                         under a new --device-id",
+                        compact_path.display()
+                    ),
+                });
+            }
+            file.push_str(&format!(" + {}.tscp, compact list", record.device_id()));
+        }
         out.push(format!(
             "  {:>20}  {:#010x}  {:<10}  {:>10}  {file}",
             record.device_id(),
@@ -98,10 +122,11 @@ pub fn show(dir: &Path) -> Result<(), Error> {
     if let Ok(entries) = std::fs::read_dir(dir.join(DEVICES_DIR)) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let known = name
-                .strip_suffix(".tsdc")
-                .and_then(|id| id.parse::<u64>().ok())
-                .is_some_and(|id| store.get(id).is_some() && name == format!("{id}.tsdc"));
+            let known = [".tsdc", ".tscp"].iter().any(|suffix| {
+                name.strip_suffix(suffix)
+                    .and_then(|id| id.parse::<u64>().ok())
+                    .is_some_and(|id| store.get(id).is_some() && name == format!("{id}{suffix}"))
+            });
             if !known {
                 warnings.push(format!(
                     "{} is not the credential file of a device in the key store: delete it",
