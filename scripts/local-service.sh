@@ -2,15 +2,17 @@
 # One machine, one command: a local single-node nats-server with JetStream (the pinned 2.15.1, fsync before
 # every acknowledgement) and tfhe-sbc-server in both roles (gateway and worker) on it.
 #
-#   bash scripts/local-service.sh KEYS_DIR [LISTEN_ADDRESS] [NATS_PORT]
+#   bash scripts/local-service.sh KEYS_DIR [LISTEN_ADDRESS] [NATS_PORT] [SERVER ARGUMENTS...]
 #
-# The JetStream store lives in KEYS_DIR/../jetstream (kept across runs: replay floors and results are
-# durable). Ctrl-C stops both.
+# The JetStream store lives in KEYS_DIR/../jetstream (kept across runs: replay windows and results are
+# durable). Further arguments go to tfhe-sbc-server (e.g. --address-file F, --metrics-listen A).
+# TSBC_SERVER_BIN: a tfhe-sbc-server already built (default: build it in release). Ctrl-C stops both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KEYS="${1:?usage: local-service.sh KEYS_DIR [LISTEN_ADDRESS] [NATS_PORT]}"
 LISTEN="${2:-127.0.0.1:7700}"
 PORT="${3:-4222}"
+shift $(( $# < 3 ? $# : 3 ))
 [ -f "$KEYS/key_store.bin" ] || { echo "local-service.sh: $KEYS/key_store.bin not found: run tfhe-sbc-keys init first" >&2; exit 2; }
 NATS="$(bash scripts/nats-server.sh)"
 STORE="$(cd "$KEYS/.." && pwd)/jetstream"
@@ -26,5 +28,9 @@ CONF
 "$NATS" -c "$CONFIG" &
 NATS_PID=$!
 trap 'kill "$NATS_PID" 2>/dev/null || true' EXIT
-cargo build --release -p tfhe-sbc-server
-target/release/tfhe-sbc-server --keys "$KEYS" --listen "$LISTEN" --nats "nats://127.0.0.1:$PORT" --role both --workers 2
+SERVER="${TSBC_SERVER_BIN:-}"
+if [ -z "$SERVER" ]; then
+  cargo build --release -p tfhe-sbc-server
+  SERVER=target/release/tfhe-sbc-server
+fi
+"$SERVER" --keys "$KEYS" --listen "$LISTEN" --nats "nats://127.0.0.1:$PORT" --role both --workers 2 "$@"

@@ -15,6 +15,9 @@
 #   6. an integer key set: three clients send u16 readings from integer credential files (per-device,
 #      fleet, public key); the server turns them into FheUint16 values and must decrypt exactly the
 #      readings sent
+#   7. the same devices against the JetStream service on one machine (scripts/local-service.sh: the pinned
+#      nats-server and the server in both roles): the clients' messages are committed, and the fleet_sum
+#      example adds every committed reading under encryption; its decryption must be the sum sent
 #
 # Env: CARGO_TARGET_DIR (host and default for the client), CLIENT_TARGET_DIR (the client's cross builds),
 # PI_E2E_WORKSPACE_BUILD=1 (test-all.sh: build the host binaries as its workspace test step did).
@@ -177,7 +180,7 @@ if [ "$wrong" -ne 0 ] || [ "$alarms" -eq 0 ] || [ "$(grep -c "decrypted with the
 fi
 [ "$fail" -eq 0 ] || { echo "see $WORK"; exit 1; }
 
-step "restart: the server keeps its replay floors (--state); a client whose counter file was lost is refused"
+step "restart: the server keeps its replay windows (--state); a client whose counter file was lost is refused"
 floor_7=$(awk '$1 == 7 { print $2 }' "$WORK/floors")
 echo "floors written by the server: $(tr '\n' ' ' <"$WORK/floors")"
 "$SERVER_BIN" --keys "$WORK/keys" --listen 127.0.0.1:0 --address-file "$WORK/address-2" --state "$WORK/floors" \
@@ -258,5 +261,43 @@ for p in 21 22 23; do
     echo "device $p: decrypted [$got], sent [$want]"; cat "$WORK/server-int.log"; exit 1
   fi
 done
+
+step "the JetStream service (scripts/local-service.sh): the integer devices' readings committed, summed by examples/fleet_sum"
+NATS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+rm -rf "$WORK/jetstream"
+TSBC_SERVER_BIN="$SERVER_BIN" setsid bash scripts/local-service.sh "$WORK/int-keys" 127.0.0.1:0 "$NATS_PORT" \
+  --address-file "$WORK/address-js" >"$WORK/service.log" 2>&1 &
+SERVICE_PID=$!
+trap 'kill -- -"$SERVICE_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 600); do
+  [ -s "$WORK/address-js" ] && break
+  kill -0 "$SERVICE_PID" 2>/dev/null || { cat "$WORK/service.log"; echo "the service did not start"; exit 1; }
+  sleep 0.1
+done
+ADDRESS=$(cat "$WORK/address-js")
+printf '%s\n' 11 22 33 44 >"$WORK/readings-js-21.txt"
+printf '%s\n' 65535 2 >"$WORK/readings-js-22.txt"
+${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --format u16 --batch 2 \
+  --credentials "$WORK/int-keys/devices/21.tsdc" --server "$ADDRESS" --input "$WORK/readings-js-21.txt" \
+  2>"$WORK/client-js-21.log" || { cat "$WORK/client-js-21.log"; exit 1; }
+${RUN[armv7-unknown-linux-gnueabihf]} "$WORK/client-armv7-unknown-linux-gnueabihf" $C --format u16 --batch 2 \
+  --credentials "$WORK/int-keys/devices/22.tsdc" --server "$ADDRESS" --input "$WORK/readings-js-22.txt" \
+  2>"$WORK/client-js-22.log" || { cat "$WORK/client-js-22.log"; exit 1; }
+# 3 messages acknowledged (after JetStream stored them); the workers commit them shortly after.
+want_sum=$(( (11 + 22 + 33 + 44 + 65535 + 2) % 65536 ))
+FLEET_SUM="$TARGET_DIR/debug/examples/fleet_sum"
+[ -x "$FLEET_SUM" ] || cargo build --quiet --example fleet_sum
+for _ in $(seq 60); do
+  "$FLEET_SUM" --keys "$WORK/int-keys" --nats "nats://127.0.0.1:$NATS_PORT" \
+    --demo-client-key "$WORK/int-keys/client_key.bin" >"$WORK/fleet-sum.out" 2>&1 || true
+  grep -q "^3 messages, 6 readings" "$WORK/fleet-sum.out" && break
+  sleep 0.5
+done
+cat "$WORK/fleet-sum.out"
+grep -q "^3 messages, 6 readings" "$WORK/fleet-sum.out" \
+  && grep -q "the sum decrypts to $want_sum\$" "$WORK/fleet-sum.out" \
+  || { cat "$WORK/service.log"; echo "expected 3 committed messages, 6 readings summing to $want_sum"; exit 1; }
+kill -- -"$SERVICE_PID" 2>/dev/null || true
+trap - EXIT
 
 echo "pi client end to end: ok in $(( $(date +%s) - started )) s"

@@ -13,6 +13,7 @@ use crate::interop::integer::IntegerBridge;
 use crate::interop::{Converter, FrameUnit, Input, InteropError};
 use crate::key_set::key_store::{DeviceRecord, KeyStore};
 use crate::registry::{DeviceRegistry, DuplicateDevice};
+use crate::replay::ReplayWindow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,15 +41,16 @@ impl<C: Converter> KeyedIntake<C> {
     /// sets are registered too (their MACs are checked), and their inputs get
     /// [`InteropError::DeviceOfAnotherSet`] from the converter.
     pub fn new(config: IntakeConfig, store: KeyStore, converter: C) -> Result<Self, InteropError> {
-        Self::with_floors(config, store, converter, &HashMap::new())
+        Self::resuming(config, store, converter, &HashMap::new())
     }
 
-    /// As [`KeyedIntake::new`], with the persisted sequence-number floor of each device (absent: 0).
-    pub fn with_floors(
+    /// As [`KeyedIntake::new`], resuming after a restart: a device in `windows` resumes with the replay
+    /// window persisted for it ([`Intake::replay_window`]); the others start from 0.
+    pub fn resuming(
         config: IntakeConfig,
         store: KeyStore,
         converter: C,
-        floors: &HashMap<u64, u64>,
+        windows: &HashMap<u64, ReplayWindow>,
     ) -> Result<Self, InteropError> {
         let fingerprint = converter.server_key_fingerprint().ok_or(InteropError::NoServerKey)?;
         if store.server_key_fingerprint() != fingerprint {
@@ -59,8 +61,11 @@ impl<C: Converter> KeyedIntake<C> {
             converter: Arc::new(converter),
         };
         for record in store.into_records() {
-            let floor = floors.get(&record.device_id()).copied().unwrap_or(0);
-            this.register(record, floor)?;
+            let window = windows
+                .get(&record.device_id())
+                .cloned()
+                .unwrap_or(ReplayWindow::new(0));
+            this.register_with_window(record, window)?;
         }
         Ok(this)
     }
@@ -70,13 +75,18 @@ impl<C: Converter> KeyedIntake<C> {
     /// (`DeviceKeyMaterial::encryption`): public-key frames only from a public-key device, seeded ones only
     /// from a secret-key device.
     pub fn register(&mut self, record: DeviceRecord, floor: u64) -> Result<(), InteropError> {
+        self.register_with_window(record, ReplayWindow::new(floor))
+    }
+
+    /// [`KeyedIntake::register`], resuming with replay window `window`.
+    pub fn register_with_window(&mut self, record: DeviceRecord, window: ReplayWindow) -> Result<(), InteropError> {
         let parameter_set = record.parameter_set();
         let (credentials, material) = record.into_parts();
         let (device_id, key_id) = (credentials.device_id(), credentials.key_id());
         let encryption = material.encryption();
         self.converter.register(device_id, key_id, parameter_set, material)?;
         self.intake
-            .register_device(credentials, encryption, floor)
+            .register_device_with_window(credentials, encryption, window)
             .map_err(|DuplicateDevice(id)| {
                 self.converter.unregister(id);
                 InteropError::DuplicateDevice(id)

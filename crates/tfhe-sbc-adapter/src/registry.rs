@@ -5,6 +5,7 @@
 //! (`Intake::highest_sequence` + 1): replay windows live in memory, so after a restart the floor is what
 //! keeps old frames from being replayed.
 
+use crate::replay::ReplayWindow;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use tfhe_sbc_device::frame::mac::DeviceCredentials;
@@ -38,16 +39,21 @@ pub enum DeviceEncryption {
 pub(crate) struct Registered {
     pub(crate) credentials: DeviceCredentials,
     pub(crate) encryption: DeviceEncryption,
-    pub(crate) floor: u64,
+    pub(crate) window: ReplayWindow,
 }
 
 impl Registered {
     /// A device of `credentials` that encrypts as `encryption`, its frames numbered from `floor`.
     pub(crate) fn new(credentials: DeviceCredentials, encryption: DeviceEncryption, floor: u64) -> Self {
+        Self::resumed(credentials, encryption, ReplayWindow::new(floor))
+    }
+
+    /// A device of `credentials` that encrypts as `encryption`, resuming with replay window `window`.
+    pub(crate) fn resumed(credentials: DeviceCredentials, encryption: DeviceEncryption, window: ReplayWindow) -> Self {
         Self {
             credentials,
             encryption,
-            floor,
+            window,
         }
     }
 }

@@ -184,6 +184,9 @@ mod tests {
         assert_eq!(window.lowest_acceptable(), 0);
         window.accept(u64::MAX);
         assert_eq!(window.check(u64::MAX), Err(ReplayError::Replayed));
+        // Persisted and resumed after u64::MAX: it stays a duplicate.
+        let resumed = ReplayWindow::from_bytes(&window.to_bytes()).unwrap();
+        assert_eq!(resumed.check(u64::MAX), Err(ReplayError::Replayed));
         assert_eq!(window.check(u64::MAX - 127), Ok(()));
         assert_eq!(
             window.check(u64::MAX - 128),

@@ -24,28 +24,18 @@ mod gateway;
 mod jetstream;
 mod net;
 mod pipeline;
+mod replay_state;
 mod service;
+mod single_process;
 mod worker;
 
 use clap::Parser;
-use pipeline::{Counts, Demo, Floors};
-use std::collections::HashMap;
+use replay_state::ReplayState;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, mpsc};
-use tfhe_sbc_adapter::intake::IntakeConfig;
-use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
-use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
-use tfhe_sbc_adapter::interop::{BooleanBridge, Converter, Input};
-use tfhe_sbc_adapter::key_set::KeySetParameters;
-use tfhe_sbc_adapter::key_set::client_key::{read_client_key, read_integer_client_key};
-use tfhe_sbc_adapter::key_set::files::{CLIENT_KEY_FILE, KEY_STORE_FILE, SERVER_KEY_FILE};
-use tfhe_sbc_adapter::key_set::server_key::{read_integer_server_key, read_server_key, read_server_key_envelope};
-use tfhe_sbc_adapter::key_set::{parameters_name, short_hex};
-use tfhe_sbc_adapter::key_store::KeyStore;
-use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
-use tokio::sync::oneshot;
-use tracing::{info, warn};
+
+/// The replay state file's name in the key set directory when --state is not given.
+const REPLAY_STATE_FILE: &str = "replay_state.txt";
 
 /// The tfhe-sbc reference server: device frames in, acknowledgements back, tfhe-rs ciphertexts out.
 #[derive(Parser, Debug)]
@@ -69,8 +59,9 @@ struct Cli {
     /// arrived. A real server never holds it.
     #[arg(long, value_name = "FILE")]
     demo_client_key: Option<PathBuf>,
-    /// Keep each device's replay floor in this file, written before acknowledgements leave, so that after a
-    /// restart no frame is accepted twice (without it, a restarted server forgets what it accepted).
+    /// The replay state file: the highest sequence number accepted from each device, written before
+    /// acknowledgements leave, so that after a restart no frame is accepted twice (default:
+    /// `replay_state.txt` in the --keys directory). Without --nats only: JetStream keeps it in a KV bucket.
     #[arg(long, value_name = "FILE")]
     state: Option<PathBuf>,
     /// With an integer key set (`tfhe-sbc-keys init --parameters integer`): the width of the devices'
@@ -116,6 +107,14 @@ struct Cli {
 }
 
 impl Cli {
+    /// The replay state of the single-process server (`--state`, or `replay_state.txt` in the key set).
+    fn floors(&self) -> Result<ReplayState, String> {
+        match &self.state {
+            Some(path) => ReplayState::load(path),
+            None => ReplayState::load(&self.key_set()?.join(REPLAY_STATE_FILE)),
+        }
+    }
+
     /// The one key set of the single-process server.
     fn key_set(&self) -> Result<&Path, String> {
         match self.keys.as_slice() {
@@ -161,7 +160,7 @@ fn main() -> ExitCode {
                 ..Default::default()
             },
         }),
-        None => run(&cli),
+        None => single_process::run(&cli),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -169,251 +168,5 @@ fn main() -> ExitCode {
             eprintln!("tfhe-sbc-server: error: {message}");
             ExitCode::from(2)
         }
-    }
-}
-
-/// The key store of `dir`, bound to the server key with `fingerprint`.
-fn load_key_store(dir: &Path, fingerprint: &[u8; 32]) -> Result<KeyStore, String> {
-    let path = dir.join(KEY_STORE_FILE);
-    let store = KeyStore::read_file(&path).map_err(|e| e.to_string())?;
-    if store.server_key_fingerprint() != *fingerprint {
-        return Err(format!(
-            "{} belongs to another server key (fingerprint {}, {} is {}): give --keys the directory of one key set",
-            path.display(),
-            short_hex(&store.server_key_fingerprint()),
-            dir.join(SERVER_KEY_FILE).display(),
-            short_hex(fingerprint)
-        ));
-    }
-    Ok(store)
-}
-
-fn run(cli: &Cli) -> Result<(), String> {
-    // The key set.
-    let server_key_path = cli.key_set()?.join(SERVER_KEY_FILE);
-    let envelope = read_server_key_envelope(&server_key_path).map_err(|e| e.to_string())?;
-    if matches!(envelope.parameters, KeySetParameters::Integer) {
-        return run_integer(cli, &server_key_path);
-    }
-    let (header, server_key) = read_server_key(&server_key_path).map_err(|e| e.to_string())?;
-    let store = load_key_store(cli.key_set()?, &header.server_key_fingerprint)?;
-    let devices = device_list(&store);
-    let client_key = demo_client_key(cli, read_client_key)?;
-    if let Some((client, _)) = &client_key {
-        same_key_set(cli, client.server_key_fingerprint, header.server_key_fingerprint)?;
-    }
-    let client_key = client_key.map(|(_, key)| key);
-
-    // The intake and the conversion into tfhe-rs ciphertexts.
-    let floors = cli.state.as_deref().map(Floors::load).transpose()?;
-    let floor_of = |device: u64| {
-        floors
-            .as_ref()
-            .and_then(|f| f.floors().get(&device).copied())
-            .unwrap_or(0)
-    };
-    let config = IntakeConfig::default();
-    let known: HashMap<u64, u64> = store.iter().map(|r| (r.device_id(), floor_of(r.device_id()))).collect();
-    let server_key = Arc::new(server_key);
-    let demo = Demo {
-        threshold: cli.threshold.map(|t| (t, server_key.clone())),
-        client_key,
-    };
-    let counts = Counts::default();
-    let workers = Workers {
-        counts: counts.clone(),
-        floors,
-        exit_after: cli.exit_after,
-    };
-    let (jobs, all_done) = if header.set == BooleanSet::TfheLib {
-        let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
-        let intake = KeyedIntake::with_floors(config, store, bridge, &known).map_err(|e| e.to_string())?;
-        workers.start(intake, move |c, m, counts, n| {
-            pipeline::run_compute(c, m, demo, counts, n)
-        })?
-    } else {
-        let bridge = BigKeyBridge::for_server_key(header.set, &server_key).map_err(|e| e.to_string())?;
-        let intake = KeyedIntake::with_floors(config, store, bridge, &known).map_err(|e| e.to_string())?;
-        workers.start(intake, move |c, m, counts, n| {
-            pipeline::run_compute(c, m, demo, counts, n)
-        })?
-    };
-    let banner = format!(
-        "{} ({}), key id {:#010x}, {} devices: {}",
-        parameters_name(header.set),
-        header.set.tfhe_name(),
-        header.key_id,
-        devices.len(),
-        devices.join(", ")
-    );
-    serve(cli, jobs, all_done, &counts, &banner)
-}
-
-/// The network (until `exit_after` inputs are done, or an interrupt), then the summary.
-fn serve(
-    cli: &Cli,
-    jobs: mpsc::Sender<pipeline::Job>,
-    all_done: oneshot::Receiver<()>,
-    counts: &Counts,
-    banner: &str,
-) -> Result<(), String> {
-    // The network.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start tokio: {e}"))?;
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(&cli.listen)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e} (choose another --listen address)", cli.listen))?;
-        let address = listener.local_addr().map_err(|e| e.to_string())?;
-        if let Some(path) = &cli.address_file {
-            std::fs::write(path, format!("{address}\n"))
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        }
-        info!("listening on {address}: {banner}");
-        tokio::select! {
-            () = net::accept(listener, jobs, cli.drop_connection_every) => {}
-            _ = all_done => info!("{} messages done", cli.exit_after.unwrap_or(0)),
-            _ = tokio::signal::ctrl_c() => info!("interrupted"),
-        }
-        Ok::<(), String>(())
-    })?;
-    drop(runtime);
-
-    println!("device | frames | resent frames acknowledged again | refused | messages | message bytes");
-    if let Ok(counts) = counts.lock() {
-        for (device, c) in counts.iter() {
-            println!(
-                "{device:>6} | {:>6} | {:>32} | {:>7} | {:>8} | {:>13}",
-                c.frames, c.duplicates, c.refused, c.messages, c.bytes
-            );
-        }
-    }
-    Ok(())
-}
-
-/// "id (mode)" of every device of `store`, for the log.
-fn device_list(store: &KeyStore) -> Vec<String> {
-    store
-        .iter()
-        .map(|r| format!("{} ({})", r.device_id(), r.mode().name()))
-        .collect()
-}
-
-/// The demo client key of `--demo-client-key`, read with `read`, if given (with a warning in the log).
-fn demo_client_key<H, K, E: std::fmt::Display>(
-    cli: &Cli,
-    read: impl FnOnce(&Path) -> Result<(H, K), E>,
-) -> Result<Option<(H, K)>, String> {
-    let Some(path) = &cli.demo_client_key else {
-        return Ok(None);
-    };
-    let key = read(path).map_err(|e| e.to_string())?;
-    warn!("demo mode: this server holds the client key and prints what the devices sent");
-    Ok(Some(key))
-}
-
-/// An error unless the demo client key's fingerprint is the server key's.
-fn same_key_set(cli: &Cli, client: [u8; 32], server: [u8; 32]) -> Result<(), String> {
-    if client == server {
-        return Ok(());
-    }
-    let path = cli.demo_client_key.as_deref().unwrap_or(Path::new(CLIENT_KEY_FILE));
-    Err(format!(
-        "{} is not the client key of the key set in {}: give the {CLIENT_KEY_FILE} of the same key set",
-        path.display(),
-        cli.key_set().unwrap_or(Path::new("--keys")).display()
-    ))
-}
-
-/// The integer key set: frames become `FheUint` readings of `--integer-bits` bits (fleet and public-key
-/// devices' frames by extraction, per-device ones by one GLWE key switch with the device's key, then
-/// extraction), decrypted only with `--demo-client-key`.
-fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
-    let (envelope, server_key) = read_integer_server_key(server_key_path).map_err(|e| e.to_string())?;
-    let store = load_key_store(cli.key_set()?, &envelope.server_key_fingerprint)?;
-    let devices = device_list(&store);
-    let client_key = demo_client_key(cli, read_integer_client_key)?;
-    if let Some((client, _)) = &client_key {
-        same_key_set(cli, client.server_key_fingerprint, envelope.server_key_fingerprint)?;
-    }
-    let client_key = client_key.map(|(_, key)| key);
-    let bits = ReadingBits::from_bits(cli.integer_bits)
-        .ok_or_else(|| format!("--integer-bits {}: give 8, 16, 32 or 64", cli.integer_bits))?;
-    let floors = cli.state.as_deref().map(Floors::load).transpose()?;
-    let known: HashMap<u64, u64> = store
-        .iter()
-        .map(|r| {
-            let floor = floors.as_ref().and_then(|f| f.floors().get(&r.device_id()).copied());
-            (r.device_id(), floor.unwrap_or(0))
-        })
-        .collect();
-    let bridge = IntegerBridge::new(server_key)
-        .map_err(|e| e.to_string())?
-        .with_reading_bits(bits);
-    let intake = KeyedIntake::with_floors(IntakeConfig::default(), store, bridge, &known).map_err(|e| e.to_string())?;
-    let counts = Counts::default();
-    let workers = Workers {
-        counts: counts.clone(),
-        floors,
-        exit_after: cli.exit_after,
-    };
-    let (jobs, all_done) = workers.start(intake, move |c, frames, counts, n| {
-        pipeline::run_integer_compute(c, frames, client_key, counts, n);
-    })?;
-    let banner = format!(
-        "integer set (PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, FheUint{}), key id {:#010x}, {} devices: {}",
-        bits.bits(),
-        envelope.key_id,
-        devices.len(),
-        devices.join(", ")
-    );
-    serve(cli, jobs, all_done, &counts, &banner)
-}
-
-/// What the worker threads share, before they start.
-struct Workers {
-    counts: Counts,
-    floors: Option<Floors>,
-    exit_after: Option<u64>,
-}
-
-/// Where the network sends frames, and what says that `exit_after` inputs are done.
-type Started = (mpsc::Sender<pipeline::Job>, oneshot::Receiver<()>);
-
-impl Workers {
-    /// Starts the intake thread on `intake` and the tfhe-rs thread, which runs `compute` on the intake's
-    /// converter and the inputs the intake completes.
-    fn start<C, F>(self, intake: KeyedIntake<C>, compute: F) -> Result<Started, String>
-    where
-        C: Converter + 'static,
-        Input<C>: 'static,
-        F: FnOnce(Arc<C>, mpsc::Receiver<Input<C>>, Counts, Option<u64>) + Send + 'static,
-    {
-        let (jobs, job_queue) = mpsc::channel();
-        let (complete, inputs) = mpsc::channel();
-        let converter = Arc::clone(intake.converter());
-        let Self {
-            counts,
-            floors,
-            exit_after,
-        } = self;
-        {
-            let counts = counts.clone();
-            std::thread::Builder::new()
-                .name("intake".into())
-                .spawn(move || pipeline::run_intake(intake, job_queue, complete, counts, floors))
-                .map_err(|e| format!("cannot start the intake thread: {e}"))?;
-        }
-        let (finished, all_done) = oneshot::channel::<()>();
-        std::thread::Builder::new()
-            .name("tfhe-rs".into())
-            .spawn(move || {
-                compute(converter, inputs, counts, exit_after);
-                let _ = finished.send(());
-            })
-            .map_err(|e| format!("cannot start the tfhe-rs thread: {e}"))?;
-        Ok((jobs, all_done))
     }
 }

@@ -2,6 +2,7 @@
 //! reassembly: a `KeyedIntake` of any converter) and the tfhe-rs side (the converter's conversion into gate
 //! inputs, and the optional demo computation).
 
+use crate::replay_state::ReplayState;
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,6 @@ use tfhe_sbc_adapter::intake::{IntegerFrame, Message};
 use tfhe_sbc_adapter::interop::integer::IntegerBridge;
 use tfhe_sbc_adapter::interop::{Converter, FrameUnit, Input, Messages};
 use tfhe_sbc_adapter::key_set::client_key::SecretIntegerClientKey;
-use tfhe_sbc_adapter::key_set::files::write_atomic_io;
 use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
 use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckStatus};
 use tokio::sync::oneshot;
@@ -52,74 +52,8 @@ fn count(counts: &Counts, device_id: u64, update: impl FnOnce(&mut DeviceCounts)
     }
 }
 
-/// The replay floors file: one line `<device id> <lowest sequence number still acceptable>` per device.
-pub struct Floors {
-    path: std::path::PathBuf,
-    floors: BTreeMap<u64, u64>,
-}
-
-impl Floors {
-    /// Reads `path` (absent: no floors).
-    pub fn load(path: &std::path::Path) -> Result<Self, String> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-        };
-        let mut floors = BTreeMap::new();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let mut fields = line.split_whitespace().map(str::parse::<u64>);
-            match (fields.next(), fields.next(), fields.next()) {
-                (Some(Ok(device)), Some(Ok(floor)), None) => {
-                    floors.insert(device, floor);
-                }
-                _ => {
-                    return Err(format!(
-                        "{} line {}: expected `<device id> <floor>`: restore the file (deleting it lets frames \
-                         accepted before the restart be accepted again)",
-                        path.display(),
-                        i + 1
-                    ));
-                }
-            }
-        }
-        Ok(Self {
-            path: path.to_owned(),
-            floors,
-        })
-    }
-
-    /// The floors, by device.
-    pub fn floors(&self) -> &BTreeMap<u64, u64> {
-        &self.floors
-    }
-
-    /// Raises `device`'s floor above `sequence`; whether it moved.
-    fn accept(&mut self, device: u64, sequence: u64) -> bool {
-        let floor = self.floors.entry(device).or_default();
-        let moved = sequence.saturating_add(1) > *floor;
-        *floor = (*floor).max(sequence.saturating_add(1));
-        moved
-    }
-
-    /// Writes the file atomically and durably, mode 0644 (the floors are no secret), through the key set's
-    /// one atomic writer ([`write_atomic_io`]: a temporary file in the same directory, fsync, rename, fsync
-    /// of the directory), so that a crash leaves the old floors or the new ones and a power cut after the
-    /// acknowledgement cannot lose the rename.
-    fn save(&self) -> std::io::Result<()> {
-        let mut text = String::new();
-        for (device, floor) in &self.floors {
-            text.push_str(&format!("{device} {floor}\n"));
-        }
-        write_atomic_io(&self.path, text.as_bytes(), FLOORS_MODE)
-    }
-}
-
-/// The floors file's permission bits.
-const FLOORS_MODE: u32 = 0o644;
-
 /// The intake thread: frames in arrival order; acknowledges each, hands complete messages on, drops expired
-/// messages every second. With `floors`, every accepted sequence number is written to disk before its
+/// messages every second. Every accepted sequence number is written to `floors` before its
 /// acknowledgement leaves (one write per batch of waiting frames), so that after a restart the server
 /// accepts no frame twice.
 pub fn run_intake<C: Converter>(
@@ -127,7 +61,7 @@ pub fn run_intake<C: Converter>(
     jobs: mpsc::Receiver<Job>,
     complete: mpsc::Sender<Input<C>>,
     counts: Counts,
-    mut floors: Option<Floors>,
+    mut floors: ReplayState,
 ) {
     let mut last_eviction = Instant::now();
     loop {
@@ -165,8 +99,10 @@ pub fn run_intake<C: Converter>(
                         count(&counts, ack.device_id, |c| c.refused += 1);
                     }
                 }
-                if let (Ok(_), Some(floors)) = (&result, floors.as_mut()) {
-                    moved |= floors.accept(ack.device_id, ack.sequence);
+                if result.is_ok()
+                    && let Some(window) = intake.intake().replay_window(ack.device_id)
+                {
+                    moved |= floors.update(ack.device_id, window);
                 }
                 if let Some(input) = result.ok().and_then(<C::Unit as FrameUnit>::completed)
                     && complete.send(input).is_err()
@@ -177,12 +113,9 @@ pub fn run_intake<C: Converter>(
                 replies.push((reply, (ack, record)));
             }
         }
-        if moved
-            && let Some(floors) = &floors
-            && let Err(e) = floors.save()
-        {
+        if moved && let Err(e) = floors.save() {
             // Without the floors on disk the acknowledgements would promise what a restart forgets.
-            error!("cannot write {}: {e}; stopping", floors.path.display());
+            error!("cannot write {}: {e}; stopping", floors.path().display());
             return;
         }
         for (reply, ack) in replies {
@@ -353,40 +286,5 @@ pub fn run_integer_compute(
         if exit_after.is_some_and(|limit| done >= limit) {
             return;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{FLOORS_MODE, Floors};
-    use std::os::unix::fs::PermissionsExt;
-
-    /// The floors survive a save and a reload, a second save replaces the first, and no temporary file is
-    /// left beside them.
-    #[test]
-    fn floors_file_survives_and_leaves_no_temporary_file() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("floors.txt");
-        let mut floors = Floors::load(&path).expect("an absent file is no floors");
-        assert!(floors.floors().is_empty());
-        assert!(floors.accept(7, 41));
-        assert!(floors.accept(9, 0));
-        floors.save().expect("saved");
-        let reloaded = Floors::load(&path).expect("reloaded");
-        assert_eq!(reloaded.floors().get(&7), Some(&42));
-        assert_eq!(reloaded.floors().get(&9), Some(&1));
-
-        let mut floors = reloaded;
-        assert!(floors.accept(7, 99));
-        floors.save().expect("saved again");
-        assert_eq!(Floors::load(&path).expect("reloaded").floors().get(&7), Some(&100));
-
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .expect("listed")
-            .map(|e| e.expect("an entry").file_name())
-            .collect();
-        assert_eq!(names, ["floors.txt"], "only the floors file is left");
-        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
-        assert_eq!(mode, FLOORS_MODE);
     }
 }

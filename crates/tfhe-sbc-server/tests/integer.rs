@@ -3,7 +3,16 @@
 //! each: seeded frames from `IntegerEncryptor`, a public-key frame from `IntegerPublicKeyEncryptor`) over
 //! TCP; the server takes them through its keyed intake into `FheUint16` values, and `--demo-client-key`
 //! decrypts exactly the readings sent.
+//!
+//! Without `--nats` the server keeps the highest sequence number accepted from each device in
+//! `replay_state.txt` of the key set (no flag needed): killed and started again, it acknowledges every frame
+//! it accepted before as a duplicate, the last number a device counter hands out included.
 #![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::process::RoleProcess;
+use common::service::{Meter, connect, integer_key_set, send};
 
 use std::io::Read;
 use std::net::TcpStream;
@@ -12,13 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::key_set::key_store::KeyMode;
 use tfhe_sbc_adapter::stream::write_frame;
-use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_device::encrypt::FrameEncryptor;
-use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
-use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
-use tfhe_sbc_device::files::credentials::{Credentials, decode_credentials};
-use tfhe_sbc_device::files::public_key::public_key_body;
-use tfhe_sbc_device::frame::message::chunks;
+use tfhe_sbc_device::frame::ack::AckStatus;
 use tfhe_sbc_device::frame::{FrameCounter, FrameKind};
 
 const PER_DEVICE: u64 = 41;
@@ -34,39 +37,7 @@ fn readings(id: u64) -> Vec<u16> {
 /// The one frame of meter `id`, from its credential file alone: seeded under its secret key, or a public-key
 /// frame under the key set's public key.
 fn frame(dir: &Path, id: u64) -> Vec<u8> {
-    let bytes = std::fs::read(dir.join("devices").join(format!("{id}.tsdc"))).unwrap();
-    let file = decode_credentials(&bytes).unwrap();
-    let message: Vec<u8> = readings(id).iter().flat_map(|r| r.to_le_bytes()).collect();
-    if file.mode == KeyMode::PublicKey {
-        let (header, body) = public_key_body(file.key_material, file.credentials.key_id()).unwrap();
-        let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<2048>::EMPTY);
-        encryptor
-            .set_integer_public_key_le_bytes(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &header.seed, body)
-            .unwrap();
-        encryptor.seed_from_bytes(&mut [id as u8; 32]);
-        seal(&mut *encryptor, &file, &message)
-    } else {
-        let mut encryptor = Box::new(IntegerEncryptor::<2048>::EMPTY);
-        encryptor
-            .set_packed_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, file.key_material)
-            .unwrap();
-        encryptor.seed_from_bytes(&mut [id as u8; 32]);
-        seal(&mut *encryptor, &file, &message)
-    }
-}
-
-/// `message` (one chunk) as one frame of `encryptor`.
-fn seal(encryptor: &mut dyn FrameEncryptor, file: &Credentials<'_>, message: &[u8]) -> Vec<u8> {
-    let outgoing = encryptor
-        .begin_message(&mut FrameCounter::new(0), message.len())
-        .unwrap();
-    let chunk = chunks(message, encryptor.chunk_bytes()).next().unwrap();
-    let mut out = vec![0u8; encryptor.frame_buffer_len()];
-    let len = encryptor
-        .encrypt_frame_into(&file.credentials, &outgoing, &chunk, &mut out)
-        .unwrap();
-    out.truncate(len);
-    out
+    Meter::new(dir, id, 0).message(&readings(id)).remove(0)
 }
 
 #[test]
@@ -120,4 +91,60 @@ fn integer_key_set_readings_arrive_as_fhe_uint16() {
         assert!(line.contains(&values), "device {id} sent {values}: {line}");
     }
     assert!(log.contains("FheUint16"), "{log}");
+}
+
+#[test]
+fn the_single_process_server_accepts_no_frame_twice_across_a_kill() {
+    let root = tempfile::tempdir().unwrap();
+    let keys = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_0006);
+    let args = ["--keys", keys.to_str().unwrap(), "--listen", "127.0.0.1:0"].map(str::to_owned);
+    let mut server = RoleProcess::start(
+        "server",
+        args.to_vec(),
+        root.path().join("server.log"),
+        Some(root.path().join("address")),
+    );
+    let mut meters: Vec<Meter> = common::service::METERS
+        .iter()
+        .map(|&(id, _)| Meter::new(&keys, id, 10))
+        .collect();
+    // One message of each meter, and one numbered u64::MAX - 1, the last a device counter hands out.
+    let mut sent: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (i, meter) in meters.iter_mut().enumerate() {
+        sent.extend(meter.message(&[1, 2, 3]).into_iter().map(|f| (i, f)));
+    }
+    meters[0].counter = FrameCounter::new(u64::MAX - 1);
+    sent.extend(meters[0].message(&[4]).into_iter().map(|f| (0, f)));
+    let mut stream = connect(&server.address());
+    for (i, frame) in &sent {
+        let ack = send(&mut stream, frame, meters[*i].credentials.mac_key()).unwrap();
+        assert_eq!(ack.status, AckStatus::Accepted);
+    }
+
+    server.kill();
+    server.restart();
+    let mut stream = connect(&server.address());
+    for (n, (i, frame)) in sent.iter().enumerate() {
+        let ack = send(&mut stream, frame, meters[*i].credentials.mac_key()).unwrap();
+        // Meter 0's first frame (sequence 10) is far below its window (u64::MAX - 1): "too old", before the
+        // kill as after; every other frame is a duplicate.
+        let expected = if n == 0 {
+            AckStatus::TooOld
+        } else {
+            AckStatus::Duplicate
+        };
+        assert_eq!(ack.status, expected, "frame {n} after the kill");
+    }
+    for meter in &mut meters[1..] {
+        let frame = meter.message(&[5, 6]).remove(0);
+        assert_eq!(
+            send(&mut stream, &frame, meter.credentials.mac_key()).unwrap().status,
+            AckStatus::Accepted
+        );
+    }
+    let state = std::fs::read_to_string(keys.join("replay_state.txt")).unwrap();
+    // Meter 0's window: highest u64::MAX - 1 (little-endian fe ff .. ff after the floor and the flag).
+    let line = format!("{} 000000000000000001feffffffffffffff", meters[0].id);
+    assert!(state.lines().any(|l| l.starts_with(&line)), "{state}");
 }

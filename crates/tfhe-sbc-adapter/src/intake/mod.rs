@@ -55,12 +55,12 @@ struct DeviceState {
 }
 
 impl DeviceState {
-    /// A registered device, with an empty replay window above its floor.
+    /// A registered device, with its replay window (empty above its floor, or resumed).
     fn new(registered: Registered) -> Self {
         Self {
             credentials: registered.credentials,
             encryption: registered.encryption,
-            window: ReplayWindow::new(registered.floor),
+            window: registered.window,
         }
     }
 }
@@ -107,18 +107,34 @@ impl Intake {
         encryption: DeviceEncryption,
         floor: u64,
     ) -> Result<(), DuplicateDevice> {
+        self.register_device_with_window(credentials, encryption, ReplayWindow::new(floor))
+    }
+
+    /// Registers one more device that encrypts as `encryption`, resuming with replay window `window` (the
+    /// one [`Intake::replay_window`] gave before a restart).
+    pub fn register_device_with_window(
+        &mut self,
+        credentials: DeviceCredentials,
+        encryption: DeviceEncryption,
+        window: ReplayWindow,
+    ) -> Result<(), DuplicateDevice> {
         let id = credentials.device_id();
         insert_new(
             &mut self.devices,
             id,
-            DeviceState::new(Registered::new(credentials, encryption, floor)),
+            DeviceState::new(Registered::resumed(credentials, encryption, window)),
         )
     }
 
-    /// The highest sequence number accepted from `device_id`, if any. Persist it (plus one, as the floor
-    /// for [`DeviceRegistry::register_with_floor`]) before a restart, or old frames can be replayed.
+    /// The highest sequence number accepted from `device_id`, if any.
     pub fn highest_sequence(&self, device_id: u64) -> Option<u64> {
         self.devices.get(&device_id)?.window.highest()
+    }
+
+    /// The replay window of registered device `device_id`: persist it before acknowledgements leave, and
+    /// resume with it after a restart ([`Intake::register_device_with_window`]).
+    pub fn replay_window(&self, device_id: u64) -> Option<&ReplayWindow> {
+        Some(&self.devices.get(&device_id)?.window)
     }
 
     /// The MAC key of registered device `device_id` (for [`crate::ack::seal_ack`]).
