@@ -25,6 +25,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
 step() { printf '\n--> [%3d s] %s\n' "$(( $(date +%s) - started ))" "$*"; }
+# The address a server started in the background (PID) writes to FILE, waiting up to 60 s; its LOG if it dies.
+address_of() {
+  local file=$1 pid=$2 log=$3
+  for _ in $(seq 600); do
+    [ -s "$file" ] && { cat "$file"; return; }
+    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; echo "the server of $file did not start" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "no address in $file within 60 s" >&2
+  exit 1
+}
 
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 CLIENT_TARGET_DIR=${CLIENT_TARGET_DIR:-$TARGET_DIR}
@@ -106,12 +117,7 @@ step "server: demo client key, threshold 25, drops each connection after every 3
   --drop-connection-every 3 --state "$WORK/floors" >"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 600); do
-  [ -s "$WORK/address" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log"; echo "the server did not start"; exit 1; }
-  sleep 0.1
-done
-ADDRESS=$(cat "$WORK/address")
+ADDRESS=$(address_of "$WORK/address" "$SERVER_PID" "$WORK/server.log")
 echo "server on $ADDRESS"
 
 step "clients under qemu"
@@ -222,12 +228,7 @@ INT_FRAMES=$((2 + 2 + 2))
   >"$WORK/server-int.out" 2>"$WORK/server-int.log" &
 SERVER_PID=$!
 trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 600); do
-  [ -s "$WORK/address-int" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server-int.log"; echo "the integer server did not start"; exit 1; }
-  sleep 0.1
-done
-ADDRESS=$(cat "$WORK/address-int")
+ADDRESS=$(address_of "$WORK/address-int" "$SERVER_PID" "$WORK/server-int.log")
 ${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --format u16 --batch 3 \
   --credentials "$WORK/int-keys/devices/21.tsdc" --server "$ADDRESS" --input "$WORK/readings-21.txt" \
   2>"$WORK/client-21.log" &
@@ -269,12 +270,7 @@ TSBC_SERVER_BIN="$SERVER_BIN" setsid bash scripts/local-service.sh "$WORK/int-ke
   --address-file "$WORK/address-js" >"$WORK/service.log" 2>&1 &
 SERVICE_PID=$!
 trap 'kill -- -"$SERVICE_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 600); do
-  [ -s "$WORK/address-js" ] && break
-  kill -0 "$SERVICE_PID" 2>/dev/null || { cat "$WORK/service.log"; echo "the service did not start"; exit 1; }
-  sleep 0.1
-done
-ADDRESS=$(cat "$WORK/address-js")
+ADDRESS=$(address_of "$WORK/address-js" "$SERVICE_PID" "$WORK/service.log")
 printf '%s\n' 11 22 33 44 >"$WORK/readings-js-21.txt"
 printf '%s\n' 65535 2 >"$WORK/readings-js-22.txt"
 ${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --format u16 --batch 2 \

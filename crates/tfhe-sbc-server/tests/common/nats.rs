@@ -6,12 +6,13 @@
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use super::process::ChildSlot;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// One nats-server process.
 pub struct NatsServer {
-    child: Option<Child>,
+    child: ChildSlot,
     port: u16,
     config: PathBuf,
     _dir: tempfile::TempDir,
@@ -72,7 +73,7 @@ impl NatsServer {
         )
         .unwrap();
         Self {
-            child: None,
+            child: ChildSlot::default(),
             port,
             config,
             _dir: dir,
@@ -93,7 +94,7 @@ impl NatsServer {
                     binary()
                 )
             });
-        self.child = Some(child);
+        self.child.set(child);
         let deadline = Instant::now() + Duration::from_secs(15);
         while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
             assert!(Instant::now() < deadline, "nats-server did not listen within 15 s");
@@ -108,10 +109,7 @@ impl NatsServer {
 
     /// SIGKILL.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.child.kill();
     }
 
     /// Killed, then started again on the same port and store.
@@ -124,10 +122,4 @@ impl NatsServer {
 /// A free loopback port (bound, then released).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-impl Drop for NatsServer {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }

@@ -6,12 +6,42 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A child process, killed (SIGKILL) on demand and on drop.
+#[derive(Default)]
+pub struct ChildSlot(Option<Child>);
+
+impl ChildSlot {
+    /// Holds `child` (a previous one must have been killed).
+    pub fn set(&mut self, child: Child) {
+        self.0 = Some(child);
+    }
+
+    /// The child, no longer held.
+    pub fn take(&mut self) -> Option<Child> {
+        self.0.take()
+    }
+
+    /// SIGKILL, as a crash, and reaped.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for ChildSlot {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// One role process; killed on drop.
 pub struct RoleProcess {
     /// Its name in the test's output.
     pub name: String,
     args: Vec<String>,
-    child: Option<Child>,
+    child: ChildSlot,
     /// Its stdout and stderr, appended across restarts.
     pub log: PathBuf,
     address_file: Option<PathBuf>,
@@ -24,7 +54,7 @@ impl RoleProcess {
         let mut process = Self {
             name: name.to_owned(),
             args,
-            child: None,
+            child: ChildSlot::default(),
             log,
             address_file,
         };
@@ -47,7 +77,7 @@ impl RoleProcess {
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
-        self.child = Some(child);
+        self.child.set(child);
     }
 
     /// The address a gateway listens on (waits up to 90 s for it).
@@ -72,10 +102,7 @@ impl RoleProcess {
 
     /// SIGKILL, as a crash.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.child.kill();
     }
 
     /// Started again with the same arguments (a gateway gets a new port: read [`RoleProcess::address`]).
@@ -104,11 +131,5 @@ impl RoleProcess {
             .rfind(|line| line.starts_with("gateway: "))
             .unwrap_or("")
             .to_owned()
-    }
-}
-
-impl Drop for RoleProcess {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
