@@ -1,10 +1,14 @@
 //! Picks the board's `memory.x` for a Cortex-M target, and computes on the host the packed KAT key and the
 //! digest the firmware must reproduce (`$OUT_DIR/expected.rs`), with the same crates and the same inputs
 //! (`src/kat_inputs.rs`): for the boolean run, the integer run (feature `integer`) and the integer public-key
-//! run (feature `integer-public-key`, whose public-key file build.rs also writes, `integer_public_key.tspk`).
+//! run (feature `integer-public-key`, whose public-key file build.rs also writes, `integer_public_key.tspk`)
+//! and the compact-list run (feature `compact-list`: its raw public key, expanded from a seed,
+//! `compact_public_key.bin`).
 //! The host path uses the host's product (the `f64` FFT), so a firmware built with another product (the
 //! integer NTT on Cortex-M) is checked against it bit for bit.
 
+#[path = "src/compact_key.rs"]
+mod compact_key;
 #[path = "src/kat_inputs.rs"]
 #[allow(dead_code)]
 mod kat_inputs;
@@ -21,6 +25,7 @@ use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
+use tfhe_sbc_device::encrypt::compact_list::{CompactListNttEncryptor, compact_list_bytes};
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
@@ -156,8 +161,34 @@ fn expected_integer_public_key() -> (Vec<u8>, [u8; 32]) {
     (file, digest)
 }
 
+/// The compact-list KAT: the raw compact public key `[a | b]` of `COMPACT_KEY_SEED` as little-endian bytes
+/// (32 KiB, for the firmware's flash), and the digests of the run's two lists (the first 64 readings, then
+/// all 512), computed with the NTT form (`CompactListNttEncryptor<NttPlan64>`, `set_rng`): the firmware
+/// writes them with the streaming form from the key's bytes in flash.
+fn expected_compact_list() -> (Vec<u8>, [u8; 32]) {
+    let (_s, key) = compact_key::compact_key_pair(COMPACT_KEY_SEED);
+    let key_bytes: Vec<u8> = key.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut encryptor = Box::new(CompactListNttEncryptor::<NttPlan64>::EMPTY);
+    encryptor.set_public_key(&key).expect("compact public key");
+    encryptor.set_rng(Blake2bXof::from_seed(COMPACT_RNG_SEED));
+    let mut list = vec![0u8; compact_list_bytes::<u8>(INTEGER_READINGS.len())];
+    let digest_key = MacKey::from_bytes(DIGEST_KEY);
+    let mut digest = [0u8; 32];
+    for (part, count) in digest
+        .chunks_exact_mut(16)
+        .zip([COMPACT_SHORT_READINGS, INTEGER_READINGS.len()])
+    {
+        let written = encryptor
+            .encrypt_list(&INTEGER_READINGS[..count], &mut list)
+            .expect("compact list");
+        part.copy_from_slice(&digest_key.tag(&list[..written]));
+    }
+    (key_bytes, digest)
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=src/kat_inputs.rs");
+    println!("cargo:rerun-if-changed=src/compact_key.rs");
     println!("cargo:rerun-if-changed=memory");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
 
@@ -197,6 +228,12 @@ fn main() {
         "INTEGER_PUBLIC_KEY_EXPECTED_DIGEST",
         &digest,
     );
+    let (key, digest) = expected_compact_list();
+    array(
+        "The compact-list run's two list digests: build.rs, on the host, with the NTT form.",
+        "COMPACT_LIST_EXPECTED_DIGEST",
+        &digest,
+    );
     // The public-key file, as provisioning would put it in flash (`include_bytes!`).
     fs::write(out.join("integer_public_key.tspk"), &file).expect("write integer_public_key.tspk");
     let len = file.len();
@@ -205,6 +242,18 @@ fn main() {
         "/// The integer KAT public key as a public-key file ({len} bytes): build.rs, on the host, from \
          `INTEGER_KEY_SEED` and `INTEGER_PUBLIC_KEY_SEED`.\npub static INTEGER_PUBLIC_KEY_FILE: [u8; {len}] = \
          *include_bytes!(concat!(env!(\"OUT_DIR\"), \"/integer_public_key.tspk\"));\n"
+    )
+    .expect("write to a String");
+    // The raw compact public key, as provisioning would put it in flash, 8-byte aligned (`include_bytes!`).
+    fs::write(out.join("compact_public_key.bin"), &key).expect("write compact_public_key.bin");
+    let len = key.len();
+    write!(
+        out_rs,
+        "/// A byte array on an 8-byte boundary (the key's words are read in place).\n#[repr(C, align(8))]\n\
+         pub struct Aligned<T: ?Sized>(pub T);\n\
+         /// The compact-list run's raw public key `[a | b]` ({len} bytes, little-endian words): build.rs, on the \
+         host, from `COMPACT_KEY_SEED`.\npub static COMPACT_PUBLIC_KEY: Aligned<[u8; {len}]> = \
+         Aligned(*include_bytes!(concat!(env!(\"OUT_DIR\"), \"/compact_public_key.bin\")));\n"
     )
     .expect("write to a String");
     fs::write(out.join("expected.rs"), out_rs).expect("write expected.rs");

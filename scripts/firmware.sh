@@ -27,7 +27,10 @@
 # too. It needs about 133 KiB of RAM, more than a 128 KiB part has: RAM <= 144 KiB (a 192 or 256 KiB part),
 # flash <= 80 KiB (the key file included), <= 5 M instructions per encryption. The MPS2 AN386 layout
 # (firmware/memory/mps2-an386.x, 4 MiB of RAM) is the same for every variant: the budgets are checked on what
-# the program uses.
+# the program uses. The compact-list variant (feature `compact-list`): tfhe-rs's own CompactCiphertextList of 64
+# and of 512 u8 readings from the streaming CompactListEncryptor, the raw 32 KiB public key read in place from
+# flash, on the M4 and the M3 models (one build and run each, a few seconds): working RAM (all but the list
+# buffer) <= 16 KiB, flash <= 80 KiB (the key included), <= 60 M / 85 M instructions per list.
 #
 # Usage: bash scripts/firmware.sh   (CARGO_TARGET_DIR is honoured; FIRMWARE_SKIP_DEBUG=1 skips the debug build)
 set -euo pipefail
@@ -46,6 +49,14 @@ INTEGER_INSTRUCTION_BUDGET=4500000
 INTEGER_PK_RAM_BUDGET=$((144 * 1024))
 INTEGER_PK_FLASH_BUDGET=$((80 * 1024))
 INTEGER_PK_INSTRUCTION_BUDGET=5000000
+# The compact-list variant on the M4 and M3 models (tfhe-rs's own CompactCiphertextList from the streaming
+# CompactListEncryptor, the raw 32 KiB public key in flash): its working RAM (everything but the list buffer:
+# the encryptor, the test's statics, the peak stack) <= 16 KiB, flash (the key included) <= 80 KiB, and
+# instructions per list of 64 and of 512 u8 readings.
+CLIST_WORKING_RAM_BUDGET=$((16 * 1024))
+CLIST_FLASH_BUDGET=$((80 * 1024))
+CLIST_64_INSTRUCTION_BUDGET=60000000
+CLIST_512_INSTRUCTION_BUDGET=85000000
 # shellcheck source=scripts/lib/firmware-setup.sh
 source scripts/lib/firmware-setup.sh
 TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
@@ -95,6 +106,7 @@ cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmw
 cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware --features integer -- -D warnings
 cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware --features integer-public-key \
   -- -D warnings
+cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware --features compact-list -- -D warnings
 
 # The ELF $1's sizes in $text, $data and $bss, and its flash in $flash. Berkeley format: text (vector table,
 # code, rodata) and data (initial values) both live in flash.
@@ -182,6 +194,47 @@ run_m4_variant integer-public-key int-pk \
   "$INTEGER_PK_RAM_BUDGET" "$INTEGER_PK_FLASH_BUDGET" "$INTEGER_PK_INSTRUCTION_BUDGET"
 INTEGER_FRAMES+="; int-pk frames: $(field frame_bytes) B (mask in full)"
 
+# The compact-list variant (feature `compact-list`) on the M4 and M3 models: one build and run per target, two
+# rows (the lists of 64 and of 512 readings, one run). The list buffer is one static sized for the 512-reading
+# list; a row's RAM is the working RAM (statics less that buffer, plus the larger of the construction's and that
+# list's stack peaks) plus the list's own bytes: measured as is for 512, the buffer a 64-reading firmware would
+# have for 64.
+step "build the compact-list variant (the streaming CompactListEncryptor, the raw 32 KiB key in flash)"
+cargo build -p tfhe-sbc-firmware --profile firmware --target thumbv7em-none-eabihf --target thumbv7m-none-eabi \
+  --features compact-list
+CLIST_NOTES=""
+for t in thumbv7em-none-eabihf thumbv7m-none-eabi; do
+  elf="$TARGET_DIR/$t/firmware/tfhe-sbc-firmware"
+  elf_size "$elf"
+  step "run $t (compact-list variant): flash $flash B (text $text, data $data), .bss $bss B"
+  run_elf "$elf" "$t"
+  run_status compact-list
+  buffer=$(field buffer); stack_c=$(field stack_construct)
+  for n in 64 512; do
+    if [ "$n" = 64 ]; then stack_n=$(field stack_64); else stack_n=$(field stack_encrypt); fi
+    list_status=$status
+    working="-" ram="-"
+    if [ "$status" = ok ]; then
+      peak=$(( stack_c > stack_n ? stack_c : stack_n ))
+      working=$(( statics - buffer + peak ))
+      ram=$(( working + $(field "bytes_$n") ))
+      budget_var="CLIST_${n}_INSTRUCTION_BUDGET"
+      over=()
+      if [ "$working" -gt "$CLIST_WORKING_RAM_BUDGET" ]; then over+=("working RAM $working > $CLIST_WORKING_RAM_BUDGET"); fi
+      if [ "$flash" -gt "$CLIST_FLASH_BUDGET" ]; then over+=("flash $flash > $CLIST_FLASH_BUDGET"); fi
+      if [ "$(field "list_$n")" -gt "${!budget_var}" ]; then
+        over+=("instructions $(field "list_$n") > ${!budget_var}")
+      fi
+      if [ "${#over[@]}" -ne 0 ]; then list_status="OVER($(IFS=,; echo "${over[*]}"))"; fi
+    fi
+    [ "$list_status" = ok ] || FAILURES+=("$t (cl-$n): $list_status")
+    # shellcheck disable=SC2059 # the format is ours
+    ROWS+=("$(printf "$TABLE_FORMAT" "$t" "cl-$n" "$(field product | sed 's/.*:://')" "$flash" "$statics" \
+      "$stack_c" "$stack_n" "$ram" "$(field construct)" "$(field "list_$n")" "-" "-" "$list_status")")
+  done
+  CLIST_NOTES+="; $t: working RAM $working B"
+done
+
 # flip-link, checked: the `stack-overflow` build recurses until the stack overflows, checking a canary in .bss
 # at every level. Linked by flip-link it must fault (qemu: "Lockup") with .bss intact; linked plainly (rust-lld),
 # the same program must report the corruption, which shows the check can fail.
@@ -241,6 +294,10 @@ echo "stk-c / stk-e: peak stack while setting the key and CSPRNG / during the en
 echo "larger peak. construct: set_packed_key + seed_from_bytes; encrypt: one seeded N = 1024 (integer: N = 2048) encryption (its body in the"
 echo "frame buffer); frame: encrypt_seeded_frame_into (the encryption, the v2 header and the MAC); compact: the same"
 echo "with the set's compact body (integer run). ${INTEGER_FRAMES:-}"
+echo "cl-64 / cl-512 = tfhe-rs's own CompactCiphertextList of 64 / 512 u8 readings (18,643 / 32,979 B) from the"
+echo "streaming CompactListEncryptor, the raw 32 KiB public key in flash (one run: construct = the key's check + seed;"
+echo "encrypt = one encrypt_list; RAM = working RAM + the list's buffer), budgets working RAM <= $CLIST_WORKING_RAM_BUDGET,"
+echo "flash <= $CLIST_FLASH_BUDGET, encrypt <= $CLIST_64_INSTRUCTION_BUDGET / $CLIST_512_INSTRUCTION_BUDGET${CLIST_NOTES:-}."
 echo "firmware.sh took $(( $(date +%s) - start )) s"
 
 if [ "${#FAILURES[@]}" -ne 0 ]; then

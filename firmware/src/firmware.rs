@@ -1,15 +1,18 @@
 //! The firmware proper (Cortex-M only): the known-answer run, its digest check and the measurements. The run
 //! is the boolean one ([`crate::run`]), with the feature `integer` the integer one ([`crate::integer_run`]),
-//! or with the feature `integer-public-key` the integer public-key one ([`crate::integer_public_key_run`]).
+//! with the feature `integer-public-key` the integer public-key one ([`crate::integer_public_key_run`]), or
+//! with the feature `compact-list` the tfhe-rs compact-list one ([`crate::compact_list_run`]).
 // With `stack-overflow`, main stops at the deliberate overflow: what follows it is unused.
 #![cfg_attr(feature = "stack-overflow", allow(unused, unreachable_code))]
 
-// (Both features: `main.rs` refuses the build.)
+// (Two of these features: `main.rs` refuses the build.)
+#[cfg(feature = "compact-list")]
+use crate::compact_list_run as variant;
 #[cfg(all(feature = "integer-public-key", not(feature = "integer")))]
 use crate::integer_public_key_run as variant;
 #[cfg(feature = "integer")]
 use crate::integer_run as variant;
-#[cfg(not(any(feature = "integer", feature = "integer-public-key")))]
+#[cfg(not(any(feature = "integer", feature = "integer-public-key", feature = "compact-list")))]
 use crate::run as variant;
 use crate::run::{Phase, Probe};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -28,13 +31,17 @@ const TARGET: &str = env!("FIRMWARE_TARGET");
 /// which the RAM budget counts.)
 #[cfg(feature = "integer")]
 const PHASES: usize = Phase::CompactFrame as usize + 1;
-#[cfg(not(feature = "integer"))]
+#[cfg(feature = "compact-list")]
+const PHASES: usize = Phase::List512 as usize + 1;
+#[cfg(not(any(feature = "integer", feature = "compact-list")))]
 const PHASES: usize = Phase::Frame as usize + 1;
 /// Which run this build carries.
 const VARIANT: &str = if cfg!(feature = "integer") {
     "integer"
 } else if cfg!(feature = "integer-public-key") {
     "integer-public-key"
+} else if cfg!(feature = "compact-list") {
+    "compact-list"
 } else {
     "boolean"
 };
@@ -81,9 +88,11 @@ fn main() -> ! {
         clock,
         started: 0,
         ticks: [0; PHASES],
-        #[cfg(any(feature = "integer", feature = "integer-public-key"))]
+        #[cfg(any(feature = "integer", feature = "integer-public-key", feature = "compact-list"))]
         frame_bytes: [0; 3],
         stack_construct: 0,
+        #[cfg(feature = "compact-list")]
+        stack_list64: 0,
     };
     let digest = match run(ENCRYPTOR, FRAME, &mut probe) {
         Ok(digest) => digest,
@@ -99,11 +108,25 @@ fn main() -> ! {
         calibration.loop_instructions,
         calibration.loop_ticks
     );
+    #[cfg(not(feature = "compact-list"))]
     hprintln!(
         "instructions: construct={} encrypt={} frame={}",
         instructions(Phase::Construct),
         instructions(Phase::Encrypt),
         instructions(Phase::Frame)
+    );
+    // The list buffer (sized for the 512-reading list) is a static: `working` is the RAM besides it, the
+    // larger stack peak included.
+    #[cfg(feature = "compact-list")]
+    hprintln!(
+        "compact-list: construct={} list_64={} list_512={} bytes_64={} bytes_512={} stack_64={} buffer={}",
+        instructions(Phase::Construct),
+        instructions(Phase::List64),
+        instructions(Phase::List512),
+        probe.frame_bytes[0],
+        probe.frame_bytes[1],
+        probe.stack_list64,
+        FRAME_BYTES
     );
     #[cfg(feature = "integer")]
     hprintln!(
@@ -139,10 +162,15 @@ struct Measure {
     clock: Clock,
     started: u64,
     ticks: [u64; PHASES],
-    /// The length of each frame (integer run: full, full, compact; integer public-key run: two full frames).
-    #[cfg(any(feature = "integer", feature = "integer-public-key"))]
+    /// The length of each frame (integer run: full, full, compact; integer public-key run: two full frames;
+    /// compact-list run: the lists of 64 and 512 readings).
+    #[cfg(any(feature = "integer", feature = "integer-public-key", feature = "compact-list"))]
     frame_bytes: [usize; 3],
     stack_construct: usize,
+    /// The compact-list run: the peak stack of the list of 64 readings (the stack is painted again after it,
+    /// so that `stack_encrypt` is the 512-reading list's).
+    #[cfg(feature = "compact-list")]
+    stack_list64: usize,
 }
 
 impl Probe for Measure {
@@ -159,9 +187,14 @@ impl Probe for Measure {
             self.stack_construct = stack_peak();
             repaint_stack();
         }
+        #[cfg(feature = "compact-list")]
+        if phase == Phase::List64 {
+            self.stack_list64 = stack_peak();
+            repaint_stack();
+        }
     }
 
-    #[cfg(any(feature = "integer", feature = "integer-public-key"))]
+    #[cfg(any(feature = "integer", feature = "integer-public-key", feature = "compact-list"))]
     fn frame(&mut self, index: usize, bytes: &[u8]) {
         if let Some(len) = self.frame_bytes.get_mut(index) {
             *len = bytes.len();

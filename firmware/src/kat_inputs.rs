@@ -62,3 +62,13 @@ pub const INTEGER_READINGS: [u8; 512] = {
     }
     m
 };
+
+/// The compact-list run's key seed: build.rs expands it (`compact_key::compact_key_pair`) into a binary
+/// secret and its raw tfhe-rs compact public key `[a | b]` (32 KiB, in the firmware's flash:
+/// `COMPACT_PUBLIC_KEY`).
+#[allow(dead_code)] // Read by build.rs and the host tests, not by the firmware.
+pub const COMPACT_KEY_SEED: [u8; 32] = [0x66; 32];
+/// The compact-list run's CSPRNG seed (`seed_from_bytes`, exactly as `Blake2bXof::from_seed`).
+pub const COMPACT_RNG_SEED: [u8; 32] = [0x77; 32];
+/// The compact-list run's short list: the first 64 of [`INTEGER_READINGS`].
+pub const COMPACT_SHORT_READINGS: usize = 64;

@@ -12,17 +12,34 @@
 //! measurements (`scripts/firmware.sh` runs it on the M4 model with its own RAM budget). With the feature
 //! `integer-public-key` it runs [`integer_public_key_run`]: the same readings under a public key
 //! (`IntegerPublicKeyEncryptor<2048, NttPlan64>`, the key read from a public-key file in flash), again on the
-//! M4 model with its own budgets.
+//! M4 model with its own budgets. With the feature `compact-list` it runs [`compact_list_run`]: tfhe-rs's own
+//! `CompactCiphertextList` of 64 and of 512 `u8` readings from the streaming `CompactListEncryptor`, its raw
+//! public key read in place from 32 KiB of flash (the M4 and the M3 models).
 //!
-//! On the host it runs the same sequences ([`run`], [`integer_run`], [`integer_public_key_run`]) with the
+//! On the host it runs the same sequences ([`run`], [`integer_run`], [`integer_public_key_run`],
+//! [`compact_list_run`]) with the
 //! host's products and checks them against the same digests; its tests also tie the inputs to the device
 //! crate's pinned KAT.
 #![cfg_attr(target_os = "none", no_std, no_main)]
 
-// A firmware carries one of the three runs (the feature `integer` or `integer-public-key` picks which); the
-// host runs them all.
-#[cfg(all(target_os = "none", feature = "integer", feature = "integer-public-key"))]
-compile_error!("the features `integer` and `integer-public-key` pick different runs: enable one of them");
+// A firmware carries one of the four runs (the feature `integer`, `integer-public-key` or `compact-list` picks
+// which); the host runs them all.
+#[cfg(all(
+    target_os = "none",
+    any(
+        all(feature = "integer", feature = "integer-public-key"),
+        all(feature = "compact-list", any(feature = "integer", feature = "integer-public-key"))
+    )
+))]
+compile_error!("the features `integer`, `integer-public-key` and `compact-list` pick different runs: enable one");
+#[cfg(test)]
+mod compact_key;
+#[cfg_attr(
+    all(target_os = "none", not(feature = "compact-list")),
+    allow(dead_code, unused_imports)
+)]
+mod compact_list_run;
+#[cfg_attr(all(target_os = "none", feature = "compact-list"), allow(dead_code, unused_imports))]
 mod frames;
 #[cfg_attr(
     all(target_os = "none", not(feature = "integer-public-key")),
@@ -34,7 +51,10 @@ mod integer_run;
 #[cfg_attr(target_os = "none", allow(dead_code))]
 mod kat_inputs;
 #[cfg_attr(
-    all(target_os = "none", any(feature = "integer", feature = "integer-public-key")),
+    all(
+        target_os = "none",
+        any(feature = "integer", feature = "integer-public-key", feature = "compact-list")
+    ),
     allow(dead_code, unused_imports)
 )]
 mod run;
@@ -48,8 +68,8 @@ mod expected {
 #[allow(unsafe_code)] // Linker symbols, the stack scan, the calibration loop: each `unsafe` has a SAFETY comment.
 mod firmware;
 
-/// On the host: the firmware's three runs (boolean, integer, integer public key) with the host's products,
-/// checked against build.rs's digests.
+/// On the host: the firmware's four runs (boolean, integer, integer public key, compact list) with the
+/// host's products, checked against build.rs's digests.
 #[cfg(not(target_os = "none"))]
 fn main() {
     struct Quiet;
@@ -67,6 +87,9 @@ fn main() {
     let mut public_key_encryptor = Box::new(integer_public_key_run::Encryptor::EMPTY);
     let mut frame = vec![0u8; integer_public_key_run::FRAME_BYTES];
     let public_key = integer_public_key_run::run(&mut public_key_encryptor, &mut frame, &mut Quiet);
+    let mut compact_list_encryptor = Box::new(compact_list_run::Encryptor::EMPTY);
+    let mut list = vec![0u8; compact_list_run::FRAME_BYTES];
+    let compact_list = compact_list_run::run(&mut compact_list_encryptor, &mut list, &mut Quiet);
     let mut ok = true;
     for (variant, result, expected) in [
         ("boolean", boolean.map(Vec::from), &run::EXPECTED_DIGEST[..]),
@@ -75,6 +98,11 @@ fn main() {
             "integer-public-key",
             public_key.map(Vec::from),
             &integer_public_key_run::EXPECTED_DIGEST[..],
+        ),
+        (
+            "compact-list",
+            compact_list.map(Vec::from),
+            &compact_list_run::EXPECTED_DIGEST[..],
         ),
     ] {
         match result {
@@ -344,6 +372,77 @@ mod tests {
                 .map(|blocks| u8::try_from(encoding.decode_value(blocks).unwrap()).unwrap())
                 .collect();
             assert_eq!(readings, INTEGER_READINGS);
+        }
+    }
+
+    /// The compact-list run, on the host: the streaming form reproduces the digest build.rs computed with the
+    /// NTT form, pinned here; the key in flash is the one `COMPACT_KEY_SEED` expands to; both lists (64 and
+    /// 512 readings) have tfhe-rs's sizes and decrypt to the readings under the secret key behind the key, as
+    /// tfhe-rs expands them (LWE `j` of a bin: mask `mask * X^j`, body `body_j`).
+    #[test]
+    fn the_compact_list_run_matches_build_rs_and_decrypts_to_the_readings() {
+        use super::compact_key::compact_key_pair;
+        use super::compact_list_run::{self, COMPACT_PUBLIC_KEY};
+        use tfhe_sbc_device::compact_list::{
+            CompactReading, ListLayout, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as PARAMS,
+        };
+        use tfhe_sbc_device::encrypt::compact_list::compact_list_bytes;
+        const N: usize = 2048;
+
+        let record = Record::of(
+            &mut *Box::new(compact_list_run::Encryptor::EMPTY),
+            compact_list_run::FRAME_BYTES,
+            compact_list_run::run,
+            compact_list_run::EXPECTED_DIGEST,
+            &[Phase::Construct, Phase::List64, Phase::List512],
+        );
+        let hex: String = compact_list_run::EXPECTED_DIGEST
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(hex, "c6da222f381096dc701393a46585b2a853e33b2101ccfd3380c7bf9eac3821e2");
+        let lengths: Vec<usize> = record.frames.iter().map(Vec::len).collect();
+        // 211 + 8 (2048 + LWEs) + 16 values: tfhe-rs 1.8.2's own sizes for packed lists of 64 and 512 u8.
+        assert_eq!(lengths, [18_643, 32_979]);
+        assert_eq!(lengths[0], compact_list_bytes::<u8>(COMPACT_SHORT_READINGS));
+
+        let (s, key) = compact_key_pair(COMPACT_KEY_SEED);
+        let key_bytes: Vec<u8> = key.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert!(key_bytes == COMPACT_PUBLIC_KEY.0, "the key in flash is the seed's key");
+        for (list, count) in record
+            .frames
+            .iter()
+            .zip([COMPACT_SHORT_READINGS, INTEGER_READINGS.len()])
+        {
+            let layout = ListLayout::new(&PARAMS, u8::KIND, count).unwrap();
+            let word = |at: usize| u64::from_le_bytes(list[at..at + 8].try_into().unwrap());
+            let mask: Vec<u64> = (0..N).map(|i| word(layout.mask_offset(0) + 8 * i)).collect();
+            let delta = PARAMS.delta();
+            let nibbles: Vec<u64> = (0..layout.lwes())
+                .map(|j| {
+                    // (mask * X^j)_i = mask_{i-j}, or -mask_{i-j+N} when i < j.
+                    let dot = (0..N).fold(0u64, |acc, i| {
+                        let m = if i >= j {
+                            mask[i - j]
+                        } else {
+                            mask[i + N - j].wrapping_neg()
+                        };
+                        acc.wrapping_add(m.wrapping_mul(s[i]))
+                    });
+                    let phase = word(layout.body_offset(j)).wrapping_sub(dot);
+                    let rounded = phase.wrapping_add(delta / 2) / delta;
+                    assert!(rounded < 16, "padding bit set");
+                    rounded
+                })
+                .collect();
+            let readings: Vec<u8> = (0..count)
+                .map(|v| {
+                    (0..4).fold(0u8, |acc, b| {
+                        acc | (((nibbles[2 * v + b / 2] >> (2 * (b % 2))) & 3) as u8) << (2 * b)
+                    })
+                })
+                .collect();
+            assert_eq!(readings, INTEGER_READINGS[..count]);
         }
     }
 

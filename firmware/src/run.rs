@@ -45,6 +45,11 @@ pub enum Phase {
     /// One whole frame with a compact body (the integer run only): `encrypt_frame_into` after
     /// `set_body_bits(compact_body_bits())` (the encryption, rounding and packing the body, header, MAC).
     CompactFrame,
+    /// The compact-list run ([`crate::compact_list_run`]): one tfhe-rs list of 64 `u8` readings
+    /// (`encrypt_list`: header, encryption, trailer, into the list buffer).
+    List64,
+    /// The compact-list run: one tfhe-rs list of 512 `u8` readings.
+    List512,
 }
 
 /// What the run reports around each phase, and each frame it writes.
@@ -53,7 +58,7 @@ pub trait Probe {
     fn start(&mut self, phase: Phase);
     /// `phase` ended.
     fn end(&mut self, phase: Phase);
-    /// Frame `index` (0, 1, and 2 in the integer run) was written.
+    /// Frame `index` (0, 1, and 2 in the integer run; list 0 and 1 in the compact-list run) was written.
     fn frame(&mut self, _index: usize, _bytes: &[u8]) {}
 }
 
