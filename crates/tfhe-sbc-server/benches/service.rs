@@ -171,7 +171,7 @@ fn main() {
         let status = child.wait().unwrap();
         assert!(status.success());
         report(
-            "single process (acks from memory; converted)",
+            "single process (acks after its replay state is on disk; frames in memory; converted)",
             &mut latencies,
             started.elapsed(),
         );

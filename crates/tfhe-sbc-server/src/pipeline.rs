@@ -76,6 +76,7 @@ pub fn run_intake<C: Converter>(
             batch.push(job);
         }
         let mut replies = Vec::with_capacity(batch.len());
+        let mut completed = Vec::new();
         let mut moved = false;
         for Job { frame, reply } in batch {
             {
@@ -104,11 +105,7 @@ pub fn run_intake<C: Converter>(
                 {
                     moved |= floors.update(ack.device_id, window);
                 }
-                if let Some(input) = result.ok().and_then(<C::Unit as FrameUnit>::completed)
-                    && complete.send(input).is_err()
-                {
-                    return;
-                }
+                completed.extend(result.ok().and_then(<C::Unit as FrameUnit>::completed));
                 let record = seal_ack(&frame, &ack, intake.intake().mac_key(ack.device_id));
                 replies.push((reply, (ack, record)));
             }
@@ -121,6 +118,12 @@ pub fn run_intake<C: Converter>(
         for (reply, ack) in replies {
             // The connection may have gone meanwhile: the device sends the frame again and gets `Duplicate`.
             let _ = reply.send(ack);
+        }
+        // Converted only once recorded and answered (so that `--exit-after` cannot cut an acknowledgement).
+        for input in completed {
+            if complete.send(input).is_err() {
+                return;
+            }
         }
         if last_eviction.elapsed() >= Duration::from_secs(1) {
             last_eviction = Instant::now();

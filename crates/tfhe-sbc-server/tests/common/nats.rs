@@ -4,9 +4,9 @@
 //! Killed (SIGKILL) on drop; [`NatsServer::restart`] starts it again on the same port and store.
 //! [`NatsServer::cluster`] starts a JetStream cluster of several such nodes, routed to each other.
 
+use super::process::ChildSlot;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use super::process::ChildSlot;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
