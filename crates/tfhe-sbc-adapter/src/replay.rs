@@ -42,6 +42,24 @@ impl ReplayWindow {
         }
     }
 
+    /// The window a device resumes with after a restart, from this one as persisted: only numbers above
+    /// the highest accepted are acceptable (none after `u64::MAX`, which a floor of `highest + 1` cannot
+    /// express). A frame accepted before the restart and sent again is then "too old", as is every number a
+    /// device that lost its counter would reuse (never a silent "duplicate" for a new reading).
+    pub fn resumed(&self) -> Self {
+        match self.highest {
+            None => Self::new(self.floor),
+            Some(highest) => match highest.checked_add(1) {
+                Some(floor) => Self::new(floor.max(self.floor)),
+                None => Self {
+                    floor: u64::MAX,
+                    highest: Some(u64::MAX),
+                    seen: 1,
+                },
+            },
+        }
+    }
+
     /// The highest number accepted, if any: what the server persists as the device's floor.
     pub const fn highest(&self) -> Option<u64> {
         self.highest
@@ -184,9 +202,22 @@ mod tests {
         assert_eq!(window.lowest_acceptable(), 0);
         window.accept(u64::MAX);
         assert_eq!(window.check(u64::MAX), Err(ReplayError::Replayed));
-        // Persisted and resumed after u64::MAX: it stays a duplicate.
-        let resumed = ReplayWindow::from_bytes(&window.to_bytes()).unwrap();
+        // Resumed after u64::MAX: nothing is acceptable any more; after 1000: only numbers above it.
+        let resumed = ReplayWindow::from_bytes(&window.to_bytes()).unwrap().resumed();
         assert_eq!(resumed.check(u64::MAX), Err(ReplayError::Replayed));
+        assert!(matches!(resumed.check(u64::MAX - 1), Err(ReplayError::TooOld { .. })));
+        let mut other = ReplayWindow::new(0);
+        other.accept(1000);
+        let resumed = other.resumed();
+        assert_eq!(
+            resumed.check(999),
+            Err(ReplayError::TooOld {
+                lowest_acceptable: 1001
+            })
+        );
+        assert!(resumed.check(1000).is_err());
+        assert_eq!(resumed.check(1001), Ok(()));
+        assert_eq!(ReplayWindow::new(5).resumed(), ReplayWindow::new(5));
         assert_eq!(window.check(u64::MAX - 127), Ok(()));
         assert_eq!(
             window.check(u64::MAX - 128),

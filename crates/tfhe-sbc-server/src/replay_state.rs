@@ -1,6 +1,6 @@
 //! The single-process server's replay state: each device's replay window, on disk before acknowledgements
 //! leave (the JetStream roles keep the same windows in the devices KV bucket), so that a restarted server
-//! answers a frame it accepted before "duplicate" and accepts no frame twice.
+//! accepts no frame twice: it resumes above the highest number accepted.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -64,11 +64,12 @@ impl ReplayState {
         &self.path
     }
 
-    /// The replay windows of the devices of `store` that have sent a frame, to resume with.
+    /// The windows the devices of `store` that have sent a frame resume with ([`ReplayWindow::resumed`]:
+    /// numbers above the highest accepted only).
     pub fn windows_of(&self, store: &KeyStore) -> HashMap<u64, ReplayWindow> {
         store
             .iter()
-            .filter_map(|r| Some((r.device_id(), self.windows.get(&r.device_id())?.clone())))
+            .filter_map(|r| Some((r.device_id(), self.windows.get(&r.device_id())?.resumed())))
             .collect()
     }
 
