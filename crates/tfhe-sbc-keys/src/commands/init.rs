@@ -240,7 +240,7 @@ fn write_key_set(
     }
     println!("  key generation  {:.2?}", key_generation);
     for (name, bytes, mode, who) in &written {
-        println!("  {name:<16} {mode:04o}  {:>10}  {who}", size(bytes.len()));
+        println!("  {name:<23} {mode:04o}  {:>10}  {who}", size(bytes.len()));
     }
     println!(
         "next: tfhe-sbc-keys issue --dir {} --device-id <ID> --mode <MODE>",

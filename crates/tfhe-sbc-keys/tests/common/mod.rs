@@ -110,13 +110,13 @@ pub fn s(path: &Path) -> &str {
 }
 
 /// A copy of the key set in `from`, in a new temporary directory, to damage: the two tfhe-rs key files are
-/// symbolic links (tens of MB, only read), everything else is copied (the public key if the set has one).
+/// symbolic links (tens of MB, only read), everything else is copied (the public keys if the set has them).
 pub fn scratch_copy(from: &Path) -> TempDir {
     let to = tempfile::tempdir().unwrap();
     for name in ["client_key.bin", "server_key.bin"] {
         std::os::unix::fs::symlink(from.join(name), to.path().join(name)).unwrap();
     }
-    for name in ["public_key.tspk", "key_store.bin"] {
+    for name in ["public_key.tspk", "compact_public_key.tscp", "key_store.bin"] {
         if from.join(name).exists() {
             std::fs::copy(from.join(name), to.path().join(name)).unwrap();
         }
