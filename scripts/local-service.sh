@@ -23,6 +23,9 @@ listen: 127.0.0.1:$PORT
 jetstream {
   store_dir: "$STORE"
   sync_interval: always
+  # JetStream reserves each stream's max_bytes (3 GiB for the service's streams) against this limit; its
+  # default, 75 % of the free disk space, would refuse the streams on a nearly full disk.
+  max_file_store: ${TSBC_MAX_FILE_STORE:-16GB}
 }
 CONF
 "$NATS" -c "$CONFIG" &

@@ -60,14 +60,17 @@ impl NatsServer {
     }
 
     /// The server's configuration file (JetStream with its own store, fsync before every acknowledgement,
-    /// then `extra`), not started.
+    /// then `extra`), not started. `max_file_store` is set: JetStream reserves every stream's `max_bytes`
+    /// (3 GiB for the service) against it, and its default (75 % of the disk's free space) refuses the
+    /// streams on a nearly full disk although the tests write a few MB.
     fn configured(port: u16, extra: &str) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let config = dir.path().join("nats.conf");
         std::fs::write(
             &config,
             format!(
-                "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n{extra}",
+                "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n  \
+                 max_file_store: 64GB\n}}\n{extra}",
                 dir.path().join("store").display()
             ),
         )
