@@ -210,7 +210,7 @@ fn compare_with_tfhe_rs<T: CompactReading + tfhe::HlCompactable>(readings: &[T])
     assert_eq!(ours.len(), bytes.len(), "{} values of {:?}", readings.len(), T::KIND);
     let layout = ListLayout::new(&DEVICE_PKE, T::KIND, readings.len()).unwrap();
     let header = ..tfhe_sbc_device::compact_list::format::DATA_OFFSET;
-    assert_eq!(ours[header.clone()], bytes[header], "header, {:?}", T::KIND);
+    assert_eq!(ours[header], bytes[header], "header, {:?}", T::KIND);
     let trailer = layout.trailer_offset()..;
     assert_eq!(ours[trailer.clone()], bytes[trailer], "trailer, {:?}", T::KIND);
 }
