@@ -119,7 +119,12 @@ fn serve(
         info!("listening on {address}: {banner}");
         tokio::select! {
             () = net::accept(listener, jobs, cli.drop_connection_every) => {}
-            _ = all_done => info!("{} messages done", cli.exit_after.unwrap_or(0)),
+            _ = all_done => {
+                info!("{} messages done", cli.exit_after.unwrap_or(0));
+                // The last acknowledgements are handed to their connections' tasks just before the last
+                // conversion ends: give those tasks a bounded moment to write them before the runtime stops.
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
             _ = tokio::signal::ctrl_c() => info!("interrupted"),
         }
         Ok::<(), String>(())
