@@ -1,8 +1,8 @@
 //! Per-device keys on tfhe-rs's 128-bit big-key boolean sets (`interop::big_key_per_device`): each device
 //! encrypts under its own GLWE key of the set's shape; the cloud switches each frame once into the client
 //! key's GLWE key and extracts gate inputs, with no LWE key switch per bit. Checked with tfhe-rs's own keys,
-//! per set: the store round trip, 10,240 gates (NAND, AND, XOR, MUX; half on earlier outputs) with 0
-//! failures, the switched input noise within 10% of `docs/noise-budget.md`'s model, another device's key
+//! per set: the store round trip, 2,048 gates (10,240 with `TSBC_FULL_STATISTICS=1`; NAND, AND, XOR, MUX;
+//! half on earlier outputs) with 0 failures, the switched input noise within 10% of `docs/noise-budget.md`'s model, another device's key
 //! failing (about half the bits wrong), and the set's shape enforced.
 #![cfg(feature = "tfhe")]
 #![allow(clippy::unwrap_used)]
@@ -31,8 +31,10 @@ use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 
 const KEY_ID: u32 = 0xB16;
-/// Gates per set.
-const GATES: usize = 10_240;
+/// Gates per set: 2,048, or 10,240 with `TSBC_FULL_STATISTICS=1` (the figures in `docs/`).
+fn gate_count() -> usize {
+    if common::full_statistics() { 10_240 } else { 2_048 }
+}
 
 struct Keys {
     client: ClientKey,
@@ -128,6 +130,7 @@ fn model_variance(set: BooleanSet) -> f64 {
 }
 
 fn per_device_mode<const N: usize, const K: usize>(set: BooleanSet) {
+    let gates = gate_count();
     let k = keys(set);
     let (secrets, store) = provisioned(set);
     let bridge = BigKeyBridge::for_server_key(set, &k.server).unwrap();
@@ -139,7 +142,7 @@ fn per_device_mode<const N: usize, const K: usize>(set: BooleanSet) {
     let mut bits = Vec::new();
     let (mut sum_sq, mut count) = (0f64, 0usize);
     let big_key = k.client.encryption_key_and_noise().0;
-    for m in 0..(3 * GATES).div_ceil(1024) {
+    for m in 0..(3 * gates).div_ceil(1024) {
         let mut message = [0u8; 128];
         rng.fill_bytes(&mut message);
         let received = common::receive_message(
@@ -186,17 +189,17 @@ fn per_device_mode<const N: usize, const K: usize>(set: BooleanSet) {
         measured / model
     );
 
-    // Gates: 2 lanes of 5,120, each chaining every odd gate on the previous output. The gates' own outputs
+    // Gates: 2 lanes of `gates / 2`, each chaining every odd gate on the previous output. The gates' own outputs
     // are measured too: tfhe-rs's p-fail covers gates on gate outputs, so inputs well below their noise are
     // covered as well (the switched inputs must be at least 4 bits below).
     let server = &k.server;
     let (failures, output_sum_sq): (usize, f64) = (0..2usize)
         .into_par_iter()
         .map(|lane| {
-            let base = lane * 3 * GATES / 2;
+            let base = lane * 3 * gates / 2;
             let mut previous: Option<(Ciphertext, bool)> = None;
             let (mut failures, mut sum_sq) = (0, 0f64);
-            for g in 0..GATES / 2 {
+            for g in 0..gates / 2 {
                 let i = base + 3 * g;
                 let (a, va) = match (&previous, g % 2) {
                     (Some((ct, v)), 1) => (ct.clone(), *v),
@@ -220,9 +223,9 @@ fn per_device_mode<const N: usize, const K: usize>(set: BooleanSet) {
             (failures, sum_sq)
         })
         .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-    let output = output_sum_sq / GATES as f64;
+    let output = output_sum_sq / gates as f64;
     println!(
-        "{set} per-device: {GATES} gates on switched inputs, {failures} failures; gate outputs' noise std 2^{:.2}, \
+        "{set} per-device: {gates} gates on switched inputs, {failures} failures; gate outputs' noise std 2^{:.2}, \
          switched inputs {:.2} bits below",
         output.sqrt().log2() - 32.0,
         (output / measured).log2() / 2.0
