@@ -4,7 +4,8 @@
 #
 #   1. set-up: rustup targets (aarch64 Linux, Cortex-M4F), Debian's aarch64 cross gcc and qemu-user
 #   2. format and lints (cargo fmt --check, clippy -D warnings, rustdoc -D warnings)
-#   3. host tests of the whole workspace, plus every benchmark (tfhe-rs peer included) run once in test mode
+#   3. host tests of the whole workspace, plus every benchmark (tfhe-rs peer included) run once in test mode;
+#      the results page's quick mode (crates/tfhe-sbc-results) into a temporary directory, every table and plot
 #   4. aarch64 tests under qemu-user (the FFT tables and the samplers must behave identically there)
 #   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf, which has no std at all, so any
 #      dependency that pulls std in makes this step fail
@@ -66,6 +67,43 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quie
 
 step "host tests (x86_64 or whatever this machine is)"
 cargo test --workspace --all-features
+
+# --- results page: begin ---
+step "results page: the quick mode of crates/tfhe-sbc-results into a temporary directory; every table and plot produced"
+# The host tests above built the binary (its integration test needs it) with their features, so nothing of
+# tfhe-rs is rebuilt. Checks that the page and the plots exist and carry their axes and legends, not the values.
+SECONDS_START=$SECONDS
+RESULTS_OUT="$(mktemp -d)"
+"${CARGO_TARGET_DIR:-target}/debug/results" --quick --out "$RESULTS_OUT"
+grep -q "^## 1\. Client-side encryption" "$RESULTS_OUT/results.md"
+for heading in "## 2. Server-side conversion" "## 3. CSPRNG, noise and product" "## 4. Microcontrollers" \
+    "## 5. Integers" "## 6. Scale" "**Machine:**" "| bits | TLWE per bit (tfhe-rs)"; do
+  grep -qF "$heading" "$RESULTS_OUT/results.md" || { echo "results.md lacks: $heading"; exit 1; }
+done
+# plot: the texts it must hold (axis labels with units, a legend entry)
+while IFS='|' read -r plot texts; do
+  svg="$RESULTS_OUT/results/$plot"
+  [ -s "$svg" ] || { echo "missing or empty plot: $plot"; exit 1; }
+  grep -qF "(results/$plot)" "$RESULTS_OUT/results.md" || { echo "results.md does not link $plot"; exit 1; }
+  IFS=';' read -ra want <<< "$texts"
+  for text in "${want[@]}" "commit" "cores"; do
+    grep -qF "$text" "$svg" || { echo "$plot lacks the text: $text"; exit 1; }
+  done
+done <<'PLOTS'
+table1-time.svg|plaintext size [bits];encryption time [ms];ours, secret key;TLWE per bit (tfhe-rs)
+fig3-time.svg|plaintext size [bits];conversion time [ms];extraction only;boolean fleet
+fig3-memory.svg|peak heap [MiB];extraction only;boolean public key
+fig3-integer-time.svg|plaintext size [bits];conversion time [ms];integer fleet;integer per-device
+fig3-integer-memory.svg|peak heap [MiB];integer public key
+table6-csprng.svg|time per call [µs];BLAKE2b XOF (ours);ChaCha20
+table6-noise.svg|time per call [µs];TUniform(8);Ziggurat;polar
+table7-product.svg|time per call [µs];FFT, key spectrum reused (ours);naive schoolbook
+integers-time.svg|time per value [µs];tfhe-rs FheUint8::encrypt
+integers-bytes.svg|bytes per value [B];tfhe-rs CompactCiphertextList
+PLOTS
+rm -rf "$RESULTS_OUT"
+echo "results page step: $((SECONDS - SECONDS_START)) s"
+# --- results page: end ---
 
 step "benchmarks (with the tfhe-rs peer), each run once as a test"
 cargo test --benches --quiet

@@ -1,0 +1,145 @@
+//! Reruns the TFHE-SBC paper's evaluation on this machine and writes `docs/results.md` with SVG plots in
+//! `docs/results/`: Table 1 (client encryption), Fig. 3 (server conversion), Tables 6 and 7 (CSPRNG, noise,
+//! product), the microcontroller table, integers and scale, ours next to the peers measured in the same run
+//! and the paper's printed values.
+//!
+//! `cargo run --release -p results` (full, about 10 minutes on 2 cores); `cargo run -p results -- --quick`
+//! (reduced, under a minute).
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[path = "../../../benches/common/mod.rs"]
+mod common;
+mod kit;
+mod peak;
+mod plot;
+mod report;
+mod sections;
+mod timing;
+
+#[global_allocator]
+static ALLOCATOR: peak::Counting = peak::Counting;
+
+/// Reruns the TFHE-SBC paper's evaluation on this machine: docs/results.md and SVG plots.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// A reduced run (fewer sizes and samples, no firmware or service run), in well under a minute.
+    #[arg(long)]
+    quick: bool,
+    /// The output directory: results.md goes there, the plots into its results/ folder.
+    #[arg(long, default_value = "docs")]
+    out: PathBuf,
+    /// Take the firmware table and the aarch64 count from this log (of scripts/firmware.sh and
+    /// scripts/aarch64-count.sh, or scripts/test-all.sh) instead of running the scripts.
+    #[arg(long, value_name = "PATH")]
+    firmware_log: Option<PathBuf>,
+    /// Take the scale table from this log of `cargo bench -p tfhe-sbc-server --bench service`.
+    #[arg(long, value_name = "PATH")]
+    service_log: Option<PathBuf>,
+}
+
+fn main() {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) if e.use_stderr() => {
+            // One line: clap's first line of the error, and where to look.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            eprintln!("{first} (see --help)");
+            std::process::exit(2);
+        }
+        Err(e) => {
+            let _ = e.print();
+            return;
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(e) = run(&args) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let started = Instant::now();
+    let plot_dir = args.out.join("results");
+    std::fs::create_dir_all(&plot_dir).map_err(|e| format!("{}: {e}", plot_dir.display()))?;
+    let progress = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    progress.enable_steady_tick(std::time::Duration::from_millis(120));
+    let ctx = report::Context {
+        quick: args.quick,
+        budget: timing::Budget::new(args.quick),
+        plot_dir,
+        stamp: timing::Stamp::now(),
+        progress,
+    };
+    tracing::info!("stamp: {}", ctx.stamp.line());
+    ctx.step("tfhe-rs boolean keys (TFHE_LIB) and three devices");
+    let boolean = kit::BooleanKit::new()?;
+    ctx.step("tfhe-rs integer client key, per-device and public keys");
+    let integers = sections::integers::IntegerKit::new()
+        .map_err(|e| tracing::error!("integer keys: {e}"))
+        .ok();
+    let mut sections = vec![
+        sections::table1::run(&ctx, &boolean),
+        sections::fig3::run(&ctx, &boolean, integers.as_ref()),
+        sections::sampling::run(&ctx),
+        sections::firmware::run(&ctx, args.firmware_log.as_deref()),
+    ];
+    match &integers {
+        Some(kit) => sections.push(sections::integers::run(&ctx, kit)),
+        None => sections.push(report::Section::new(
+            "5. Integers (FheUint8)",
+            "**Not measured**: the integer keys could not be made (see the log).\n".into(),
+        )),
+    }
+    sections.push(sections::scale::run(&ctx, args.service_log.as_deref()));
+    ctx.progress.finish_and_clear();
+    let elapsed = started.elapsed().as_secs_f64();
+    let page = page(&ctx, &sections, elapsed);
+    let path = args.out.join("results.md");
+    std::fs::write(&path, page).map_err(|e| format!("{}: {e}", path.display()))?;
+    let plots: usize = sections.iter().map(|s| s.plots.len()).sum();
+    println!("wrote {} and {plots} plots in {:.0} s", path.display(), elapsed);
+    let failed: Vec<&String> = sections.iter().flat_map(|s| &s.errors).collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} plot(s) failed", failed.len()))
+    }
+}
+
+fn page(ctx: &report::Context, sections: &[report::Section], seconds: f64) -> String {
+    let mode = if ctx.quick {
+        "`--quick` (reduced sizes and samples)"
+    } else {
+        "full"
+    };
+    let mut s = format!(
+        "# Results: the TFHE-SBC paper's evaluation, rerun on this machine\n\n\
+         Generated by `cargo run --release -p results` ({mode} run, {seconds:.0} s). Every figure below was \
+         measured by that command in one run, next to its peers (tfhe-rs 1.8.2 and others) measured in the same \
+         run; the paper's values are its printed ones (Raspberry Pi Zero 2 W client, TFHEpp peers), marked as \
+         such. Regenerate: `cargo run --release -p results` (about 10 minutes on 2 cores; `-- --quick` for a \
+         reduced run, `-- --help` for the options).\n\n\
+         **Machine:** {}\n\n",
+        ctx.stamp.line()
+    );
+    for sec in sections {
+        s.push_str(&sec.render());
+    }
+    s
+}

@@ -1,0 +1,128 @@
+//! Scale: frames per second and acknowledgement latency against the number of workers, from the server's
+//! service bench (`crates/tfhe-sbc-server/benches/service.rs`, which needs a nats-server): its printed table
+//! is parsed from a log (`--service-log`), or the bench is run (`cargo bench -p tfhe-sbc-server --bench
+//! service`) in a full run when `TSBC_NATS_SERVER` names a nats-server binary.
+
+use crate::plot::BarChart;
+use crate::report::{Context, Section, table};
+use std::path::Path;
+use std::process::Command;
+
+/// One row of the bench's table: configuration, frames/s, ack p50 ms, ack p99 ms.
+type Row = (String, f64, f64, f64);
+
+/// The bench's rows and its other lines worth keeping.
+fn parse(log: &str) -> (Vec<Row>, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let mut in_table = false;
+    for line in log.lines() {
+        if line.starts_with("configuration | frames/s") {
+            in_table = true;
+            rows.clear();
+            continue;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if in_table
+            && cells.len() == 4
+            && let (Ok(f), Ok(p50), Ok(p99)) = (cells[1].parse(), cells[2].parse(), cells[3].parse())
+        {
+            rows.push((cells[0].to_string(), f, p50, p99));
+            continue;
+        }
+        if line.contains("devices x") || line.starts_with("gateway RSS") {
+            notes.push(line.trim().to_string());
+        }
+    }
+    (rows, notes)
+}
+
+/// The scale section.
+pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
+    ctx.step("Scale: service bench");
+    let text: Result<(String, String), String> = match log {
+        Some(path) => std::fs::read_to_string(path)
+            .map(|t| (t, format!("parsed from `{}`", path.display())))
+            .map_err(|e| format!("{}: {e}", path.display())),
+        None if ctx.quick => Err("not measured in quick mode (pass --service-log PATH to include a log)".into()),
+        None if std::env::var_os("TSBC_NATS_SERVER").is_none() => Err(
+            "not measured: no nats-server (set TSBC_NATS_SERVER, e.g. to `bash scripts/nats-server.sh`'s output)"
+                .into(),
+        ),
+        None => Command::new("cargo")
+            .args(["bench", "-p", "tfhe-sbc-server", "--bench", "service"])
+            .output()
+            .map_err(|e| format!("cargo bench: {e}"))
+            .and_then(|o| {
+                let t = String::from_utf8_lossy(&o.stdout).into_owned();
+                if o.status.success() {
+                    Ok((
+                        t,
+                        "run by this command: `cargo bench -p tfhe-sbc-server --bench service`".into(),
+                    ))
+                } else {
+                    Err("the service bench failed".into())
+                }
+            }),
+    };
+    let mut md = String::new();
+    let mut rows = Vec::new();
+    match text {
+        Err(e) => md.push_str(&format!("**Scale: not measured**: {e}.\n")),
+        Ok((t, source)) => {
+            let (r, notes) = parse(&t);
+            rows = r;
+            if rows.is_empty() {
+                md.push_str("**Scale: not measured**: the log holds no service table.\n");
+            } else {
+                md.push_str(&format!(
+                    "Integer set, fleet meters, one 16 KiB frame per message, each configuration on a fresh \
+                     nats-server on loopback ({source}). {}\n\n",
+                    notes.join("; ")
+                ));
+                let cells: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            r.0.clone(),
+                            format!("{:.0}", r.1),
+                            format!("{:.2}", r.2),
+                            format!("{:.2}", r.3),
+                        ]
+                    })
+                    .collect();
+                md.push_str(&table(
+                    &["configuration", "frames/s", "ack p50 [ms]", "ack p99 [ms]"],
+                    &cells,
+                ));
+            }
+        }
+    }
+    let mut section = Section::new("6. Scale (frames per second and ack latency vs workers)", md);
+    if !rows.is_empty() {
+        let chart = BarChart {
+            title: "Service: frames per second per configuration",
+            x_label: "frames per second [1/s] (log scale)",
+            bars: rows
+                .iter()
+                .map(|r| ("frames/s".to_string(), r.0.clone(), r.1))
+                .collect(),
+        };
+        section.plot(ctx, "scale-fps.svg", |path, stamp| chart.write(path, stamp));
+        let latency = BarChart {
+            title: "Service: acknowledgement latency per configuration",
+            x_label: "ack latency [ms] (log scale)",
+            bars: rows
+                .iter()
+                .flat_map(|r| {
+                    [
+                        ("p50".to_string(), format!("{} p50", r.0), r.2),
+                        ("p99".to_string(), format!("{} p99", r.0), r.3),
+                    ]
+                })
+                .collect(),
+        };
+        section.plot(ctx, "scale-latency.svg", |path, stamp| latency.write(path, stamp));
+    }
+    section
+}
