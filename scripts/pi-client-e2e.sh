@@ -12,9 +12,9 @@
 #   5. each client under qemu, readings from a file, from stdin and from a periodic sensor command; the run
 #      fails unless the server decrypted exactly the readings sent, each message once, and acknowledged
 #      resends as duplicates
-#   6. an integer key set: three clients send u16 readings from integer credential files (per-device,
-#      fleet, public key); the server turns them into FheUint16 values and must decrypt exactly the
-#      readings sent
+#   6. an integer key set: four clients send u16 readings from integer credential files (per-device,
+#      fleet, public key, and tfhe-rs compact lists with --mode tfhe-compact-list); the server turns them into
+#      FheUint16 values (tfhe-rs expands the lists) and must decrypt exactly the readings sent
 #   7. the same devices against the JetStream service on one machine (scripts/local-service.sh: the pinned
 #      nats-server and the server in both roles): the clients' messages are committed, and the fleet_sum
 #      example adds every committed reading under encryption; its decryption must be the sum sent
@@ -217,18 +217,22 @@ step "integer key set: the client sends u16 readings from integer credential fil
 # extraction) and, with the demo client key, decrypts them. Readings: device 21 from a file (6 readings,
 # batches of 3: 2 frames), 22 from stdin, 23 (public key: 32,831-byte frames of at most 256 u16 readings) from
 # a sensor command, one message of 260 readings: 2 frames.
-"$KEYS_BIN" init --dir "$WORK/int-keys" --parameters integer --key-id 0x1e7e >>"$WORK/keys.log"
+# Device 24 sends tfhe-rs's own CompactCiphertextLists (--mode tfhe-compact-list, the key set made with
+# --compact-list): 5 u16 readings, one list in one authenticated frame, which tfhe-rs expands at the server.
+"$KEYS_BIN" init --dir "$WORK/int-keys" --parameters integer --compact-list --key-id 0x1e7e >>"$WORK/keys.log"
 "$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 21 --mode per-device >>"$WORK/keys.log"
 "$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 22 --mode fleet >>"$WORK/keys.log"
 "$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 23 --mode public-key >>"$WORK/keys.log"
+"$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 24 --mode compact-list >>"$WORK/keys.log"
 "$KEYS_BIN" show --dir "$WORK/int-keys" >>"$WORK/keys.log"
-for p in 21 22 23; do
+for p in 21 22 23 24; do
   printf 'device %s: credential file %d bytes\n' "$p" "$(stat -c %s "$WORK/int-keys/devices/$p.tsdc")"
 done
 printf '%s\n' 1200 1310 65535 0 42 7 >"$WORK/readings-21.txt"
 printf '%s\n' 300 301 302 40000 >"$WORK/readings-22.txt"
 seq 1000 1259 >"$WORK/readings-23.txt"
-INT_FRAMES=$((2 + 2 + 2))
+printf '%s\n' 0 65535 4242 31337 7 >"$WORK/readings-24.txt"
+INT_FRAMES=$((2 + 2 + 2 + 1))
 "$SERVER_BIN" --keys "$WORK/int-keys" --listen 127.0.0.1:0 --address-file "$WORK/address-int" \
   --demo-client-key "$WORK/int-keys/client_key.bin" --integer-bits 16 --exit-after "$INT_FRAMES" \
   >"$WORK/server-int.out" 2>"$WORK/server-int.log" &
@@ -247,7 +251,11 @@ ${RUN[aarch64-unknown-linux-musl]} "$WORK/client-aarch64-unknown-linux-musl" $C 
   --credentials "$WORK/int-keys/devices/23.tsdc" --server "$ADDRESS" --command "cat $WORK/readings-23.txt" \
   2>"$WORK/client-23.log" &
 P23=$!
-for p in 21 22 23; do
+${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --format u16 --batch 5 \
+  --mode tfhe-compact-list --credentials "$WORK/int-keys/devices/24.tsdc" --server "$ADDRESS" \
+  --input "$WORK/readings-24.txt" 2>"$WORK/client-24.log" &
+P24=$!
+for p in 21 22 23 24; do
   pid_var="P$p"
   wait "${!pid_var}" || { echo "client of device $p failed:"; cat "$WORK/client-$p.log"; exit 1; }
   tail -n 1 "$WORK/client-$p.log"
@@ -256,7 +264,9 @@ wait "$SERVER_PID" || { cat "$WORK/server-int.log"; echo "the integer server fai
 trap - EXIT
 grep -q "device 23: public-key mode, parameter set 4, 32831-byte frames" "$WORK/client-23.log" \
   || { cat "$WORK/client-23.log"; echo "device 23: expected 32831-byte public-key frames on set 4"; exit 1; }
-for p in 21 22 23; do
+grep -q "device 24: tfhe-compact-list mode, parameter set 4" "$WORK/client-24.log" \
+  || { cat "$WORK/client-24.log"; echo "device 24: expected the tfhe-compact-list mode"; exit 1; }
+for p in 21 22 23 24; do
   got=$(grep "decrypted with the demo client key" "$WORK/server-int.log" | grep "device=$p " \
     | sed -E 's/.*values=\[([^]]*)\].*/\1/' | tr -d ' ' | paste -sd, -)
   want=$(paste -sd, "$WORK/readings-$p.txt")
@@ -285,20 +295,27 @@ ${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --
 ${RUN[armv7-unknown-linux-gnueabihf]} "$WORK/client-armv7-unknown-linux-gnueabihf" $C --format u16 --batch 2 \
   --credentials "$WORK/int-keys/devices/22.tsdc" --server "$ADDRESS" --input "$WORK/readings-js-22.txt" \
   2>"$WORK/client-js-22.log" || { cat "$WORK/client-js-22.log"; exit 1; }
-# 3 messages acknowledged (after JetStream stored them); the workers commit them shortly after.
-want_sum=$(( (11 + 22 + 33 + 44 + 65535 + 2) % 65536 ))
+printf '%s\n' 100 200 >"$WORK/readings-js-24.txt"
+${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --format u16 --batch 2 \
+  --mode tfhe-compact-list --credentials "$WORK/int-keys/devices/24.tsdc" --server "$ADDRESS" \
+  --input "$WORK/readings-js-24.txt" 2>"$WORK/client-js-24.log" || { cat "$WORK/client-js-24.log"; exit 1; }
+# 4 messages acknowledged (after JetStream stored them); the workers commit them shortly after, and the
+# reader hands device 24's compact list to tfhe-rs's expand.
+want_sum=$(( (11 + 22 + 33 + 44 + 65535 + 2 + 100 + 200) % 65536 ))
 FLEET_SUM="$TARGET_DIR/debug/examples/fleet_sum"
-[ -x "$FLEET_SUM" ] || cargo build --quiet --example fleet_sum
+# test-all.sh's workspace build made it; otherwise build it now (a binary left from older sources would not
+# read what the devices sent).
+[ "${PI_E2E_WORKSPACE_BUILD:-0}" = 1 ] || cargo build --quiet --example fleet_sum
 for _ in $(seq 60); do
   "$FLEET_SUM" --keys "$WORK/int-keys" --nats "nats://127.0.0.1:$NATS_PORT" \
     --demo-client-key "$WORK/int-keys/client_key.bin" >"$WORK/fleet-sum.out" 2>&1 || true
-  grep -q "^3 messages, 6 readings" "$WORK/fleet-sum.out" && break
+  grep -q "^4 messages, 8 readings" "$WORK/fleet-sum.out" && break
   sleep 0.5
 done
 cat "$WORK/fleet-sum.out"
-grep -q "^3 messages, 6 readings" "$WORK/fleet-sum.out" \
+grep -q "^4 messages, 8 readings" "$WORK/fleet-sum.out" \
   && grep -q "the sum decrypts to $want_sum\$" "$WORK/fleet-sum.out" \
-  || { cat "$WORK/service.log"; echo "expected 3 committed messages, 6 readings summing to $want_sum"; exit 1; }
+  || { cat "$WORK/service.log"; echo "expected 4 committed messages, 8 readings summing to $want_sum"; exit 1; }
 kill -- -"$SERVICE_PID" 2>/dev/null || true
 trap - EXIT
 

@@ -8,7 +8,7 @@
 //! * `KeyedIntake<IntegerBridge>` ([`IntegerKeyedIntake`]): the integer set (`FheUint` readings).
 
 use crate::IntakeError;
-use crate::intake::{Intake, IntakeConfig, IntegerFrame};
+use crate::intake::{Intake, IntakeConfig, IntegerInput};
 use crate::interop::integer::IntegerBridge;
 use crate::interop::{Converter, FrameUnit, Input, InteropError};
 use crate::key_set::key_store::{DeviceRecord, KeyStore};
@@ -128,14 +128,26 @@ impl<C: Converter> KeyedIntake<C> {
 }
 
 impl KeyedIntake<IntegerBridge> {
-    /// [`IntegerBridge::readings`]: readings `first..first + count` of `frame` as `FheUint<Id>`, in the
-    /// sending device's key mode.
-    pub fn readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame, first: usize, count: usize) -> Readings<Id> {
-        self.converter.readings(frame, first, count)
+    /// Readings `first..first + count` of what [`KeyedIntake::receive`] or [`KeyedIntake::committed`]
+    /// handed out, as `FheUint<Id>`, in the sending device's key mode: [`IntegerBridge::readings`] of a GLWE
+    /// frame; of a compact list (which must be of `Id`'s width) tfhe-rs expands the whole list.
+    pub fn readings<Id: FheUintId + Send>(&self, input: &IntegerInput, first: usize, count: usize) -> Readings<Id> {
+        match input {
+            IntegerInput::Frame(frame) => self.converter.readings(frame, first, count),
+            IntegerInput::CompactList(list) => {
+                let capacity = list.readings();
+                if first.checked_add(count).is_none_or(|end| end > capacity) {
+                    return Err(InteropError::ReadingsOutOfRange { first, count, capacity });
+                }
+                let mut all = self.converter.input_readings(input)?;
+                all.truncate(first + count);
+                Ok(all.split_off(first))
+            }
+        }
     }
 
-    /// [`IntegerBridge::frame_readings`]: every whole reading of `Id`'s width in `frame`.
-    pub fn frame_readings<Id: FheUintId + Send>(&self, frame: &IntegerFrame) -> Readings<Id> {
-        self.converter.frame_readings(frame)
+    /// [`IntegerBridge::input_readings`]: every whole reading of `Id`'s width in `input`.
+    pub fn frame_readings<Id: FheUintId + Send>(&self, input: &IntegerInput) -> Readings<Id> {
+        self.converter.input_readings(input)
     }
 }

@@ -5,11 +5,19 @@
 
 use crate::error::IntakeError;
 use std::io::{self, Read, Write};
+use tfhe_sbc_device::frame::compact_list::MAX_COMPACT_LIST_FRAME_BYTES;
 use tfhe_sbc_device::frame::full_frame_bytes;
 
-/// The default frame-size limit: a full frame at `N = 4096` (32-bit torus), larger than any frame of a
-/// supported parameter set.
-pub const DEFAULT_MAX_FRAME_BYTES: usize = full_frame_bytes(4096);
+/// The default frame-size limit: the longest frame of a supported kind and set, a compact-list frame of 1,024
+/// `u8` readings (49,426 bytes; a full frame at `N = 4096`, 32,831 bytes, is shorter).
+pub const DEFAULT_MAX_FRAME_BYTES: usize = {
+    let full = full_frame_bytes(4096);
+    if MAX_COMPACT_LIST_FRAME_BYTES > full {
+        MAX_COMPACT_LIST_FRAME_BYTES
+    } else {
+        full
+    }
+};
 
 /// Writes one length-delimited frame.
 pub fn write_frame<W: Write>(writer: &mut W, frame: &[u8]) -> io::Result<()> {

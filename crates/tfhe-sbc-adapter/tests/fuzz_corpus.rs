@@ -137,6 +137,24 @@ fn seeds_do_what_their_names_say() {
             .len(),
         2 * 2048
     );
+    // The compact-list frame (kind 3, three u16 readings) from the public-key fuzz device: the integer
+    // intake's, as a compact list; the GLWE-only `receive_integer` refuses its kind before the MAC.
+    let list = read("corpus/intake_v2", "integer-compact-list");
+    assert_eq!(
+        list.len(),
+        tfhe_sbc_device::frame::compact_list::compact_list_frame_bytes(16, 6)
+    );
+    assert!(matches!(
+        fuzz_intake(false).receive_integer_input(&list),
+        Ok(tfhe_sbc_adapter::intake::IntegerInput::CompactList(_))
+    ));
+    assert!(matches!(
+        fuzz_intake(false).receive_integer(&list),
+        Err(IntakeError::FrameKindNotAllowed {
+            kind: FrameKind::CompactList,
+            ..
+        })
+    ));
     let mut as_secret_key_device = public_key.clone();
     as_secret_key_device[11..19].copy_from_slice(&FUZZ_DEVICE_ID_2.to_le_bytes());
     fix_up_mac(&mut as_secret_key_device);

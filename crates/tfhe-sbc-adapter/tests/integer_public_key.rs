@@ -21,7 +21,7 @@ use tfhe::core_crypto::prelude::{
 use tfhe::prelude::*;
 use tfhe::{FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::IntakeError;
-use tfhe_sbc_adapter::intake::IntegerFrame;
+use tfhe_sbc_adapter::intake::IntegerInput;
 use tfhe_sbc_adapter::interop::PublicKeyDevice;
 use tfhe_sbc_adapter::interop::integer::per_device::{integer_credentials_file, provision_integer_fleet_device};
 use tfhe_sbc_adapter::interop::integer::public_key::{
@@ -120,7 +120,7 @@ fn public_key_devices_end_to_end_through_the_store() {
     assert_eq!(frames.len(), 2);
     assert_eq!(frames[0].len(), 47 + 2 * 8 * N + 16);
     assert_eq!(frames[0][5], FrameKind::PublicKey as u8);
-    let opened: Vec<IntegerFrame> = frames
+    let opened: Vec<IntegerInput> = frames
         .iter()
         .map(|b| intake.receive(b, Instant::now()).unwrap())
         .collect();
@@ -225,7 +225,9 @@ fn pbs_on_public_key_blocks_do_not_fail() {
                 Instant::now(),
             )
             .unwrap();
-        failures += common::failed_pbs(f, &frame.ciphertext, |i| u64::from(bytes[i / 4] >> (2 * (i % 4))) & 3);
+        failures += common::failed_pbs(f, &frame.as_frame().unwrap().ciphertext, |i| {
+            u64::from(bytes[i / 4] >> (2 * (i % 4))) & 3
+        });
         pbs += N;
     }
     common::assert_pbs_without_failure(pbs, failures, "public-key blocks");

@@ -41,6 +41,17 @@ pub struct Cli {
     /// Stop after this many runs of --command (with --interval).
     #[arg(long, value_name = "N", requires = "interval")]
     pub runs: Option<u64>,
+    /// How readings are encrypted: `glwe`, the credential file's own mode (GLWE frames of bits or integer
+    /// radix blocks), or `tfhe-compact-list`: each message's --format readings (u8, u16 or u32) as tfhe-rs's
+    /// own CompactCiphertextList under the key set's compact public key (--compact-public-key), one list per
+    /// 1,024 reading bytes, sent inside authenticated frames; for devices made with `tfhe-sbc-keys issue
+    /// --mode compact-list`.
+    #[arg(long, value_enum, default_value_t = Mode::Glwe)]
+    pub mode: Mode,
+    /// The compact public key of --mode tfhe-compact-list (default: the credential file's path with extension
+    /// .tscp, as `tfhe-sbc-keys issue --mode compact-list` writes it).
+    #[arg(long, value_name = "FILE")]
+    pub compact_public_key: Option<PathBuf>,
     /// How each value is written into the message (little-endian).
     #[arg(long, value_enum, default_value_t = Format::U8)]
     pub format: Format,
@@ -87,6 +98,15 @@ pub struct Cli {
     /// Print errors only.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// How readings are encrypted (`--mode`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The credential file's own mode: GLWE frames.
+    Glwe,
+    /// tfhe-rs's own CompactCiphertextList, in authenticated frames.
+    TfheCompactList,
 }
 
 /// The exit status, under `--help`.

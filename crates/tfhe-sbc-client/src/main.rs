@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
-use tfhe_sbc_client::cli::Cli;
+use tfhe_sbc_client::cli::{Cli, Mode};
 use tfhe_sbc_client::readings::{Batcher, Format, parse_line};
 use tfhe_sbc_client::sources::{LineSink, Source, SourceError};
 use tfhe_sbc_client::uplink::{Outbox, Recovered, Uplink, UplinkConfig, UplinkStats};
 use tfhe_sbc_client::{info, log, warn};
+use tfhe_sbc_device::files::credentials::{Credentials, KeyMode};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter};
 
@@ -171,15 +172,21 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         )));
     }
     // Built in place on the heap and seeded in place from the OS: no copy of its secret state anywhere.
-    let mut encryptor = MessageEncryptor::from_os_entropy(&credentials).map_err(|e| {
-        setup(format!(
-            "{}: cannot build the encryptor: {e}",
-            cli.credentials.display()
-        ))
-    })?;
-    if !cli.full_body {
-        encryptor.use_compact_body();
-    }
+    let encryptor = match cli.mode {
+        Mode::Glwe => {
+            let mut encryptor = MessageEncryptor::from_os_entropy(&credentials).map_err(|e| {
+                setup(format!(
+                    "{}: cannot build the encryptor: {e}",
+                    cli.credentials.display()
+                ))
+            })?;
+            if !cli.full_body {
+                encryptor.use_compact_body();
+            }
+            encryptor
+        }
+        Mode::TfheCompactList => compact_list_encryptor(cli, &credentials)?,
+    };
     let chunk_bytes = encryptor.chunk_bytes();
     if let Some(size) = cli.format.bytes() {
         let batch_bytes = cli.batch.saturating_mul(size as u64);
@@ -213,7 +220,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     info!(
         "device {device_id}: {} mode, parameter set {}, {}-byte frames ({}-bit body) of {chunk_bytes} message \
          bytes, next sequence {} ({}), server {}{}",
-        encryptor.mode().name(),
+        encryptor.mode_name(),
         encryptor.parameters().id().0,
         encryptor.frame_bytes(),
         encryptor.body_bits(),
@@ -263,6 +270,46 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     }
     let stats = device.uplink.finish().map_err(runtime)?;
     summary(&stats, readings, messages, started)
+}
+
+/// The compact-list encryptor of `--mode tfhe-compact-list`: a public-key device of the integer set, its
+/// compact public key, `u8`/`u16`/`u32` readings.
+fn compact_list_encryptor(cli: &Cli, credentials: &Credentials<'_>) -> Result<MessageEncryptor, Failure> {
+    if credentials.mode != KeyMode::PublicKey || credentials.parameters.torus_bits() != 64 {
+        return Err(setup(format!(
+            "{}: --mode tfhe-compact-list needs the credentials of a compact-list device (an integer key set's \
+             public-key device, from `tfhe-sbc-keys issue --mode compact-list`); this file is a {} device of \
+             parameter set {}",
+            cli.credentials.display(),
+            credentials.mode.name(),
+            credentials.parameters.id().0
+        )));
+    }
+    let value_bits = match cli.format {
+        Format::U8 => 8,
+        Format::U16 => 16,
+        Format::U32 => 32,
+        other => {
+            return Err(setup(format!(
+                "--mode tfhe-compact-list encrypts unsigned readings for tfhe-rs FheUint8/16/32, not --format {}: \
+                 use --format u8, u16 or u32",
+                format!("{other:?}").to_lowercase()
+            )));
+        }
+    };
+    let path = cli
+        .compact_public_key
+        .clone()
+        .unwrap_or_else(|| cli.credentials.with_extension("tscp"));
+    let key = std::fs::read(&path).map_err(|e| {
+        setup(format!(
+            "{}: cannot read the compact public key: {e}; give --compact-public-key the devices/<ID>.tscp file \
+             of `tfhe-sbc-keys issue --mode compact-list`",
+            path.display()
+        ))
+    })?;
+    MessageEncryptor::compact_list_from_os_entropy(credentials, &key, value_bits)
+        .map_err(|e| setup(format!("{}: {e}", path.display())))
 }
 
 /// Refuses an outbox that does not fit the queue or that the counter file has fallen behind (a restored

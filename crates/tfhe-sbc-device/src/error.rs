@@ -68,6 +68,15 @@ pub enum Error {
         /// The key id the public-key file names.
         found_key_id: u32,
     },
+    /// Compact lists carry `u8`, `u16` or `u32` readings: not readings of this many bits.
+    UnsupportedReadingWidth(u32),
+    /// A message of readings whose length is not a whole number of readings.
+    PartialReading {
+        /// The bytes of one reading.
+        reading_bytes: usize,
+        /// The message's length in bytes.
+        found: usize,
+    },
 }
 
 /// What makes a public key degenerate ([`Error::DegeneratePublicKey`]). A real public key's body
@@ -164,6 +173,13 @@ impl core::fmt::Display for Error {
             } => write!(
                 f,
                 "public key of key id {found_key_id:#010x}, the device's credentials are for key id {expected_key_id:#010x}"
+            ),
+            Self::UnsupportedReadingWidth(bits) => {
+                write!(f, "compact lists carry 8-, 16- or 32-bit readings, not {bits}-bit ones")
+            }
+            Self::PartialReading { reading_bytes, found } => write!(
+                f,
+                "a message of {found} bytes is not a whole number of {reading_bytes}-byte readings"
             ),
             Self::NoiseOutOfRange => f.write_str(
                 "noise out of range: at least 1/q of standard deviation, and 8 sigma (or the bound) below q/8",

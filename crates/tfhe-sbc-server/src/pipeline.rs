@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
 use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
-use tfhe_sbc_adapter::intake::{IntegerFrame, Message};
+use tfhe_sbc_adapter::intake::{IntegerInput, Message};
 use tfhe_sbc_adapter::interop::integer::IntegerBridge;
 use tfhe_sbc_adapter::interop::{Converter, FrameUnit, Input, Messages};
 use tfhe_sbc_adapter::key_set::client_key::SecretIntegerClientKey;
@@ -239,12 +239,12 @@ fn any_byte_above(server_key: &ServerKey, bits: &[Ciphertext], t: u8) -> Ciphert
         .unwrap_or_else(|| server_key.trivial_encrypt(false))
 }
 
-/// The tfhe-rs thread of an integer key set: each authenticated frame becomes `FheUint` readings of the
-/// converter's width (and, for the demo, their decryption). Returns after `exit_after` frames, or when the
+/// The tfhe-rs thread of an integer key set: each authenticated frame becomes `FheUint` readings (of the
+/// converter's width; a compact list's of its own) (and, for the demo, their decryption). Returns after `exit_after` frames, or when the
 /// intake stops.
 pub fn run_integer_compute(
     converter: Arc<IntegerBridge>,
-    frames: mpsc::Receiver<IntegerFrame>,
+    frames: mpsc::Receiver<IntegerInput>,
     client_key: Option<SecretIntegerClientKey>,
     counts: Counts,
     exit_after: Option<u64>,
@@ -252,7 +252,7 @@ pub fn run_integer_compute(
     let mut done = 0u64;
     for frame in frames {
         let started = Instant::now();
-        let header = frame.header;
+        let header = *frame.header();
         let readings = match converter.convert(&frame) {
             Ok(readings) => readings,
             Err(e) => {

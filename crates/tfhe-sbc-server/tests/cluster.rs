@@ -406,8 +406,8 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
             &integer_store,
             |reader, inputs| {
                 let mut values = Vec::new();
-                for frame in inputs {
-                    for value in reader.keyed().frame_readings::<FheUint16Id>(frame).unwrap() {
+                for input in inputs {
+                    for value in reader.keyed().frame_readings::<FheUint16Id>(input).unwrap() {
                         values.push(FheDecrypt::<u16>::decrypt(&value, integer_client.get()));
                     }
                 }

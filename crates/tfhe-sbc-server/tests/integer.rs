@@ -18,7 +18,7 @@ use std::io::Read;
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tfhe_sbc_adapter::key_set::key_store::KeyMode;
 use tfhe_sbc_adapter::stream::write_frame;
 use tfhe_sbc_device::frame::ack::AckStatus;
@@ -63,16 +63,7 @@ fn integer_key_set_readings_arrive_as_fhe_uint16() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let address = loop {
-        if let Ok(text) = std::fs::read_to_string(&address_file)
-            && text.ends_with('\n')
-        {
-            break text.trim().to_owned();
-        }
-        assert!(started.elapsed() < Duration::from_secs(120), "the server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let address = common::process::wait_for_address(&address_file, Duration::from_secs(120), String::new);
     let mut stream = TcpStream::connect(&address).unwrap();
     for frame in &frames {
         write_frame(&mut stream, frame).unwrap();

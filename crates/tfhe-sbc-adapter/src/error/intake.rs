@@ -77,6 +77,15 @@ pub enum IntakeError {
     },
     /// The unused bits at the end of a compact body are not 0.
     NonZeroBodyPadding,
+    /// A compact-list frame names a reading width lists do not take (its `body_bits`: 8, 16 or 32).
+    UnsupportedReadingWidth(u8),
+    /// A compact-list frame's message is not a whole number of readings.
+    PartialReadings {
+        /// The header's message length.
+        message_length: u32,
+        /// The bytes of one reading.
+        reading_bytes: u8,
+    },
     /// `chunk_count` is 0.
     ZeroChunkCount,
     /// `chunk_index >= chunk_count`.
@@ -238,6 +247,18 @@ impl fmt::Display for IntakeError {
                 )
             }
             Self::NonZeroBodyPadding => f.write_str("the unused bits at the end of the compact body are not 0"),
+            Self::UnsupportedReadingWidth(bits) => write!(
+                f,
+                "compact-list frames carry 8-, 16- or 32-bit readings, the header says {bits} (body_bits)"
+            ),
+            Self::PartialReadings {
+                message_length,
+                reading_bytes,
+            } => write!(
+                f,
+                "a compact-list message of {message_length} bytes is not a whole number of {reading_bytes}-byte \
+                 readings"
+            ),
             Self::ZeroChunkCount => f.write_str("chunk count is 0"),
             Self::ChunkIndexOutOfRange { index, count } => {
                 write!(f, "chunk index {index} is not below chunk count {count}")

@@ -157,7 +157,41 @@ pub fn seed_corpus() -> Vec<(&'static str, Vec<u8>)> {
         ("stream-compact-message", length_delimited(&[&compact[0], &compact[1]])),
         ("integer-compact-14-bit", integer),
         ("integer-public-key", integer_public_key),
+        ("integer-compact-list", compact_list_seed_frame(&[7, 0, 255, 255, 0, 1])),
     ]
+}
+
+/// One compact-list frame (kind 3: a tfhe-rs `CompactCiphertextList` of three `u16` readings) from the
+/// public-key fuzz device, under a compact public key of pseudo-random words (the fuzzer only needs the
+/// frame's shape: nobody decrypts it).
+fn compact_list_seed_frame(readings: &[u8]) -> Vec<u8> {
+    use rand_core::{Rng, SeedableRng};
+    use tfhe_sbc_device::csprng::xof::Blake2bXof;
+    use tfhe_sbc_device::encrypt::{CompactListFrameEncryptor, FrameEncryptor};
+    use tfhe_sbc_device::frame::compact_list::MAX_COMPACT_LIST_FRAME_BYTES;
+    let mut rng = Blake2bXof::from_seed([0x51; 32]);
+    let key: Vec<u64> = (0..2 * 2048).map(|_| rng.next_u64()).collect();
+    let mut encryptor = Box::new(CompactListFrameEncryptor::<negacyclic_ntt::NttPlan64>::EMPTY);
+    encryptor
+        .set_value_bits(16)
+        .unwrap_or_else(|e| unreachable!("a list width: {e}"));
+    encryptor
+        .list
+        .set_public_key(&key)
+        .unwrap_or_else(|e| unreachable!("uniform words are no degenerate key: {e}"));
+    encryptor.list.seed_from_bytes(&mut [0x52; 32]);
+    let outgoing = encryptor
+        .begin_message(&mut tfhe_sbc_device::frame::FrameCounter::new(1 << 22), readings.len())
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let chunk = tfhe_sbc_device::frame::message::chunks(readings, encryptor.chunk_bytes())
+        .next()
+        .unwrap_or_else(|| unreachable!("one chunk"));
+    let mut out = vec![0u8; MAX_COMPACT_LIST_FRAME_BYTES];
+    let len = encryptor
+        .encrypt_frame_into(&fuzz_public_key_credentials(), &outgoing, &chunk, &mut out)
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    out.truncate(len);
+    out
 }
 
 /// One integer public-key frame (the mask in full, `u64` words) from the public-key fuzz device, under a

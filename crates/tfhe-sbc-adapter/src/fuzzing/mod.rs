@@ -13,7 +13,9 @@
 //!
 //! Frame `i` of a stream arrives at `i` seconds; messages expire after [`FUZZ_MAX_AGE_SECS`] seconds.
 //!
-//! Each single frame also goes to [`Intake::receive_integer`] (the 64-bit integer set's intake), raw and with the MAC fixed up; an accepted integer frame must hold exactly `2N` words.
+//! Each single frame also goes to [`Intake::receive_integer_input`] (the 64-bit integer set's intake), raw and
+//! with the MAC fixed up; an accepted integer frame must hold exactly `2N` words, an accepted compact list
+//! exactly the frame's payload.
 
 mod corpus;
 mod dump;
@@ -21,7 +23,7 @@ mod dump;
 pub use corpus::seed_corpus;
 pub use dump::wire_format_dump;
 
-use crate::intake::{Intake, IntakeConfig, Message, Received, parse_frame};
+use crate::intake::{Intake, IntakeConfig, IntegerInput, Message, Received, parse_frame};
 use crate::registry::DeviceRegistry;
 use crate::stream::FrameReader;
 use std::collections::HashSet;
@@ -129,11 +131,15 @@ pub fn intake(data: &[u8]) {
         let mut checker = Checker::default();
         checker.check(intake.receive(&frame, t0));
         // The integer intake, on a fresh intake (the boolean one may have taken the sequence number).
-        match fuzz_intake(fix_up).receive_integer(&frame) {
-            Ok(integer) => {
+        match fuzz_intake(fix_up).receive_integer_input(&frame) {
+            Ok(IntegerInput::Frame(integer)) => {
                 let n = integer.parameters.glwe().polynomial_size().0;
                 assert_eq!(integer.ciphertext.as_slice().len(), 2 * n);
                 assert!(is_fuzz_device(integer.header.device_id));
+            }
+            Ok(IntegerInput::CompactList(list)) => {
+                assert_eq!(list.list.len() + HEADER_BYTES + TAG_BYTES, frame.len());
+                assert_eq!(list.header.device_id, FUZZ_PUBLIC_KEY_DEVICE_ID);
             }
             Err(error) => assert!(!error.to_string().is_empty()),
         }

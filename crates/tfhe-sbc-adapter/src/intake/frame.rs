@@ -1,5 +1,6 @@
-//! What the intake hands out: authenticated frames ([`Frame`], [`IntegerFrame`]), whole messages
-//! ([`Message`]), and what became of each accepted frame ([`Received`]).
+//! What the intake hands out: authenticated frames ([`Frame`], [`IntegerFrame`], [`CompactListFrame`],
+//! either of the last two as an [`IntegerInput`]), whole messages ([`Message`]), and what became of each
+//! accepted frame ([`Received`]).
 
 use tfhe_sbc_core::entities::GlweCiphertextOwned;
 use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters};
@@ -55,6 +56,69 @@ impl IntegerFrame {
     /// The whole readings of `value_bits` bits this frame carries: `chunk_message_bytes() * 8 / value_bits`.
     pub fn readings(&self, value_bits: u32) -> usize {
         self.chunk_message_bytes() * 8 / value_bits.max(1) as usize
+    }
+}
+
+/// An authenticated compact-list frame (`tfhe_sbc_device::frame::compact_list`): its header and the
+/// tfhe-rs `CompactCiphertextList` bytes it carries, not yet read by tfhe-rs.
+#[derive(Clone, Debug)]
+pub struct CompactListFrame {
+    /// The validated header (`body_bits` is the readings' width).
+    pub header: FrameHeader,
+    /// The list, as the device serialized it (tfhe-rs's `safe_serialize` form).
+    pub list: Vec<u8>,
+}
+
+impl CompactListFrame {
+    /// The readings' width in bits: 8, 16 or 32.
+    pub fn value_bits(&self) -> u32 {
+        u32::from(self.header.body_bits)
+    }
+
+    /// The reading bytes this frame's list carries.
+    pub fn chunk_message_bytes(&self) -> usize {
+        tfhe_sbc_device::frame::compact_list::chunk_reading_bytes(&self.header)
+    }
+
+    /// The readings this frame's list carries.
+    pub fn readings(&self) -> usize {
+        self.chunk_message_bytes() * 8 / self.value_bits().max(1) as usize
+    }
+}
+
+/// What an integer set's intake hands out for an accepted frame: a GLWE frame of readings (fleet,
+/// per-device and public-key devices) or a tfhe-rs compact list (compact-list devices).
+#[derive(Clone, Debug)]
+pub enum IntegerInput {
+    /// A seeded or public-key GLWE frame.
+    Frame(IntegerFrame),
+    /// A compact-list frame.
+    CompactList(CompactListFrame),
+}
+
+impl IntegerInput {
+    /// The frame's validated header.
+    pub fn header(&self) -> &FrameHeader {
+        match self {
+            Self::Frame(frame) => &frame.header,
+            Self::CompactList(list) => &list.header,
+        }
+    }
+
+    /// The reading bytes the frame carries.
+    pub fn chunk_message_bytes(&self) -> usize {
+        match self {
+            Self::Frame(frame) => frame.chunk_message_bytes(),
+            Self::CompactList(list) => list.chunk_message_bytes(),
+        }
+    }
+
+    /// The GLWE frame, if it is one.
+    pub fn as_frame(&self) -> Option<&IntegerFrame> {
+        match self {
+            Self::Frame(frame) => Some(frame),
+            Self::CompactList(_) => None,
+        }
     }
 }
 

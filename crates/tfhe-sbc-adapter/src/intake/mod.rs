@@ -27,7 +27,7 @@ mod parse;
 pub mod reassembly;
 
 pub use config::IntakeConfig;
-pub use frame::{Frame, IntegerFrame, Message, Received};
+pub use frame::{CompactListFrame, Frame, IntegerFrame, IntegerInput, Message, Received};
 pub use parse::{ParsedFrame, header_of, parse_frame};
 
 use crate::error::IntakeError;
@@ -176,13 +176,32 @@ impl Intake {
     /// the replay window); a boolean set's frame gets [`IntakeError::UnsupportedParameterSet`], a full or
     /// public-key integer frame [`IntakeError::FrameKindNotAllowed`].
     pub fn receive_integer(&mut self, bytes: &[u8]) -> Result<IntegerFrame, IntakeError> {
+        match self.receive_integer_kinds(bytes, false)? {
+            IntegerInput::Frame(frame) => Ok(frame),
+            IntegerInput::CompactList(_) => unreachable!("compact lists are refused before authentication"),
+        }
+    }
+
+    /// [`Intake::receive_integer`] for every frame an integer set takes: GLWE frames and compact-list
+    /// frames (from public-key devices), with the same checks in the same order.
+    pub fn receive_integer_input(&mut self, bytes: &[u8]) -> Result<IntegerInput, IntakeError> {
+        self.receive_integer_kinds(bytes, true)
+    }
+
+    fn receive_integer_kinds(&mut self, bytes: &[u8], compact_lists: bool) -> Result<IntegerInput, IntakeError> {
         let parsed = parse_frame(bytes, &self.config)?;
         let header = parsed.header;
         let integer = IntegerParameters::from_id(parsed.parameters.id())
             .ok_or(IntakeError::UnsupportedParameterSet(header.parameter_set))?;
+        if !compact_lists && parsed.kind == FrameKind::CompactList {
+            return Err(IntakeError::FrameKindNotAllowed {
+                device_id: header.device_id,
+                kind: parsed.kind,
+            });
+        }
         self.authenticate(&parsed)?;
         device_accept(&mut self.devices, &header);
-        Ok(parsed.to_integer_frame(integer))
+        Ok(parsed.to_integer_input(integer))
     }
 
     /// Validates and authenticates one frame read back from a durable store (an intake elsewhere accepted
@@ -206,11 +225,11 @@ impl Intake {
 
     /// [`Intake::verify`] of a stored integer frame, its mask expanded: what [`Intake::receive_integer`]
     /// hands out.
-    pub fn verify_integer_frame(&self, bytes: &[u8]) -> Result<IntegerFrame, IntakeError> {
+    pub fn verify_integer_frame(&self, bytes: &[u8]) -> Result<IntegerInput, IntakeError> {
         let parsed = self.verify(bytes)?;
         let integer = IntegerParameters::from_id(parsed.parameters.id())
             .ok_or(IntakeError::UnsupportedParameterSet(parsed.header.parameter_set))?;
-        Ok(parsed.to_integer_frame(integer))
+        Ok(parsed.to_integer_input(integer))
     }
 
     /// Device lookup, key id, MAC (constant-time) and the frame kinds the device may send.
@@ -232,10 +251,10 @@ impl Intake {
                 device_id: header.device_id,
             });
         }
-        let allowed = match device.encryption {
-            DeviceEncryption::PublicKey => parsed.kind == FrameKind::PublicKey,
-            _ => parsed.kind != FrameKind::PublicKey,
-        };
+        // Public-key devices send public-key frames or compact lists (both need only public keys); the
+        // others send secret-key frames.
+        let public = matches!(parsed.kind, FrameKind::PublicKey | FrameKind::CompactList);
+        let allowed = public == matches!(device.encryption, DeviceEncryption::PublicKey);
         if !allowed {
             return Err(IntakeError::FrameKindNotAllowed {
                 device_id: header.device_id,

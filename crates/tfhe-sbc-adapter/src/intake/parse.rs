@@ -1,13 +1,16 @@
 //! [`parse_frame`]: the stateless checks of a frame (prefix, header fields, length, body padding) into a
 //! [`ParsedFrame`], and, once authenticated, its ciphertext with the mask expanded.
 
-use super::{Frame, IntakeConfig, IntegerFrame};
+use super::{CompactListFrame, Frame, IntakeConfig, IntegerFrame, IntegerInput};
 use crate::error::IntakeError;
 use tfhe_sbc_core::compact_body::unpack_body;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters, ParameterSetId};
 use tfhe_sbc_core::torus::UnsignedTorus;
 use tfhe_sbc_device::csprng::mask::{MASK_XOF_ID, expand_mask, expand_mask_u32};
+use tfhe_sbc_device::frame::compact_list::{
+    COMPACT_LIST_CHUNK_BYTES, COMPACT_LIST_FRAME_SET, chunk_reading_bytes, compact_list_payload_bytes, value_kind,
+};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tfhe_sbc_device::frame::{
     FORMAT_VERSION, FrameHeader, FrameKind, HEADER_BYTES, MAGIC, PREFIX_BYTES, TAG_BYTES, payload_bytes,
@@ -57,12 +60,26 @@ impl ParsedFrame<'_> {
         let ciphertext = self.ciphertext(k, |payload, mask| match kind {
             FrameKind::Seeded => expand_mask_u32(&seed(payload), mask),
             FrameKind::Full | FrameKind::PublicKey => read_words(&payload[..4 * k * n], mask),
+            FrameKind::CompactList => unreachable!("a compact list has no GLWE ciphertext: boolean sets refuse it"),
         });
         Frame {
             header: self.header,
             kind: self.kind,
             parameters: self.parameters,
             ciphertext,
+        }
+    }
+
+    /// The integer set's input of this frame: a compact-list frame's list bytes, or
+    /// [`Self::to_integer_frame`]. Only after the MAC verified.
+    pub(crate) fn to_integer_input(self, parameters: IntegerParameters) -> IntegerInput {
+        if self.kind == FrameKind::CompactList {
+            IntegerInput::CompactList(CompactListFrame {
+                header: self.header,
+                list: self.payload().to_vec(),
+            })
+        } else {
+            IntegerInput::Frame(self.to_integer_frame(parameters))
         }
     }
 
@@ -78,6 +95,7 @@ impl ParsedFrame<'_> {
             ciphertext: self.ciphertext(1, |payload, mask| match kind {
                 FrameKind::Seeded => expand_mask(&seed(payload), mask),
                 FrameKind::Full | FrameKind::PublicKey => read_words(&payload[..8 * n], mask),
+                FrameKind::CompactList => unreachable!("to_integer_input keeps compact lists as bytes"),
             }),
         }
     }
@@ -97,6 +115,7 @@ impl ParsedFrame<'_> {
         let mask_bytes = match self.kind {
             FrameKind::Seeded => MASK_SEED_BYTES,
             FrameKind::Full | FrameKind::PublicKey => T::BYTES * k * n,
+            FrameKind::CompactList => unreachable!("a compact list has no GLWE ciphertext"),
         };
         unpack_body(&payload[mask_bytes..], u32::from(self.header.body_bits), body)
             .unwrap_or_else(|_| unreachable!("parse_frame checked the body's width, length and padding"));
@@ -160,10 +179,13 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         FrameKind::Full if config.allow_full_frames => {}
         FrameKind::Full => return Err(IntakeError::FullFrameRejected),
         // Whether this device may send it is decided after the MAC (`Intake::receive`).
-        FrameKind::PublicKey => {}
+        FrameKind::PublicKey | FrameKind::CompactList => {}
     }
     let parameters = GlweParameters::from_id(ParameterSetId(header.parameter_set))
         .ok_or(IntakeError::UnknownParameterSet(header.parameter_set))?;
+    if kind == FrameKind::CompactList {
+        return parse_compact_list_frame(bytes, header, parameters, config);
+    }
     let (torus_bits, k, n) = (
         parameters.torus_bits(),
         parameters.glwe_dimension().0,
@@ -205,6 +227,52 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
     Ok(ParsedFrame {
         header,
         kind,
+        parameters,
+        authenticated,
+        tag,
+    })
+}
+
+/// The rest of [`parse_frame`] for a compact-list frame (`tfhe_sbc_device::frame::compact_list`): the
+/// integer set, no XOF, a reading width lists take, whole readings, and the exact length of the chunk's
+/// list. The list's own structure is tfhe-rs's to check when it is expanded.
+fn parse_compact_list_frame<'a>(
+    bytes: &'a [u8],
+    header: FrameHeader,
+    parameters: GlweParameters,
+    config: &IntakeConfig,
+) -> Result<ParsedFrame<'a>, IntakeError> {
+    if parameters.id() != COMPACT_LIST_FRAME_SET {
+        return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
+    }
+    if header.xof_id != 0 {
+        return Err(IntakeError::UnsupportedXof(header.xof_id));
+    }
+    let value_bits = u32::from(header.body_bits);
+    if value_kind(value_bits).is_none() {
+        return Err(IntakeError::UnsupportedReadingWidth(header.body_bits));
+    }
+    check_chunking(&header, COMPACT_LIST_CHUNK_BYTES, config)?;
+    let reading_bytes = header.body_bits / 8;
+    if !header.message_length.is_multiple_of(u32::from(reading_bytes)) {
+        return Err(IntakeError::PartialReadings {
+            message_length: header.message_length,
+            reading_bytes,
+        });
+    }
+    let payload = compact_list_payload_bytes(value_bits, chunk_reading_bytes(&header))
+        .unwrap_or_else(|| unreachable!("a checked width, whole readings, at most one chunk"));
+    let expected = HEADER_BYTES + payload + TAG_BYTES;
+    if bytes.len() != expected {
+        return Err(IntakeError::WrongFrameLength {
+            expected,
+            found: bytes.len(),
+        });
+    }
+    let (authenticated, tag) = bytes.split_at(expected - TAG_BYTES);
+    Ok(ParsedFrame {
+        header,
+        kind: FrameKind::CompactList,
         parameters,
         authenticated,
         tag,

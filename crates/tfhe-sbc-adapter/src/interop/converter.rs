@@ -5,13 +5,13 @@
 //! |---|---|---|---|---|
 //! | [`BooleanBridge`](super::BooleanBridge) | `TFHE_LIB_PARAMETERS` (small key) | [`Message`] | key switch (server key's or its own) | gate inputs |
 //! | [`BigKeyBridge`](super::BigKeyBridge) | the 128-bit boolean sets (big key) | [`Message`] | extraction only | gate inputs |
-//! | [`IntegerBridge`](super::integer::IntegerBridge) | the integer set | [`IntegerFrame`] | extraction (fleet) or key switch and identity PBS (per-device) | `FheUint` readings |
+//! | [`IntegerBridge`](super::integer::IntegerBridge) | the integer set | [`IntegerInput`] | extraction (fleet, public key), one GLWE key switch (per-device), tfhe-rs's `expand` (compact lists) | `FheUint` readings |
 
 use super::InteropError;
 use super::device_keys::DeviceTable;
 use super::device_record::DeviceKeyMaterial;
 use crate::IntakeError;
-use crate::intake::{Intake, IntegerFrame, Message, Received};
+use crate::intake::{Intake, IntegerInput, Message, Received};
 use std::time::Instant;
 use tfhe_sbc_core::parameters::ParameterSetId;
 
@@ -84,23 +84,24 @@ impl FrameUnit for Messages {
     }
 }
 
-/// The integer set's unit: every [`IntegerFrame`] is converted on its own.
+/// The integer set's unit: every frame ([`IntegerInput`]: a GLWE frame or a compact list) is converted on
+/// its own.
 #[derive(Clone, Copy, Debug)]
 pub struct IntegerFrames;
 
 impl FrameUnit for IntegerFrames {
-    type Received = IntegerFrame;
-    type Input = IntegerFrame;
+    type Received = IntegerInput;
+    type Input = IntegerInput;
 
-    fn receive(intake: &mut Intake, bytes: &[u8], _now: Instant) -> Result<IntegerFrame, IntakeError> {
-        intake.receive_integer(bytes)
+    fn receive(intake: &mut Intake, bytes: &[u8], _now: Instant) -> Result<IntegerInput, IntakeError> {
+        intake.receive_integer_input(bytes)
     }
 
-    fn completed(received: IntegerFrame) -> Option<IntegerFrame> {
+    fn completed(received: IntegerInput) -> Option<IntegerInput> {
         Some(received)
     }
 
-    fn committed(intake: &Intake, frames: &[Vec<u8>]) -> Result<Vec<IntegerFrame>, IntakeError> {
+    fn committed(intake: &Intake, frames: &[Vec<u8>]) -> Result<Vec<IntegerInput>, IntakeError> {
         frames.iter().map(|bytes| intake.verify_integer_frame(bytes)).collect()
     }
 }

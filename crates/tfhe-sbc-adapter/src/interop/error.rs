@@ -129,6 +129,13 @@ pub enum InteropError {
     Encoding(tfhe_sbc_core::Error),
     /// The converter's thread pool could not be built.
     ThreadPool,
+    /// tfhe-rs refused or could not expand a compact-list frame's list.
+    CompactListRefused {
+        /// The sending device.
+        device_id: u64,
+        /// tfhe-rs's reason, or ours.
+        reason: String,
+    },
 }
 
 impl core::fmt::Display for InteropError {
@@ -225,6 +232,9 @@ impl core::fmt::Display for InteropError {
             ),
             Self::Encoding(e) => write!(f, "radix encoding: {e}"),
             Self::ThreadPool => f.write_str("the converter's thread pool could not be built"),
+            Self::CompactListRefused { device_id, reason } => {
+                write!(f, "the compact list of device {device_id} was not converted: {reason}")
+            }
         }
     }
 }

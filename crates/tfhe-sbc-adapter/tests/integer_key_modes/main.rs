@@ -25,7 +25,7 @@ use tfhe::shortint::ciphertext::Degree;
 use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as TFHE_DEFAULT;
 use tfhe::{FheUint8, FheUint8ConformanceParams, FheUint8Id, FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::IntakeError;
-use tfhe_sbc_adapter::intake::IntegerFrame;
+use tfhe_sbc_adapter::intake::IntegerInput;
 use tfhe_sbc_adapter::interop::integer::per_device::integer_credentials_file;
 use tfhe_sbc_adapter::interop::integer::{
     IntegerBridge, IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, integer_server_key_fingerprint,
@@ -51,11 +51,17 @@ fn per_device_integer_device_end_to_end_through_the_store() {
     let values = readings16(1, 300);
     let frames = device_frames(credential_file(A), 1, 0, &u16_bytes(&values));
     assert_eq!(frames.len(), 2);
-    let opened: Vec<IntegerFrame> = frames
+    let opened: Vec<IntegerInput> = frames
         .iter()
         .map(|b| intake.receive(b, Instant::now()).unwrap())
         .collect();
-    assert_eq!((opened[0].readings(16), opened[1].readings(16)), (256, 44));
+    assert_eq!(
+        (
+            opened[0].as_frame().unwrap().readings(16),
+            opened[1].as_frame().unwrap().readings(16)
+        ),
+        (256, 44)
+    );
     // A replay is refused by the intake.
     assert!(matches!(
         intake.receive(&frames[0], Instant::now()),
@@ -286,14 +292,14 @@ fn modes_and_devices_do_not_mix() {
     // An unknown device, a wrong key id, readings out of range (nothing decompressed for it).
     let empty = IntegerBridge::new(f.server_key.clone()).unwrap();
     assert_eq!(
-        error(empty.readings::<FheUint16Id>(&frame_a, 0, 1)),
+        error(empty.readings::<FheUint16Id>(frame_a.as_frame().unwrap(), 0, 1)),
         InteropError::UnknownDevice(A)
     );
     empty
         .register(A, KEY_ID + 1, SET, DeviceKeyMaterial::IntegerPerDevice(ksk_a.clone()))
         .unwrap();
     assert_eq!(
-        error(empty.readings::<FheUint16Id>(&frame_a, 0, 1)),
+        error(empty.readings::<FheUint16Id>(frame_a.as_frame().unwrap(), 0, 1)),
         InteropError::WrongKeyId {
             device_id: A,
             expected: KEY_ID + 1,

@@ -14,12 +14,14 @@
 //!   key; one [`public_key::PublicKey`] kind serves both tori).
 //! * [`compact_list`]: tfhe-rs's own `CompactCiphertextList` under a raw tfhe-rs compact public key,
 //!   streaming ([`CompactListEncryptor`], [`compact_list_encryption`]) or through the NTT
-//!   ([`CompactListNttEncryptor`]): lists any unmodified tfhe-rs server expands.
+//!   ([`CompactListNttEncryptor`]): lists any unmodified tfhe-rs server expands;
+//!   [`compact_list_frame`] ([`CompactListFrameEncryptor`]) seals such lists into authenticated frames.
 //! * `shape`: whether a key or a parameter set fits an encryptor's `N`, `K` and torus.
 //! * [`decryption`]: the trusted party's side, for tests and provisioning checks.
 
 pub mod compact_list;
 pub mod compact_list_encryption;
+pub mod compact_list_frame;
 pub mod decryption;
 pub mod frame_encryptor;
 pub mod glwe_encryption;
@@ -33,6 +35,7 @@ pub mod shell;
 mod state;
 
 pub use compact_list::{CompactListEncryptor, CompactListNttEncryptor};
+pub use compact_list_frame::CompactListFrameEncryptor;
 pub use frame_encryptor::FrameEncryptor;
 pub use integer::IntegerEncryptor;
 pub use integer_public_key::IntegerPublicKeyEncryptor;

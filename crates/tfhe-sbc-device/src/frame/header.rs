@@ -48,6 +48,11 @@ pub enum FrameKind {
     Full = 1,
     /// Public-key encryption, mask in full: `mask | body`..
     PublicKey = 2,
+    /// tfhe-rs's own packed `CompactCiphertextList` (its `safe_serialize` bytes,
+    /// [`crate::compact_list`]) of one chunk's readings: the list is public-key encrypted already, the frame
+    /// authenticates it. `body_bits` is the readings' width (8, 16 or 32), the parameter set the integer
+    /// set the list expands into ([`crate::frame::compact_list`]).
+    CompactList = 3,
 }
 
 impl FrameKind {
@@ -57,6 +62,7 @@ impl FrameKind {
             0 => Some(Self::Seeded),
             1 => Some(Self::Full),
             2 => Some(Self::PublicKey),
+            3 => Some(Self::CompactList),
             _ => None,
         }
     }
@@ -163,11 +169,23 @@ pub const fn body_bytes(n: usize, body_bits: u32) -> usize {
 }
 
 /// The exact payload length of a `kind` frame for a set with GLWE dimension `k`, polynomial size `n` and a
-/// `torus_bits`-bit torus, of which `body_bits` travel per body coefficient.
+/// `torus_bits`-bit torus, of which `body_bits` travel per body coefficient. For
+/// [`FrameKind::CompactList`], the list of a whole chunk of `body_bits`-bit readings
+/// ([`crate::frame::compact_list::compact_list_payload_bytes`]; a last, shorter chunk's is shorter; 0 for
+/// a width lists do not take).
 pub const fn payload_bytes(kind: FrameKind, k: usize, n: usize, torus_bits: u32, body_bits: u32) -> usize {
     let mask = match kind {
         FrameKind::Seeded => MASK_SEED_BYTES,
         FrameKind::Full | FrameKind::PublicKey => k * n * (torus_bits as usize / 8),
+        FrameKind::CompactList => {
+            return match crate::frame::compact_list::compact_list_payload_bytes(
+                body_bits,
+                crate::frame::compact_list::COMPACT_LIST_CHUNK_BYTES,
+            ) {
+                Some(bytes) => bytes,
+                None => 0,
+            };
+        }
     };
     mask + body_bytes(n, body_bits)
 }

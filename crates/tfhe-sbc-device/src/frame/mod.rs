@@ -12,9 +12,11 @@
 //! * [`writer`]: header, payload and tag into a caller slice, or the payload computed in place;
 //! * [`counter`]: per-device sequence numbers ([`FrameCounter`]) and the message a chunk belongs to
 //!   ([`OutgoingMessage`]); [`message`]: a byte string cut into chunks;
-//! * [`mac`]: the frame MAC and the device's credentials; [`ack`]: the server's acknowledgement records.
+//! * [`mac`]: the frame MAC and the device's credentials; [`ack`]: the server's acknowledgement records;
+//! * [`compact_list`]: frames that carry a tfhe-rs `CompactCiphertextList` (kind 3) and their sizes.
 
 pub mod ack;
+pub mod compact_list;
 pub mod counter;
 pub mod header;
 pub mod mac;

@@ -1,13 +1,15 @@
 //! The encryptor a credential file calls for, on the heap, built in place: whatever its mode (fleet,
-//! per-device, public key) and parameter set (boolean sets 1-3, the integer set 4), one
-//! [`FrameEncryptor`] behind one type, [`MessageEncryptor`], that encrypts whole messages into frames.
+//! per-device, public key) and parameter set (boolean sets 1-3, the integer set 4), or the compact-list
+//! encryptor of a compact-list device, one [`FrameEncryptor`] behind one type, [`MessageEncryptor`], that
+//! encrypts whole messages into frames.
 
 use crate::encrypt::frame_encryptor::FrameSealing;
 use crate::encrypt::integer::IntegerKey;
 use crate::encrypt::public_key::PublicKey;
 use crate::encrypt::secret_key::SecretKey;
-use crate::encrypt::{Encryptor, FrameEncryptor};
+use crate::encrypt::{CompactListFrameEncryptor, Encryptor, EncryptorKey, FrameEncryptor};
 use crate::error::{Error, Result};
+use crate::files::compact_public_key::decode_compact_public_key_file;
 use crate::files::credentials::{Credentials, KeyMode};
 use crate::files::public_key::public_key_body;
 use crate::frame::mac::DeviceCredentials;
@@ -41,7 +43,7 @@ enum SeedSource<'a, R: TryCryptoRng + ?Sized> {
 }
 
 impl<R: TryCryptoRng + ?Sized> SeedSource<'_, R> {
-    fn seed<Key: FrameSealing>(&mut self, encryptor: &mut Encryptor<Key>) -> Result<()> {
+    fn seed<Key: EncryptorKey>(&mut self, encryptor: &mut Encryptor<Key>) -> Result<()> {
         match self {
             Self::Rng(rng) => encryptor.seed(*rng),
             #[cfg(feature = "getrandom")]
@@ -142,6 +144,61 @@ impl MessageEncryptor {
         Self::build::<crate::csprng::Blake2bXof>(credentials, SeedSource::Os)
     }
 
+    /// The compact-list encryptor of a compact-list device ([`CompactListFrameEncryptor`]: one tfhe-rs
+    /// `CompactCiphertextList` of `value_bits`-bit readings per frame), its CSPRNG seeded in place with 32
+    /// bytes drawn from `rng`. `credentials` give the device id, key id and MAC key; the key is the key set's
+    /// compact public-key file (`devices/<ID>.tscp`), which must name the credentials' key id
+    /// ([`Error::PublicKeyOfAnotherKeySet`]; [`Error::BadKeyFile`] if it is no such file).
+    pub fn compact_list<R: TryCryptoRng + ?Sized>(
+        credentials: &Credentials<'_>,
+        compact_public_key_file: &[u8],
+        value_bits: u32,
+        rng: &mut R,
+    ) -> Result<Self> {
+        Self::build_compact_list(credentials, compact_public_key_file, value_bits, SeedSource::Rng(rng))
+    }
+
+    /// [`Self::compact_list`], its CSPRNG seeded in place from the operating system.
+    #[cfg(feature = "getrandom")]
+    pub fn compact_list_from_os_entropy(
+        credentials: &Credentials<'_>,
+        compact_public_key_file: &[u8],
+        value_bits: u32,
+    ) -> Result<Self> {
+        Self::build_compact_list::<crate::csprng::Blake2bXof>(
+            credentials,
+            compact_public_key_file,
+            value_bits,
+            SeedSource::Os,
+        )
+    }
+
+    fn build_compact_list<R: TryCryptoRng + ?Sized>(
+        credentials: &Credentials<'_>,
+        compact_public_key_file: &[u8],
+        value_bits: u32,
+        mut seed: SeedSource<'_, R>,
+    ) -> Result<Self> {
+        let file = decode_compact_public_key_file(compact_public_key_file).map_err(|_| Error::BadKeyFile)?;
+        let key_id = credentials.credentials.key_id();
+        let key = file
+            .for_key_set(key_id, None)
+            .map_err(|_| Error::PublicKeyOfAnotherKeySet {
+                expected_key_id: key_id,
+                found_key_id: file.binding.key_id,
+            })?;
+        // Built in place: the 128 KiB `EMPTY` holds no secret; the key's spectra and the seed go in there.
+        let mut encryptor = Box::new(CompactListFrameEncryptor::<NttPlan64>::EMPTY);
+        encryptor.set_value_bits(value_bits)?;
+        encryptor.list.set_public_key_le_bytes(key)?;
+        seed.seed(&mut encryptor.list)?;
+        Ok(Self {
+            inner: encryptor,
+            mode: credentials.mode,
+            parameters: credentials.parameters,
+        })
+    }
+
     fn build<R: TryCryptoRng + ?Sized>(credentials: &Credentials<'_>, mut seed: SeedSource<'_, R>) -> Result<Self> {
         let params = &credentials.parameters;
         let (n, k) = (params.polynomial_size().0, params.glwe_dimension().0);
@@ -170,6 +227,16 @@ impl MessageEncryptor {
     /// The key mode.
     pub fn mode(&self) -> KeyMode {
         self.mode
+    }
+
+    /// The mode's name for logs: the key mode's ([`KeyMode::name`]), or `tfhe-compact-list` for
+    /// [`Self::compact_list`].
+    pub fn mode_name(&self) -> &'static str {
+        if self.inner.frame_kind() == FrameKind::CompactList {
+            "tfhe-compact-list"
+        } else {
+            self.mode.name()
+        }
     }
 
     /// The parameter set.

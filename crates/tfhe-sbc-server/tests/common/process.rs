@@ -2,7 +2,7 @@
 //! again with the same arguments, and finally interrupts (SIGINT) to read the counts it prints on exit.
 
 use std::fs::OpenOptions;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -83,21 +83,13 @@ impl RoleProcess {
     /// The address a gateway listens on (waits up to 90 s for it).
     pub fn address(&self) -> String {
         let path = self.address_file.as_ref().expect("a gateway");
-        let started = Instant::now();
-        loop {
-            if let Ok(text) = std::fs::read_to_string(path)
-                && text.ends_with('\n')
-            {
-                return text.trim().to_owned();
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(90),
-                "{} did not start: {}",
+        wait_for_address(path, Duration::from_secs(90), || {
+            format!(
+                "{}: {}",
                 self.name,
                 std::fs::read_to_string(&self.log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            )
+        })
     }
 
     /// SIGKILL, as a crash.
@@ -131,5 +123,20 @@ impl RoleProcess {
             .rfind(|line| line.starts_with("gateway: "))
             .unwrap_or("")
             .to_owned()
+    }
+}
+
+/// The address a process started with `--address-file path` writes there, waited for at most `limit`; if
+/// none comes, the test fails with `context()` (e.g. the process's log).
+pub fn wait_for_address(path: &Path, limit: Duration, context: impl Fn() -> String) -> String {
+    let started = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim().to_owned();
+        }
+        assert!(started.elapsed() < limit, "no address within {limit:?}: {}", context());
+        std::thread::sleep(Duration::from_millis(50));
     }
 }

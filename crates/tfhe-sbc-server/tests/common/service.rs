@@ -41,9 +41,31 @@ pub struct Meter {
 impl Meter {
     /// Device `id` of the key set in `dir`, its first frame numbered `first_sequence`.
     pub fn new(dir: &Path, id: u64, first_sequence: u64) -> Self {
+        Self::with_encryptor(dir, id, first_sequence, MessageEncryptor::new)
+    }
+
+    /// Device `id` sending tfhe-rs compact lists of `value_bits`-bit readings under the compact public key
+    /// `devices/<key_of>.tscp`, its first frame numbered `first_sequence`.
+    #[allow(dead_code)]
+    pub fn compact_list(dir: &Path, id: u64, key_of: u64, first_sequence: u64, value_bits: u32) -> Self {
+        let key = std::fs::read(dir.join("devices").join(format!("{key_of}.tscp"))).unwrap();
+        Self::with_encryptor(dir, id, first_sequence, |file, rng| {
+            MessageEncryptor::compact_list(file, &key, value_bits, rng)
+        })
+    }
+
+    fn with_encryptor(
+        dir: &Path,
+        id: u64,
+        first_sequence: u64,
+        build: impl FnOnce(
+            &tfhe_sbc_device::files::credentials::Credentials<'_>,
+            &mut Blake2bXof,
+        ) -> tfhe_sbc_device::Result<MessageEncryptor>,
+    ) -> Self {
         let bytes = std::fs::read(dir.join("devices").join(format!("{id}.tsdc"))).unwrap();
         let file = decode_credentials(&bytes).unwrap();
-        let encryptor = MessageEncryptor::new(&file, &mut Blake2bXof::from_seed([id as u8; 32])).unwrap();
+        let encryptor = build(&file, &mut Blake2bXof::from_seed([id as u8; 32])).unwrap();
         let credentials = DeviceCredentials::new(
             id,
             file.credentials.key_id(),

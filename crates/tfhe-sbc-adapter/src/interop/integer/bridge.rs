@@ -16,9 +16,10 @@
 //! its [`ReadingBits`] (integer frames carry little-endian reading bytes, so the width is the server's
 //! configuration, not the frame's).
 
+use super::compact_list::{compact_list_readings, expand_compact_list};
 use super::per_device::check_server_key;
 use super::{IntegerExtractor, IntegerParameters, InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128};
-use crate::intake::IntegerFrame;
+use crate::intake::{CompactListFrame, IntegerFrame, IntegerInput};
 use crate::interop::converter::{Converter, Devices, IntegerFrames};
 use crate::interop::device_keys::{CacheStats, DeviceKeys, IntegerGlweSwitch};
 use crate::interop::fingerprint::integer_server_key_fingerprint;
@@ -253,6 +254,28 @@ impl IntegerBridge {
     }
 }
 
+impl IntegerBridge {
+    /// Every whole reading of an integer input as `FheUint<Id>`: [`IntegerBridge::frame_readings`] of a
+    /// GLWE frame, or the readings of a compact list ([`compact_list_readings`], which must be of `Id`'s
+    /// width), after the sending device's registration is checked.
+    pub fn input_readings<Id: FheUintId + Send>(&self, input: &IntegerInput) -> Result<Vec<FheUint<Id>>, InteropError> {
+        match input {
+            IntegerInput::Frame(frame) => self.frame_readings(frame),
+            IntegerInput::CompactList(list) => {
+                self.check_compact_list_device(list)?;
+                compact_list_readings(&self.server_key, list)
+            }
+        }
+    }
+
+    fn check_compact_list_device(&self, list: &CompactListFrame) -> Result<(), InteropError> {
+        let header = &list.header;
+        self.devices
+            .key_for(header.device_id, header.key_id, self.set.glwe().id())
+            .map(drop)
+    }
+}
+
 impl Converter for IntegerBridge {
     type Unit = IntegerFrames;
     type Output = FheUintReadings;
@@ -269,8 +292,17 @@ impl Converter for IntegerBridge {
         Devices::new(&self.devices, self.set.glwe().id())
     }
 
-    /// Every whole reading of the converter's [`ReadingBits`] in the frame ([`IntegerBridge::frame_readings`]).
-    fn convert(&self, frame: &IntegerFrame) -> Result<FheUintReadings, InteropError> {
+    /// Every whole reading of the converter's [`ReadingBits`] in a GLWE frame
+    /// ([`IntegerBridge::frame_readings`]); every reading of a compact list, of the width its frame names
+    /// ([`expand_compact_list`], after the device's registration is checked).
+    fn convert(&self, input: &IntegerInput) -> Result<FheUintReadings, InteropError> {
+        let frame = match input {
+            IntegerInput::Frame(frame) => frame,
+            IntegerInput::CompactList(list) => {
+                self.check_compact_list_device(list)?;
+                return expand_compact_list(&self.server_key, list);
+            }
+        };
         Ok(match self.reading_bits {
             ReadingBits::U8 => FheUintReadings::U8(self.frame_readings(frame)?),
             ReadingBits::U16 => FheUintReadings::U16(self.frame_readings(frame)?),

@@ -31,7 +31,9 @@
 //! * per-device: the device holds its own key; the cloud switches each frame once, GLWE to GLWE, into the
 //!   client key's GLWE key with a per-device seeded key ([`per_device`], `super::glwe_ksk`), then extracts;
 //! * public key: the device holds a seeded RLWE public key under the client key's GLWE key and nothing that
-//!   decrypts; the cloud only extracts ([`public_key`]).
+//!   decrypts; the cloud only extracts ([`public_key`]);
+//! * compact list: a public-key device sends tfhe-rs's own `CompactCiphertextList` in an authenticated
+//!   frame; tfhe-rs reads and expands it with the server key's casting key ([`compact_list`]).
 //!
 //! The key store records each device's parameter set and mode (`key_set::key_store`), and
 //! [`IntegerBridge`] (a [`Converter`](super::Converter), behind `keyed_intake::KeyedIntake`) picks the
@@ -51,6 +53,7 @@
 //! `encrypt_glwe_ciphertext` of the same encoding.
 
 mod bridge;
+pub mod compact_list;
 pub mod per_device;
 pub mod public_key;
 #[cfg(feature = "test-utils")]

@@ -1,0 +1,126 @@
+//! Compact-list frames ([`FrameKind::CompactList`], `docs/wire-format.md`, "Compact-list frames"): a
+//! device's tfhe-rs `CompactCiphertextList` ([`crate::compact_list`]) inside an authenticated v2 frame,
+//! so that the cloud knows the sender, refuses replays and acknowledges it under the device's MAC key, as
+//! for every other frame. Format only.
+//!
+//! A message of little-endian readings (`u8`, `u16` or `u32`, one width per message) is cut into chunks of
+//! [`COMPACT_LIST_CHUNK_BYTES`] (1,024 bytes: 4,096 two-bit blocks, one bin of 2,048 packed LWEs); each
+//! chunk travels as one list of exactly its readings, so the last, shorter chunk makes a shorter list. The
+//! header's fields:
+//!
+//! | field | value |
+//! |---|---|
+//! | `kind` | 3 |
+//! | `parameter_set` | the integer set the list expands into ([`ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048`]) |
+//! | `xof_id` | 0 |
+//! | `body_bits` | the readings' width: 8, 16 or 32 |
+//! | `message_length` | the message's reading bytes, a multiple of the width's bytes |
+//!
+//! The payload's length follows from the header: [`compact_list_payload_bytes`] of the chunk's reading
+//! bytes, `211 + 8 (2048 + 2 b) + 16 b / w` for `b` reading bytes of `w`-byte readings.
+
+use crate::compact_list::{PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, ValueKind, list_bytes};
+use crate::frame::header::{FrameHeader, FrameKind, HEADER_BYTES};
+use crate::frame::mac::TAG_BYTES;
+use tfhe_sbc_core::parameters::ParameterSetId;
+
+/// The reading bytes of one compact-list frame: 1,024 (4,096 two-bit blocks, packed two per LWE: one bin
+/// of `N = 2048` LWEs).
+pub const COMPACT_LIST_CHUNK_BYTES: usize = 1024;
+
+/// The parameter set compact-list frames name: the integer set their lists expand into.
+pub const COMPACT_LIST_FRAME_SET: ParameterSetId = ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048;
+
+/// The longest compact-list frame: a whole chunk of `u8` readings (1,024 values, 49,363 bytes of list).
+pub const MAX_COMPACT_LIST_FRAME_BYTES: usize = compact_list_frame_bytes(8, COMPACT_LIST_CHUNK_BYTES);
+
+/// The list value kind of `value_bits`-bit readings (8, 16 or 32), if lists take that width.
+pub const fn value_kind(value_bits: u32) -> Option<ValueKind> {
+    match value_bits {
+        8 | 16 | 32 => Some(ValueKind::Unsigned {
+            blocks: value_bits as usize / 2,
+        }),
+        _ => None,
+    }
+}
+
+/// The payload of a compact-list frame carrying `reading_bytes` bytes of `value_bits`-bit readings: the
+/// packed list of its `8 reading_bytes / value_bits` values. `None` for a width lists do not take, a byte
+/// count that is not a whole number of readings, or more than [`COMPACT_LIST_CHUNK_BYTES`].
+pub const fn compact_list_payload_bytes(value_bits: u32, reading_bytes: usize) -> Option<usize> {
+    let Some(kind) = value_kind(value_bits) else {
+        return None;
+    };
+    let width = value_bits as usize / 8;
+    if reading_bytes > COMPACT_LIST_CHUNK_BYTES || !reading_bytes.is_multiple_of(width) {
+        return None;
+    }
+    Some(list_bytes(
+        &PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+        kind,
+        reading_bytes / width,
+    ))
+}
+
+/// The whole compact-list frame (header, list, tag) for `reading_bytes` of `value_bits`-bit readings; 0
+/// where [`compact_list_payload_bytes`] is `None`.
+pub const fn compact_list_frame_bytes(value_bits: u32, reading_bytes: usize) -> usize {
+    match compact_list_payload_bytes(value_bits, reading_bytes) {
+        Some(payload) => HEADER_BYTES + payload + TAG_BYTES,
+        None => 0,
+    }
+}
+
+/// The reading bytes chunk `header.chunk_index` of its message carries: [`COMPACT_LIST_CHUNK_BYTES`], the
+/// last chunk what `message_length` leaves (0 for a chunk past the end).
+pub const fn chunk_reading_bytes(header: &FrameHeader) -> usize {
+    let start = header.chunk_index as usize * COMPACT_LIST_CHUNK_BYTES;
+    let length = header.message_length as usize;
+    let left = length.saturating_sub(start);
+    if left < COMPACT_LIST_CHUNK_BYTES {
+        left
+    } else {
+        COMPACT_LIST_CHUNK_BYTES
+    }
+}
+
+/// Whether `header` is a compact-list frame's.
+pub fn is_compact_list(header: &FrameHeader) -> bool {
+    header.frame_kind() == Some(FrameKind::CompactList)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_tfhe_rs_list_sizes() {
+        // 211 + 8 (2048 + lwes) + 16 values (docs/compact-list.md).
+        assert_eq!(
+            compact_list_payload_bytes(8, 1024),
+            Some(211 + 8 * (2048 + 2048) + 16 * 1024)
+        );
+        assert_eq!(
+            compact_list_payload_bytes(16, 1024),
+            Some(211 + 8 * (2048 + 2048) + 16 * 512)
+        );
+        assert_eq!(compact_list_payload_bytes(32, 4), Some(211 + 8 * (2048 + 8) + 16));
+        assert_eq!(compact_list_payload_bytes(8, 512), Some(32_979));
+        assert_eq!(MAX_COMPACT_LIST_FRAME_BYTES, 47 + 49_363 + 16);
+        for (bits, bytes) in [(8, 1025), (16, 3), (32, 6), (64, 8), (1, 1), (0, 0)] {
+            assert_eq!(compact_list_payload_bytes(bits, bytes), None, "{bits} {bytes}");
+            assert_eq!(compact_list_frame_bytes(bits, bytes), 0);
+        }
+    }
+
+    #[test]
+    fn chunks_of_a_message() {
+        let mut header = FrameHeader::read(&[0u8; HEADER_BYTES]).unwrap();
+        header.message_length = 2500;
+        let sizes: [usize; 4] = core::array::from_fn(|i| {
+            header.chunk_index = i as u32;
+            chunk_reading_bytes(&header)
+        });
+        assert_eq!(sizes, [1024, 1024, 452, 0]);
+    }
+}

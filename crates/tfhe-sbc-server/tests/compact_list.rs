@@ -1,0 +1,156 @@
+//! Compact-list devices through the server: a device issued with `issue --mode compact-list` on a key set
+//! made with `init --parameters integer --compact-list` sends tfhe-rs's own `CompactCiphertextList`s of
+//! u8, u16 and u32 readings inside authenticated frames (kind 3, the Pi client's `--mode
+//! tfhe-compact-list` encryptor); the single-process server authenticates them, hands each list to tfhe-rs
+//! (`safe_deserialize_conformant`, `expand_with_key` with the casting key) and `--demo-client-key` decrypts
+//! exactly the readings sent. A fleet device's compact list is refused (compact lists are a public-key
+//! mode), and the frames' sizes and header checks are the wire format's (`docs/wire-format.md`).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::service::{Meter, connect, send};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tfhe_sbc_adapter::IntakeError;
+use tfhe_sbc_adapter::intake::{IntakeConfig, parse_frame};
+use tfhe_sbc_adapter::key_store::KeyMode;
+use tfhe_sbc_device::frame::FrameKind;
+use tfhe_sbc_device::frame::ack::AckStatus;
+use tfhe_sbc_device::frame::compact_list::compact_list_frame_bytes;
+
+const DEVICE: u64 = 61;
+const FLEET: u64 = 62;
+
+/// Little-endian bytes of `readings` of `bits` bits.
+fn message(readings: &[u32], bits: u32) -> Vec<u8> {
+    readings
+        .iter()
+        .flat_map(|r| r.to_le_bytes()[..bits as usize / 8].to_vec())
+        .collect()
+}
+
+#[test]
+fn compact_list_readings_arrive_through_tfhe_rs_expand() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("keys");
+    tfhe_sbc_keys::commands::init_compact_list(&dir, Some(0x1d00_0007)).unwrap();
+    tfhe_sbc_keys::commands::issue_compact_list_devices(&dir, DEVICE, 1, None).unwrap();
+    tfhe_sbc_keys::commands::issue(&dir, FLEET, KeyMode::FleetSecretKey, None).unwrap();
+
+    // One message per width, each one frame: edge values first.
+    let sent: [(u32, Vec<u32>); 3] = [
+        (16, vec![0, 65_535, 1_234, 40_000, 7]),
+        (8, vec![255, 0, 17, 200]),
+        (32, vec![u32::MAX, 0, 3_000_000_000]),
+    ];
+    let mut frames = Vec::new();
+    for (i, (bits, readings)) in sent.iter().enumerate() {
+        let mut meter = Meter::compact_list(&dir, DEVICE, DEVICE, 10 * i as u64, *bits);
+        let sealed = meter.seal(&message(readings, *bits));
+        assert_eq!(sealed.len(), 1);
+        assert_eq!(sealed[0][5], FrameKind::CompactList as u8);
+        assert_eq!(
+            sealed[0].len(),
+            compact_list_frame_bytes(*bits, readings.len() * *bits as usize / 8)
+        );
+        frames.push((meter, sealed.into_iter().next().unwrap()));
+    }
+    // The fleet device holds the client key's secret: compact lists are not its mode.
+    let mut fleet = Meter::compact_list(&dir, FLEET, DEVICE, 0, 8);
+    let forged = fleet.seal(&[1, 2, 3]).remove(0);
+
+    let address_file = root.path().join("address");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args(["--keys", dir.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args(["--address-file", address_file.to_str().unwrap()])
+        .args(["--demo-client-key", dir.join("client_key.bin").to_str().unwrap()])
+        .args(["--exit-after", "3"])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let address = common::process::wait_for_address(&address_file, Duration::from_secs(120), String::new);
+    let mut stream = connect(&address);
+    let refused = send(&mut stream, &forged, fleet.credentials.mac_key()).unwrap();
+    assert_eq!(refused.status, AckStatus::NotAllowed);
+    for (meter, frame) in &frames {
+        let ack = send(&mut stream, frame, meter.credentials.mac_key()).unwrap();
+        assert_eq!(ack.status, AckStatus::Accepted);
+    }
+    let started = Instant::now();
+    let status = server.wait().unwrap();
+    let mut log = String::new();
+    server.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    assert!(status.success(), "{log}");
+    let decrypted: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("decrypted with the demo client key") && l.contains(&format!("device={DEVICE}")))
+        .collect();
+    assert_eq!(decrypted.len(), 3, "{log}");
+    for ((_, readings), line) in sent.iter().zip(&decrypted) {
+        assert!(line.contains(&format!("{readings:?}")), "sent {readings:?}: {line}");
+    }
+    println!(
+        "3 compact lists (u16, u8, u32) expanded by tfhe-rs and decrypted; the fleet device's list refused; \
+         server done {:.1?} after the last acknowledgement",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn compact_list_frames_are_sized_and_checked_by_their_header() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("keys");
+    tfhe_sbc_keys::commands::init_compact_list(&dir, Some(0x1d00_0008)).unwrap();
+    tfhe_sbc_keys::commands::issue_compact_list_devices(&dir, DEVICE, 1, None).unwrap();
+    let config = IntakeConfig::default();
+
+    // 1,030 u8 readings: two chunks, a whole one (1,024 values) and a list of the 6 left.
+    let mut meter = Meter::compact_list(&dir, DEVICE, DEVICE, 0, 8);
+    let readings: Vec<u8> = (0..1030u32).map(|i| (i * 7) as u8).collect();
+    let frames = meter.seal(&readings);
+    let lengths: Vec<usize> = frames.iter().map(Vec::len).collect();
+    assert_eq!(
+        lengths,
+        [compact_list_frame_bytes(8, 1024), compact_list_frame_bytes(8, 6)]
+    );
+    assert_eq!(lengths, [49_426, 16_850]); // 47 + 211 + 8 (2048 + lwes) + 16 values + 16
+    for frame in &frames {
+        parse_frame(frame, &config).unwrap();
+    }
+
+    // Header fields the wire format fixes (the tag is not checked yet: parse_frame is stateless).
+    let with = |at: usize, value: u8| {
+        let mut bad = frames[1].clone();
+        bad[at] = value;
+        parse_frame(&bad, &config).unwrap_err()
+    };
+    // Offsets: prefix 5, kind 5, set 6..8, xof 8, body_bits 9, ..., message_length 43..47.
+    assert!(matches!(with(9, 12), IntakeError::UnsupportedReadingWidth(12)));
+    assert!(matches!(with(9, 64), IntakeError::UnsupportedReadingWidth(64)));
+    assert!(matches!(with(8, 1), IntakeError::UnsupportedXof(1)));
+    assert!(matches!(with(6, 1), IntakeError::UnsupportedParameterSet(1)));
+    assert!(matches!(with(9, 16), IntakeError::WrongFrameLength { .. }));
+    let mut u16s = Meter::compact_list(&dir, DEVICE, DEVICE, 10, 16);
+    let odd = {
+        let mut frame = u16s.seal(&[1, 0, 2, 0]).remove(0);
+        frame[43] = 3; // message_length 3: one and a half u16
+        frame
+    };
+    assert!(matches!(
+        parse_frame(&odd, &config).unwrap_err(),
+        IntakeError::PartialReadings {
+            message_length: 3,
+            reading_bytes: 2
+        }
+    ));
+    let mut truncated = frames[1].clone();
+    truncated.pop();
+    assert!(matches!(
+        parse_frame(&truncated, &config).unwrap_err(),
+        IntakeError::WrongFrameLength { .. }
+    ));
+}
