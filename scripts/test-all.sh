@@ -20,7 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints the time since the start, so that a CI log shows where the minutes go.
+step() { printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
 
 # A CI run builds once from scratch: incremental caches only cost disk there (gigabytes with tfhe-rs).
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
@@ -208,6 +209,7 @@ if ! grep -E "^Done [0-9]+ runs" target/fuzz.log; then
 fi
 
 step "all tests passed"
+echo "total: $SECONDS s"
 # One closing line over every cargo test run above (host, benches, aarch64): "N passed, N failed".
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG"
 # CI machines have a few tens of GB: the build's footprint is printed so that growth is seen before it fails.
