@@ -27,13 +27,9 @@ use std::hint::black_box;
 use std::time::Instant;
 use tfhe::conformance::ListSizeConstraint;
 use tfhe::safe_serialization::{safe_deserialize_conformant, safe_serialize};
-use tfhe::shortint::parameters::{
-    PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-    PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-};
+use tfhe::shortint::parameters::PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128;
 use tfhe::{
-    ClientKey, CompactCiphertextList, CompactCiphertextListConformanceParams, CompactPublicKey, ConfigBuilder,
-    FheTypes, Seed,
+    ClientKey, CompactCiphertextList, CompactCiphertextListConformanceParams, CompactPublicKey, FheTypes, Seed,
 };
 use tfhe_sbc_device::encrypt::compact_list::{CompactListEncryptor, CompactListNttEncryptor, compact_list_bytes};
 
@@ -54,12 +50,7 @@ fn serialized(list: &CompactCiphertextList) -> Vec<u8> {
 
 fn bench(c: &mut Criterion) {
     let t = Instant::now();
-    let config = ConfigBuilder::with_custom_parameters(PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128)
-        .use_dedicated_compact_public_key_parameters((
-            PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-            PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-        ))
-        .build();
+    let config = tfhe_sbc_adapter::interop::integer::compact_list::compact_list_config();
     let client_key = ClientKey::generate_with_seed(config, Seed(0xC0_11EC7));
     let public_key = CompactPublicKey::new(&client_key);
     let (integer, _tag) = public_key.clone().into_raw_parts();

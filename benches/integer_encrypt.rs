@@ -36,10 +36,7 @@ use tfhe::core_crypto::commons::math::random::CompressionSeed;
 use tfhe::core_crypto::prelude as tfhe_core;
 use tfhe::prelude::*;
 use tfhe::safe_serialization::safe_serialized_size;
-use tfhe::shortint::parameters::{
-    PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-};
-use tfhe::{ClientKey, CompactCiphertextList, CompactPublicKey, ConfigBuilder, FheTypes, FheUint8, FheUint8Id, Seed};
+use tfhe::{ClientKey, CompactCiphertextList, CompactPublicKey, FheTypes, FheUint8, FheUint8Id, Seed};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key, tfhe_glwe_key_u64};
@@ -129,12 +126,7 @@ fn bench(c: &mut Criterion) {
     let t = Instant::now();
     // The high-level default with tfhe-rs's compact public-key encryption parameters and casting key: the
     // computation set is unchanged, so the client key's GLWE key is our set's key.
-    let config = ConfigBuilder::default()
-        .use_dedicated_compact_public_key_parameters((
-            PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-            PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-        ))
-        .build();
+    let config = tfhe_sbc_adapter::interop::integer::compact_list::compact_list_config();
     let client_key = ClientKey::generate_with_seed(config, Seed(0x1D_0006));
     let public_key = CompactPublicKey::new(&client_key);
     eprintln!(

@@ -211,7 +211,7 @@ if [ "$code" -ne 1 ] || ! grep -q "write $floor_7 into .*7.counter" "$WORK/clien
   echo "expected the restarted server to refuse sequence 0 and the client to ask for $floor_7 in its counter file"
   exit 1
 fi
-step "integer key set: the client sends u16 readings from integer credential files (per-device, fleet and public-key meters)"
+step "integer key set: the client sends u16 readings from integer credential files (per-device, fleet and public-key meters, and tfhe-rs compact lists)"
 # Integer frames carry little-endian readings as tfhe-rs radix blocks; the server turns each frame into
 # FheUint16 values (per-device: one GLWE key switch per frame, then extraction; fleet and public key:
 # extraction) and, with the demo client key, decrypts them. Readings: device 21 from a file (6 readings,

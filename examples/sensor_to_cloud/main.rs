@@ -28,6 +28,7 @@ use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
 use tfhe_sbc_adapter::intake::{IntakeConfig, Message, Received};
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys, glwe_key_from_client_key};
 use tfhe_sbc_adapter::interop::big_key_per_device::provision_big_key_per_device;
+use tfhe_sbc_adapter::interop::boolean_circuits::greater_than_public;
 use tfhe_sbc_adapter::interop::{
     BooleanBridge, provision_fleet_device, provision_per_device, public_key_from_client_key,
 };
@@ -522,18 +523,4 @@ impl AdapterIntake {
         .map_err(|e| e.to_string())?;
         Ok(Some((message, bits)))
     }
-}
-
-/// `x > t` for an encrypted 8-bit `x` (bits little-endian) and a public threshold `t`, from gates.
-fn greater_than_public(server_key: &ServerKey, x: &[Ciphertext], t: u8) -> Ciphertext {
-    let mut gt = server_key.trivial_encrypt(false);
-    for (j, xj) in x.iter().enumerate() {
-        // Where t's bit is 0, x_j = 1 makes x greater; where it is 1, x_j = 0 makes it smaller.
-        gt = if (t >> j) & 1 == 0 {
-            server_key.or(xj, &gt)
-        } else {
-            server_key.and(xj, &gt)
-        };
-    }
-    gt
 }

@@ -35,12 +35,7 @@ use tfhe::core_crypto::prelude::{
     PolynomialSize as TfhePolynomialSize,
 };
 use tfhe::prelude::*;
-use tfhe::shortint::parameters::{
-    PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-};
-use tfhe::{
-    ClientKey, CompactCiphertextList, CompactPublicKey, ConfigBuilder, FheUint8, FheUint8Id, Seed, set_server_key,
-};
+use tfhe::{ClientKey, CompactCiphertextList, CompactPublicKey, FheUint8, FheUint8Id, Seed, set_server_key};
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig, IntegerFrame};
 use tfhe_sbc_adapter::interop::glwe_ksk::keyswitch_glwe;
 use tfhe_sbc_adapter::interop::integer::per_device::IntegerDeviceKsk;
@@ -183,12 +178,7 @@ fn intake_bench(c: &mut Criterion) {
     let rounds = if bench_mode { PAIRED_ROUNDS } else { 1 };
 
     let t = Instant::now();
-    let config = ConfigBuilder::default()
-        .use_dedicated_compact_public_key_parameters((
-            PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-            PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-        ))
-        .build();
+    let config = tfhe_sbc_adapter::interop::integer::compact_list::compact_list_config();
     let client_key = ClientKey::generate_with_seed(config, Seed(7));
     let server_key = client_key.generate_server_key();
     set_server_key(server_key.clone());

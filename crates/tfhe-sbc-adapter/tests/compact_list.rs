@@ -20,13 +20,10 @@ use std::time::Instant;
 use tfhe::conformance::ListSizeConstraint;
 use tfhe::prelude::*;
 use tfhe::safe_serialization::{safe_deserialize, safe_deserialize_conformant, safe_serialize};
-use tfhe::shortint::parameters::{
-    PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-    PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-};
+use tfhe::shortint::parameters::PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128;
 use tfhe::{
-    ClientKey, CompactCiphertextList, CompactCiphertextListConformanceParams, CompactPublicKey, ConfigBuilder, FheBool,
-    FheUint8, FheUint16, FheUint32, ServerKey, set_server_key,
+    ClientKey, CompactCiphertextList, CompactCiphertextListConformanceParams, CompactPublicKey, FheBool, FheUint8,
+    FheUint16, FheUint32, ServerKey, set_server_key,
 };
 use tfhe_sbc_device::compact_list::{
     CompactReading, ListLayout, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as DEVICE_PKE,
@@ -49,12 +46,7 @@ struct Keys {
 fn keys() -> &'static Keys {
     static KEYS: OnceLock<Keys> = OnceLock::new();
     KEYS.get_or_init(|| {
-        let config = ConfigBuilder::with_custom_parameters(PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128)
-            .use_dedicated_compact_public_key_parameters((
-                PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-                PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-            ))
-            .build();
+        let config = tfhe_sbc_adapter::interop::integer::compact_list::compact_list_config();
         let client = ClientKey::generate(config);
         let server = ServerKey::new(&client);
         let public = CompactPublicKey::new(&client);

@@ -8,9 +8,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tfhe::boolean::ciphertext::Ciphertext;
-use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
+use tfhe::boolean::server_key::ServerKey;
 use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::intake::{IntegerInput, Message};
+use tfhe_sbc_adapter::interop::boolean_circuits::any_byte_above;
 use tfhe_sbc_adapter::interop::integer::IntegerBridge;
 use tfhe_sbc_adapter::interop::{Converter, FrameUnit, Input, Messages};
 use tfhe_sbc_adapter::key_set::client_key::SecretIntegerClientKey;
@@ -142,6 +143,34 @@ pub struct Demo {
     pub client_key: Option<tfhe_sbc_adapter::key_set::client_key::SecretClientKey>,
 }
 
+/// Converts each input of `inputs` with `converter` and hands the output to `then` with the conversion's
+/// time; a failed conversion is logged (with `ids`: device and message id) and skipped. Returns after
+/// `exit_after` conversions, or when the intake stops.
+fn convert_each<C: Converter>(
+    converter: &C,
+    inputs: mpsc::Receiver<Input<C>>,
+    exit_after: Option<u64>,
+    ids: impl Fn(&Input<C>) -> (u64, u32),
+    mut then: impl FnMut(&Input<C>, C::Output, Duration),
+) {
+    let mut done = 0u64;
+    for input in inputs {
+        let started = Instant::now();
+        match converter.convert(&input) {
+            Ok(output) => then(&input, output, started.elapsed()),
+            Err(e) => {
+                let (device, message_id) = ids(&input);
+                warn!(device, message_id, "conversion failed: {e}");
+                continue;
+            }
+        }
+        done += 1;
+        if exit_after.is_some_and(|limit| done >= limit) {
+            return;
+        }
+    }
+}
+
 /// The tfhe-rs thread: each complete message becomes gate inputs (and, for the demo, an alarm bit and its
 /// decryption). Returns after `exit_after` messages, or when the intake stops.
 pub fn run_compute<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
@@ -151,21 +180,8 @@ pub fn run_compute<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
     counts: Counts,
     exit_after: Option<u64>,
 ) {
-    let mut done = 0u64;
-    for message in messages {
-        let started = Instant::now();
-        let bits = match converter.convert(&message) {
-            Ok(bits) => bits,
-            Err(e) => {
-                warn!(
-                    device = message.device_id,
-                    message_id = message.message_id,
-                    "conversion failed: {e}"
-                );
-                continue;
-            }
-        };
-        let conversion = started.elapsed();
+    let ids = |message: &Message| (message.device_id, message.message_id);
+    convert_each(&*converter, messages, exit_after, ids, |message, bits, conversion| {
         count(&counts, message.device_id, |c| {
             c.messages += 1;
             c.bytes += u64::from(message.message_length);
@@ -212,36 +228,12 @@ pub fn run_compute<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
                 "encrypted alarm bit computed"
             );
         }
-        done += 1;
-        if exit_after.is_some_and(|limit| done >= limit) {
-            return;
-        }
-    }
-}
-
-/// `byte > t` for some byte of `bits` (bits little-endian, eight per byte), from gates; a trivial false for
-/// no bytes.
-fn any_byte_above(server_key: &ServerKey, bits: &[Ciphertext], t: u8) -> Ciphertext {
-    bits.chunks_exact(8)
-        .map(|byte| {
-            let mut greater = server_key.trivial_encrypt(false);
-            for (j, bit) in byte.iter().enumerate() {
-                // Where t's bit is 0, a 1 makes the byte greater; where it is 1, a 0 makes it smaller.
-                greater = if (t >> j) & 1 == 0 {
-                    server_key.or(bit, &greater)
-                } else {
-                    server_key.and(bit, &greater)
-                };
-            }
-            greater
-        })
-        .reduce(|a, b| server_key.or(&a, &b))
-        .unwrap_or_else(|| server_key.trivial_encrypt(false))
+    });
 }
 
 /// The tfhe-rs thread of an integer key set: each authenticated frame becomes `FheUint` readings (of the
-/// converter's width; a compact list's of its own) (and, for the demo, their decryption). Returns after `exit_after` frames, or when the
-/// intake stops.
+/// converter's width; a compact list's of its own) and, for the demo, their decryption. Returns after
+/// `exit_after` frames, or when the intake stops.
 pub fn run_integer_compute(
     converter: Arc<IntegerBridge>,
     frames: mpsc::Receiver<IntegerInput>,
@@ -249,21 +241,9 @@ pub fn run_integer_compute(
     counts: Counts,
     exit_after: Option<u64>,
 ) {
-    let mut done = 0u64;
-    for frame in frames {
-        let started = Instant::now();
-        let header = *frame.header();
-        let readings = match converter.convert(&frame) {
-            Ok(readings) => readings,
-            Err(e) => {
-                warn!(
-                    device = header.device_id,
-                    sequence = header.sequence,
-                    "conversion failed: {e}"
-                );
-                continue;
-            }
-        };
+    let ids = |frame: &IntegerInput| (frame.header().device_id, frame.header().message_id);
+    convert_each(&*converter, frames, exit_after, ids, |frame, readings, conversion| {
+        let header = frame.header();
         count(&counts, header.device_id, |c| {
             c.messages += 1;
             c.bytes += frame.chunk_message_bytes() as u64;
@@ -273,8 +253,7 @@ pub fn run_integer_compute(
             message_id = header.message_id,
             readings = readings.len(),
             bits = readings.bits().bits(),
-            "frame converted to tfhe-rs FheUint values in {:.2?}",
-            started.elapsed()
+            "frame converted to tfhe-rs FheUint values in {conversion:.2?}"
         );
         if let Some(client_key) = &client_key {
             let values = readings.decrypt(client_key.get());
@@ -285,9 +264,5 @@ pub fn run_integer_compute(
                 "decrypted with the demo client key"
             );
         }
-        done += 1;
-        if exit_after.is_some_and(|limit| done >= limit) {
-            return;
-        }
-    }
+    });
 }

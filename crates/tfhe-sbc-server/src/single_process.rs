@@ -49,11 +49,9 @@ pub fn run(cli: &Cli) -> Result<(), String> {
     let (header, server_key) = read_server_key(&server_key_path).map_err(|e| e.to_string())?;
     let store = load_key_store(cli.key_set()?, &header.server_key_fingerprint)?;
     let devices = device_list(&store);
-    let client_key = demo_client_key(cli, read_client_key)?;
-    if let Some((client, _)) = &client_key {
-        same_key_set(cli, client.server_key_fingerprint, header.server_key_fingerprint)?;
-    }
-    let client_key = client_key.map(|(_, key)| key);
+    let client_key = demo_client_key(cli, header.server_key_fingerprint, read_client_key, |h| {
+        h.server_key_fingerprint
+    })?;
 
     // The intake and the conversion into tfhe-rs ciphertexts.
     let floors = cli.floors()?;
@@ -151,30 +149,27 @@ fn device_list(store: &KeyStore) -> Vec<String> {
         .collect()
 }
 
-/// The demo client key of `--demo-client-key`, read with `read`, if given (with a warning in the log).
+/// The demo client key of `--demo-client-key`, read with `read`, if given (with a warning in the log); an
+/// error unless its header's fingerprint (`fingerprint_of`) is the server key's, `server`.
 fn demo_client_key<H, K, E: std::fmt::Display>(
     cli: &Cli,
+    server: [u8; 32],
     read: impl FnOnce(&Path) -> Result<(H, K), E>,
-) -> Result<Option<(H, K)>, String> {
+    fingerprint_of: impl FnOnce(&H) -> [u8; 32],
+) -> Result<Option<K>, String> {
     let Some(path) = &cli.demo_client_key else {
         return Ok(None);
     };
-    let key = read(path).map_err(|e| e.to_string())?;
+    let (header, key) = read(path).map_err(|e| e.to_string())?;
+    if fingerprint_of(&header) != server {
+        return Err(format!(
+            "{} is not the client key of the key set in {}: give the {CLIENT_KEY_FILE} of the same key set",
+            path.display(),
+            cli.key_set().unwrap_or(Path::new("--keys")).display()
+        ));
+    }
     warn!("demo mode: this server holds the client key and prints what the devices sent");
     Ok(Some(key))
-}
-
-/// An error unless the demo client key's fingerprint is the server key's.
-fn same_key_set(cli: &Cli, client: [u8; 32], server: [u8; 32]) -> Result<(), String> {
-    if client == server {
-        return Ok(());
-    }
-    let path = cli.demo_client_key.as_deref().unwrap_or(Path::new(CLIENT_KEY_FILE));
-    Err(format!(
-        "{} is not the client key of the key set in {}: give the {CLIENT_KEY_FILE} of the same key set",
-        path.display(),
-        cli.key_set().unwrap_or(Path::new("--keys")).display()
-    ))
 }
 
 /// The integer key set: frames become `FheUint` readings of `--integer-bits` bits (fleet and public-key
@@ -184,11 +179,9 @@ fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
     let (envelope, server_key) = read_integer_server_key(server_key_path).map_err(|e| e.to_string())?;
     let store = load_key_store(cli.key_set()?, &envelope.server_key_fingerprint)?;
     let devices = device_list(&store);
-    let client_key = demo_client_key(cli, read_integer_client_key)?;
-    if let Some((client, _)) = &client_key {
-        same_key_set(cli, client.server_key_fingerprint, envelope.server_key_fingerprint)?;
-    }
-    let client_key = client_key.map(|(_, key)| key);
+    let client_key = demo_client_key(cli, envelope.server_key_fingerprint, read_integer_client_key, |h| {
+        h.server_key_fingerprint
+    })?;
     let bits = ReadingBits::from_bits(cli.integer_bits)
         .ok_or_else(|| format!("--integer-bits {}: give 8, 16, 32 or 64", cli.integer_bits))?;
     let floors = cli.floors()?;

@@ -365,10 +365,7 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
     );
 
     // Every acknowledged message committed once, and it decrypts to what was sent.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::service::runtime();
     let checked = runtime.block_on(async {
         let client = async_nats::connect(urls.clone()).await.unwrap();
         let (_, server_key) = read_integer_server_key(&integer_dir.join("server_key.bin")).unwrap();

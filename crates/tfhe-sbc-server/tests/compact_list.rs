@@ -9,9 +9,9 @@
 
 mod common;
 
-use common::service::{Meter, connect, send};
+use common::service::{Meter, connect, send_expecting};
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::{IntakeConfig, parse_frame};
@@ -31,12 +31,19 @@ fn message(readings: &[u32], bits: u32) -> Vec<u8> {
         .collect()
 }
 
-#[test]
-fn compact_list_readings_arrive_through_tfhe_rs_expand() {
+/// A temporary directory with, in its `keys`, an integer key set made with `--compact-list` (key id
+/// `key_id`) and the compact-list device [`DEVICE`].
+fn compact_list_key_set(key_id: u32) -> (tempfile::TempDir, PathBuf) {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("keys");
-    tfhe_sbc_keys::commands::init_compact_list(&dir, Some(0x1d00_0007)).unwrap();
+    tfhe_sbc_keys::commands::init_compact_list(&dir, Some(key_id)).unwrap();
     tfhe_sbc_keys::commands::issue_compact_list_devices(&dir, DEVICE, 1, None).unwrap();
+    (root, dir)
+}
+
+#[test]
+fn compact_list_readings_arrive_through_tfhe_rs_expand() {
+    let (root, dir) = compact_list_key_set(0x1d00_0007);
     tfhe_sbc_keys::commands::issue(&dir, FLEET, KeyMode::FleetSecretKey, None).unwrap();
 
     // One message per width, each one frame: edge values first.
@@ -62,23 +69,12 @@ fn compact_list_readings_arrive_through_tfhe_rs_expand() {
     let forged = fleet.seal(&[1, 2, 3]).remove(0);
 
     let address_file = root.path().join("address");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
-        .args(["--keys", dir.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-        .args(["--address-file", address_file.to_str().unwrap()])
-        .args(["--demo-client-key", dir.join("client_key.bin").to_str().unwrap()])
-        .args(["--exit-after", "3"])
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut server = common::process::demo_server(&dir, &address_file, &["--exit-after", "3"]);
     let address = common::process::wait_for_address(&address_file, Duration::from_secs(120), String::new);
     let mut stream = connect(&address);
-    let refused = send(&mut stream, &forged, fleet.credentials.mac_key()).unwrap();
-    assert_eq!(refused.status, AckStatus::NotAllowed);
+    send_expecting(&mut stream, &forged, fleet.credentials.mac_key(), AckStatus::NotAllowed);
     for (meter, frame) in &frames {
-        let ack = send(&mut stream, frame, meter.credentials.mac_key()).unwrap();
-        assert_eq!(ack.status, AckStatus::Accepted);
+        send_expecting(&mut stream, frame, meter.credentials.mac_key(), AckStatus::Accepted);
     }
     let started = Instant::now();
     let status = server.wait().unwrap();
@@ -102,10 +98,7 @@ fn compact_list_readings_arrive_through_tfhe_rs_expand() {
 
 #[test]
 fn compact_list_frames_are_sized_and_checked_by_their_header() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("keys");
-    tfhe_sbc_keys::commands::init_compact_list(&dir, Some(0x1d00_0008)).unwrap();
-    tfhe_sbc_keys::commands::issue_compact_list_devices(&dir, DEVICE, 1, None).unwrap();
+    let (_root, dir) = compact_list_key_set(0x1d00_0008);
     let config = IntakeConfig::default();
 
     // 1,030 u8 readings: two chunks, a whole one (1,024 values) and a list of the 6 left.

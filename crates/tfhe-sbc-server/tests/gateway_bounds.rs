@@ -106,10 +106,7 @@ fn a_full_stream_acknowledges_nothing() {
     }
     println!("{accepted} frames accepted, then {busy} answered busy");
     assert!(accepted >= 1 && busy >= 1, "{accepted} accepted, {busy} busy");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::service::runtime();
     let stored = runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
         let js = async_nats::jetstream::new(client);

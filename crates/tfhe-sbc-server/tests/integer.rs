@@ -12,12 +12,12 @@
 mod common;
 
 use common::process::RoleProcess;
-use common::service::{Meter, connect, integer_key_set, send};
+use common::service::{Meter, connect, integer_key_set, send, send_expecting};
 
 use std::io::Read;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
 use std::time::Duration;
 use tfhe_sbc_adapter::key_set::key_store::KeyMode;
 use tfhe_sbc_adapter::stream::write_frame;
@@ -53,16 +53,7 @@ fn integer_key_set_readings_arrive_as_fhe_uint16() {
     assert_eq!(frames[2].len(), 32_831);
 
     let address_file = root.path().join("address");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
-        .args(["--keys", dir.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-        .args(["--address-file", address_file.to_str().unwrap()])
-        .args(["--demo-client-key", dir.join("client_key.bin").to_str().unwrap()])
-        .args(["--integer-bits", "16", "--exit-after", "3"])
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut server = common::process::demo_server(&dir, &address_file, &["--integer-bits", "16", "--exit-after", "3"]);
     let address = common::process::wait_for_address(&address_file, Duration::from_secs(120), String::new);
     let mut stream = TcpStream::connect(&address).unwrap();
     for frame in &frames {
@@ -128,10 +119,7 @@ fn the_single_process_server_accepts_no_frame_twice_across_a_kill() {
     }
     for meter in &mut meters[1..] {
         let frame = meter.message(&[5, 6]).remove(0);
-        assert_eq!(
-            send(&mut stream, &frame, meter.credentials.mac_key()).unwrap().status,
-            AckStatus::Accepted
-        );
+        send_expecting(&mut stream, &frame, meter.credentials.mac_key(), AckStatus::Accepted);
     }
     let state = std::fs::read_to_string(keys.join("replay_state.txt")).unwrap();
     // Meter 0's window: highest u64::MAX - 1 (little-endian fe ff .. ff after the floor and the flag).

@@ -18,7 +18,9 @@
 mod common;
 
 use common::nats::NatsServer;
-use common::service::{METERS, Meter, Server, connect, integer_key_set, readings, send, send_until_acknowledged};
+use common::service::{
+    METERS, Meter, Server, connect, integer_key_set, readings, send, send_expecting, send_until_acknowledged,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -70,11 +72,11 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let halves = interrupted.message(&values);
     assert_eq!(halves.len(), 2);
     let mut stream = connect(&address);
-    assert_eq!(
-        send(&mut stream, &halves[0], interrupted.credentials.mac_key())
-            .unwrap()
-            .status,
-        AckStatus::Accepted
+    send_expecting(
+        &mut stream,
+        &halves[0],
+        interrupted.credentials.mac_key(),
+        AckStatus::Accepted,
     );
     sent.insert((interrupted.id, first), values);
 
@@ -83,11 +85,11 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let (_server, address) = Server::start(&keys, &nats.url(), &address_file);
     let interrupted = &meters[2];
     let mut stream = connect(&address);
-    assert_eq!(
-        send(&mut stream, &halves[1], interrupted.credentials.mac_key())
-            .unwrap()
-            .status,
-        AckStatus::Accepted
+    send_expecting(
+        &mut stream,
+        &halves[1],
+        interrupted.credentials.mac_key(),
+        AckStatus::Accepted,
     );
     for meter in &mut meters {
         let mut stream = connect(&address);
@@ -103,10 +105,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
             let first = meter.counter.next_sequence();
             let values = readings(meter.id, m);
             for frame in meter.message(&values) {
-                assert_eq!(
-                    send(&mut stream, &frame, meter.credentials.mac_key()).unwrap().status,
-                    AckStatus::Accepted
-                );
+                send_expecting(&mut stream, &frame, meter.credentials.mac_key(), AckStatus::Accepted);
             }
             sent.insert((meter.id, first), values);
         }
@@ -133,14 +132,8 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let frame = last.message(&values).remove(0);
     sent.insert((last.id, u64::MAX - 1), values);
     let mut stream = connect(&address);
-    assert_eq!(
-        send(&mut stream, &frame, last.credentials.mac_key()).unwrap().status,
-        AckStatus::Accepted
-    );
-    assert_eq!(
-        send(&mut stream, &frame, last.credentials.mac_key()).unwrap().status,
-        AckStatus::Duplicate
-    );
+    send_expecting(&mut stream, &frame, last.credentials.mac_key(), AckStatus::Accepted);
+    send_expecting(&mut stream, &frame, last.credentials.mac_key(), AckStatus::Duplicate);
 
     // A forged frame (one bit of its tag flipped): refused with an unauthenticated record.
     let mut forged = first_frames[0].1.clone();
@@ -166,10 +159,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
         .with_reading_bits(ReadingBits::from_bits(16).unwrap());
     let store = KeyStore::read_file(&keys.join("key_store.bin")).unwrap();
     let keyed = KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::service::runtime();
     runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
         let reader = ResultsReader::connect(client, keyed).await.unwrap();

@@ -96,18 +96,7 @@ impl Intake {
 
     /// Registers one more secret-key device, whose frames must have sequence numbers of at least `floor`.
     pub fn register(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), DuplicateDevice> {
-        self.register_device(credentials, DeviceEncryption::SecretKey, floor)
-    }
-
-    /// Registers one more device that encrypts as `encryption`, whose frames must have sequence numbers of at
-    /// least `floor`.
-    pub fn register_device(
-        &mut self,
-        credentials: DeviceCredentials,
-        encryption: DeviceEncryption,
-        floor: u64,
-    ) -> Result<(), DuplicateDevice> {
-        self.register_device_with_window(credentials, encryption, ReplayWindow::new(floor))
+        self.register_device_with_window(credentials, DeviceEncryption::SecretKey, ReplayWindow::new(floor))
     }
 
     /// Registers one more device that encrypts as `encryption`, resuming with replay window `window` (the

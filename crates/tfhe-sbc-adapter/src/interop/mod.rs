@@ -21,6 +21,7 @@
 
 pub mod big_key;
 pub mod big_key_per_device;
+pub mod boolean_circuits;
 pub mod boolean_set;
 mod bridge;
 mod converter;

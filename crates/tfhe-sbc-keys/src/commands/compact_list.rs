@@ -10,10 +10,7 @@ use crate::KeySetParameters;
 use crate::error::{Error, RESTORE};
 use crate::files::{self, COMPACT_PUBLIC_KEY_FILE};
 use std::path::Path;
-use tfhe::shortint::parameters::{
-    PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-    PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-};
+use tfhe::shortint::parameters::PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128;
 use tfhe_sbc_adapter::key_set::envelope::KeyFileEnvelope;
 use tfhe_sbc_adapter::key_set::short_hex;
 use tfhe_sbc_device::encrypt::compact_list::COMPACT_PKE_N;
@@ -24,18 +21,10 @@ use tfhe_sbc_device::files::compact_public_key::{
 /// The tfhe-rs names of the compact-list capability, for messages: the public-key set and the casting set.
 pub(super) const COMPACT_LIST_SETS: &str = "PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, cast by PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128";
 
-/// The high-level configuration of an integer key set that takes compact lists: the compute set
-/// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (the integer set's, unchanged) with the dedicated compact
-/// public-key set `PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` and its casting set
-/// `PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`. `ServerKey::new` then holds the casting key,
-/// so an unmodified tfhe-rs server `expand`s the lists with it.
+/// The high-level configuration of an integer key set that takes compact lists (the adapter's
+/// [`tfhe_sbc_adapter::interop::integer::compact_list::compact_list_config`]).
 pub(super) fn compact_list_config() -> tfhe::Config {
-    tfhe::ConfigBuilder::with_custom_parameters(PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128)
-        .use_dedicated_compact_public_key_parameters((
-            PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-            PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-        ))
-        .build()
+    tfhe_sbc_adapter::interop::integer::compact_list::compact_list_config()
 }
 
 /// tfhe-rs's `CompactPublicKey` of `client_key` (built with [`compact_list_config`]), expanded to its raw

@@ -140,3 +140,20 @@ pub fn wait_for_address(path: &Path, limit: Duration, context: impl Fn() -> Stri
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The single-process server on the key set `keys`, listening on a free loopback port written to
+/// `address_file`, with the demo client key (it logs what it decrypts) and `extra` arguments; its standard
+/// error (the log, `RUST_LOG=info`) piped.
+#[allow(dead_code)]
+pub fn demo_server(keys: &Path, address_file: &Path, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args(["--keys", keys.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args(["--address-file", address_file.to_str().unwrap()])
+        .args(["--demo-client-key", keys.join("client_key.bin").to_str().unwrap()])
+        .args(extra)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}

@@ -116,6 +116,23 @@ pub fn send(stream: &mut TcpStream, frame: &[u8], key: &MacKey) -> Result<Ack, A
     record.open(key, frame_tag(frame).unwrap()).map_err(|_| record.claimed)
 }
 
+/// [`send`], asserting that the acknowledgement opens and says `status`.
+#[allow(dead_code)]
+pub fn send_expecting(stream: &mut TcpStream, frame: &[u8], key: &MacKey, status: AckStatus) -> Ack {
+    let ack = send(stream, frame, key).unwrap_or_else(|claimed| panic!("unauthenticated record: {claimed:?}"));
+    assert_eq!(ack.status, status, "acknowledgement of sequence {}", ack.sequence);
+    ack
+}
+
+/// A multi-threaded tokio runtime for the tests' NATS clients.
+#[allow(dead_code)]
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Sends `frame` on fresh connections until an authenticated acknowledgement (not "busy") comes back,
 /// for at most 60 s; its status.
 pub fn send_until_acknowledged(address: &str, frame: &[u8], key: &MacKey) -> AckStatus {

@@ -12,11 +12,28 @@ use crate::intake::CompactListFrame;
 use tfhe::conformance::ListSizeConstraint;
 use tfhe::prelude::CiphertextList;
 use tfhe::safe_serialization::safe_deserialize_conformant;
-use tfhe::shortint::parameters::PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128;
+use tfhe::shortint::parameters::{
+    PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+    PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+};
 use tfhe::{
     CompactCiphertextList, CompactCiphertextListConformanceParams, CompactCiphertextListExpander, FheUint, FheUint8Id,
     FheUint16Id, FheUint32Id, FheUintId,
 };
+
+/// The high-level configuration of an integer key set that takes compact lists: the compute set
+/// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (the integer set's, unchanged) with the dedicated compact
+/// public-key set `PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` and its casting set
+/// `PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`. A `ClientKey` of it holds the compact private
+/// key, and `ServerKey::new` the casting key, so an unmodified tfhe-rs server `expand`s the lists with it.
+pub fn compact_list_config() -> tfhe::Config {
+    tfhe::ConfigBuilder::with_custom_parameters(PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128)
+        .use_dedicated_compact_public_key_parameters((
+            PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+            PARAM_KEYSWITCH_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
+        ))
+        .build()
+}
 
 /// The deserialization limit: a compact-list frame's list is at most 49,363 bytes (1,024 `u8`), checked
 /// exactly by the intake; tfhe-rs's reader gets a little room for its own checks.

@@ -150,7 +150,11 @@ impl KeyStore {
     pub fn register_into(self, intake: &mut crate::intake::Intake) -> Result<(), DuplicateDevice> {
         for record in self.into_records() {
             let (credentials, material) = record.into_parts();
-            intake.register_device(credentials, material.encryption(), 0)?;
+            intake.register_device_with_window(
+                credentials,
+                material.encryption(),
+                crate::replay::ReplayWindow::new(0),
+            )?;
         }
         Ok(())
     }
