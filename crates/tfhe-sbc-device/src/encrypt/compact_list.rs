@@ -33,6 +33,7 @@ use crate::compact_list::{
 };
 use crate::encrypt::compact_list_encryption::{CompactPublicKey, encrypt_compact_bin};
 use crate::encrypt::public_key::PublicKey;
+use crate::encrypt::public_key_encryption::PublicKeyMask;
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
@@ -61,15 +62,18 @@ pub struct BorrowedCompactKey<'k> {
     key: Option<CompactPublicKey<'k>>,
 }
 
+impl Zeroize for BorrowedCompactKey<'_> {
+    /// Drops the borrow: the key itself is public and not the encryptor's to wipe.
+    fn zeroize(&mut self) {
+        self.key = None;
+    }
+}
+
 impl EncryptorKey for BorrowedCompactKey<'_> {
     const EMPTY: Self = Self { key: None };
     const NAME: &'static str = "CompactListEncryptor";
     const TORUS_BITS: u32 = 64;
     const COMPACT_BODY: bool = false;
-
-    fn wipe(&mut self) {
-        self.key = None;
-    }
 }
 
 /// The streaming compact-list encryptor: the [`Encryptor`] shell around a [`BorrowedCompactKey`]. It
@@ -125,6 +129,7 @@ impl<'k> Encryptor<BorrowedCompactKey<'k>> {
 
 /// The NTT encryptor's key material: the public key's spectra and the scratch of
 /// [`PublicKey`] (`K = 1`), and the mask and body words of one bin (wiped after every bin).
+#[derive(Zeroize)]
 pub struct CompactKeySpectra<P: NegacyclicProductPlan<COMPACT_PKE_N, Torus = u64>> {
     key: PublicKey<COMPACT_PKE_N, 1, P>,
     mask: [u64; COMPACT_PKE_N],
@@ -140,12 +145,6 @@ impl<P: NegacyclicProductPlan<COMPACT_PKE_N, Torus = u64>> EncryptorKey for Comp
     const NAME: &'static str = "CompactListNttEncryptor";
     const TORUS_BITS: u32 = 64;
     const COMPACT_BODY: bool = false;
-
-    fn wipe(&mut self) {
-        self.key.wipe();
-        self.mask.zeroize();
-        self.body.zeroize();
-    }
 }
 
 /// The compact-list encryptor through the exact product `P` ([`NttPlan64`] by default): the [`Encryptor`]
@@ -168,7 +167,7 @@ impl<P: NegacyclicProductPlan<COMPACT_PKE_N, Torus = u64>> Encryptor<CompactKeyS
     fn set_compact_key(&mut self, key: Result<CompactPublicKey<'_>>) -> Result<()> {
         self.forget_key();
         let key = key?;
-        self.key.key.install_with_mask(key.mask(), key.body())?;
+        self.key.key.install(PublicKeyMask::Full(key.mask()), key.body())?;
         self.state.set_key(ParameterSetId::CUSTOM, compact_noise()?);
         Ok(())
     }

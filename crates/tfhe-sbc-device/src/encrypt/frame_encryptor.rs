@@ -128,6 +128,26 @@ pub trait FrameSealing: EncryptorKey {
     fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize>;
 }
 
+impl<Key: EncryptorKey> Encryptor<Key> {
+    /// The header of the `kind` frame that carries `chunk` of `message` for `credentials` (full body), once
+    /// the chunk is checked against the message and `out` is found to hold the frame's `frame_len` bytes.
+    pub(crate) fn frame_header(
+        &self,
+        kind: FrameKind,
+        frame_len: usize,
+        out: &[u8],
+        credentials: &DeviceCredentials,
+        message: &OutgoingMessage,
+        chunk: &Chunk<'_>,
+    ) -> Result<FrameHeader> {
+        message.check_chunk(chunk)?;
+        if out.len() < frame_len {
+            return Err(Error::BufferTooSmall);
+        }
+        FrameHeader::new(kind, self.parameter_set(), credentials, message, chunk)
+    }
+}
+
 impl<Key: FrameSealing> FrameEncryptor for Encryptor<Key> {
     fn chunk_bytes(&self) -> usize {
         Key::FRAME.chunk_bytes
@@ -175,11 +195,8 @@ impl<Key: FrameSealing> FrameEncryptor for Encryptor<Key> {
         chunk: &Chunk<'_>,
         out: &mut [u8],
     ) -> Result<usize> {
-        message.check_chunk(chunk)?;
-        if out.len() < Key::FRAME.buffer_len() {
-            return Err(Error::BufferTooSmall);
-        }
-        let mut header = FrameHeader::new(Key::FRAME.kind, self.parameter_set(), credentials, message, chunk)?;
+        let frame = Key::FRAME;
+        let mut header = self.frame_header(frame.kind, frame.buffer_len(), out, credentials, message, chunk)?;
         header.body_bits = self.body_bits() as u8;
         let payload = FramePayload {
             header,

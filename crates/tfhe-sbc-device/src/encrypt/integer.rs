@@ -48,6 +48,7 @@ use zeroize::Zeroize;
 
 /// The key material of an integer encryptor (`k = 1`, 64-bit torus) for polynomial size `N` through the
 /// exact product `P`: the key's spectrum and one scratch spectrum.
+#[derive(Zeroize)]
 pub struct IntegerKey<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> {
     spectrum: [P::Spectral; N],
     scratch: [P::Spectral; N],
@@ -61,11 +62,6 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> EncryptorKey for 
     const NAME: &'static str = "IntegerEncryptor";
     const TORUS_BITS: u32 = 64;
     const COMPACT_BODY: bool = true;
-
-    fn wipe(&mut self) {
-        self.spectrum.zeroize();
-        self.scratch.zeroize();
-    }
 }
 
 /// An integer GLWE encryptor (`k = 1`) for polynomial size `N` over the 64-bit torus, through the exact

@@ -90,17 +90,15 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<PublicK
         self.set_integer_key_body(params, seed, PublicKeyBody::LeBytes(body_le))
     }
 
+    /// Checks the integer set `params` and resolves its noise, then sets the key `(seed, body)`.
     fn set_integer_key_body(
         &mut self,
         params: &IntegerParameters,
         seed: &[u8; MASK_SEED_BYTES],
         body: PublicKeyBody<'_, u64>,
     ) -> Result<()> {
-        self.forget_key();
-        let noise = check_integer_parameters::<N>(params)?;
-        self.key.install(seed, body)?;
-        self.state.set_key(params.glwe().id(), noise);
-        Ok(())
+        let noise = check_integer_parameters::<N>(params);
+        self.set_seeded_public_key(params.glwe().id(), noise, seed, body)
     }
 
     /// Encrypts up to `N / 4` `u8` readings: the mask (`N` words) into `mask`, the body into `body`; every

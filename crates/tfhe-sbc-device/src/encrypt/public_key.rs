@@ -8,8 +8,7 @@ use crate::csprng::xof::Blake2bXof;
 use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::integer::encode_readings;
 use crate::encrypt::public_key_encryption::{
-    PublicKeyBody, check_public_key, check_public_key_with_mask, compute_public_key_spectra,
-    compute_public_key_spectra_with_mask, encrypt_glwe_ciphertext_with_public_key_assign,
+    PublicKeyBody, PublicKeyMask, compute_public_key_spectra, encrypt_glwe_ciphertext_with_public_key_assign,
 };
 use crate::encrypt::secret_key::{check_lengths, encode_bits};
 use crate::encrypt::shape::check_glwe_parameters;
@@ -19,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::frame::mac::DeviceCredentials;
 use crate::frame::message::Chunk;
 use crate::frame::writer::PayloadWord;
-use crate::frame::{FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place, write_full_frame};
+use crate::frame::{FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place, write_full_frame};
 use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::product::{DefaultProduct, NegacyclicProductPlan};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
@@ -64,7 +63,9 @@ impl PublicKeyPlaintexts for u64 {
 
 /// The key material of a public-key encryptor for polynomial size `N` and GLWE dimension `K` through the
 /// product `P` (on either torus): the public key's `K + 1` spectra (public), the spectrum of the
-/// per-encryption secret `u` and one scratch spectrum (both wiped after every encryption).
+/// per-encryption secret `u` and one scratch spectrum (both wiped after every encryption). The public key's
+/// spectra are public; zeroizing wipes them all the same, so that no key is left behind.
+#[derive(Zeroize)]
 pub struct PublicKey<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> {
     mask_spectra: [[P::Spectral; N]; K],
     body_spectrum: [P::Spectral; N],
@@ -82,14 +83,6 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> EncryptorKey f
     const NAME: &'static str = "PublicKeyEncryptor";
     const TORUS_BITS: u32 = <P::Torus as tfhe_sbc_core::torus::UnsignedTorus>::BITS;
     const COMPACT_BODY: bool = false;
-
-    fn wipe(&mut self) {
-        // The public key's spectra are public; forgetting them all the same leaves no key behind.
-        self.mask_spectra.zeroize();
-        self.body_spectrum.zeroize();
-        self.u_spectrum.zeroize();
-        self.scratch.zeroize();
-    }
 }
 
 /// A boolean public-key encryptor for polynomial size `N` and GLWE dimension `K` (1 by default) through the
@@ -121,18 +114,16 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     }
 
     /// Sets the public key `(seed, body)` of the 32-bit set `params`, in place: refuses a degenerate key
-    /// ([`check_public_key`]), then computes its spectra once. On error the encryptor has no key.
+    /// ([`check_public_key`](crate::encrypt::public_key_encryption::check_public_key)), then computes its
+    /// spectra once. On error the encryptor has no key.
     pub fn set_public_key(
         &mut self,
         params: &GlweParameters,
         seed: &[u8; MASK_SEED_BYTES],
         body: &[u32],
     ) -> Result<()> {
-        self.forget_key();
-        let noise = boolean_noise::<N, K>(params)?;
-        self.key.install(seed, PublicKeyBody::Words(body))?;
-        self.state.set_key(params.id(), noise);
-        Ok(())
+        let noise = boolean_noise::<N, K>(params);
+        self.set_seeded_public_key(params.id(), noise, seed, PublicKeyBody::Words(body))
     }
 
     /// [`Self::set_public_key`] with the body as it travels in a public-key file: `4 N` bytes, each word
@@ -145,11 +136,8 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         seed: &[u8; MASK_SEED_BYTES],
         body_le: &[u8],
     ) -> Result<()> {
-        self.forget_key();
-        let noise = boolean_noise::<N, K>(params)?;
-        self.key.install(seed, PublicKeyBody::LeBytes(body_le))?;
-        self.state.set_key(params.id(), noise);
-        Ok(())
+        let noise = boolean_noise::<N, K>(params);
+        self.set_seeded_public_key(params.id(), noise, seed, PublicKeyBody::LeBytes(body_le))
     }
 
     /// Encrypts up to `N / 8` message bytes (`N` bits, least-significant bit first, zero-padded): writes the
@@ -174,13 +162,31 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         body: &mut [u32; N],
         out: &mut [u8],
     ) -> Result<usize> {
-        message.check_chunk(chunk)?;
-        if out.len() < frame_bytes(FrameKind::PublicKey, K, N, 32, 32) {
-            return Err(Error::BufferTooSmall);
-        }
-        let header = FrameHeader::new(FrameKind::PublicKey, self.parameter_set(), credentials, message, chunk)?;
+        let frame_len = frame_bytes(FrameKind::PublicKey, K, N, 32, 32);
+        let header = self.frame_header(FrameKind::PublicKey, frame_len, out, credentials, message, chunk)?;
         self.encrypt_glwe_ciphertext(chunk.bytes, mask, body)?;
         write_full_frame(&header, mask, body, credentials.mac_key(), out)
+    }
+}
+
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> Encryptor<PublicKey<N, K, P>>
+where
+    P::Torus: PublicKeyPlaintexts,
+{
+    /// Forgets the key, then sets the seeded public key `(seed, body)` of the set `id` with `noise`, the set's
+    /// noise as the caller resolved it (an error there, or a degenerate key, leaves no key).
+    pub(crate) fn set_seeded_public_key(
+        &mut self,
+        id: ParameterSetId,
+        noise: Result<DeviceNoise>,
+        seed: &[u8; MASK_SEED_BYTES],
+        body: PublicKeyBody<'_, P::Torus>,
+    ) -> Result<()> {
+        self.forget_key();
+        let noise = noise?;
+        self.key.install(PublicKeyMask::Seeded(seed), body)?;
+        self.state.set_key(id, noise);
+        Ok(())
     }
 }
 
@@ -194,35 +200,17 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> PublicKey<N, K
 where
     P::Torus: PublicKeyPlaintexts,
 {
-    /// Refuses a degenerate key ([`check_public_key`]: `N` words, not zero, not low-weight, not the mask),
-    /// then computes its `K + 1` spectra once. On error the spectra hold no key.
-    pub(crate) fn install(&mut self, seed: &[u8; MASK_SEED_BYTES], body: PublicKeyBody<'_, P::Torus>) -> Result<()> {
-        body.check_length(N)?;
-        check_public_key(seed, K, body)?;
-        let installed = compute_public_key_spectra(
-            &P::PLAN,
-            seed,
-            body,
-            self.mask_spectra.as_flattened_mut(),
-            &mut self.body_spectrum,
-        );
-        if installed.is_err() {
-            self.wipe();
-        }
-        installed
-    }
-
-    /// Installs a key whose one mask polynomial travels in full (tfhe-rs's compact public key `[a | b]`,
-    /// `K = 1`): refuses a degenerate key ([`check_public_key_with_mask`]), then computes the two spectra
-    /// once. On error the spectra hold no key.
-    pub(crate) fn install_with_mask(
+    /// Refuses a degenerate key ([`PublicKeyMask::check_key`]: `N` words, not zero, not low-weight, not the
+    /// mask; a mask in full only with `K = 1`), then computes its `K + 1` spectra once. On error the spectra
+    /// hold no key.
+    pub(crate) fn install(
         &mut self,
-        mask: PublicKeyBody<'_, P::Torus>,
+        mask: PublicKeyMask<'_, P::Torus>,
         body: PublicKeyBody<'_, P::Torus>,
     ) -> Result<()> {
         body.check_length(N)?;
-        check_public_key_with_mask(mask, body)?;
-        let installed = compute_public_key_spectra_with_mask(
+        mask.check_key(K, body)?;
+        let installed = compute_public_key_spectra(
             &P::PLAN,
             mask,
             body,
@@ -230,7 +218,7 @@ where
             &mut self.body_spectrum,
         );
         if installed.is_err() {
-            self.wipe();
+            self.zeroize();
         }
         installed
     }

@@ -94,10 +94,35 @@ impl<T: UnsignedTorus> PublicKeyBody<'_, T> {
     }
 }
 
-/// The spectra of a seeded public key: `k` mask spectra (`k * N`, expanded from `seed`) and the body's.
+/// A public key's mask `a` as it travels: a seed that expands into the `k` mask polynomials (our seeded
+/// public keys), or one mask polynomial in full (tfhe-rs's compact public key `[a | b]`, `k = 1`).
+#[derive(Clone, Copy, Debug)]
+pub enum PublicKeyMask<'a, T> {
+    /// The mask seed ([`crate::csprng::mask`] expands it).
+    Seeded(&'a [u8; MASK_SEED_BYTES]),
+    /// The one mask polynomial's `N` words.
+    Full(PublicKeyBody<'a, T>),
+}
+
+impl<T: UnsignedTorus> PublicKeyMask<'_, T> {
+    /// Refuses a degenerate key `(self, body)` with `k` mask polynomials: [`check_public_key`] for a seeded
+    /// mask, [`check_public_key_with_mask`] for one in full (where `k` must be 1).
+    pub fn check_key(self, k: usize, body: PublicKeyBody<'_, T>) -> Result<()> {
+        match self {
+            Self::Seeded(seed) => check_public_key(seed, k, body),
+            Self::Full(mask) => {
+                Error::check_length(1, k)?;
+                check_public_key_with_mask(mask, body)
+            }
+        }
+    }
+}
+
+/// The spectra of a public key: its `k` mask spectra (`k * N`: expanded from a seed, or the one polynomial
+/// in full with `k = 1`) and the body's (`N`).
 pub fn compute_public_key_spectra<P: NegacyclicProduct>(
     product: &P,
-    seed: &[u8; MASK_SEED_BYTES],
+    mask: PublicKeyMask<'_, P::Torus>,
     body: PublicKeyBody<'_, P::Torus>,
     mask_spectra: &mut [P::Spectral],
     body_spectrum: &mut [P::Spectral],
@@ -105,29 +130,19 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
     let n = product.polynomial_size();
     body.check_length(n)?;
     Error::check_length(n, body_spectrum.len())?;
-    Error::check_polynomials(n, mask_spectra.len())?;
-    for (i, spectrum) in mask_spectra.chunks_exact_mut(n).enumerate() {
-        product.forward_seeded_mask(seed, i, spectrum);
+    match mask {
+        PublicKeyMask::Seeded(seed) => {
+            Error::check_polynomials(n, mask_spectra.len())?;
+            for (i, spectrum) in mask_spectra.chunks_exact_mut(n).enumerate() {
+                product.forward_seeded_mask(seed, i, spectrum);
+            }
+        }
+        PublicKeyMask::Full(mask) => {
+            mask.check_length(n)?;
+            Error::check_length(n, mask_spectra.len())?;
+            forward_words(product, mask, mask_spectra);
+        }
     }
-    forward_words(product, body, body_spectrum);
-    Ok(())
-}
-
-/// [`compute_public_key_spectra`] for a key whose one mask polynomial travels in full (tfhe-rs's compact
-/// public key `[a | b]`): the spectra of `mask` and `body` (`N` words each).
-pub fn compute_public_key_spectra_with_mask<P: NegacyclicProduct>(
-    product: &P,
-    mask: PublicKeyBody<'_, P::Torus>,
-    body: PublicKeyBody<'_, P::Torus>,
-    mask_spectrum: &mut [P::Spectral],
-    body_spectrum: &mut [P::Spectral],
-) -> Result<()> {
-    let n = product.polynomial_size();
-    mask.check_length(n)?;
-    body.check_length(n)?;
-    Error::check_length(n, mask_spectrum.len())?;
-    Error::check_length(n, body_spectrum.len())?;
-    forward_words(product, mask, mask_spectrum);
     forward_words(product, body, body_spectrum);
     Ok(())
 }

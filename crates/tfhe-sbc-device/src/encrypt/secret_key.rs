@@ -45,8 +45,7 @@ use tfhe_sbc_core::entities::unpack_secret_key;
 use crate::frame::mac::DeviceCredentials;
 use crate::frame::message::Chunk;
 use crate::frame::{
-    FrameCounter, FrameHeader, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place, write_full_frame,
-    write_seeded_frame,
+    FrameCounter, FrameKind, OutgoingMessage, frame_bytes, write_frame_in_place, write_full_frame, write_seeded_frame,
 };
 use crate::noise::{DeviceNoise, NoiseSampling};
 use crate::product::key_spectrum::compute_glwe_key_spectrum;
@@ -58,6 +57,7 @@ use zeroize::Zeroize;
 
 /// The key material of a boolean secret-key encryptor for polynomial size `N` and GLWE dimension `K`,
 /// through the exact negacyclic product `P`: the key's `K` spectra and one scratch spectrum.
+#[derive(Zeroize)]
 pub struct SecretKey<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> {
     spectra: [[P::Spectral; N]; K],
     scratch: [P::Spectral; N],
@@ -71,11 +71,6 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     const NAME: &'static str = "GlweEncryptor";
     const TORUS_BITS: u32 = 32;
     const COMPACT_BODY: bool = true;
-
-    fn wipe(&mut self) {
-        self.spectra.zeroize();
-        self.scratch.zeroize();
-    }
 }
 
 /// A boolean GLWE encryptor for polynomial size `N` and GLWE dimension `K` (1 by default: TRLWE), through
@@ -276,11 +271,8 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         body: &mut [u32; N],
         out: &mut [u8],
     ) -> Result<usize> {
-        message.check_chunk(chunk)?;
-        if out.len() < self.seeded_frame_len() {
-            return Err(Error::BufferTooSmall);
-        }
-        let mut header = FrameHeader::new(FrameKind::Seeded, self.parameter_set(), credentials, message, chunk)?;
+        let frame_len = self.seeded_frame_len();
+        let mut header = self.frame_header(FrameKind::Seeded, frame_len, out, credentials, message, chunk)?;
         header.body_bits = self.body_bits() as u8;
         let seed = self.encrypt_seeded_glwe_ciphertext(chunk.bytes, body)?;
         write_seeded_frame(&header, &seed, body, credentials.mac_key(), out)
@@ -297,11 +289,8 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         ciphertext: &mut GlweCiphertext<u32, C>,
         out: &mut [u8],
     ) -> Result<usize> {
-        message.check_chunk(chunk)?;
-        if out.len() < frame_bytes(FrameKind::Full, K, N, 32, 32) {
-            return Err(Error::BufferTooSmall);
-        }
-        let header = FrameHeader::new(FrameKind::Full, self.parameter_set(), credentials, message, chunk)?;
+        let frame_len = frame_bytes(FrameKind::Full, K, N, 32, 32);
+        let header = self.frame_header(FrameKind::Full, frame_len, out, credentials, message, chunk)?;
         self.encrypt_glwe_ciphertext(chunk.bytes, ciphertext)?;
         write_full_frame(
             &header,

@@ -24,9 +24,11 @@ use crate::error::Result;
 use crate::noise::DeviceNoise;
 use rand_core::TryCryptoRng;
 use tfhe_sbc_core::parameters::ParameterSetId;
+use zeroize::Zeroize;
 
 /// The key material of one kind of encryptor: what [`Encryptor`] holds besides its [`EncryptorState`].
-pub trait EncryptorKey {
+/// Zeroizing it wipes the key material and every buffer that held a secret (scratch, per-encryption secrets).
+pub trait EncryptorKey: Zeroize {
     /// No key: all zero bytes.
     const EMPTY: Self;
     /// The encryptor's name in `Debug` output.
@@ -35,8 +37,6 @@ pub trait EncryptorKey {
     const TORUS_BITS: u32;
     /// Whether its frames may carry a compact body ([`Encryptor::set_body_bits`] below the torus width).
     const COMPACT_BODY: bool;
-    /// Wipes the key material and every buffer that held a secret (scratch, per-encryption secrets).
-    fn wipe(&mut self);
 }
 
 /// An encryptor: the key material `Key` and the shared [`EncryptorState`]. Not `Clone`; `Debug` prints no
@@ -100,7 +100,7 @@ impl<Key: EncryptorKey> Encryptor<Key> {
     /// Wipes the key material and the scratch; encrypting then fails with [`crate::Error::KeyNotSet`] until
     /// a key is set again. The CSPRNG stays seeded.
     pub fn forget_key(&mut self) {
-        self.key.wipe();
+        self.key.zeroize();
         self.state.forget_key();
     }
 
@@ -138,7 +138,7 @@ impl<Key: EncryptorKey> Encryptor<Key> {
 impl<Key: EncryptorKey> Drop for Encryptor<Key> {
     fn drop(&mut self) {
         // The CSPRNG wipes itself (`Blake2bXof` is `ZeroizeOnDrop`).
-        self.key.wipe();
+        self.key.zeroize();
     }
 }
 
