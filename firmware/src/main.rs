@@ -212,6 +212,33 @@ mod tests {
         assert_ne!(record.frames[0], record.frames[1]);
     }
 
+    /// The integer KAT key (from `INTEGER_KEY_SEED`, what build.rs packs into flash and publishes) and its
+    /// spectrum through the integer runs' product.
+    fn integer_kat_key() -> (GlweSecretKey<Vec<u8>>, Vec<[u32; 3]>) {
+        use super::integer_run::{N, Product};
+        use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+        use tfhe_sbc_device::product::NegacyclicProductPlan;
+        use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
+        let key = GlweSecretKey::generate_binary(
+            vec![0u8; N],
+            MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().polynomial_size(),
+            &mut Blake2bXof::from_seed(INTEGER_KEY_SEED),
+        )
+        .unwrap();
+        let mut spectrum = vec![[0u32; 3]; N];
+        compute_glwe_key_spectrum(&<Product as NegacyclicProductPlan<N>>::PLAN, &key, &mut spectrum).unwrap();
+        (key, spectrum)
+    }
+
+    /// The `u8` readings a decrypted phase's radix blocks round to (the integer set's encoding).
+    fn integer_readings(phase: &[u64]) -> Vec<u8> {
+        let encoding = tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
+        phase
+            .chunks_exact(encoding.blocks_per_value(8).unwrap())
+            .map(|blocks| u8::try_from(encoding.decode_value(blocks).unwrap()).unwrap())
+            .collect()
+    }
+
     /// The integer run, on the host: it reproduces build.rs's digest (computed with `set_key`, `set_rng` and
     /// `encrypt_frame_into`), frame 0 carries exactly what `encrypt_u8` gives for the same key and
     /// seed, and frames 0 (full body) and 2 (compact body) decrypt to the 512 readings.
@@ -226,7 +253,6 @@ mod tests {
         use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
         use tfhe_sbc_device::frame::mac::TAG_BYTES;
         use tfhe_sbc_device::product::NegacyclicProductPlan;
-        use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
         let record = Record::of(
             &mut *Box::new(integer_run::Encryptor::EMPTY),
@@ -248,12 +274,7 @@ mod tests {
             ]
         );
 
-        let key = GlweSecretKey::generate_binary(
-            vec![0u8; N],
-            params.glwe().polynomial_size(),
-            &mut Blake2bXof::from_seed(INTEGER_KEY_SEED),
-        )
-        .unwrap();
+        let (key, spectrum) = integer_kat_key();
         let mut packed = [0u8; N / 8];
         tfhe_sbc_core::entities::pack_secret_key(key.as_bytes(), &mut packed).unwrap();
         assert_eq!(
@@ -277,8 +298,6 @@ mod tests {
 
         // Decrypt frames 0 and 2: the phase b - a * s, rounded to the radix blocks, gives back the readings.
         let plan = <NttPlan64 as NegacyclicProductPlan<N>>::PLAN;
-        let mut spectrum = vec![[0u32; 3]; N];
-        compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
         let decrypt = |frame: &[u8], body_bits: u32| -> Vec<u8> {
             let payload = &frame[HEADER_BYTES..frame.len() - TAG_BYTES];
             let seed: [u8; MASK_SEED_BYTES] = payload[..MASK_SEED_BYTES].try_into().unwrap();
@@ -286,11 +305,7 @@ mod tests {
             unpack_body(&payload[MASK_SEED_BYTES..], body_bits, &mut body).unwrap();
             let (mut phase, mut scratch) = (vec![0u64; N], vec![[0u32; 3]; N]);
             decrypt_seeded_glwe_phase(&plan, &spectrum, &seed, &body, &mut phase, &mut scratch).unwrap();
-            let encoding = params.encoding();
-            phase
-                .chunks_exact(encoding.blocks_per_value(8).unwrap())
-                .map(|blocks| u8::try_from(encoding.decode_value(blocks).unwrap()).unwrap())
-                .collect()
+            integer_readings(&phase)
         };
         assert_eq!(decrypt(&record.frames[0], 64), INTEGER_READINGS);
         assert_eq!(decrypt(&record.frames[2], compact_bits), INTEGER_READINGS);
@@ -312,7 +327,6 @@ mod tests {
         use tfhe_sbc_device::frame::mac::TAG_BYTES;
         use tfhe_sbc_device::frame::{FrameKind, frame_bytes};
         use tfhe_sbc_device::product::NegacyclicProductPlan;
-        use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
         let record = Record::of(
             &mut *Box::new(integer_public_key_run::Encryptor::EMPTY),
@@ -331,15 +345,8 @@ mod tests {
         let header = decode_public_key(&PUBLIC_KEY_FILE, &mut pk_body).unwrap();
         assert_eq!(header.key_id, KEY_ID);
         assert_eq!(header.parameters.id(), params.glwe().id());
-        let key = GlweSecretKey::generate_binary(
-            vec![0u8; N],
-            params.glwe().polynomial_size(),
-            &mut Blake2bXof::from_seed(INTEGER_KEY_SEED),
-        )
-        .unwrap();
+        let (_, spectrum) = integer_kat_key();
         let plan = <NttPlan64 as NegacyclicProductPlan<N>>::PLAN;
-        let mut spectrum = vec![[0u32; 3]; N];
-        compute_glwe_key_spectrum(&plan, &key, &mut spectrum).unwrap();
         let (mut phase, mut scratch) = (vec![0u64; N], vec![[0u32; 3]; N]);
         decrypt_seeded_glwe_phase(&plan, &spectrum, &header.seed, &pk_body, &mut phase, &mut scratch).unwrap();
         assert!(phase.iter().all(|&e| (e as i64).unsigned_abs() <= 1 << 17));
@@ -363,15 +370,10 @@ mod tests {
         assert_ne!(record.frames[0], record.frames[1]);
 
         // Both frames decrypt to the readings: the phase b - a * s, rounded to the radix blocks.
-        let encoding = params.encoding();
         for frame in &record.frames {
             let words = words(frame);
             decrypt_glwe_phase(&plan, &spectrum, &words[..N], &words[N..], &mut phase, &mut scratch).unwrap();
-            let readings: Vec<u8> = phase
-                .chunks_exact(encoding.blocks_per_value(8).unwrap())
-                .map(|blocks| u8::try_from(encoding.decode_value(blocks).unwrap()).unwrap())
-                .collect();
-            assert_eq!(readings, INTEGER_READINGS);
+            assert_eq!(integer_readings(&phase), INTEGER_READINGS);
         }
     }
 
@@ -387,7 +389,7 @@ mod tests {
             CompactReading, ListLayout, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as PARAMS,
         };
         use tfhe_sbc_device::encrypt::compact_list::compact_list_bytes;
-        const N: usize = 2048;
+        use tfhe_sbc_device::encrypt::decryption::decrypt_compact_list_phases;
 
         let record = Record::of(
             &mut *Box::new(compact_list_run::Encryptor::EMPTY),
@@ -415,21 +417,12 @@ mod tests {
             .zip([COMPACT_SHORT_READINGS, INTEGER_READINGS.len()])
         {
             let layout = ListLayout::new(&PARAMS, u8::KIND, count).unwrap();
-            let word = |at: usize| u64::from_le_bytes(list[at..at + 8].try_into().unwrap());
-            let mask: Vec<u64> = (0..N).map(|i| word(layout.mask_offset(0) + 8 * i)).collect();
+            let mut phases = vec![0; layout.lwes()];
+            decrypt_compact_list_phases(&layout, list, &s, &mut phases).unwrap();
             let delta = PARAMS.delta();
-            let nibbles: Vec<u64> = (0..layout.lwes())
-                .map(|j| {
-                    // (mask * X^j)_i = mask_{i-j}, or -mask_{i-j+N} when i < j.
-                    let dot = (0..N).fold(0u64, |acc, i| {
-                        let m = if i >= j {
-                            mask[i - j]
-                        } else {
-                            mask[i + N - j].wrapping_neg()
-                        };
-                        acc.wrapping_add(m.wrapping_mul(s[i]))
-                    });
-                    let phase = word(layout.body_offset(j)).wrapping_sub(dot);
+            let nibbles: Vec<u64> = phases
+                .iter()
+                .map(|&phase| {
                     let rounded = phase.wrapping_add(delta / 2) / delta;
                     assert!(rounded < 16, "padding bit set");
                     rounded

@@ -20,6 +20,7 @@ use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::compact_list::{
     COMPACT_PKE_N as N, COMPACT_PUBLIC_KEY_BYTES, CompactListEncryptor, CompactListNttEncryptor, compact_list_bytes,
 };
+use tfhe_sbc_device::encrypt::decryption::decrypt_compact_list_phases;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -48,26 +49,12 @@ fn key_pair(seed: u8) -> (Vec<u64>, Vec<u64>) {
     (s, key)
 }
 
-/// The phases of every LWE of `list`, as tfhe-rs expands it (`expand_lwe_compact_ciphertext_list`: LWE `j`
-/// of a bin has mask `mask * X^j` and body `body_j`) and decrypts it under `s`.
+/// The phases of every LWE of `list` under `s`, as tfhe-rs expands and decrypts it
+/// ([`decrypt_compact_list_phases`]).
 fn phases(layout: &ListLayout, list: &[u8], s: &[u64]) -> Vec<u64> {
-    let word = |at: usize| u64::from_le_bytes(list[at..at + 8].try_into().unwrap());
-    (0..layout.lwes())
-        .map(|g| {
-            let (bin, j) = (g / N, g % N);
-            let mask: Vec<u64> = (0..N).map(|i| word(layout.mask_offset(bin) + 8 * i)).collect();
-            // (mask * X^j)_i = mask_{i-j}, or -mask_{i-j+N} when i < j.
-            let dot = (0..N).fold(0u64, |acc, i| {
-                let m = if i >= j {
-                    mask[i - j]
-                } else {
-                    mask[i + N - j].wrapping_neg()
-                };
-                acc.wrapping_add(m.wrapping_mul(s[i]))
-            });
-            word(layout.body_offset(g)).wrapping_sub(dot)
-        })
-        .collect()
+    let mut phases = vec![0; layout.lwes()];
+    decrypt_compact_list_phases(layout, list, s, &mut phases).unwrap();
+    phases
 }
 
 /// Decodes the packed LWEs' phases into `count` readings of `blocks` 2-bit blocks each, checking the padding

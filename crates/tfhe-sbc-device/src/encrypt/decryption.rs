@@ -1,6 +1,9 @@
 //! Decryption with the secret key, for the trusted party and for tests: a thin wrapper over
-//! [`crate::encrypt::glwe_encryption`]'s phase functions.
+//! [`crate::encrypt::glwe_encryption`]'s phase functions, and the phases of a compact list
+//! ([`decrypt_compact_list_phases`]).
 
+use crate::compact_list::ListLayout;
+use crate::encrypt::compact_list::COMPACT_PKE_N;
 use crate::encrypt::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
 use crate::encrypt::shape::check_key_shape;
 use crate::error::{Error, Result};
@@ -112,6 +115,38 @@ pub fn decrypt_lwe_phase<C: KeyStorage, D: AsRef<[u32]>>(
         .zip(s)
         .fold(0u32, |acc, (&a, &bit)| acc.wrapping_add(a.wrapping_mul(u32::from(bit))));
     Ok(ciphertext.body().wrapping_sub(dot))
+}
+
+/// The phases of every LWE of the packed compact list `list` (laid out as `layout` says) under the binary
+/// secret key `s` behind its compact public key (`N` words, each 0 or 1), into `phases` (`layout.lwes()`),
+/// as tfhe-rs expands and decrypts the list (`expand_lwe_compact_ciphertext_list`: LWE `j` of a bin has
+/// the mask `mask * X^j` and the body `body_j`). A schoolbook product, not constant-time: for tests and the
+/// trusted party's checks.
+pub fn decrypt_compact_list_phases(layout: &ListLayout, list: &[u8], s: &[u64], phases: &mut [u64]) -> Result<()> {
+    let n = COMPACT_PKE_N;
+    Error::check_length(n, s.len())?;
+    Error::check_length(layout.lwes(), phases.len())?;
+    let list = list.get(..layout.bytes()).ok_or(Error::BufferTooSmall)?;
+    let word = |at: usize| {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&list[at..at + 8]);
+        u64::from_le_bytes(bytes)
+    };
+    for (lwe, phase) in phases.iter_mut().enumerate() {
+        let (bin, j) = (lwe / n, lwe % n);
+        let mask = |i: usize| word(layout.mask_offset(bin) + 8 * i);
+        // (mask * X^j)_i = mask_{i-j}, or -mask_{i-j+N} when i < j.
+        let dot = s.iter().enumerate().fold(0u64, |acc, (i, &s_i)| {
+            let m = if i >= j {
+                mask(i - j)
+            } else {
+                mask(i + n - j).wrapping_neg()
+            };
+            acc.wrapping_add(m.wrapping_mul(s_i))
+        });
+        *phase = word(layout.body_offset(lwe)).wrapping_sub(dot);
+    }
+    Ok(())
 }
 
 impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> Drop for GlweDecryptor<N, K, P> {
