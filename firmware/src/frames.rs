@@ -50,6 +50,35 @@ pub fn construct(
     Ok(())
 }
 
+/// The opening of every frame run: `set_up` (the key from flash, the CSPRNG's seed) as [`Phase::Construct`],
+/// then frame 0 written around `encrypt` ([`encryption_frame`], `words` payload words) and frame 1 sealed
+/// ([`sealed_frame`], [`Phase::Frame`]), both carrying the first chunk of `message`. Returns the run's
+/// inputs, for any frame that follows, and the two frames' digests.
+pub fn first_two_frames<'a, W: PayloadWord, const PREFIX: usize, E: FrameEncryptor>(
+    encryptor: &mut E,
+    set_up: impl FnOnce(&mut E) -> Result<(), &'static str>,
+    message: &'a [u8],
+    frame: &mut [u8],
+    probe: &mut impl Probe,
+    words: usize,
+    encrypt: impl FnOnce(&mut E, &[u8], &mut [W]) -> tfhe_sbc_device::Result<[u8; PREFIX]>,
+) -> Result<(RunInputs<'a>, [u8; 32]), &'static str> {
+    construct(probe, || set_up(encryptor))?;
+    let mut inputs = RunInputs::new(message, encryptor.chunk_bytes())?;
+    let mut digest = [0u8; 32];
+    digest[..16].copy_from_slice(&encryption_frame(
+        encryptor,
+        &mut inputs,
+        frame,
+        probe,
+        0,
+        words,
+        encrypt,
+    )?);
+    digest[16..].copy_from_slice(&sealed_frame(encryptor, &mut inputs, frame, probe, 1, Phase::Frame)?);
+    Ok((inputs, digest))
+}
+
 /// Frame `index` with a full-width payload of `words` `W` words after a `PREFIX`-byte prefix, written by
 /// `write_frame_in_place` around `encrypt` (the bare encryption of the chunk into the payload), which alone is
 /// measured as [`Phase::Encrypt`]. Seeded frames: the mask seed `encrypt` returns

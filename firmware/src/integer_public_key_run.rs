@@ -7,20 +7,17 @@
 //! firmware runs this one instead with the feature `integer-public-key`. Public-key frames have no compact
 //! body, so there is no [`Phase::CompactFrame`].
 
-use crate::frames::{RunInputs, construct, encryption_frame, sealed_frame};
+use crate::frames::first_two_frames;
 use crate::kat_inputs::{INTEGER_READINGS, INTEGER_RNG_SEED, KEY_ID};
-use crate::run::{Phase, Probe};
-use negacyclic_ntt::NttPlan64;
+#[cfg(doc)]
+use crate::run::Phase;
+use crate::run::Probe;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
 use tfhe_sbc_device::files::public_key::public_key_body;
 
-/// The integer product: the exact three-prime NTT over the 64-bit torus (the only `u64` product, on every
-/// target).
-pub type Product = NttPlan64;
-
-/// The polynomial size of the integer set.
-pub const N: usize = 2048;
+/// The integer set's product and polynomial size, as in the secret-key integer run.
+pub use crate::integer_run::{N, Product};
 
 /// The encryptor under test: `N = 2048`, `k = 1`, 64-bit torus, through [`Product`]: the public key's two
 /// spectra, `u`'s and a scratch one (4 x 24 KiB) and the encryptor's state.
@@ -42,22 +39,18 @@ pub use crate::expected::INTEGER_PUBLIC_KEY_EXPECTED_DIGEST as EXPECTED_DIGEST;
 /// body straight into the frame buffer), so that the encryption alone is measured ([`Phase::Encrypt`]);
 /// frame 1 through `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {
-    construct(probe, || set_up(encryptor))?;
-    let mut inputs = RunInputs::new(&INTEGER_READINGS, Encryptor::READING_BYTES)?;
-    let mut digest = [0u8; 32];
-    digest[..16].copy_from_slice(&encryption_frame::<u64, 0, _>(
+    let (_, digest) = first_two_frames::<u64, 0, _>(
         encryptor,
-        &mut inputs,
+        set_up,
+        &INTEGER_READINGS,
         frame,
         probe,
-        0,
         2 * N,
         |encryptor, readings, words| {
             let (mask, body) = words.split_at_mut(N);
             encryptor.encrypt_u8(readings, mask, body).map(|()| [])
         },
-    )?);
-    digest[16..].copy_from_slice(&sealed_frame(encryptor, &mut inputs, frame, probe, 1, Phase::Frame)?);
+    )?;
     Ok(digest)
 }
 

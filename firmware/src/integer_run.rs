@@ -5,7 +5,7 @@
 //! with the set's compact body (`compact_body_bits()`, 14 bits: 3,679 bytes). Same [`Phase`]s and [`Probe`]
 //! as the boolean run ([`crate::run`]); the firmware runs this one instead with the feature `integer`.
 
-use crate::frames::{RunInputs, construct, encryption_frame, sealed_frame};
+use crate::frames::{first_two_frames, sealed_frame};
 use crate::kat_inputs::{INTEGER_READINGS, INTEGER_RNG_SEED};
 use crate::run::{Phase, Probe};
 use negacyclic_ntt::NttPlan64;
@@ -39,19 +39,17 @@ pub use crate::expected::INTEGER_EXPECTED_DIGEST as EXPECTED_DIGEST;
 /// ([`Phase::Encrypt`]); frame 1 through `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]);
 /// frame 2 the same with the compact body ([`Phase::CompactFrame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 48], &'static str> {
-    construct(probe, || set_up(encryptor))?;
-    let mut inputs = RunInputs::new(&INTEGER_READINGS, Encryptor::MESSAGE_BYTES)?;
-    let mut digest = [0u8; 48];
-    digest[..16].copy_from_slice(&encryption_frame::<u64, MASK_SEED_BYTES, _>(
+    let (mut inputs, first_two) = first_two_frames::<u64, MASK_SEED_BYTES, _>(
         encryptor,
-        &mut inputs,
+        set_up,
+        &INTEGER_READINGS,
         frame,
         probe,
-        0,
         N,
         |encryptor, readings, body| encryptor.encrypt_u8(readings, body),
-    )?);
-    digest[16..32].copy_from_slice(&sealed_frame(encryptor, &mut inputs, frame, probe, 1, Phase::Frame)?);
+    )?;
+    let mut digest = [0u8; 48];
+    digest[..32].copy_from_slice(&first_two);
 
     // The compact body: the same buffer (the full body is computed there before it is packed).
     encryptor

@@ -5,7 +5,7 @@
 //! value is all zero bytes, in `.bss`), the key stays in flash in its packed 128-byte form, and each
 //! encryption goes straight into the one frame buffer.
 
-use crate::frames::{RunInputs, construct, encryption_frame, sealed_frame};
+use crate::frames::first_two_frames;
 use crate::kat_inputs::{DIGEST_KEY, MESSAGE, RNG_SEED};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
@@ -67,19 +67,15 @@ pub trait Probe {
 /// `write_frame_in_place`, so that the encryption alone is measured ([`Phase::Encrypt`]); frame 1 through
 /// `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {
-    construct(probe, || set_up(encryptor))?;
-    let mut inputs = RunInputs::new(&MESSAGE, Encryptor::MESSAGE_BYTES)?;
-    let mut digest = [0u8; 32];
-    digest[..16].copy_from_slice(&encryption_frame::<u32, MASK_SEED_BYTES, _>(
+    let (_, digest) = first_two_frames::<u32, MASK_SEED_BYTES, _>(
         encryptor,
-        &mut inputs,
+        set_up,
+        &MESSAGE,
         frame,
         probe,
-        0,
         1024,
         |encryptor, bytes, body| encryptor.encrypt_seeded_glwe_ciphertext(bytes, body),
-    )?);
-    digest[16..].copy_from_slice(&sealed_frame(encryptor, &mut inputs, frame, probe, 1, Phase::Frame)?);
+    )?;
     Ok(digest)
 }
 
