@@ -348,119 +348,113 @@ fn public_key_frames_into_the_buffer_match_the_two_buffer_path() {
     assert_eq!(empty.seed(&mut Flaky { budget: 0, next: 0 }), Err(Error::RngFailed));
 }
 
-/// A rand_core 0.6 HAL-style RNG: fails with a code once its budget is spent.
-#[cfg(feature = "rand_core_06")]
-struct Hal06 {
-    budget: usize,
-}
-
-#[cfg(feature = "rand_core_06")]
-impl rand_core_06::RngCore for Hal06 {
-    fn next_u32(&mut self) -> u32 {
-        rand_core_06::impls::next_u32_via_fill(self)
-    }
-    fn next_u64(&mut self) -> u64 {
-        rand_core_06::impls::next_u64_via_fill(self)
-    }
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
-        self.try_fill_bytes(dest).unwrap();
-    }
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core_06::Error> {
-        if dest.len() > self.budget {
-            let code = core::num::NonZeroU32::new(rand_core_06::Error::CUSTOM_START + 5).unwrap();
-            return Err(rand_core_06::Error::from(code));
-        }
-        self.budget -= dest.len();
-        dest.fill(0x61);
-        Ok(())
-    }
-}
-
-#[cfg(feature = "rand_core_06")]
-impl rand_core_06::CryptoRng for Hal06 {}
-
-#[cfg(feature = "rand_core_06")]
-#[test]
-fn a_rand_core_06_hal_rng_seeds_through_the_adapter() {
-    use tfhe_sbc_device::csprng::seeding::{HalRngError, Rng06};
+/// An encryptor built in place with a key and no seed yet, for the HAL RNG adapters to seed.
+#[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
+fn keyed_unseeded_encryptor() -> Box<GlweEncryptor<1024>> {
     let (key, _) = common::key_and_encryptor(3, 4);
     let mut encryptor = Box::new(GlweEncryptor::<1024>::EMPTY);
     encryptor.set_key(&TFHE_LIB_GLWE_1024, &key).unwrap();
-    let mut failing = Hal06 { budget: 31 };
-    assert_eq!(encryptor.seed(&mut Rng06(&mut failing)), Err(Error::RngFailed));
-    let mut bytes = [0u8; 32];
-    let error = Rng06(&mut failing).try_fill_bytes(&mut bytes).unwrap_err();
-    assert_eq!(
-        error,
-        HalRngError {
-            code: core::num::NonZeroU32::new(rand_core_06::Error::CUSTOM_START + 5)
+    encryptor
+}
+
+/// A HAL's rand_core 0.6 RNG through the [`seeding::Rng06`] adapter.
+#[cfg(feature = "rand_core_06")]
+mod hal06 {
+    use super::*;
+
+    /// A rand_core 0.6 HAL-style RNG: fails with a code once its budget is spent.
+    struct Hal06 {
+        budget: usize,
+    }
+
+    impl rand_core_06::RngCore for Hal06 {
+        fn next_u32(&mut self) -> u32 {
+            rand_core_06::impls::next_u32_via_fill(self)
         }
-    );
-    assert!(error.to_string().contains("hardware RNG failed"));
-    let mut working = Hal06 { budget: 32 };
-    encryptor.seed(&mut Rng06(&mut working)).unwrap();
-    assert!(encryptor.is_ready());
-    // The adapter hands out the HAL's bytes unchanged.
-    let mut working = Hal06 { budget: 8 };
-    assert_eq!(Rng06(&mut working).try_next_u64().unwrap(), 0x6161_6161_6161_6161);
-}
-
-/// A rand_core 0.9 HAL-style fallible RNG.
-#[cfg(feature = "rand_core_09")]
-struct Hal09 {
-    budget: usize,
-}
-
-#[cfg(feature = "rand_core_09")]
-#[derive(Debug)]
-struct Hal09Error;
-
-#[cfg(feature = "rand_core_09")]
-impl core::fmt::Display for Hal09Error {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("seed error")
-    }
-}
-
-#[cfg(feature = "rand_core_09")]
-impl rand_core_09::TryRngCore for Hal09 {
-    type Error = Hal09Error;
-    fn try_next_u32(&mut self) -> Result<u32, Hal09Error> {
-        let mut b = [0; 4];
-        self.try_fill_bytes(&mut b)?;
-        Ok(u32::from_le_bytes(b))
-    }
-    fn try_next_u64(&mut self) -> Result<u64, Hal09Error> {
-        let mut b = [0; 8];
-        self.try_fill_bytes(&mut b)?;
-        Ok(u64::from_le_bytes(b))
-    }
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Hal09Error> {
-        if dst.len() > self.budget {
-            return Err(Hal09Error);
+        fn next_u64(&mut self) -> u64 {
+            rand_core_06::impls::next_u64_via_fill(self)
         }
-        self.budget -= dst.len();
-        dst.fill(0x62);
-        Ok(())
+        fn fill_bytes(&mut self, dest: &mut [u8]) {
+            self.try_fill_bytes(dest).unwrap();
+        }
+        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core_06::Error> {
+            if dest.len() > self.budget {
+                let code = core::num::NonZeroU32::new(rand_core_06::Error::CUSTOM_START + 5).unwrap();
+                return Err(rand_core_06::Error::from(code));
+            }
+            self.budget -= dest.len();
+            dest.fill(0x61);
+            Ok(())
+        }
+    }
+
+    impl rand_core_06::CryptoRng for Hal06 {}
+
+    #[test]
+    fn a_rand_core_06_hal_rng_seeds_through_the_adapter() {
+        use tfhe_sbc_device::csprng::seeding::{HalRngError, Rng06};
+        let mut encryptor = keyed_unseeded_encryptor();
+        let mut failing = Hal06 { budget: 31 };
+        assert_eq!(encryptor.seed(&mut Rng06(&mut failing)), Err(Error::RngFailed));
+        let mut bytes = [0u8; 32];
+        let error = Rng06(&mut failing).try_fill_bytes(&mut bytes).unwrap_err();
+        assert_eq!(
+            error,
+            HalRngError {
+                code: core::num::NonZeroU32::new(rand_core_06::Error::CUSTOM_START + 5)
+            }
+        );
+        assert!(error.to_string().contains("hardware RNG failed"));
+        let mut working = Hal06 { budget: 32 };
+        encryptor.seed(&mut Rng06(&mut working)).unwrap();
+        assert!(encryptor.is_ready());
+        // The adapter hands out the HAL's bytes unchanged.
+        let mut working = Hal06 { budget: 8 };
+        assert_eq!(Rng06(&mut working).try_next_u64().unwrap(), 0x6161_6161_6161_6161);
     }
 }
 
+/// A HAL's rand_core 0.9 RNG through the [`seeding::Rng09`] adapter.
 #[cfg(feature = "rand_core_09")]
-impl rand_core_09::TryCryptoRng for Hal09 {}
+mod hal09 {
+    use super::*;
 
-#[cfg(feature = "rand_core_09")]
-#[test]
-fn a_rand_core_09_hal_rng_seeds_through_the_adapter() {
-    use tfhe_sbc_device::csprng::seeding::Rng09;
-    let (key, _) = common::key_and_encryptor(3, 4);
-    let mut encryptor = Box::new(GlweEncryptor::<1024>::EMPTY);
-    encryptor.set_key(&TFHE_LIB_GLWE_1024, &key).unwrap();
-    assert_eq!(encryptor.seed(&mut Rng09(Hal09 { budget: 0 })), Err(Error::RngFailed));
-    assert!(!encryptor.is_ready());
-    encryptor.seed(&mut Rng09(Hal09 { budget: 32 })).unwrap();
-    assert!(encryptor.is_ready());
-    let mut working = Rng09(Hal09 { budget: 4 });
-    assert_eq!(working.try_next_u32().unwrap(), 0x6262_6262);
-    assert!(working.try_next_u32().is_err());
-    assert!(seeding::try_from_crypto_rng(&mut Rng09(Hal09 { budget: 32 })).is_ok());
+    /// A rand_core 0.9 HAL-style fallible RNG: [`Flaky`] behind the older trait.
+    struct Hal09(Flaky);
+
+    impl Hal09 {
+        /// Bytes 0x62, 0x63, ... until `budget` bytes are out.
+        fn new(budget: usize) -> Self {
+            Self(Flaky { budget, next: 0x62 })
+        }
+    }
+
+    impl rand_core_09::TryRngCore for Hal09 {
+        type Error = FlakyError;
+        fn try_next_u32(&mut self) -> Result<u32, FlakyError> {
+            self.0.try_next_u32()
+        }
+        fn try_next_u64(&mut self) -> Result<u64, FlakyError> {
+            self.0.try_next_u64()
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), FlakyError> {
+            self.0.try_fill_bytes(dst)
+        }
+    }
+
+    impl rand_core_09::TryCryptoRng for Hal09 {}
+
+    #[test]
+    fn a_rand_core_09_hal_rng_seeds_through_the_adapter() {
+        use tfhe_sbc_device::csprng::seeding::Rng09;
+        let mut encryptor = keyed_unseeded_encryptor();
+        assert_eq!(encryptor.seed(&mut Rng09(Hal09::new(0))), Err(Error::RngFailed));
+        assert!(!encryptor.is_ready());
+        encryptor.seed(&mut Rng09(Hal09::new(32))).unwrap();
+        assert!(encryptor.is_ready());
+        let mut working = Rng09(Hal09::new(4));
+        assert_eq!(working.try_next_u32().unwrap(), 0x6564_6362);
+        assert!(working.try_next_u32().is_err());
+        assert!(seeding::try_from_crypto_rng(&mut Rng09(Hal09::new(32))).is_ok());
+    }
 }

@@ -297,12 +297,7 @@ mod tests {
     fn tags_bind_key_frame_and_every_field() {
         let key = MacKey::from_bytes([5; 32]);
         let frame_tag = [9u8; TAG_BYTES];
-        let ack = Ack {
-            status: AckStatus::Accepted,
-            device_id: 3,
-            sequence: 77,
-            detail: 0,
-        };
+        let ack = Ack::new(AckStatus::Accepted, 3, 77);
         let sealed = ack.seal(&key, &frame_tag);
         let open = |bytes: &[u8; ACK_BYTES], key: &MacKey, frame_tag: &[u8; TAG_BYTES]| {
             AckRecord::decode(bytes).and_then(|r| r.open(key, frame_tag))
@@ -338,10 +333,8 @@ mod tests {
         let key = MacKey::from_bytes(core::array::from_fn(|i| i as u8));
         let frame_tag: [u8; TAG_BYTES] = core::array::from_fn(|i| 0xA0 + i as u8);
         let ack = Ack {
-            status: AckStatus::TooOld,
-            device_id: 7,
-            sequence: 1000,
             detail: 873,
+            ..Ack::new(AckStatus::TooOld, 7, 1000)
         };
         let record = ack.seal(&key, &frame_tag);
         let mut reference =
