@@ -20,18 +20,7 @@ use std::process::Command;
 #[test]
 fn forged_acknowledgements_change_nothing_and_every_reading_arrives() {
     let device = Provisioned::new(11);
-    let faults = vec![
-        Fault {
-            connection: 0,
-            frame: 1,
-            act: Act::Forge,
-        },
-        Fault {
-            connection: 0,
-            frame: 2,
-            act: Act::Forge,
-        },
-    ];
+    let faults = vec![Fault::new(0, 1, Act::Forge), Fault::new(0, 2, Act::Forge)];
     let server = TestServer::start(registry(0), faults);
     let input: String = (1..=10).map(|v| format!("{v}\n")).collect();
     let output = client(&device, server.address, &["--ack-timeout", "1s"], &input);
@@ -69,18 +58,7 @@ fn forged_acknowledgements_change_nothing_and_every_reading_arrives() {
 #[test]
 fn an_expired_message_is_reported_lost_and_the_exit_status_says_so() {
     let device = Provisioned::new(12);
-    let faults = vec![
-        Fault {
-            connection: 0,
-            frame: 1,
-            act: Act::ForgedExpiredFirst,
-        },
-        Fault {
-            connection: 0,
-            frame: 2,
-            act: Act::Expire,
-        },
-    ];
+    let faults = vec![Fault::new(0, 1, Act::ForgedExpiredFirst), Fault::new(0, 2, Act::Expire)];
     let server = TestServer::start(registry(0), faults);
     let output = client(&device, server.address, &[], "1\n2\n3\n");
     let seen = server.finish();

@@ -87,7 +87,7 @@ fn a_second_client_on_one_credential_file_stops_at_start_up() {
         .collect();
     after.sort();
     assert_eq!(after, files, "no temporary or other file left by the second client");
-    assert_eq!(server.seen.lock().unwrap().frames, 0, "the second client sent nothing");
+    assert_eq!(server.state.lock().unwrap().frames, 0, "the second client sent nothing");
 
     first.stdin.take().unwrap().write_all(b"1\n2\n3\n").unwrap();
     let status = first.wait().unwrap();
@@ -116,7 +116,7 @@ fn a_damaged_outbox_file_is_a_one_line_error() {
         log.contains("00000000000000000003.frame") && log.contains("move it out of") && !log.contains("panicked"),
         "{log}"
     );
-    assert_eq!(server.seen.lock().unwrap().connections, 0);
+    assert_eq!(server.state.lock().unwrap().connections, 0);
 
     std::fs::remove_file(&damaged).unwrap();
     let output = client(&device, server.address, &[], "1\n");

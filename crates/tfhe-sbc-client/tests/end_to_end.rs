@@ -11,6 +11,7 @@ mod common;
 
 use common::{Act, DEVICE, Fault, KEY_ID, Provisioned, TestServer, client, read_counter, readings, registry, stderr};
 use std::net::TcpListener;
+use std::process::Output;
 use std::time::Instant;
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_device::frame::ack::AckStatus;
@@ -21,12 +22,11 @@ use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 #[test]
 fn resends_after_dropped_connections_deliver_every_message_once() {
     let device = Provisioned::new(1);
-    let fault = |connection, frame, act| Fault { connection, frame, act };
     let faults = vec![
-        fault(0, 3, Act::CloseAfterIntake),
-        fault(1, 2, Act::CloseBeforeIntake),
-        fault(2, 10, Act::CloseAfterIntake),
-        fault(3, 1, Act::CloseAfterIntake),
+        Fault::new(0, 3, Act::CloseAfterIntake),
+        Fault::new(1, 2, Act::CloseBeforeIntake),
+        Fault::new(2, 10, Act::CloseAfterIntake),
+        Fault::new(3, 1, Act::CloseAfterIntake),
     ];
     let server = TestServer::start(registry(0), faults);
     let (input, bytes) = readings(30 * 80, 42);
@@ -133,43 +133,23 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
     let server = TestServer::start(DeviceRegistry::new(), Vec::new());
     let output = client(&device, server.address, &patience, "1\n");
     server.finish();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("does not know device 7"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 1, "does not know device 7");
     assert_eq!(device.outbox_files().len(), 2);
 
     // Nobody listens: the client retries, then gives up when told to. (The outbox's frames go out first.)
     let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let started = Instant::now();
     let output = client(&device, closed, &["--give-up-after", "1s"], "1\n");
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("no acknowledgement from"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 1, "no acknowledgement from");
     assert!(started.elapsed().as_secs() < 30);
 
     // Bad input, a bad credential file and a bad argument: exit codes 1, 2, 2, each one line that says what to do.
     let server = TestServer::start(registry(0), Vec::new());
     let output = client(&device, server.address, &[], "1\n300\n");
     server.finish();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("line 2 of standard input: \"300\" is not a u8"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 1, "line 2 of standard input: \"300\" is not a u8");
     let output = client(&device, closed, &["--batch", "5000"], "");
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("use --batch 2048 or less"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "use --batch 2048 or less");
     std::fs::write(device.credentials(), b"TSDC but not really").unwrap();
     let output = client(&device, closed, &[], "");
     assert_eq!(output.status.code(), Some(2));
@@ -178,4 +158,11 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
         log.contains("is not a valid device credential file") && !log.contains("panicked"),
         "{log}"
     );
+}
+
+/// Checks that the client exited with `code` and that its standard error says `says`.
+fn assert_exit(output: &Output, code: i32, says: &str) {
+    let log = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "{log}");
+    assert!(log.contains(says), "{log}");
 }

@@ -140,6 +140,13 @@ pub struct Fault {
     pub act: Act,
 }
 
+impl Fault {
+    /// `act` on frame `frame` of connection `connection` (both counted from 0).
+    pub const fn new(connection: usize, frame: usize, act: Act) -> Self {
+        Self { connection, frame, act }
+    }
+}
+
 #[derive(Default)]
 pub struct Seen {
     pub messages: Vec<Message>,
@@ -151,47 +158,61 @@ pub struct Seen {
     pub frames: usize,
 }
 
-/// A loopback server: the adapter's intake and sealed acknowledgements, one connection at a time, with
-/// faults.
-pub struct TestServer {
+/// A loopback listener on its own thread: each connection, one at a time until [`Self::finish`], goes to
+/// a handler with the server's shared `state`.
+pub struct Loopback<S> {
     pub address: SocketAddr,
     stop: Arc<AtomicBool>,
-    pub seen: Arc<Mutex<Seen>>,
+    pub state: Arc<Mutex<S>>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl TestServer {
-    pub fn start(registry: DeviceRegistry, faults: Vec<Fault>) -> Self {
+impl<S: Default + Send + 'static> Loopback<S> {
+    /// Listens on a free port; `handle(connection, socket, state)` serves each connection in turn.
+    fn listen(mut handle: impl FnMut(usize, TcpStream, &Mutex<S>) + Send + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
-        let seen = Arc::new(Mutex::new(Seen::default()));
+        let state = Arc::new(Mutex::new(S::default()));
         let thread = {
-            let (stop, seen) = (stop.clone(), seen.clone());
+            let (stop, state) = (stop.clone(), state.clone());
             std::thread::spawn(move || {
-                let mut intake = Intake::new(IntakeConfig::default(), registry);
                 for (connection, socket) in listener.incoming().enumerate() {
                     if stop.load(Ordering::SeqCst) {
                         return;
                     }
-                    seen.lock().unwrap().connections += 1;
-                    serve(&mut intake, socket.unwrap(), connection, &faults, &seen);
+                    handle(connection, socket.unwrap(), &state);
                 }
             })
         };
         Self {
             address,
             stop,
-            seen,
+            state,
             thread: Some(thread),
         }
     }
 
-    pub fn finish(mut self) -> Seen {
+    /// Stops accepting and returns the state; a connection still open ends when its client dies.
+    pub fn finish(mut self) -> S {
         self.stop.store(true, Ordering::SeqCst);
         let _ = TcpStream::connect(self.address);
         self.thread.take().unwrap().join().unwrap();
-        std::mem::take(&mut *self.seen.lock().unwrap())
+        std::mem::take(&mut *self.state.lock().unwrap())
+    }
+}
+
+/// A loopback server: the adapter's intake and sealed acknowledgements, one connection at a time, with
+/// faults; its state is what it saw.
+pub type TestServer = Loopback<Seen>;
+
+impl TestServer {
+    pub fn start(registry: DeviceRegistry, faults: Vec<Fault>) -> Self {
+        let mut intake = Intake::new(IntakeConfig::default(), registry);
+        Self::listen(move |connection, socket, seen| {
+            seen.lock().unwrap().connections += 1;
+            serve(&mut intake, socket, connection, &faults, seen);
+        })
     }
 }
 
@@ -276,48 +297,25 @@ fn serve(intake: &mut Intake, socket: TcpStream, connection: usize, faults: &[Fa
     }
 }
 
-/// A server that reads frames and never acknowledges one: it records their sequence numbers.
-pub struct SilentServer {
-    pub address: SocketAddr,
-    stop: Arc<AtomicBool>,
-    pub sequences: Arc<Mutex<Vec<u64>>>,
-    thread: Option<JoinHandle<()>>,
-}
+/// A server that reads frames and never acknowledges one: its state is their sequence numbers.
+pub type SilentServer = Loopback<Vec<u64>>;
 
 impl SilentServer {
     pub fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let sequences = Arc::new(Mutex::new(Vec::new()));
-        let thread = {
-            let (stop, sequences) = (stop.clone(), sequences.clone());
-            std::thread::spawn(move || {
-                for socket in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let mut reader = FrameReader::new(socket.unwrap());
-                    while let Ok(Some(frame)) = reader.next_frame() {
-                        let header = ack_for(frame, &Ok::<(), IntakeError>(()));
-                        sequences.lock().unwrap().push(header.sequence);
-                    }
-                }
-            })
-        };
-        Self {
-            address,
-            stop,
-            sequences,
-            thread: Some(thread),
-        }
+        Self::listen(|_, socket, sequences| {
+            let mut reader = FrameReader::new(socket);
+            while let Ok(Some(frame)) = reader.next_frame() {
+                let header = ack_for(frame, &Ok::<(), IntakeError>(()));
+                sequences.lock().unwrap().push(header.sequence);
+            }
+        })
     }
 
     /// Waits (at most `limit`) until `count` distinct frames arrived; returns their sorted sequence numbers.
     pub fn wait_for(&self, count: usize, limit: Duration) -> Vec<u64> {
         let started = Instant::now();
         loop {
-            let mut distinct = self.sequences.lock().unwrap().clone();
+            let mut distinct = self.state.lock().unwrap().clone();
             distinct.sort_unstable();
             distinct.dedup();
             if distinct.len() >= count || started.elapsed() > limit {
@@ -325,13 +323,6 @@ impl SilentServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-
-    /// Stops accepting; a connection still open ends when its client dies.
-    pub fn finish(mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.address);
-        self.thread.take().unwrap().join().unwrap();
     }
 }
 
