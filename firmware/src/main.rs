@@ -125,13 +125,18 @@ fn main() {
 mod tests {
     use super::kat_inputs::*;
     use super::run::{Encryptor, PACKED_KEY, Phase, Probe, run};
+    use negacyclic_ntt::NttPlan64;
     use rand_core::SeedableRng;
     use sha2::{Digest, Sha256};
     use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, unpack_secret_key};
-    use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+    use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
     use tfhe_sbc_device::csprng::xof::Blake2bXof;
+    use tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase;
     use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+    use tfhe_sbc_device::frame::mac::TAG_BYTES;
     use tfhe_sbc_device::frame::{HEADER_BYTES, SEEDED_FRAME_BYTES_1024};
+    use tfhe_sbc_device::product::NegacyclicProductPlan;
+    use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
 
     /// Records the phases, in order, and the frames.
     #[derive(Default)]
@@ -216,9 +221,6 @@ mod tests {
     /// spectrum through the integer runs' product.
     fn integer_kat_key() -> (GlweSecretKey<Vec<u8>>, Vec<[u32; 3]>) {
         use super::integer_run::{N, Product};
-        use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-        use tfhe_sbc_device::product::NegacyclicProductPlan;
-        use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
         let key = GlweSecretKey::generate_binary(
             vec![0u8; N],
             MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().polynomial_size(),
@@ -232,7 +234,7 @@ mod tests {
 
     /// The `u8` readings a decrypted phase's radix blocks round to (the integer set's encoding).
     fn integer_readings(phase: &[u64]) -> Vec<u8> {
-        let encoding = tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
+        let encoding = MESSAGE_2_CARRY_2_TUNIFORM_2M128.encoding();
         phase
             .chunks_exact(encoding.blocks_per_value(8).unwrap())
             .map(|blocks| u8::try_from(encoding.decode_value(blocks).unwrap()).unwrap())
@@ -245,14 +247,9 @@ mod tests {
     #[test]
     fn the_integer_run_matches_build_rs_and_decrypts_to_the_readings() {
         use super::integer_run::{self, N};
-        use negacyclic_ntt::NttPlan64;
         use tfhe_sbc_core::compact_body::{packed_body_bytes, unpack_body};
         use tfhe_sbc_core::entities::MASK_SEED_BYTES;
-        use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-        use tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase;
         use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
-        use tfhe_sbc_device::frame::mac::TAG_BYTES;
-        use tfhe_sbc_device::product::NegacyclicProductPlan;
 
         let record = Record::of(
             &mut *Box::new(integer_run::Encryptor::EMPTY),
@@ -319,14 +316,10 @@ mod tests {
     #[test]
     fn the_integer_public_key_run_matches_build_rs_and_decrypts_to_the_readings() {
         use super::integer_public_key_run::{self, N, PUBLIC_KEY_FILE};
-        use negacyclic_ntt::NttPlan64;
-        use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-        use tfhe_sbc_device::encrypt::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
+        use tfhe_sbc_device::encrypt::glwe_encryption::decrypt_glwe_phase;
         use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
         use tfhe_sbc_device::files::public_key::decode_public_key;
-        use tfhe_sbc_device::frame::mac::TAG_BYTES;
         use tfhe_sbc_device::frame::{FrameKind, frame_bytes};
-        use tfhe_sbc_device::product::NegacyclicProductPlan;
 
         let record = Record::of(
             &mut *Box::new(integer_public_key_run::Encryptor::EMPTY),
