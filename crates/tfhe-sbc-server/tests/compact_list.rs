@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::service::{Meter, connect, send_expecting};
+use common::service::{Meter, connect};
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -72,9 +72,9 @@ fn compact_list_readings_arrive_through_tfhe_rs_expand() {
     let mut server = common::process::demo_server(&dir, &address_file, &["--exit-after", "3"]);
     let address = common::process::wait_for_address(&address_file, Duration::from_secs(120), String::new);
     let mut stream = connect(&address);
-    send_expecting(&mut stream, &forged, fleet.credentials.mac_key(), AckStatus::NotAllowed);
+    fleet.send_expecting(&mut stream, &forged, AckStatus::NotAllowed);
     for (meter, frame) in &frames {
-        send_expecting(&mut stream, frame, meter.credentials.mac_key(), AckStatus::Accepted);
+        meter.send_expecting(&mut stream, frame, AckStatus::Accepted);
     }
     let started = Instant::now();
     let status = server.wait().unwrap();

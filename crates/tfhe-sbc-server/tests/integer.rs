@@ -12,7 +12,7 @@
 mod common;
 
 use common::process::RoleProcess;
-use common::service::{Meter, connect, integer_key_set, send, send_expecting};
+use common::service::{Meter, connect, integer_key_set, send};
 
 use std::io::Read;
 use std::net::TcpStream;
@@ -119,7 +119,7 @@ fn the_single_process_server_accepts_no_frame_twice_across_a_kill() {
     }
     for meter in &mut meters[1..] {
         let frame = meter.message(&[5, 6]).remove(0);
-        send_expecting(&mut stream, &frame, meter.credentials.mac_key(), AckStatus::Accepted);
+        meter.send_expecting(&mut stream, &frame, AckStatus::Accepted);
     }
     let state = std::fs::read_to_string(keys.join("replay_state.txt")).unwrap();
     // Meter 0's window: highest u64::MAX - 1 (little-endian fe ff .. ff after the floor and the flag).

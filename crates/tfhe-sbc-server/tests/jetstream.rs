@@ -18,9 +18,7 @@
 mod common;
 
 use common::nats::NatsServer;
-use common::service::{
-    METERS, Meter, Server, connect, integer_key_set, readings, send, send_expecting, send_until_acknowledged,
-};
+use common::service::{METERS, Meter, Server, connect, integer_key_set, readings, send, send_until_acknowledged};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -72,12 +70,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let halves = interrupted.message(&values);
     assert_eq!(halves.len(), 2);
     let mut stream = connect(&address);
-    send_expecting(
-        &mut stream,
-        &halves[0],
-        interrupted.credentials.mac_key(),
-        AckStatus::Accepted,
-    );
+    interrupted.send_expecting(&mut stream, &halves[0], AckStatus::Accepted);
     sent.insert((interrupted.id, first), values);
 
     // SIGKILL, restart on the same NATS: nothing is forgotten.
@@ -85,12 +78,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let (_server, address) = Server::start(&keys, &nats.url(), &address_file);
     let interrupted = &meters[2];
     let mut stream = connect(&address);
-    send_expecting(
-        &mut stream,
-        &halves[1],
-        interrupted.credentials.mac_key(),
-        AckStatus::Accepted,
-    );
+    interrupted.send_expecting(&mut stream, &halves[1], AckStatus::Accepted);
     for meter in &mut meters {
         let mut stream = connect(&address);
         for (id, frame) in first_frames.iter().filter(|(id, _)| *id == meter.id).take(3) {
@@ -105,7 +93,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
             let first = meter.counter.next_sequence();
             let values = readings(meter.id, m);
             for frame in meter.message(&values) {
-                send_expecting(&mut stream, &frame, meter.credentials.mac_key(), AckStatus::Accepted);
+                meter.send_expecting(&mut stream, &frame, AckStatus::Accepted);
             }
             sent.insert((meter.id, first), values);
         }
@@ -132,8 +120,8 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
     let frame = last.message(&values).remove(0);
     sent.insert((last.id, u64::MAX - 1), values);
     let mut stream = connect(&address);
-    send_expecting(&mut stream, &frame, last.credentials.mac_key(), AckStatus::Accepted);
-    send_expecting(&mut stream, &frame, last.credentials.mac_key(), AckStatus::Duplicate);
+    last.send_expecting(&mut stream, &frame, AckStatus::Accepted);
+    last.send_expecting(&mut stream, &frame, AckStatus::Duplicate);
 
     // A forged frame (one bit of its tag flipped): refused with an unauthenticated record.
     let mut forged = first_frames[0].1.clone();

@@ -79,6 +79,16 @@ impl Meter {
         }
     }
 
+    /// Sends `frame` (one of this meter's) on `stream` and asserts that the acknowledgement opens under the
+    /// meter's MAC key and says `status`.
+    #[allow(dead_code)]
+    pub fn send_expecting(&self, stream: &mut TcpStream, frame: &[u8], status: AckStatus) -> Ack {
+        let ack = send(stream, frame, self.credentials.mac_key())
+            .unwrap_or_else(|claimed| panic!("unauthenticated record: {claimed:?}"));
+        assert_eq!(ack.status, status, "device {}, sequence {}", self.id, ack.sequence);
+        ack
+    }
+
     /// The frames of one message.
     pub fn seal(&mut self, message: &[u8]) -> Vec<Vec<u8>> {
         let outgoing = self
@@ -114,14 +124,6 @@ pub fn send(stream: &mut TcpStream, frame: &[u8], key: &MacKey) -> Result<Ack, A
     stream.read_exact(&mut record).unwrap();
     let record = AckRecord::decode(&record).unwrap();
     record.open(key, frame_tag(frame).unwrap()).map_err(|_| record.claimed)
-}
-
-/// [`send`], asserting that the acknowledgement opens and says `status`.
-#[allow(dead_code)]
-pub fn send_expecting(stream: &mut TcpStream, frame: &[u8], key: &MacKey, status: AckStatus) -> Ack {
-    let ack = send(stream, frame, key).unwrap_or_else(|claimed| panic!("unauthenticated record: {claimed:?}"));
-    assert_eq!(ack.status, status, "acknowledgement of sequence {}", ack.sequence);
-    ack
 }
 
 /// A multi-threaded tokio runtime for the tests' NATS clients.
