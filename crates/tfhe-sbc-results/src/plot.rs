@@ -97,9 +97,9 @@ impl LineChart<'_> {
             .configure_mesh()
             .x_desc(self.x_label)
             .y_desc(self.y_label)
-            .x_labels(8)
-            .x_label_formatter(&|v| short(*v))
-            .y_label_formatter(&|v| short(*v))
+            .x_labels(12)
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
             .axis_desc_style(("sans-serif", 15))
             .draw()
             .map_err(err)?;
@@ -174,10 +174,11 @@ impl BarChart<'_> {
             .configure_mesh()
             .disable_y_mesh()
             .x_desc(self.x_label)
-            .x_label_formatter(&|v| short(*v))
+            .x_labels(12)
+            .x_label_formatter(&|v| tick(*v))
             .y_labels(rows)
             .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+                SegmentValue::CenterOf(i) => labels.get(*i).map(|l| fit(l)).unwrap_or_default(),
                 _ => String::new(),
             })
             .axis_desc_style(("sans-serif", 15))
@@ -235,6 +236,34 @@ impl BarChart<'_> {
             .draw()
             .map_err(err)?;
         root.present().map_err(err)
+    }
+}
+
+/// A log axis' tick label: only at 1, 2 and 5 times a power of ten (the others stay blank, so that labels
+/// near the end of a decade do not run into each other).
+fn tick(v: f64) -> String {
+    if v <= 0.0 || !v.is_finite() {
+        return String::new();
+    }
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 0.02 * m) {
+        short(v)
+    } else {
+        String::new()
+    }
+}
+
+/// A bar's label, cut at its first parenthesis when too long for the label area.
+fn fit(label: &str) -> String {
+    const MAX: usize = 48;
+    if label.chars().count() <= MAX {
+        return label.to_string();
+    }
+    let head = label.split(" (").next().unwrap_or(label);
+    if head.chars().count() <= MAX {
+        head.to_string()
+    } else {
+        format!("{}…", head.chars().take(MAX - 1).collect::<String>())
     }
 }
 

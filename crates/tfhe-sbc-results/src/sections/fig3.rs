@@ -301,7 +301,9 @@ fn render(ctx: &Context, curves: &[Curve], notes: String) -> Section {
          integer: MAC, mask expansion, per-device GLWE switch, extraction into `FheUint8`). Heap: the peak \
          heap of the conversion including its output (4 MiB of TLWE per 1024-bit ciphertext before the key \
          switch). The paper (Fig. 3): 1.0 ms single-threaded per 1024-bit TRLWE on its server, memory growing \
-         linearly (4 MiB per TRLWE).\n\n",
+         linearly (4 MiB per TRLWE). Each conversion allocates its output afresh: once that exceeds what the \
+         allocator keeps from earlier rounds (here from about 64 MiB), the kernel's first-touch page faults \
+         show as a step in the time curves.\n\n",
     );
     md.push_str(&notes);
     let rows: Vec<Vec<String>> = curves

@@ -46,9 +46,14 @@ fn parse(log: &str) -> (Vec<String>, Vec<Vec<String>>, Option<String>) {
     (header, rows, aarch64)
 }
 
+/// The workspace root (the scripts `cd` there themselves).
+pub fn workspace_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 fn run_script(script: &str) -> Result<String, String> {
     let out = Command::new("bash")
-        .arg(script)
+        .arg(workspace_root().join(script))
         .output()
         .map_err(|e| format!("bash {script}: {e}"))?;
     let text = format!(

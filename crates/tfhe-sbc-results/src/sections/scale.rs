@@ -51,6 +51,7 @@ pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
         ),
         None => Command::new("cargo")
             .args(["bench", "-p", "tfhe-sbc-server", "--bench", "service"])
+            .current_dir(crate::sections::firmware::workspace_root())
             .output()
             .map_err(|e| format!("cargo bench: {e}"))
             .and_then(|o| {
