@@ -143,11 +143,10 @@ const KEY_ID: u32 = 1;
 
 fn main() {
     let args = Args::parse();
+    // RUST_LOG if set, else warnings only.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into());
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(filter)
         .with_target(false)
         .init();
     if args.integers {

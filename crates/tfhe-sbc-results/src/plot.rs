@@ -112,31 +112,20 @@ impl LineChart<'_> {
                 .filter(|(x, y)| *x > 0.0 && *y > 0.0 && y.is_finite())
                 .collect();
             let style = colour.stroke_width(2);
-            if s.dashed {
-                chart
-                    .draw_series(DashedLineSeries::new(points.clone(), 8, 5, style))
-                    .map_err(err)?
-                    .label(s.name.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], colour.stroke_width(2)));
+            let drawn = if s.dashed {
+                chart.draw_series(DashedLineSeries::new(points.clone(), 8, 5, style))
             } else {
-                chart
-                    .draw_series(LineSeries::new(points.clone(), style))
-                    .map_err(err)?
-                    .label(s.name.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], colour.stroke_width(2)));
-            }
+                chart.draw_series(LineSeries::new(points.clone(), style))
+            };
+            drawn
+                .map_err(err)?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], colour.stroke_width(2)));
             chart
                 .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present().map_err(err)
     }
 }
@@ -227,16 +216,24 @@ impl BarChart<'_> {
                 )
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)
     }
+}
+
+/// The legend of `chart`'s labelled series, boxed, at `position`.
+fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(err)
 }
 
 /// A log axis' tick label: only at 1, 2 and 5 times a power of ten (the others stay blank, so that labels

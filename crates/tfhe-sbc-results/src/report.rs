@@ -62,6 +62,13 @@ impl Section {
         }
     }
 
+    /// [`Section::plot`] of a bar chart `name` (an SVG file name) titled `title`, with value axis `x_label`
+    /// and `bars` (group, label, value).
+    pub fn bars(&mut self, ctx: &Context, name: &str, title: &str, x_label: &str, bars: Vec<(String, String, f64)>) {
+        let chart = crate::plot::BarChart { title, x_label, bars };
+        self.plot(ctx, name, |path, stamp| chart.write(path, stamp));
+    }
+
     /// The section as Markdown, plots linked from `results/`.
     pub fn render(&self) -> String {
         let mut s = format!("## {}\n\n{}\n", self.title, self.markdown.trim_end());

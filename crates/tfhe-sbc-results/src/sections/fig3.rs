@@ -34,6 +34,17 @@ struct Curve {
     points: Vec<(usize, f64, usize)>,
 }
 
+impl Curve {
+    /// An empty curve of `what` on `threads` threads (more than one: all cores).
+    fn new(what: &str, threads: usize) -> Self {
+        Self {
+            name: format!("{what}, {}", threads_label(threads)),
+            all_cores: threads > 1,
+            points: Vec::new(),
+        }
+    }
+}
+
 /// Samples `op` (its input made by `input` outside the timing) `samples` times: median seconds, peak heap.
 fn sample<I, R>(samples: usize, mut input: impl FnMut() -> I, mut op: impl FnMut(I) -> R) -> (f64, usize) {
     let mut times = Vec::new();
@@ -140,11 +151,7 @@ fn boolean_curves(ctx: &Context, kit: &BooleanKit, sizes: &[usize], samples: usi
         ];
         for (mode, mut device) in devices {
             let mut counter = FrameCounter::new(0);
-            let mut curve = Curve {
-                name: format!("boolean {mode}, {}", threads_label(threads)),
-                all_cores: threads > 1,
-                points: Vec::new(),
-            };
+            let mut curve = Curve::new(&format!("boolean {mode}"), threads);
             for &n in sizes {
                 ctx.step(&format!("Fig. 3: boolean {mode}, {n} ciphertexts, {threads} thread(s)"));
                 // Once untimed: per-device keys are decompressed into the cache (warm, as in service).
@@ -218,18 +225,7 @@ pub fn run(ctx: &Context, kit: &BooleanKit, integers: Option<&IntegerKit>) -> Se
     let mut curves = Vec::new();
     // Extraction alone: n GLWE ciphertexts into n * 1024 TLWE.
     for par in [false, true] {
-        let mut curve = Curve {
-            name: format!(
-                "extraction only, {}",
-                if par {
-                    threads_label(ctx.stamp.cores)
-                } else {
-                    threads_label(1)
-                }
-            ),
-            all_cores: par,
-            points: Vec::new(),
-        };
+        let mut curve = Curve::new("extraction only", if par { ctx.stamp.cores } else { 1 });
         for &n in &sizes {
             ctx.step(&format!("Fig. 3: extraction, {n} ciphertexts"));
             let cts: Vec<_> = (0..n)
@@ -267,18 +263,7 @@ pub fn run(ctx: &Context, kit: &BooleanKit, integers: Option<&IntegerKit>) -> Se
     if let Some(kit) = integers {
         for par in [false, true] {
             for mode in crate::sections::integers::MODES {
-                let mut curve = Curve {
-                    name: format!(
-                        "integer {mode}, {}",
-                        if par {
-                            threads_label(ctx.stamp.cores)
-                        } else {
-                            threads_label(1)
-                        }
-                    ),
-                    all_cores: par,
-                    points: Vec::new(),
-                };
+                let mut curve = Curve::new(&format!("integer {mode}"), if par { ctx.stamp.cores } else { 1 });
                 for &frames in &integer_frames {
                     ctx.step(&format!("Fig. 3: integer {mode}, {frames} frames"));
                     let (s, h) = sample(samples, || kit.frames(mode, frames), |f| kit.intake(mode, &f, par));

@@ -2,7 +2,6 @@
 //! public key), against tfhe-rs's `FheUint8::encrypt` and `CompactCiphertextList`, and bytes per value.
 
 use crate::peak;
-use crate::plot::BarChart;
 use crate::report::{Context, Section, table};
 use crate::timing::{human, median_seconds};
 use rand_core::SeedableRng;
@@ -308,27 +307,17 @@ pub fn run(ctx: &Context, kit: &IntegerKit) -> Section {
         &table_rows,
     ));
     let mut section = Section::new("5. Integers (FheUint8)", md);
-    let time = BarChart {
-        title: "Integers: time per FheUint8",
-        x_label: "time per value [µs] (log scale)",
-        bars: rows.iter().map(|r| (r.0.clone(), r.1.clone(), r.2 * 1e6)).collect(),
-    };
-    section.plot(ctx, "integers-time.svg", |path, stamp| time.write(path, stamp));
-    let bytes = BarChart {
-        title: "Integers: bytes per FheUint8",
-        x_label: "bytes per value [B] (log scale)",
-        bars: rows
-            .iter()
-            .filter(|r| r.0 == "device encryption")
-            .map(|r| {
-                (
-                    if r.1.starts_with("ours") { "ours" } else { "tfhe-rs" }.to_string(),
-                    r.1.clone(),
-                    r.3,
-                )
-            })
-            .collect(),
-    };
-    section.plot(ctx, "integers-bytes.svg", |path, stamp| bytes.write(path, stamp));
+    let time = rows.iter().map(|r| (r.0.clone(), r.1.clone(), r.2 * 1e6)).collect();
+    let (title, unit) = ("Integers: time per FheUint8", "time per value [µs] (log scale)");
+    section.bars(ctx, "integers-time.svg", title, unit, time);
+    // Bytes on the wire: the device side only, ours against tfhe-rs's.
+    let family = |path: &str| if path.starts_with("ours") { "ours" } else { "tfhe-rs" }.to_string();
+    let bytes = rows
+        .iter()
+        .filter(|r| r.0 == "device encryption")
+        .map(|r| (family(&r.1), r.1.clone(), r.3))
+        .collect();
+    let (title, unit) = ("Integers: bytes per FheUint8", "bytes per value [B] (log scale)");
+    section.bars(ctx, "integers-bytes.svg", title, unit, bytes);
     section
 }

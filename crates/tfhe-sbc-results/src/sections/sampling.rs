@@ -2,7 +2,6 @@
 //! reused vs computed on the fly; FFT vs NTT vs naive), at N = 1024.
 
 use crate::peak;
-use crate::plot::BarChart;
 use crate::report::{Context, Section, table};
 use crate::timing::{human, kib, median_seconds};
 use blake2::Digest;
@@ -232,23 +231,19 @@ fn render(ctx: &Context, rows: &[Row]) -> Section {
             "Table 7: negacyclic product, N = 1024",
         ),
     ] {
-        let chart = BarChart {
-            title,
-            x_label: "time per call [µs] (log scale)",
-            bars: rows
-                .iter()
-                .filter(|r| r.group == group)
-                .map(|r| {
-                    let family = if r.name.contains("ours") {
-                        "ours"
-                    } else {
-                        "peers and variants"
-                    };
-                    (family.to_string(), r.name.clone(), r.seconds * 1e6)
-                })
-                .collect(),
-        };
-        section.plot(ctx, file, |path, stamp| chart.write(path, stamp));
+        let bars = rows
+            .iter()
+            .filter(|r| r.group == group)
+            .map(|r| {
+                let family = if r.name.contains("ours") {
+                    "ours"
+                } else {
+                    "peers and variants"
+                };
+                (family.to_string(), r.name.clone(), r.seconds * 1e6)
+            })
+            .collect();
+        section.bars(ctx, file, title, "time per call [µs] (log scale)", bars);
     }
     section
 }

@@ -3,7 +3,6 @@
 //! is parsed from a log (`--service-log`), or the bench is run (`cargo bench -p tfhe-sbc-server --bench
 //! service`) in a full run when `TSBC_NATS_SERVER` names a nats-server binary.
 
-use crate::plot::BarChart;
 use crate::report::{Context, Section, table};
 use std::path::Path;
 use std::process::Command;
@@ -101,29 +100,23 @@ pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
     }
     let mut section = Section::new("6. Scale (frames per second and ack latency vs workers)", md);
     if !rows.is_empty() {
-        let chart = BarChart {
-            title: "Service: frames per second per configuration",
-            x_label: "frames per second [1/s] (log scale)",
-            bars: rows
-                .iter()
-                .map(|r| ("frames/s".to_string(), r.0.clone(), r.1))
-                .collect(),
-        };
-        section.plot(ctx, "scale-fps.svg", |path, stamp| chart.write(path, stamp));
-        let latency = BarChart {
-            title: "Service: acknowledgement latency per configuration",
-            x_label: "ack latency [ms] (log scale)",
-            bars: rows
-                .iter()
-                .flat_map(|r| {
-                    [
-                        ("p50".to_string(), format!("{} p50", r.0), r.2),
-                        ("p99".to_string(), format!("{} p99", r.0), r.3),
-                    ]
-                })
-                .collect(),
-        };
-        section.plot(ctx, "scale-latency.svg", |path, stamp| latency.write(path, stamp));
+        let fps = rows
+            .iter()
+            .map(|r| ("frames/s".to_string(), r.0.clone(), r.1))
+            .collect();
+        let title = "Service: frames per second per configuration";
+        section.bars(ctx, "scale-fps.svg", title, "frames per second [1/s] (log scale)", fps);
+        let latency = rows
+            .iter()
+            .flat_map(|r| {
+                [
+                    ("p50".to_string(), format!("{} p50", r.0), r.2),
+                    ("p99".to_string(), format!("{} p99", r.0), r.3),
+                ]
+            })
+            .collect();
+        let title = "Service: acknowledgement latency per configuration";
+        section.bars(ctx, "scale-latency.svg", title, "ack latency [ms] (log scale)", latency);
     }
     section
 }
