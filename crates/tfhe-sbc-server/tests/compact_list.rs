@@ -3,8 +3,9 @@
 //! u8, u16 and u32 readings inside authenticated frames (kind 3, the Pi client's `--mode
 //! tfhe-compact-list` encryptor); the single-process server authenticates them, hands each list to tfhe-rs
 //! (`safe_deserialize_conformant`, `expand_with_key` with the casting key) and `--demo-client-key` decrypts
-//! exactly the readings sent. A fleet device's compact list is refused (compact lists are a public-key
-//! mode), and the frames' sizes and header checks are the wire format's (`docs/wire-format.md`).
+//! exactly the readings sent, once each (a resend is a duplicate). A fleet device's compact list is refused
+//! (compact lists are a public-key mode), and the frames' sizes and header checks are the wire format's
+//! (`docs/wire-format.md`).
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -73,8 +74,12 @@ fn compact_list_readings_arrive_through_tfhe_rs_expand() {
     let address = common::process::wait_for_address(&address_file, Duration::from_secs(120), String::new);
     let mut stream = connect(&address);
     fleet.send_expecting(&mut stream, &forged, AckStatus::NotAllowed);
-    for (meter, frame) in &frames {
+    for (i, (meter, frame)) in frames.iter().enumerate() {
         meter.send_expecting(&mut stream, frame, AckStatus::Accepted);
+        if i == 0 {
+            // A resend of an accepted list is acknowledged again, never converted twice.
+            meter.send_expecting(&mut stream, frame, AckStatus::Duplicate);
+        }
     }
     let started = Instant::now();
     let status = server.wait().unwrap();
