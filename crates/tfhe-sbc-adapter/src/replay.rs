@@ -11,17 +11,7 @@
 /// The window's width: how far out of order (in sequence numbers) a frame may arrive.
 pub const WINDOW: u64 = 128;
 
-/// Why a sequence number is refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReplayError {
-    /// Already accepted.
-    Replayed,
-    /// Below the window or the floor.
-    TooOld {
-        /// The lowest number the window still accepts.
-        lowest_acceptable: u64,
-    },
-}
+use crate::IntakeError;
 
 /// One device's window.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,9 +63,13 @@ impl ReplayWindow {
         }
     }
 
-    /// Whether `sequence` is new, without recording it.
-    pub fn check(&self, sequence: u64) -> Result<(), ReplayError> {
-        let too_old = Err(ReplayError::TooOld {
+    /// Whether `sequence` of device `device_id` (this window's device, named in the error) is new, without
+    /// recording it: [`IntakeError::Replayed`] if it was accepted, [`IntakeError::TooOld`] if it is below
+    /// the window or the floor.
+    pub fn check(&self, device_id: u64, sequence: u64) -> Result<(), IntakeError> {
+        let too_old = Err(IntakeError::TooOld {
+            device_id,
+            sequence,
             lowest_acceptable: self.lowest_acceptable(),
         });
         if sequence < self.floor {
@@ -89,7 +83,7 @@ impl ReplayWindow {
         if behind >= WINDOW {
             too_old
         } else if self.seen >> behind & 1 == 1 {
-            Err(ReplayError::Replayed)
+            Err(IntakeError::Replayed { device_id, sequence })
         } else {
             Ok(())
         }
@@ -128,7 +122,7 @@ impl ReplayWindow {
 
     /// Records `sequence`, which [`check`](Self::check) accepted.
     pub fn accept(&mut self, sequence: u64) {
-        debug_assert!(self.check(sequence).is_ok());
+        debug_assert!(self.check(0, sequence).is_ok());
         match self.highest {
             None => {
                 self.highest = Some(sequence);
@@ -149,6 +143,24 @@ impl ReplayWindow {
 mod tests {
     use super::*;
 
+    /// The device the windows below belong to.
+    const DEVICE: u64 = 7;
+
+    fn replayed(sequence: u64) -> Result<(), IntakeError> {
+        Err(IntakeError::Replayed {
+            device_id: DEVICE,
+            sequence,
+        })
+    }
+
+    fn too_old(sequence: u64, lowest_acceptable: u64) -> Result<(), IntakeError> {
+        Err(IntakeError::TooOld {
+            device_id: DEVICE,
+            sequence,
+            lowest_acceptable,
+        })
+    }
+
     /// The window against a plain set of accepted numbers, on a pseudo-random schedule.
     #[test]
     fn matches_a_reference_model() {
@@ -162,15 +174,17 @@ mod tests {
             let top: u64 = accepted.last().copied().unwrap_or(0);
             let sequence = (top + 40).saturating_sub((state >> 33) % 300);
             let expected = if sequence < 5 || (!accepted.is_empty() && sequence + WINDOW <= top) {
-                Err(ReplayError::TooOld {
-                    lowest_acceptable: window.lowest_acceptable(),
-                })
+                too_old(sequence, window.lowest_acceptable())
             } else if accepted.contains(&sequence) {
-                Err(ReplayError::Replayed)
+                replayed(sequence)
             } else {
                 Ok(())
             };
-            assert_eq!(window.check(sequence), expected, "sequence {sequence}, top {top}");
+            assert_eq!(
+                window.check(DEVICE, sequence),
+                expected,
+                "sequence {sequence}, top {top}"
+            );
             if expected.is_ok() {
                 window.accept(sequence);
                 accepted.insert(sequence);
@@ -201,34 +215,30 @@ mod tests {
         let mut window = ReplayWindow::new(0);
         assert_eq!(window.lowest_acceptable(), 0);
         window.accept(u64::MAX);
-        assert_eq!(window.check(u64::MAX), Err(ReplayError::Replayed));
+        assert_eq!(window.check(DEVICE, u64::MAX), replayed(u64::MAX));
         // Resumed after u64::MAX: nothing is acceptable any more; after 1000: only numbers above it.
         let resumed = ReplayWindow::from_bytes(&window.to_bytes()).unwrap().resumed();
-        assert_eq!(resumed.check(u64::MAX), Err(ReplayError::Replayed));
-        assert!(matches!(resumed.check(u64::MAX - 1), Err(ReplayError::TooOld { .. })));
+        assert_eq!(resumed.check(DEVICE, u64::MAX), replayed(u64::MAX));
+        assert!(matches!(
+            resumed.check(DEVICE, u64::MAX - 1),
+            Err(IntakeError::TooOld { .. })
+        ));
         let mut other = ReplayWindow::new(0);
         other.accept(1000);
         let resumed = other.resumed();
-        assert_eq!(
-            resumed.check(999),
-            Err(ReplayError::TooOld {
-                lowest_acceptable: 1001
-            })
-        );
-        assert!(resumed.check(1000).is_err());
-        assert_eq!(resumed.check(1001), Ok(()));
+        assert_eq!(resumed.check(DEVICE, 999), too_old(999, 1001));
+        assert!(resumed.check(DEVICE, 1000).is_err());
+        assert_eq!(resumed.check(DEVICE, 1001), Ok(()));
         assert_eq!(ReplayWindow::new(5).resumed(), ReplayWindow::new(5));
-        assert_eq!(window.check(u64::MAX - 127), Ok(()));
+        assert_eq!(window.check(DEVICE, u64::MAX - 127), Ok(()));
         assert_eq!(
-            window.check(u64::MAX - 128),
-            Err(ReplayError::TooOld {
-                lowest_acceptable: u64::MAX - 127
-            })
+            window.check(DEVICE, u64::MAX - 128),
+            too_old(u64::MAX - 128, u64::MAX - 127)
         );
         let mut window = ReplayWindow::new(0);
         window.accept(10);
         window.accept(10 + 1000);
-        assert_eq!(window.check(10 + 1000 - 127), Ok(()));
-        assert_eq!(window.check(10), Err(ReplayError::TooOld { lowest_acceptable: 883 }));
+        assert_eq!(window.check(DEVICE, 10 + 1000 - 127), Ok(()));
+        assert_eq!(window.check(DEVICE, 10), too_old(10, 883));
     }
 }

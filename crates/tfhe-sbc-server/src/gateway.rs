@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::intake::{Intake, header_of};
-use tfhe_sbc_adapter::replay::ReplayError;
 use tfhe_sbc_adapter::results::{frame_message_id, frames_subject};
 use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
 use tfhe_sbc_device::frame::HEADER_BYTES;
@@ -274,16 +273,10 @@ impl Gateway {
         if let Ok(Some(entry)) = self.handles.devices.entry(device_key(header.device_id)).await
             && let Ok(state) = DeviceState::decode(&entry.value)
         {
-            match state.window.check(header.sequence) {
+            match state.window.check(header.device_id, header.sequence) {
                 Ok(()) => {}
-                Err(ReplayError::Replayed) => return Ok(true),
-                Err(ReplayError::TooOld { lowest_acceptable }) => {
-                    return Err(Refusal::Intake(IntakeError::TooOld {
-                        device_id: header.device_id,
-                        sequence: header.sequence,
-                        lowest_acceptable,
-                    }));
-                }
+                Err(IntakeError::Replayed { .. }) => return Ok(true),
+                Err(too_old) => return Err(Refusal::Intake(too_old)),
             }
         }
         let publish = PublishMessage::build()

@@ -112,7 +112,8 @@ fn decode_window(hex: &str) -> Option<ReplayWindow> {
 mod tests {
     use super::{MODE, ReplayState};
     use std::os::unix::fs::PermissionsExt;
-    use tfhe_sbc_adapter::replay::{ReplayError, ReplayWindow};
+    use tfhe_sbc_adapter::IntakeError;
+    use tfhe_sbc_adapter::replay::ReplayWindow;
 
     /// The windows survive a save and a reload (`u64::MAX` included), a second save replaces the first, no
     /// temporary file is left beside the file, and the older form still reads.
@@ -134,9 +135,15 @@ mod tests {
         let reloaded = ReplayState::load(&path).expect("reloaded");
         assert_eq!(reloaded.windows.get(&7), Some(&window));
         let resumed = &reloaded.windows[&7];
-        assert_eq!(resumed.check(39), Err(ReplayError::Replayed));
-        assert_eq!(resumed.check(40), Ok(()));
-        assert_eq!(reloaded.windows[&11].check(u64::MAX), Err(ReplayError::Replayed));
+        assert!(matches!(
+            resumed.check(7, 39),
+            Err(IntakeError::Replayed { sequence: 39, .. })
+        ));
+        assert_eq!(resumed.check(7, 40), Ok(()));
+        assert!(matches!(
+            reloaded.windows[&11].check(11, u64::MAX),
+            Err(IntakeError::Replayed { .. })
+        ));
 
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .expect("listed")

@@ -29,8 +29,8 @@ use futures_util::StreamExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::Intake;
-use tfhe_sbc_adapter::replay::ReplayError;
 use tfhe_sbc_adapter::results::{
     MessageCommitted, committed_message_id, dead_letter_subject, frame_key, results_subject,
 };
@@ -191,20 +191,15 @@ impl Worker {
         let key = device_key(header.device_id);
         for _attempt in 0..32 {
             let (mut state, revision) = self.device_state(&key).await?;
-            match state.window.check(header.sequence) {
+            match state.window.check(header.device_id, header.sequence) {
                 Ok(()) => {}
-                Err(ReplayError::Replayed) => {
+                Err(IntakeError::Replayed { .. }) => {
                     if !state.is_open(first_sequence) {
                         self.announce_if_stored(&header, first_sequence).await?;
                     }
                     return Ok(Outcome::AlreadyCommitted);
                 }
-                Err(ReplayError::TooOld { lowest_acceptable }) => {
-                    return Ok(Outcome::Dead(format!(
-                        "sequence {} is below the device's window (lowest acceptable {lowest_acceptable})",
-                        header.sequence
-                    )));
-                }
+                Err(too_old) => return Ok(Outcome::Dead(too_old.to_string())),
             }
             let name = frame_key(header.device_id, first_sequence, header.chunk_index);
             self.handles

@@ -1,4 +1,5 @@
-//! [`IntakeError`]: what can be wrong with bytes received from a device.
+//! [`IntakeError`]: what can be wrong with bytes received from a device, whether they arrive over a stream
+//! or are read back from the JetStream service's results store.
 
 use core::fmt;
 use tfhe_sbc_device::frame::FrameKind;
@@ -212,6 +213,17 @@ pub enum IntakeError {
     TruncatedStream,
     /// An I/O error from the underlying stream.
     Io(std::io::ErrorKind),
+    /// The JetStream service's results stream or bucket could not be read (the text says what was being
+    /// done and NATS's reason).
+    ResultsStore(String),
+    /// An announcement on the results stream does not decode (another writer on the results subjects).
+    BadAnnouncement,
+    /// An announced message's frame is not in the results bucket (deleted, or the bucket's limits dropped
+    /// it): its key.
+    MissingStoredFrame(String),
+    /// A stored frame failed verification again: it was changed in the store, or the reader's key set is
+    /// not the workers'. The boxed error is the verification's.
+    StoredFrameRejected(Box<IntakeError>),
 }
 
 impl fmt::Display for IntakeError {
@@ -332,6 +344,14 @@ impl fmt::Display for IntakeError {
             Self::FrameTooLarge { declared, limit } => write!(f, "frame declares {declared} bytes, limit is {limit}"),
             Self::TruncatedStream => f.write_str("stream ended inside a frame"),
             Self::Io(kind) => write!(f, "I/O error: {kind}"),
+            Self::ResultsStore(what) => write!(f, "results store: {what}"),
+            Self::BadAnnouncement => f.write_str("an announcement on the results stream does not decode"),
+            Self::MissingStoredFrame(key) => write!(f, "the announced frame {key} is not in the results bucket"),
+            Self::StoredFrameRejected(e) => write!(
+                f,
+                "a stored frame does not verify ({e}): the store was changed, or the reader's key set is not the \
+                 workers'"
+            ),
         }
     }
 }

@@ -32,7 +32,7 @@ pub use parse::{ParsedFrame, header_of, parse_frame};
 
 use crate::error::IntakeError;
 use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice, Registered, insert_new};
-use crate::replay::{ReplayError, ReplayWindow};
+use crate::replay::ReplayWindow;
 use reassembly::Reassembler;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -259,18 +259,7 @@ impl Intake {
         let header = parsed.header;
         self.authenticate_device(parsed)?
             .window
-            .check(header.sequence)
-            .map_err(|e| match e {
-                ReplayError::Replayed => IntakeError::Replayed {
-                    device_id: header.device_id,
-                    sequence: header.sequence,
-                },
-                ReplayError::TooOld { lowest_acceptable } => IntakeError::TooOld {
-                    device_id: header.device_id,
-                    sequence: header.sequence,
-                    lowest_acceptable,
-                },
-            })?;
+            .check(header.device_id, header.sequence)?;
         Ok(())
     }
 

@@ -30,41 +30,8 @@ use async_nats::jetstream::{self, consumer, kv};
 use futures_util::StreamExt;
 use std::time::Duration;
 
-/// Why the reader could not read.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ResultsError {
-    /// NATS or JetStream refused or failed (the text says what was being done).
-    Nats(String),
-    /// An announcement that does not decode (another writer on the results subjects).
-    BadAnnouncement,
-    /// An announced message's frame is not in the results bucket (deleted, or the bucket's limits dropped
-    /// it): its key.
-    MissingFrame(String),
-    /// A stored frame failed verification again: changed in the store, or a key set other than the
-    /// writer's.
-    Verification(IntakeError),
-}
-
-impl core::fmt::Display for ResultsError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Self::Nats(what) => write!(f, "NATS: {what}"),
-            Self::BadAnnouncement => f.write_str("an announcement on the results stream does not decode"),
-            Self::MissingFrame(key) => write!(f, "the announced frame {key} is not in the results bucket"),
-            Self::Verification(e) => write!(
-                f,
-                "a stored frame does not verify ({e}): the store was changed, or the reader's key set is not the \
-                 workers'"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ResultsError {}
-
-fn nats(what: &'static str) -> impl FnOnce(&dyn core::fmt::Display) -> ResultsError {
-    move |e| ResultsError::Nats(format!("{what}: {e}"))
+fn nats(what: &'static str) -> impl FnOnce(&dyn core::fmt::Display) -> IntakeError {
+    move |e| IntakeError::ResultsStore(format!("{what}: {e}"))
 }
 
 /// Reads committed messages and converts them with one key set.
@@ -78,7 +45,7 @@ pub struct ResultsReader<C: Converter> {
 impl<C: Converter> ResultsReader<C> {
     /// A reader over the service's streams on `client`, converting with `keyed` (the key set the workers
     /// verify with; its server key is the one computations use).
-    pub async fn connect(client: async_nats::Client, keyed: KeyedIntake<C>) -> Result<Self, ResultsError> {
+    pub async fn connect(client: async_nats::Client, keyed: KeyedIntake<C>) -> Result<Self, IntakeError> {
         let js = jetstream::new(client);
         let frames = js
             .get_key_value(RESULTS_BUCKET)
@@ -98,7 +65,7 @@ impl<C: Converter> ResultsReader<C> {
     }
 
     /// Up to `max` committed messages, oldest first: of `device_id`, or of every device.
-    pub async fn messages(&self, device_id: Option<u64>, max: usize) -> Result<Vec<MessageCommitted>, ResultsError> {
+    pub async fn messages(&self, device_id: Option<u64>, max: usize) -> Result<Vec<MessageCommitted>, IntakeError> {
         let stream = self
             .js
             .get_stream(RESULTS_STREAM)
@@ -129,7 +96,7 @@ impl<C: Converter> ResultsReader<C> {
     async fn announcements(
         consumer: &consumer::Consumer<consumer::pull::Config>,
         max: usize,
-    ) -> Result<Vec<MessageCommitted>, ResultsError> {
+    ) -> Result<Vec<MessageCommitted>, IntakeError> {
         let mut records = Vec::new();
         while records.len() < max {
             let mut batch = consumer
@@ -142,7 +109,7 @@ impl<C: Converter> ResultsReader<C> {
             let before = records.len();
             while let Some(message) = batch.next().await {
                 let message = message.map_err(|e| nats("read an announcement")(&e))?;
-                records.push(MessageCommitted::decode(&message.payload).ok_or(ResultsError::BadAnnouncement)?);
+                records.push(MessageCommitted::decode(&message.payload).ok_or(IntakeError::BadAnnouncement)?);
             }
             if records.len() == before {
                 break;
@@ -152,7 +119,7 @@ impl<C: Converter> ResultsReader<C> {
     }
 
     /// The stored frames of `message`, in chunk order, as stored.
-    pub async fn frames(&self, message: &MessageCommitted) -> Result<Vec<Vec<u8>>, ResultsError> {
+    pub async fn frames(&self, message: &MessageCommitted) -> Result<Vec<Vec<u8>>, IntakeError> {
         let mut frames = Vec::with_capacity(message.chunk_count as usize);
         for key in message.frame_keys() {
             let bytes = self
@@ -160,15 +127,17 @@ impl<C: Converter> ResultsReader<C> {
                 .get(&key)
                 .await
                 .map_err(|e| nats("get a stored frame")(&e))?
-                .ok_or(ResultsError::MissingFrame(key))?;
+                .ok_or(IntakeError::MissingStoredFrame(key))?;
             frames.push(bytes.to_vec());
         }
         Ok(frames)
     }
 
     /// The inputs of `message`, verified again, ready for [`KeyedIntake::convert`] (or `frame_readings`).
-    pub async fn load(&self, message: &MessageCommitted) -> Result<Vec<Input<C>>, ResultsError> {
+    pub async fn load(&self, message: &MessageCommitted) -> Result<Vec<Input<C>>, IntakeError> {
         let frames = self.frames(message).await?;
-        self.keyed.committed(&frames).map_err(ResultsError::Verification)
+        self.keyed
+            .committed(&frames)
+            .map_err(|e| IntakeError::StoredFrameRejected(Box::new(e)))
     }
 }
