@@ -38,8 +38,8 @@ use tfhe_sbc_adapter::interop::{BooleanBridge, Converter};
 use tfhe_sbc_adapter::key_set::client_key::{read_client_key, read_integer_client_key};
 use tfhe_sbc_adapter::key_set::server_key::{read_integer_server_key, read_server_key};
 use tfhe_sbc_adapter::key_store::{KeyMode, KeyStore, KeyedIntake};
-use tfhe_sbc_adapter::results::MessageCommitted;
 use tfhe_sbc_adapter::results::reader::ResultsReader;
+use tfhe_sbc_adapter::results::{MessageCommitted, RESULTS_BUCKET};
 use tfhe_sbc_device::frame::ack::{ACK_BYTES, AckRecord, AckStatus, frame_tag};
 
 /// The key sets and their devices: (directory name, first device id, devices per mode).
@@ -368,6 +368,7 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
     let runtime = common::service::runtime();
     let checked = runtime.block_on(async {
         let client = async_nats::connect(urls.clone()).await.unwrap();
+        wait_for_results_bucket(&client).await;
         let (_, server_key) = read_integer_server_key(&integer_dir.join("server_key.bin")).unwrap();
         let (_, integer_client) = read_integer_client_key(&integer_dir.join("client_key.bin")).unwrap();
         let bridge = IntegerBridge::new(server_key)
@@ -476,4 +477,21 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
         seen.connections.load(Relaxed),
         summaries.join("\n")
     );
+}
+
+/// Waits (at most 60 s) until the results bucket answers: for a few seconds after a node's restart, the
+/// cluster may still be electing the bucket's stream leader, and a lookup times out.
+async fn wait_for_results_bucket(client: &async_nats::Client) {
+    let js = async_nats::jetstream::new(client.clone());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match js.get_key_value(RESULTS_BUCKET).await {
+            Ok(_) => return,
+            Err(e) if Instant::now() < deadline => {
+                println!("opening the results bucket: {e}; trying again");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("the results bucket never opened: {e}"),
+        }
+    }
 }
