@@ -23,7 +23,7 @@ use tfhe::{FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::IntegerInput;
 use tfhe_sbc_adapter::interop::PublicKeyDevice;
-use tfhe_sbc_adapter::interop::integer::per_device::{integer_credentials_file, provision_integer_fleet_device};
+use tfhe_sbc_adapter::interop::integer::per_device::provision_integer_fleet_device;
 use tfhe_sbc_adapter::interop::integer::public_key::{
     integer_public_key_from_client_key, provision_integer_public_key_device,
 };
@@ -73,7 +73,7 @@ fn provisioned() -> &'static ProvisionedStore {
             provisioning.add(id, record, &file, None);
         }
         let (fleet, record) = provision_integer_fleet_device(&f.client_key, F, KEY_ID, &mut rng).unwrap();
-        let file = integer_credentials_file(KeyMode::FleetSecretKey, &fleet).unwrap();
+        let file = fleet.credentials_file(KeyMode::FleetSecretKey, &params).unwrap();
         provisioning.add(F, record, &file, None);
         provisioning.finish()
     })

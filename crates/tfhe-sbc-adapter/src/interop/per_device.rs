@@ -19,11 +19,11 @@ use super::ksk::DeviceKsk;
 use negacyclic_fft::Plan;
 use rand_core::CryptoRng;
 use tfhe::boolean::client_key::ClientKey;
-use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned, pack_secret_key};
 use tfhe_sbc_core::parameters::{GlweParameters, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
 use tfhe_sbc_device::files::credentials::KeyMode;
-use tfhe_sbc_device::files::credentials::{credentials_file_bytes, encode_credentials};
+use tfhe_sbc_device::files::credentials::{credentials_file_bytes, encode_credentials, key_material_bytes};
 use tfhe_sbc_device::files::public_key::{
     PUBLIC_KEY_MAGIC, decode_public_key_header, encode_public_key, public_key_file_bytes_for,
 };
@@ -41,6 +41,30 @@ pub struct DeviceSecrets {
     pub key: GlweSecretKeyOwned,
     /// The device's credentials.
     pub credentials: DeviceCredentials,
+}
+
+impl DeviceSecrets {
+    /// The device's credential file (`tfhe_sbc_device::files::credentials`) in secret-key `mode` for
+    /// `params`: the header, its MAC key, its key packed eight bits to a byte and the check (196 bytes for
+    /// `TFHE_LIB_PARAMETERS`, 324 for the integer set). It holds the key, so it is wiped on drop. The device
+    /// reads it with `decode_credentials` (or `MessageEncryptor::new`). Fails with the device crate's
+    /// `Error::BadKeyFile` for the public-key mode or a mode the set does not take, and with a length error
+    /// if the key is not of `params`' shape.
+    pub fn credentials_file(
+        &self,
+        mode: KeyMode,
+        params: &GlweParameters,
+    ) -> Result<Zeroizing<Vec<u8>>, tfhe_sbc_device::Error> {
+        if mode == KeyMode::PublicKey {
+            return Err(tfhe_sbc_device::Error::BadKeyFile);
+        }
+        let mut packed = Zeroizing::new(vec![0u8; key_material_bytes(mode, params)]);
+        pack_secret_key(self.key.as_bytes(), &mut packed)?;
+        let mut out = Zeroizing::new(vec![0u8; credentials_file_bytes(mode, params)]);
+        let len = encode_credentials(mode, params, &self.credentials, &packed, &mut out)?;
+        out.truncate(len);
+        Ok(out)
+    }
 }
 
 /// Trusted party, per-device mode: a fresh binary GLWE key for device `device_id`, a fresh MAC key, and the

@@ -10,9 +10,7 @@ use std::time::Instant;
 use tfhe::FheUint16;
 use tfhe::prelude::*;
 use tfhe_sbc_adapter::interop::integer::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_adapter::interop::integer::per_device::{
-    integer_credentials_file, provision_integer_fleet_device, provision_integer_per_device,
-};
+use tfhe_sbc_adapter::interop::integer::per_device::{provision_integer_fleet_device, provision_integer_per_device};
 use tfhe_sbc_adapter::interop::{DeviceSecrets, InteropError};
 use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, IntegerKeyedIntake, KeyMode, KeyStore};
 use tfhe_sbc_core::parameters::ParameterSetId;
@@ -58,7 +56,9 @@ pub fn provisioned() -> &'static ProvisionedStore {
             .unwrap();
             assert_eq!((record.parameter_set(), record.mode()), (SET, mode));
             assert!(record.is_integer());
-            let file = integer_credentials_file(mode, &device).unwrap();
+            let file = device
+                .credentials_file(mode, &MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe())
+                .unwrap();
             assert_eq!(file.len(), 324, "header 52 + packed key 256 + check 16");
             provisioning.add(id, record, &file, Some(device));
         }

@@ -26,7 +26,6 @@ use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as
 use tfhe::{FheUint8, FheUint8ConformanceParams, FheUint8Id, FheUint16, FheUint16Id, set_server_key};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::IntegerInput;
-use tfhe_sbc_adapter::interop::integer::per_device::integer_credentials_file;
 use tfhe_sbc_adapter::interop::integer::{
     IntegerBridge, IntegerExtractor, MESSAGE_2_CARRY_2_TUNIFORM_2M128, integer_server_key_fingerprint,
 };
@@ -338,7 +337,7 @@ fn modes_and_devices_do_not_mix() {
 }
 
 /// The credential file of an integer device: parameter set 4, its mode, the packed key the encryptor takes;
-/// `integer_credentials_file` writes secret-key files only (a public-key device's comes from
+/// `DeviceSecrets::credentials_file` writes secret-key files only (a public-key device's comes from
 /// `PublicKeyDevice::credentials_file`, `tests/integer_public_key.rs`), and a damaged file is refused with a
 /// typed error.
 #[test]
@@ -351,7 +350,7 @@ fn integer_credential_files_are_checked() {
     let fleet = decode_credentials(credential_file(F)).unwrap();
     assert_eq!(fleet.mode, KeyMode::FleetSecretKey);
     assert!(matches!(
-        integer_credentials_file(KeyMode::PublicKey, device_key(A)),
+        device_key(A).credentials_file(KeyMode::PublicKey, &MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe()),
         Err(tfhe_sbc_device::Error::BadKeyFile)
     ));
     let file = credential_file(A);

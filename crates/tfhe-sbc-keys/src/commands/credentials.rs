@@ -6,14 +6,10 @@ use crate::error::Error;
 use crate::files;
 use std::path::Path;
 use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
-use tfhe_sbc_core::entities::{GlweSecretKeyOwned, pack_secret_key};
 use tfhe_sbc_core::parameters::GlweParameters;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::files::credentials::{
-    credentials_file_bytes, decode_credentials, encode_credentials, key_material_bytes,
-};
+use tfhe_sbc_device::files::credentials::decode_credentials;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use zeroize::Zeroizing;
 
 /// Fresh credentials for device `device_id` and its key store record (`material`, parameter set `params`),
 /// each with its own copy of one fresh MAC key. The key is copied from one `MacKey` into the other
@@ -30,21 +26,6 @@ pub(super) fn new_device(
     let cloud = DeviceCredentials::new(device_id, key_id, copy);
     let record = DeviceRecord::with_parameter_set(cloud, params.id(), material).map_err(provisioning)?;
     Ok((DeviceCredentials::new(device_id, key_id, mac_key), record))
-}
-
-/// A secret-key credential file: the packed key, wiped on drop.
-pub(super) fn secret_key_credentials(
-    mode: KeyMode,
-    params: &GlweParameters,
-    credentials: &DeviceCredentials,
-    key: &GlweSecretKeyOwned,
-) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let mut packed = Zeroizing::new(vec![0u8; key_material_bytes(mode, params)]);
-    pack_secret_key(key.as_bytes(), &mut packed).map_err(provisioning)?;
-    let mut out = Zeroizing::new(vec![0u8; credentials_file_bytes(mode, params)]);
-    let len = encode_credentials(mode, params, credentials, &packed, &mut out).map_err(provisioning)?;
-    out.truncate(len);
-    Ok(out)
 }
 
 /// Checks device `record`'s credential file at `path`: it decodes, and says what the key store says (mode,

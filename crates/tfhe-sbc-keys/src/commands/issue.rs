@@ -1,7 +1,7 @@
 //! `issue`: provisions one device in one key mode, its credential file and its record in the key store.
 
 use super::compact_list::load_compact_public_key;
-use super::credentials::{new_device, secret_key_credentials};
+use super::credentials::new_device;
 use super::key_files::{load_client_key, load_integer_client_key, load_key_store, load_public_key};
 use super::report::size;
 use super::{check_dir, glwe_parameters, os_rng, provisioning};
@@ -15,11 +15,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, glwe_key_from_client_key};
 use tfhe_sbc_adapter::interop::big_key_per_device::provision_big_key_per_device;
-use tfhe_sbc_adapter::interop::integer::per_device::{
-    integer_credentials_file, provision_integer_fleet_device, provision_integer_per_device,
-};
+use tfhe_sbc_adapter::interop::integer::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
+use tfhe_sbc_adapter::interop::integer::per_device::{provision_integer_fleet_device, provision_integer_per_device};
 use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
-use tfhe_sbc_adapter::interop::{PublicKeyDevice, provision_per_device};
+use tfhe_sbc_adapter::interop::{DeviceSecrets, PublicKeyDevice, provision_per_device};
 use tfhe_sbc_adapter::key_set::envelope::KeyFileEnvelope;
 use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyStore};
 use tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope;
@@ -258,15 +257,19 @@ fn boolean_device(
                 provision_per_device(client_key.get(), device_id, key_id, rng)
             }
             .map_err(provisioning)?;
-            let file =
-                secret_key_credentials(KeyMode::PerDeviceSecretKey, &params, &secrets.credentials, &secrets.key)?;
+            let file = secrets
+                .credentials_file(KeyMode::PerDeviceSecretKey, &params)
+                .map_err(provisioning)?;
             (file, record)
         }
         KeyMode::FleetSecretKey => {
             let client_key = load_client_key(dir, server)?;
             let key = glwe_key_from_client_key(set, client_key.get()).map_err(provisioning)?;
-            let (device, record) = new_device(device_id, key_id, &params, DeviceKeyMaterial::Fleet, rng)?;
-            let file = secret_key_credentials(KeyMode::FleetSecretKey, &params, &device, &key)?;
+            let (credentials, record) = new_device(device_id, key_id, &params, DeviceKeyMaterial::Fleet, rng)?;
+            let secrets = DeviceSecrets { key, credentials };
+            let file = secrets
+                .credentials_file(KeyMode::FleetSecretKey, &params)
+                .map_err(provisioning)?;
             (file, record)
         }
         other => {
@@ -305,7 +308,8 @@ fn integer_device(
             });
         }
     };
-    let file = integer_credentials_file(key_mode, &secrets).map_err(provisioning)?;
+    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
+    let file = secrets.credentials_file(key_mode, &params).map_err(provisioning)?;
     Ok((file, record))
 }
 

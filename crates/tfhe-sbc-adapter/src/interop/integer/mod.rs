@@ -40,7 +40,7 @@
 //! conversion for the sending device in one call,
 //! from an authenticated `IntegerFrame` to `FheUint` values. The trusted party provisions devices with
 //! [`per_device::provision_integer_per_device`] / [`per_device::provision_integer_fleet_device`] and writes
-//! their credential files with [`per_device::integer_credentials_file`].
+//! their credential files with [`DeviceSecrets::credentials_file`](crate::interop::DeviceSecrets::credentials_file).
 //!
 //! Fleet intake costs about 5 us per `FheUint8` on one thread in batches of 16, frame intake included
 //! (`benches/integer_intake.rs`, `docs/benchmarks-integer.md`): about 3e-5 of tfhe-rs's

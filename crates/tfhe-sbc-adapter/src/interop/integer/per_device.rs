@@ -20,10 +20,6 @@ use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
 use tfhe::shortint::server_key::ShortintBootstrappingKey;
 use tfhe::shortint::{ClassicPBSParameters, PBSOrder};
 use tfhe_sbc_core::entities::GlweSecretKey;
-use tfhe_sbc_core::entities::pack_secret_key;
-use tfhe_sbc_device::files::credentials::KeyMode;
-use tfhe_sbc_device::files::credentials::{credentials_file_bytes, encode_credentials, key_material_bytes};
-use zeroize::Zeroizing;
 
 /// Checks that `server_key` is a standard classic-PBS key of the set in `KeyswitchBootstrap` order whose
 /// bootstrapping key outputs under a GLWE key of the set's shape: the key extracted blocks are computed on.
@@ -61,7 +57,7 @@ pub fn client_key_parameters(client_key: &tfhe::ClientKey) -> Result<ClassicPBSP
 /// Trusted party, integer per-device mode: a fresh binary GLWE key (`k = 1`, `N = 2048`) for device
 /// `device_id`, a fresh MAC key, and the seeded GLWE [`IntegerDeviceKsk`] from the device key to
 /// `client_key`'s GLWE key. Returns what goes to the device (its key and credentials;
-/// [`integer_credentials_file`] writes them as its credential file) and the record that goes to the cloud's
+/// [`DeviceSecrets::credentials_file`] writes them as its credential file) and the record that goes to the cloud's
 /// `KeyStore`: parameter set 4, [`DeviceKeyMaterial::IntegerPerDevice`].
 ///
 /// `rng` must be a CSPRNG seeded from real entropy, e.g. `tfhe_sbc_device::csprng::seeding::from_os_entropy()`.
@@ -98,25 +94,4 @@ pub fn provision_integer_fleet_device<R: CryptoRng + ?Sized>(
     let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().id();
     let (credentials, record) = credentials_and_record(device_id, key_id, set, DeviceKeyMaterial::Fleet, rng)?;
     Ok((DeviceSecrets { key, credentials }, record))
-}
-
-/// An integer device's credential file (`tfhe_sbc_device::files::credentials`, version 1, parameter set 4):
-/// the header, its MAC key, its key packed eight bits to a byte (256 bytes) and the check; 324 bytes. `mode`
-/// is [`KeyMode::FleetSecretKey`] or [`KeyMode::PerDeviceSecretKey`]. It holds the key, so it is wiped on
-/// drop. The device reads it with `decode_credentials` and hands the packed key to
-/// `IntegerEncryptor::set_packed_key`.
-pub fn integer_credentials_file(
-    mode: KeyMode,
-    secrets: &DeviceSecrets,
-) -> Result<Zeroizing<Vec<u8>>, tfhe_sbc_device::Error> {
-    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
-    if mode == KeyMode::PublicKey {
-        return Err(tfhe_sbc_device::Error::BadKeyFile);
-    }
-    let mut packed = Zeroizing::new(vec![0u8; key_material_bytes(mode, &params)]);
-    pack_secret_key(secrets.key.as_bytes(), &mut packed)?;
-    let mut out = Zeroizing::new(vec![0u8; credentials_file_bytes(mode, &params)]);
-    let len = encode_credentials(mode, &params, &secrets.credentials, &packed, &mut out)?;
-    out.truncate(len);
-    Ok(out)
 }
