@@ -6,7 +6,7 @@
 //! The job is the example's own module, so CI checks what the example prints.
 #![allow(clippy::unwrap_used)]
 
-#[path = "../examples/sensor_to_cloud/integers.rs"]
+#[path = "../examples/sensor_to_cloud/integers/mod.rs"]
 mod integers;
 
 use integers::{JobConfig, KeyMode, compact_body_bits, default_meters, run};

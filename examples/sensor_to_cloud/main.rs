@@ -6,43 +6,33 @@
 //! By default three devices use per-device keys and one uses the public key, on `TFHE_LIB_PARAMETERS`.
 //! `--mode` and `--parameters` select the others (`-- --help`).
 //!
-//! `--integers` runs the integer job instead (`integers.rs`): meters (per-device and public-key, one fleet
+//! `--integers` runs the integer job instead (`integers/`): meters (per-device and public-key, one fleet
 //! meter for comparison) send 16-bit readings that the cloud sums, averages and maximizes as tfhe-rs
 //! `FheUint16`/`FheUint32`.
 //!
 //! Run: `cargo run --release --example sensor_to_cloud` (`-- --integers`)
 #![allow(clippy::unwrap_used)]
 
+mod devices;
 mod integers;
 
 use clap::{Parser, ValueEnum};
+use devices::DeviceReport;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tfhe::boolean::ciphertext::Ciphertext;
-use tfhe::boolean::client_key::ClientKey;
-use tfhe::boolean::server_key::{BinaryBooleanGates, ServerKey};
-use tfhe_sbc_adapter::intake::{IntakeConfig, Message, Received};
-use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys, glwe_key_from_client_key};
-use tfhe_sbc_adapter::interop::big_key_per_device::provision_big_key_per_device;
+use tfhe::boolean::server_key::BinaryBooleanGates;
+use tfhe_sbc_adapter::intake::{IntakeConfig, Received};
+use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet, generate_keys};
 use tfhe_sbc_adapter::interop::boolean_circuits::greater_than_public;
-use tfhe_sbc_adapter::interop::{
-    BooleanBridge, provision_fleet_device, provision_per_device, public_key_from_client_key,
-};
-use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyStore, KeyedIntake};
-use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
-use tfhe_sbc_core::entities::GlweSecretKeyOwned;
-use tfhe_sbc_core::parameters::GlweParameters;
+use tfhe_sbc_adapter::interop::{BooleanBridge, Converter, Messages};
+use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
+use tfhe_sbc_adapter::stream::FrameReader;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
-use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
-use tfhe_sbc_device::files::public_key::decode_public_key;
-use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 use tracing::{debug, info, warn};
 
 /// The command line.
@@ -123,24 +113,6 @@ fn device_modes(args: &Args) -> Vec<Mode> {
     }
 }
 
-/// What one device is given at provisioning.
-enum Provisioned {
-    SecretKey(GlweSecretKeyOwned, DeviceCredentials),
-    PublicKey([u8; 32], Vec<u32>, DeviceCredentials),
-}
-
-/// What the device reports after sending.
-struct DeviceReport {
-    id: u64,
-    mode: Mode,
-    readings: Vec<u8>,
-    frames: usize,
-    bytes: usize,
-    encryption: Duration,
-}
-
-const KEY_ID: u32 = 1;
-
 fn main() {
     let args = Args::parse();
     // RUST_LOG if set, else warnings only.
@@ -170,44 +142,7 @@ fn main() {
 
     let t = Instant::now();
     let mut store = KeyStore::new(&server_key);
-    let mut provisioned = Vec::new();
-    let public_key = modes
-        .contains(&Mode::PublicKey)
-        .then(|| make_public_key(set, &params, &client_key, &mut os));
-    for (i, &mode) in modes.iter().enumerate() {
-        let id = 100 + i as u64;
-        match (mode, set) {
-            (Mode::PerDevice, _) | (Mode::Fleet, BooleanSet::TfheLib) => {
-                let (secrets, record) = match mode {
-                    // On the big-key sets: the device's own key of the set's shape, switched into the big key
-                    // once per frame at intake.
-                    Mode::PerDevice if set.is_big_key() => {
-                        provision_big_key_per_device(set, &client_key, id, KEY_ID, &mut os).unwrap()
-                    }
-                    Mode::PerDevice => provision_per_device(&client_key, id, KEY_ID, &mut os).unwrap(),
-                    _ => provision_fleet_device(&client_key, id, KEY_ID, &mut os).unwrap(),
-                };
-                store.insert(record).unwrap();
-                provisioned.push(Provisioned::SecretKey(secrets.key, secrets.credentials));
-            }
-            (Mode::Fleet, _) => {
-                let key = glwe_key_from_client_key(set, &client_key).unwrap();
-                let (device, server) = credential_pair(id, &mut os);
-                let record = DeviceRecord::with_parameter_set(server, params.id(), DeviceKeyMaterial::Fleet).unwrap();
-                store.insert(record).unwrap();
-                provisioned.push(Provisioned::SecretKey(key, device));
-            }
-            (Mode::PublicKey, _) => {
-                let (seed, body) = public_key.as_ref().unwrap();
-                let (device, server) = credential_pair(id, &mut os);
-                let record =
-                    DeviceRecord::with_parameter_set(server, params.id(), DeviceKeyMaterial::PublicKey).unwrap();
-                store.insert(record).unwrap();
-                provisioned.push(Provisioned::PublicKey(*seed, body.clone(), device));
-            }
-            (Mode::Mixed, _) => unreachable!("expanded by device_modes"),
-        }
-    }
+    let credential_files = devices::provision(set, &modes, &client_key, &mut store, &mut os);
     println!(
         "[trusted party] provisioned {} devices in {:.2?} ({})",
         modes.len(),
@@ -219,7 +154,6 @@ fn main() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
     let device_count = modes.len();
-    let device_ids: Vec<u64> = (0..device_count as u64).map(|i| 100 + i).collect();
     let adapter = std::thread::spawn(move || {
         let (sender, frames) = mpsc::channel::<Vec<u8>>();
         for _ in 0..device_count {
@@ -241,36 +175,33 @@ fn main() {
             });
         }
         drop(sender);
-        let mut intake = AdapterIntake::new(set, store, &server_key);
-        // Steady state: the per-device key-switching keys are decompressed before the frames arrive (the
-        // first use of a key costs about 45 ms on 2 cores; benches/intake.rs measures it).
-        intake.prefetch(&device_ids);
-        let mut received = Vec::new();
-        for frame in frames {
-            let t = Instant::now();
-            match intake.receive(&frame) {
-                Ok(Some((message, bits))) => {
-                    let cost = t.elapsed();
-                    info!(device = message.device_id, bits = bits.len(), ?cost, "message complete");
-                    received.push((message.device_id, frame.len(), bits, cost));
+        let config = IntakeConfig::default();
+        let received = if set == BooleanSet::TfheLib {
+            let bridge = BooleanBridge::new(&server_key).unwrap();
+            // Steady state: the per-device key-switching keys are decompressed before the frames arrive
+            // (the first use of a key costs about 45 ms on 2 cores; benches/intake.rs measures it).
+            for id in (0..device_count as u64).map(|i| devices::FIRST_ID + i) {
+                if bridge.key_mode(id).is_some() {
+                    bridge.prefetch(id).unwrap();
                 }
-                Ok(None) => {}
-                Err(e) => warn!(error = %e, "frame rejected"),
             }
-        }
+            receive_all(KeyedIntake::new(config, store, bridge).unwrap(), frames)
+        } else {
+            let bridge = BigKeyBridge::for_server_key(set, &server_key).unwrap();
+            receive_all(KeyedIntake::new(config, store, bridge).unwrap(), frames)
+        };
         (received, server_key)
     });
 
     // Devices: each in its own thread, over its own connection.
     let readings = usize::from(args.readings);
-    let devices: Vec<_> = provisioned
+    let devices: Vec<_> = credential_files
         .into_iter()
-        .zip(&modes)
         .enumerate()
-        .map(|(i, (provisioned, &mode))| {
+        .map(|(i, file)| {
             let mut sensor = Blake2bXof::seed_from_u64(args.seed.wrapping_add(i as u64));
             let values: Vec<u8> = (0..readings).map(|_| 20 + (sensor.next_u32() % 200) as u8).collect();
-            std::thread::spawn(move || run_device(set, &params, mode, provisioned, values, address))
+            std::thread::spawn(move || devices::run_device(&file, values, address))
         })
         .collect();
     let reports: Vec<DeviceReport> = devices.into_iter().map(|d| d.join().unwrap()).collect();
@@ -281,7 +212,7 @@ fn main() {
         "\n device | mode       | readings | frames | bytes sent | per-bit TLWE bytes | encryption | intake per bit"
     );
     let mut all_bits: Vec<Ciphertext> = Vec::new();
-    for report in &reports {
+    for (report, mode) in reports.iter().zip(&modes) {
         let (_, _, bits, cost) = received
             .iter()
             .find(|(id, ..)| *id == report.id)
@@ -290,7 +221,7 @@ fn main() {
         println!(
             " {:>6} | {:<10} | {:>8} | {:>6} | {:>10} | {:>18} | {:>10.2?} | {:>10.2?}",
             report.id,
-            format!("{:?}", report.mode),
+            format!("{mode:?}"),
             report.readings.len(),
             report.frames,
             report.bytes,
@@ -378,148 +309,32 @@ fn summary(modes: &[Mode]) -> String {
         .join(", ")
 }
 
-/// A device's credentials and the adapter's copy of them.
-fn credential_pair(id: u64, rng: &mut Blake2bXof) -> (DeviceCredentials, DeviceCredentials) {
-    let mac = MacKey::generate(rng);
-    let copy = MacKey::from_bytes(*mac.as_bytes());
-    (
-        DeviceCredentials::new(id, KEY_ID, mac),
-        DeviceCredentials::new(id, KEY_ID, copy),
-    )
-}
-
-/// The trusted party's seeded public key under the client key's GLWE key, as the device reads it.
-fn make_public_key(
-    set: BooleanSet,
-    params: &GlweParameters,
-    client_key: &ClientKey,
-    rng: &mut Blake2bXof,
-) -> ([u8; 32], Vec<u32>) {
-    let file = public_key_from_client_key(set, client_key, KEY_ID, rng).unwrap();
-    let mut body = vec![0u32; params.polynomial_size().0];
-    let header = decode_public_key(&file, &mut body).unwrap();
-    (header.seed, body)
-}
-
-/// One device: encrypts its readings as one message and sends the frames.
-fn run_device(
-    set: BooleanSet,
-    params: &GlweParameters,
-    mode: Mode,
-    provisioned: Provisioned,
-    readings: Vec<u8>,
-    address: std::net::SocketAddr,
-) -> DeviceReport {
-    let frames = match set {
-        BooleanSet::TfheLib => encrypt_frames::<1024, 1>(params, provisioned, &readings),
-        BooleanSet::DefaultKsPbs => encrypt_frames::<512, 3>(params, provisioned, &readings),
-        _ => encrypt_frames::<1024, 2>(params, provisioned, &readings),
-    };
-    let (id, frames, encryption) = frames;
-    let mut socket = TcpStream::connect(address).unwrap();
-    let mut bytes = 0;
-    for frame in &frames {
-        write_frame(&mut socket, frame).unwrap();
-        bytes += frame.len() + 4;
-    }
-    DeviceReport {
-        id,
-        mode,
-        readings,
-        frames: frames.len(),
-        bytes,
-        encryption,
-    }
-}
-
-/// The frames of `readings` (one message), and the time the encryption took.
-fn encrypt_frames<const N: usize, const K: usize>(
-    params: &GlweParameters,
-    provisioned: Provisioned,
-    readings: &[u8],
-) -> (u64, Vec<Vec<u8>>, Duration) {
-    // Sequence numbers never repeat: firmware restores the counter from a persisted high-water mark or a
-    // boot counter; this run is boot 0.
-    let mut counter = FrameCounter::from_boot_counter(0);
-    let rng = tfhe_sbc_device::csprng::seeding::from_os_entropy().unwrap();
-    let mut body = [0u32; N];
-    let t = Instant::now();
-    let mut frames = Vec::new();
-    let id = match provisioned {
-        Provisioned::SecretKey(key, credentials) => {
-            let mut encryptor = Box::new(GlweEncryptor::<N, K>::new(params, &key, rng).unwrap());
-            let message = encryptor.begin_message(&mut counter, readings.len()).unwrap();
-            let mut out = vec![0u8; frame_bytes(FrameKind::Seeded, K, N, 32, 32)];
-            for chunk in chunks(readings, N / 8) {
-                let len = encryptor
-                    .encrypt_seeded_frame(&credentials, &message, &chunk, &mut body, &mut out)
-                    .unwrap();
-                frames.push(out[..len].to_vec());
+/// The adapter's intake thread: every frame from `frames` through `intake` (authenticated, reassembled),
+/// each completed message converted into gate inputs by the set's converter; with the intake time of the
+/// message's last frame and its conversion.
+fn receive_all<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
+    mut intake: KeyedIntake<C>,
+    frames: mpsc::Receiver<Vec<u8>>,
+) -> Vec<(u64, usize, Vec<Ciphertext>, Duration)> {
+    let mut received = Vec::new();
+    for frame in frames {
+        let t = Instant::now();
+        let message = match intake.receive(&frame, t) {
+            Ok(Received::Complete(message)) => message,
+            Ok(_) => continue,
+            Err(e) => {
+                warn!(error = %e, "frame rejected");
+                continue;
             }
-            credentials.device_id()
-        }
-        Provisioned::PublicKey(seed, pk_body, credentials) => {
-            let mut encryptor = Box::new(PublicKeyEncryptor::<N, K>::new(params, &seed, &pk_body, rng).unwrap());
-            let message = counter.begin_message(readings.len(), N / 8).unwrap();
-            let mut mask = vec![0u32; K * N];
-            let mut out = vec![0u8; frame_bytes(FrameKind::PublicKey, K, N, 32, 32)];
-            for chunk in chunks(readings, N / 8) {
-                let len = encryptor
-                    .encrypt_public_key_frame(&credentials, &message, &chunk, &mut mask, &mut body, &mut out)
-                    .unwrap();
-                frames.push(out[..len].to_vec());
-            }
-            credentials.device_id()
-        }
-    };
-    (id, frames, t.elapsed())
-}
-
-/// The adapter's keyed intake for the chosen set: with a key switch per bit (TFHE_LIB), or extraction only.
-enum AdapterIntake {
-    KeySwitched(KeyedIntake<BooleanBridge>),
-    BigKey(KeyedIntake<BigKeyBridge>),
-}
-
-impl AdapterIntake {
-    fn new(set: BooleanSet, store: KeyStore, server_key: &ServerKey) -> Self {
-        let config = IntakeConfig::default();
-        if set == BooleanSet::TfheLib {
-            let bridge = BooleanBridge::new(server_key).unwrap();
-            Self::KeySwitched(KeyedIntake::new(config, store, bridge).unwrap())
-        } else {
-            let bridge = BigKeyBridge::for_server_key(set, server_key).unwrap();
-            Self::BigKey(KeyedIntake::new(config, store, bridge).unwrap())
-        }
-    }
-
-    /// Decompresses the per-device key-switching keys of `devices` ahead of use.
-    fn prefetch(&self, devices: &[u64]) {
-        if let Self::KeySwitched(intake) = self {
-            for &id in devices {
-                if intake.converter().key_mode(id).is_some() {
-                    intake.converter().prefetch(id).unwrap();
-                }
-            }
-        }
-    }
-
-    /// The gate inputs of a completed message.
-    fn receive(&mut self, frame: &[u8]) -> Result<Option<(Message, Vec<Ciphertext>)>, String> {
-        let now = Instant::now();
-        let received = match self {
-            Self::KeySwitched(intake) => intake.receive(frame, now),
-            Self::BigKey(intake) => intake.receive(frame, now),
-        }
-        .map_err(|e| e.to_string())?;
-        let Received::Complete(message) = received else {
-            return Ok(None);
         };
-        let bits = match self {
-            Self::KeySwitched(intake) => intake.convert(&message),
-            Self::BigKey(intake) => intake.convert(&message),
+        match intake.convert(&message) {
+            Ok(bits) => {
+                let cost = t.elapsed();
+                info!(device = message.device_id, bits = bits.len(), ?cost, "message complete");
+                received.push((message.device_id, frame.len(), bits, cost));
+            }
+            Err(e) => warn!(device = message.device_id, error = %e, "message not converted"),
         }
-        .map_err(|e| e.to_string())?;
-        Ok(Some((message, bits)))
     }
+    received
 }

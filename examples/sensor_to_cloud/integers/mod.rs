@@ -16,9 +16,14 @@
 //! Used by the example (`sensor_to_cloud --integers`) and by `tests/integer_main_job.rs`, which runs it in
 //! the test profile.
 
+mod meter;
+mod report;
+
+use meter::{MeterKey, Provisioned, Sent, run_meter};
 use rand_core::{Rng, SeedableRng};
+pub use report::{Answer, JobReport, MeterReport};
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 use tfhe::prelude::*;
@@ -31,17 +36,11 @@ use tfhe_sbc_adapter::interop::integer::per_device::IntegerDeviceKsk;
 use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
 use tfhe_sbc_adapter::interop::integer::{IntegerExtractor, glwe_key_from_client_key};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
-use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
-use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
+use tfhe_sbc_adapter::stream::FrameReader;
+use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use tfhe_sbc_device::encrypt::FrameEncryptor;
-use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
-use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
-use tfhe_sbc_device::files::public_key::public_key_body;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
-use tfhe_sbc_device::frame::message::chunks;
-use tfhe_sbc_device::frame::{FrameCounter, FrameKind, frame_bytes};
 
 /// The meters' reading width.
 const READING_BITS: u32 = 16;
@@ -105,253 +104,6 @@ pub struct JobConfig {
 /// The set's compact body width (14 bits), which the example sends by default.
 pub fn compact_body_bits() -> u32 {
     MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().compact_body_bits()
-}
-
-/// One meter's figures.
-pub struct MeterReport {
-    /// Device id.
-    pub id: u64,
-    /// Key mode.
-    pub mode: KeyMode,
-    /// The readings in the clear (what the trusted party checks against).
-    pub readings: Vec<u16>,
-    /// Frames sent.
-    pub frames: usize,
-    /// Frame bytes sent (without the 4-byte stream length prefix).
-    pub frame_bytes: usize,
-    /// Device time to encrypt and authenticate the frames.
-    pub encryption: Duration,
-    /// Adapter time in `Intake::receive_integer` for this meter's frames.
-    pub intake: Duration,
-    /// Adapter time to turn the frames into `FheUint16` (extraction, after one GLWE key switch per frame
-    /// for a per-device meter).
-    pub extraction: Duration,
-}
-
-/// One decrypted answer beside the clear one.
-pub struct Answer {
-    /// What it is.
-    pub name: &'static str,
-    /// The trusted party's decryption of the cloud's result.
-    pub decrypted: u64,
-    /// The same computed in the clear.
-    pub expected: u64,
-}
-
-/// Everything the run measured.
-pub struct JobReport {
-    /// Body bits the frames carried.
-    pub body_bits: u32,
-    /// tfhe-rs key generation (client key, server key).
-    pub keygen: Duration,
-    /// Meter credentials and keys, per-device key-switching keys and the public key included.
-    pub provisioning: Duration,
-    /// Bytes of the integer public-key file every public-key meter holds (0 without public-key meters).
-    pub public_key_bytes: usize,
-    /// Cloud: decompressing the per-device key-switching keys (once per meter, before its frames).
-    pub ksk_decompression: Duration,
-    /// Stored bytes of one per-device key-switching key (0 without per-device meters).
-    pub ksk_stored_bytes: usize,
-    /// Per meter.
-    pub meters: Vec<MeterReport>,
-    /// Homomorphic operations, in order, with their times.
-    pub ops: Vec<(String, Duration)>,
-    /// Peer, same run: tfhe-rs's `ClientKey` encrypting one meter's readings as `FheUint16` (time).
-    pub peer_encryption: Duration,
-    /// Serialized bytes (tfhe-rs `safe_serialize`) of one device-made `FheUint16` and of one encrypted by
-    /// tfhe-rs's `ClientKey`.
-    pub value_bytes: (u64, u64),
-    /// The first `max` of the tree on device-made `FheUint16`s, and one `max` on two tfhe-rs encryptions.
-    pub max_op: (Duration, Duration),
-    /// Decryption of all answers.
-    pub decryption: Duration,
-    /// The answers.
-    pub answers: Vec<Answer>,
-}
-
-impl JobReport {
-    /// Whether every decrypted answer equals the clear one.
-    pub fn all_correct(&self) -> bool {
-        self.answers.iter().all(|a| a.decrypted == a.expected)
-    }
-
-    /// Prints the figures and the answers.
-    pub fn print(&self) {
-        let capacity = IntegerEncryptor::<N>::MESSAGE_BYTES * 8 / READING_BITS as usize;
-        println!(
-            "[trusted party] tfhe-rs integer keys (PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128) in {:.2?}",
-            self.keygen
-        );
-        let mut keys = Vec::new();
-        if self.ksk_stored_bytes > 0 {
-            keys.push(format!(
-                "a per-device key-switching key stores {} B",
-                self.ksk_stored_bytes
-            ));
-        }
-        if self.public_key_bytes > 0 {
-            keys.push(format!(
-                "the public key is {} B (one for every public-key meter, inside its credential file)",
-                self.public_key_bytes
-            ));
-        }
-        println!(
-            "[trusted party] provisioned {} meters in {:.2?} ({}){}",
-            self.meters.len(),
-            self.provisioning,
-            summary(&self.meters),
-            keys.iter().map(|k| format!("; {k}")).collect::<String>()
-        );
-        if self.ksk_stored_bytes > 0 {
-            println!(
-                "[adapter] per-device key-switching keys decompressed in {:.2?} ({} KiB each)",
-                self.ksk_decompression,
-                2 * self.ksk_stored_bytes / 1024
-            );
-        }
-        println!(
-            "\n meter | mode      | readings | frames | frame bytes | B/reading | encryption | intake    | to FheUint16 | per reading"
-        );
-        for m in &self.meters {
-            println!(
-                " {:>5} | {:<9} | {:>8} | {:>6} | {:>11} | {:>9.1} | {:>10.2?} | {:>9.2?} | {:>12.2?} | {:>11.2?}",
-                m.id,
-                format!("{:?}", m.mode),
-                m.readings.len(),
-                m.frames,
-                m.frame_bytes,
-                m.frame_bytes as f64 / m.readings.len() as f64,
-                m.encryption,
-                m.intake,
-                m.extraction,
-                m.extraction / m.readings.len() as u32
-            );
-        }
-        println!(
-            "\n mode      | meters | frames | frame bytes | B/reading | encryption/frame | intake/frame | to FheUint16/reading"
-        );
-        for mode in KeyMode::ALL {
-            let meters: Vec<&MeterReport> = self.meters.iter().filter(|m| m.mode == mode).collect();
-            let frames: usize = meters.iter().map(|m| m.frames).sum();
-            let readings: usize = meters.iter().map(|m| m.readings.len()).sum();
-            if frames == 0 || readings == 0 {
-                continue;
-            }
-            let bytes: usize = meters.iter().map(|m| m.frame_bytes).sum();
-            let total = |time: fn(&MeterReport) -> Duration| meters.iter().map(|m| time(m)).sum::<Duration>();
-            println!(
-                " {:<9} | {:>6} | {:>6} | {:>11} | {:>9.1} | {:>16.2?} | {:>12.2?} | {:>20.2?}",
-                format!("{mode:?}"),
-                meters.len(),
-                frames,
-                bytes,
-                bytes as f64 / readings as f64,
-                total(|m| m.encryption) / frames as u32,
-                total(|m| m.intake) / frames as u32,
-                total(|m| m.extraction) / readings as u32,
-            );
-        }
-        println!(
-            "\n[wire] secret-key frames carried {}-bit bodies. One frame holds up to {capacity} u16 readings:",
-            self.body_bits
-        );
-        let this_run = self.meters.first().map_or(0, |m| m.readings.len().min(capacity)).max(1);
-        let mut widths = vec![64, compact_body_bits()];
-        if !widths.contains(&self.body_bits) {
-            widths.push(self.body_bits);
-        }
-        let mut kinds: Vec<(String, usize)> = widths
-            .into_iter()
-            .map(|bits| {
-                let label = format!(
-                    "seeded, {bits}-bit body ({})",
-                    if bits == 64 { "full" } else { "compact" }
-                );
-                (label, frame_bytes(FrameKind::Seeded, 1, N, 64, bits))
-            })
-            .collect();
-        kinds.push((
-            "public key, mask and body in full".to_owned(),
-            IntegerPublicKeyEncryptor::<N>::PUBLIC_KEY_FRAME_BYTES,
-        ));
-        for (label, frame) in kinds {
-            println!(
-                "  {label:<33}: {frame:>6} B per frame, {:>6.1} B per reading when full, {:>7.1} B per reading with \
-                 {this_run} in a frame",
-                frame as f64 / capacity as f64,
-                frame as f64 / this_run as f64
-            );
-        }
-        let readings = self.meters.first().map_or(0, |m| m.readings.len());
-        let encryption = self.meters.first().map_or(Duration::ZERO, |m| m.encryption);
-        println!(
-            "[peer] tfhe-rs ClientKey FheUint16::encrypt x {readings}: {:.2?} (the meter's frame: {:.2?}, {:.1}x); one \
-             FheUint16 serialized: {} B device-made, {} B tfhe-rs-encrypted",
-            self.peer_encryption,
-            encryption,
-            self.peer_encryption.as_secs_f64() / encryption.as_secs_f64().max(1e-9),
-            self.value_bytes.0,
-            self.value_bytes.1
-        );
-        println!("\n[cloud] tfhe-rs high-level API:");
-        for (name, t) in &self.ops {
-            println!("  {name:<52} {t:>10.2?}");
-        }
-        println!(
-            "  one max: {:.2?} on device-made FheUint16, {:.2?} on tfhe-rs encryptions ({:.2}x)",
-            self.max_op.0,
-            self.max_op.1,
-            self.max_op.0.as_secs_f64() / self.max_op.1.as_secs_f64().max(1e-9)
-        );
-        println!(
-            "\n[trusted party] decrypted {} answers in {:.2?}:",
-            self.answers.len(),
-            self.decryption
-        );
-        for a in &self.answers {
-            println!(
-                "  {:<40} encrypted result {:>10}   plaintext answer {:>10}   {}",
-                a.name,
-                a.decrypted,
-                a.expected,
-                if a.decrypted == a.expected { "correct" } else { "WRONG" }
-            );
-        }
-    }
-}
-
-fn summary(meters: &[MeterReport]) -> String {
-    KeyMode::ALL
-        .iter()
-        .filter_map(|mode| {
-            let n = meters.iter().filter(|m| m.mode == *mode).count();
-            (n > 0).then(|| format!("{n} {mode:?}"))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The key a meter is given at provisioning.
-enum MeterKey {
-    /// Its own GLWE key or the client key's (fleet).
-    Secret(GlweSecretKeyOwned),
-    /// The key set's public-key file (shared by every public-key meter).
-    Public(Arc<Vec<u8>>),
-}
-
-/// What a meter is given at provisioning: its key and its frame credentials.
-struct Provisioned {
-    key: MeterKey,
-    credentials: DeviceCredentials,
-    encryption_seed: [u8; 32],
-}
-
-/// What a meter reports after sending.
-struct Sent {
-    id: u64,
-    frames: usize,
-    frame_bytes: usize,
-    encryption: Duration,
 }
 
 /// A source of randomness for keys and seeds: fixed or the OS's.
@@ -608,64 +360,4 @@ fn tree_max(mut values: Vec<FheUint16>) -> (FheUint16, Duration) {
         values = next;
     }
     (values.pop().expect("at least one reading"), first.unwrap_or_default())
-}
-
-/// One meter: encrypts its readings (little-endian bytes) as one message and sends its frames: seeded
-/// integer frames with `body_bits`-bit bodies under a secret key, or public-key frames (full bodies).
-fn run_meter(meter: Provisioned, readings: &[u16], body_bits: u32, address: SocketAddr) -> Sent {
-    let Provisioned {
-        key,
-        credentials,
-        mut encryption_seed,
-    } = meter;
-    let mut encryptor: Box<dyn FrameEncryptor> = match key {
-        MeterKey::Secret(key) => {
-            let mut encryptor = Box::new(IntegerEncryptor::<N>::EMPTY);
-            encryptor
-                .set_key(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &key)
-                .expect("a key of the set");
-            drop(key);
-            encryptor.set_body_bits(body_bits).expect("a width the set allows");
-            encryptor.seed_from_bytes(&mut encryption_seed);
-            encryptor
-        }
-        MeterKey::Public(file) => {
-            // As from a credential file: the key set's public key, bound to the meter's key id.
-            let (header, body) = public_key_body(&file, credentials.key_id()).expect("the key set's public key");
-            let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<N>::EMPTY);
-            encryptor
-                .set_integer_public_key_le_bytes(&MESSAGE_2_CARRY_2_TUNIFORM_2M128, &header.seed, body)
-                .expect("a public key of the set");
-            encryptor.seed_from_bytes(&mut encryption_seed);
-            encryptor
-        }
-    };
-    // Sequence numbers never repeat: firmware restores the counter from a persisted high-water mark or a
-    // boot counter; this run is boot 0.
-    let mut counter = FrameCounter::from_boot_counter(0);
-    let bytes: Vec<u8> = readings.iter().flat_map(|r| r.to_le_bytes()).collect();
-    let t = Instant::now();
-    let message = encryptor.begin_message(&mut counter, bytes.len()).expect("counter");
-    let frames: Vec<Vec<u8>> = chunks(&bytes, encryptor.chunk_bytes())
-        .map(|chunk| {
-            // A secret-key frame's full body is computed in the frame buffer before it is compacted.
-            let mut out = vec![0u8; encryptor.frame_buffer_len()];
-            let len = encryptor
-                .encrypt_frame_into(&credentials, &message, &chunk, &mut out)
-                .expect("encrypts");
-            out.truncate(len);
-            out
-        })
-        .collect();
-    let encryption = t.elapsed();
-    let mut socket = TcpStream::connect(address).expect("adapter listening");
-    for frame in &frames {
-        write_frame(&mut socket, frame).expect("sent");
-    }
-    Sent {
-        id: credentials.device_id(),
-        frames: frames.len(),
-        frame_bytes: frames.iter().map(Vec::len).sum(),
-        encryption,
-    }
 }
