@@ -12,7 +12,7 @@ use crate::intake::{Intake, IntakeConfig, IntegerInput};
 use crate::interop::integer::IntegerBridge;
 use crate::interop::{Converter, FrameUnit, Input, InteropError};
 use crate::key_set::key_store::{DeviceRecord, KeyStore};
-use crate::registry::{DeviceRegistry, DuplicateDevice};
+use crate::registry::DeviceRegistry;
 use crate::replay::ReplayWindow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -87,9 +87,9 @@ impl<C: Converter> KeyedIntake<C> {
         self.converter.register(device_id, key_id, parameter_set, material)?;
         self.intake
             .register_device_with_window(credentials, encryption, window)
-            .map_err(|DuplicateDevice(id)| {
-                self.converter.unregister(id);
-                InteropError::DuplicateDevice(id)
+            .map_err(|_| {
+                self.converter.unregister(device_id);
+                InteropError::DuplicateDevice(device_id)
             })
     }
 

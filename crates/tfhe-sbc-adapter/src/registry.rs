@@ -5,22 +5,11 @@
 //! (`Intake::highest_sequence` + 1): replay windows live in memory, so after a restart the floor is what
 //! keeps old frames from being replayed.
 
+use crate::IntakeError;
 use crate::replay::ReplayWindow;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use tfhe_sbc_device::frame::mac::DeviceCredentials;
-
-/// A device id registered twice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DuplicateDevice(pub u64);
-
-impl core::fmt::Display for DuplicateDevice {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "device {} is already registered", self.0)
-    }
-}
-
-impl std::error::Error for DuplicateDevice {}
 
 /// How a device encrypts, which decides the frame kinds the intake takes from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -70,18 +59,19 @@ impl DeviceRegistry {
         Self::default()
     }
 
-    /// Registers a device that has never sent a frame (floor 0).
-    pub fn register(&mut self, credentials: DeviceCredentials) -> Result<(), DuplicateDevice> {
+    /// Registers a device that has never sent a frame (floor 0); [`IntakeError::DuplicateDevice`] if its id
+    /// is registered already.
+    pub fn register(&mut self, credentials: DeviceCredentials) -> Result<(), IntakeError> {
         self.register_with_floor(credentials, 0)
     }
 
     /// Registers a secret-key device whose frames must have sequence numbers of at least `floor`.
-    pub fn register_with_floor(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), DuplicateDevice> {
+    pub fn register_with_floor(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), IntakeError> {
         self.register_device(credentials, DeviceEncryption::SecretKey, floor)
     }
 
     /// Registers a public-key device that has never sent a frame.
-    pub fn register_public_key(&mut self, credentials: DeviceCredentials) -> Result<(), DuplicateDevice> {
+    pub fn register_public_key(&mut self, credentials: DeviceCredentials) -> Result<(), IntakeError> {
         self.register_device(credentials, DeviceEncryption::PublicKey, 0)
     }
 
@@ -92,7 +82,7 @@ impl DeviceRegistry {
         credentials: DeviceCredentials,
         encryption: DeviceEncryption,
         floor: u64,
-    ) -> Result<(), DuplicateDevice> {
+    ) -> Result<(), IntakeError> {
         let id = credentials.device_id();
         insert_new(&mut self.devices, id, Registered::new(credentials, encryption, floor))
     }
@@ -113,10 +103,10 @@ impl DeviceRegistry {
     }
 }
 
-/// Inserts `value` under `device_id` unless that id is taken ([`DuplicateDevice`]).
-pub(crate) fn insert_new<V>(devices: &mut HashMap<u64, V>, device_id: u64, value: V) -> Result<(), DuplicateDevice> {
+/// Inserts `value` under `device_id` unless that id is taken ([`IntakeError::DuplicateDevice`]).
+pub(crate) fn insert_new<V>(devices: &mut HashMap<u64, V>, device_id: u64, value: V) -> Result<(), IntakeError> {
     match devices.entry(device_id) {
-        Entry::Occupied(_) => Err(DuplicateDevice(device_id)),
+        Entry::Occupied(_) => Err(IntakeError::DuplicateDevice(device_id)),
         Entry::Vacant(slot) => {
             slot.insert(value);
             Ok(())

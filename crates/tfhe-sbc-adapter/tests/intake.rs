@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::intake::{Frame, IntakeConfig, Received, parse_frame};
 use tfhe_sbc_adapter::reassembly::Reassembler;
-use tfhe_sbc_adapter::registry::{DeviceRegistry, DuplicateDevice};
+use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
 use tfhe_sbc_adapter::{IntakeError, MessageField};
 use tfhe_sbc_device::frame::mac::MacKey;
@@ -404,7 +404,10 @@ fn the_registered_floor_refuses_frames_from_before_a_restart() {
     let after_restart = device.seeded_frames(b"new");
     let mut registry = DeviceRegistry::new();
     registry.register_with_floor(device.server_credentials(), 1).unwrap();
-    assert_eq!(registry.register(device.server_credentials()), Err(DuplicateDevice(41)));
+    assert_eq!(
+        registry.register(device.server_credentials()),
+        Err(IntakeError::DuplicateDevice(41))
+    );
     let mut intake = tfhe_sbc_adapter::intake::Intake::new(IntakeConfig::default(), registry);
     assert_eq!(
         intake.receive(&before_restart[0], Instant::now()).unwrap_err(),

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
 use tfhe_sbc_adapter::key_set::files::KEY_STORE_FILE;
 use tfhe_sbc_adapter::key_store::KeyStore;
-use tfhe_sbc_adapter::registry::{DeviceRegistry, DuplicateDevice};
+use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tracing::info;
 
 /// Which roles this process runs.
@@ -57,12 +58,13 @@ fn intake_of(keys: &[PathBuf]) -> Result<Intake, String> {
     for dir in keys {
         let path = dir.join(KEY_STORE_FILE);
         let store = KeyStore::read_file(&path).map_err(|e| e.to_string())?;
-        store.register_into(&mut intake).map_err(|DuplicateDevice(id)| {
-            format!(
+        store.register_into(&mut intake).map_err(|e| match e {
+            IntakeError::DuplicateDevice(id) => format!(
                 "device {id} of {} is also in another key set given to --keys: device ids must differ between the \
                  key sets one service serves",
                 path.display()
-            )
+            ),
+            e => format!("{}: {e}", path.display()),
         })?;
     }
     Ok(intake)

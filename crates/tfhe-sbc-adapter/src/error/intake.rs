@@ -213,6 +213,8 @@ pub enum IntakeError {
     TruncatedStream,
     /// An I/O error from the underlying stream.
     Io(std::io::ErrorKind),
+    /// A device registered twice with the intake: its id.
+    DuplicateDevice(u64),
     /// The JetStream service's results stream or bucket could not be read (the text says what was being
     /// done and NATS's reason).
     ResultsStore(String),
@@ -344,6 +346,7 @@ impl fmt::Display for IntakeError {
             Self::FrameTooLarge { declared, limit } => write!(f, "frame declares {declared} bytes, limit is {limit}"),
             Self::TruncatedStream => f.write_str("stream ended inside a frame"),
             Self::Io(kind) => write!(f, "I/O error: {kind}"),
+            Self::DuplicateDevice(id) => write!(f, "device {id} is already registered"),
             Self::ResultsStore(what) => write!(f, "results store: {what}"),
             Self::BadAnnouncement => f.write_str("an announcement on the results stream does not decode"),
             Self::MissingStoredFrame(key) => write!(f, "the announced frame {key} is not in the results bucket"),

@@ -31,7 +31,7 @@ pub use frame::{CompactListFrame, Frame, IntegerFrame, IntegerInput, Message, Re
 pub use parse::{ParsedFrame, header_of, parse_frame};
 
 use crate::error::IntakeError;
-use crate::registry::{DeviceEncryption, DeviceRegistry, DuplicateDevice, Registered, insert_new};
+use crate::registry::{DeviceEncryption, DeviceRegistry, Registered, insert_new};
 use crate::replay::ReplayWindow;
 use reassembly::Reassembler;
 use std::collections::HashMap;
@@ -95,7 +95,7 @@ impl Intake {
     }
 
     /// Registers one more secret-key device, whose frames must have sequence numbers of at least `floor`.
-    pub fn register(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), DuplicateDevice> {
+    pub fn register(&mut self, credentials: DeviceCredentials, floor: u64) -> Result<(), IntakeError> {
         self.register_device_with_window(credentials, DeviceEncryption::SecretKey, ReplayWindow::new(floor))
     }
 
@@ -106,7 +106,7 @@ impl Intake {
         credentials: DeviceCredentials,
         encryption: DeviceEncryption,
         window: ReplayWindow,
-    ) -> Result<(), DuplicateDevice> {
+    ) -> Result<(), IntakeError> {
         let id = credentials.device_id();
         insert_new(
             &mut self.devices,

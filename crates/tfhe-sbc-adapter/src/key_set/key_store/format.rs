@@ -5,7 +5,6 @@ use super::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeySetError, KeyStore};
 use crate::interop::big_key_per_device::{big_key_device_ksk_from_parts, big_key_device_ksk_words};
 use crate::interop::device_record::{SetFamily, set_family};
 use crate::interop::{DeviceKsk, IntegerDeviceKsk, device_ksk_words};
-use crate::registry::DuplicateDevice;
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use serde::{Deserialize, Serialize};
@@ -193,14 +192,9 @@ impl KeyStore {
                 })?;
         let mut store = Self::with_fingerprint(server_key_fingerprint);
         for record in wire.devices {
-            store.insert_checked(decode_record(record)?)?;
+            store.insert(decode_record(record)?)?;
         }
         Ok(store)
-    }
-
-    fn insert_checked(&mut self, record: DeviceRecord) -> Result<(), KeySetError> {
-        self.insert(record)
-            .map_err(|DuplicateDevice(id)| KeySetError::DuplicateDevice(id))
     }
 }
 

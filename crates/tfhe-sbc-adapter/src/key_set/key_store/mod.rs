@@ -52,7 +52,6 @@ use super::error::{RESTORE, bad};
 use super::files::{SECRET_MODE, read, write_atomic};
 use crate::interop::integer::integer_server_key_fingerprint;
 use crate::interop::{InteropError, server_key_fingerprint};
-use crate::registry::DuplicateDevice;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tfhe::boolean::server_key::ServerKey;
@@ -95,11 +94,11 @@ impl KeyStore {
         self.server_key_fingerprint
     }
 
-    /// Adds a device.
-    pub fn insert(&mut self, record: DeviceRecord) -> Result<(), DuplicateDevice> {
+    /// Adds a device; [`KeySetError::DuplicateDevice`] if the store holds its id already.
+    pub fn insert(&mut self, record: DeviceRecord) -> Result<(), KeySetError> {
         let id = record.device_id();
         if self.devices.contains_key(&id) {
-            return Err(DuplicateDevice(id));
+            return Err(KeySetError::DuplicateDevice(id));
         }
         self.devices.insert(id, record);
         Ok(())
@@ -146,8 +145,8 @@ impl KeyStore {
 
     /// Registers every device of the store in `intake` (MAC key, key id, the frame kinds of its mode), so
     /// that one intake authenticates the devices of several key sets; stops at the first device id `intake`
-    /// already holds.
-    pub fn register_into(self, intake: &mut crate::intake::Intake) -> Result<(), DuplicateDevice> {
+    /// already holds ([`IntakeError::DuplicateDevice`](crate::IntakeError::DuplicateDevice)).
+    pub fn register_into(self, intake: &mut crate::intake::Intake) -> Result<(), crate::IntakeError> {
         for record in self.into_records() {
             let (credentials, material) = record.into_parts();
             intake.register_device_with_window(
