@@ -393,8 +393,18 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
         println!("{:>6.1?}: every message announced", send_started.elapsed());
         let names: BTreeSet<(u64, u64)> = records.iter().map(|r| (r.device_id, r.first_sequence)).collect();
         assert_eq!(names.len(), records.len(), "a message announced twice");
-        let missing: Vec<_> = expected.keys().filter(|k| !names.contains(k)).take(5).collect();
-        assert!(missing.is_empty(), "acknowledged, never announced: {missing:?}...");
+        let missing: Vec<_> = expected.keys().filter(|k| !names.contains(k)).collect();
+        if !missing.is_empty() {
+            for role in workers.iter().chain(&gateways) {
+                print_warnings(role);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "{} acknowledged, never announced: {:?}...",
+            missing.len(),
+            &missing[..missing.len().min(5)]
+        );
         assert_eq!(names.len(), expected.len(), "announced, never sent");
 
         let mut checked = check_key_set(
@@ -493,5 +503,18 @@ async fn wait_for_results_bucket(client: &async_nats::Client) {
             }
             Err(e) => panic!("the results bucket never opened: {e}"),
         }
+    }
+}
+
+/// The last 20 warnings in `role`'s log (what a failure's cause is looked for in).
+fn print_warnings(role: &RoleProcess) {
+    let log = std::fs::read_to_string(&role.log).unwrap_or_default();
+    let warnings: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+        .collect();
+    println!("{}: {} warnings, the last ones:", role.log.display(), warnings.len());
+    for line in &warnings[warnings.len().saturating_sub(20)..] {
+        println!("  {line}");
     }
 }
