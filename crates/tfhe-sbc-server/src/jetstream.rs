@@ -10,6 +10,38 @@ use tfhe_sbc_adapter::results::{
     DEAD_STREAM, DEFAULT_PREFIX, DEVICES_BUCKET, FRAMES_STREAM, RESULTS_BUCKET, RESULTS_STREAM,
 };
 
+/// How long a role waits for JetStream at start-up (its streams, buckets and the workers' consumer) before
+/// it gives up with an error.
+pub const JETSTREAM_PATIENCE: Duration = Duration::from_secs(60);
+
+/// `attempt` until it succeeds or `patience` has passed, pausing 250 ms after the first failure and twice as
+/// long after each next one (at most 4 s), with a warning naming `what` at each failure. A cluster that is
+/// electing leaders (after a node's restart, or while every role starts at once) refuses or times out
+/// requests for a few seconds: start-up waits that out instead of exiting.
+pub async fn with_patience<T, F, Fut>(patience: Duration, what: &str, mut attempt: F) -> Result<T, String>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    let deadline = tokio::time::Instant::now() + patience;
+    let mut pause = Duration::from_millis(250);
+    loop {
+        match attempt().await {
+            Ok(value) => return Ok(value),
+            Err(e) if tokio::time::Instant::now() + pause < deadline => {
+                tracing::warn!("{what} not ready ({e}); trying again in {pause:?}");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(4));
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{e} (for {patience:?}: is JetStream enabled on a quorum of nodes?)"
+                ));
+            }
+        }
+    }
+}
+
 /// Bounds and durability settings shared by every role.
 #[derive(Clone, Debug)]
 pub struct Topology {
@@ -35,7 +67,7 @@ impl Default for Topology {
             replicas: 1,
             frames_max_bytes: 1 << 30,
             ack_wait: Duration::from_secs(30),
-            max_deliver: 8,
+            max_deliver: 16,
             max_ack_pending: 1024,
         }
     }
@@ -76,26 +108,9 @@ impl Topology {
         }
     }
 
-    /// [`Topology::open`], tried again while JetStream is not ready (a cluster electing its leaders, a
-    /// node restarting), backing off from 250 ms to 4 s, for at most `patience`.
+    /// [`Topology::open`], tried again while JetStream is not ready ([`with_patience`]).
     pub async fn open_when_ready(&self, client: async_nats::Client, patience: Duration) -> Result<Handles, String> {
-        let deadline = tokio::time::Instant::now() + patience;
-        let mut pause = Duration::from_millis(250);
-        loop {
-            match self.open(client.clone()).await {
-                Ok(handles) => return Ok(handles),
-                Err(e) if tokio::time::Instant::now() + pause < deadline => {
-                    tracing::warn!("JetStream not ready ({e}); trying again in {pause:?}");
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(4));
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "{e} (for {patience:?}: is JetStream enabled on a quorum of nodes?)"
-                    ));
-                }
-            }
-        }
+        with_patience(patience, "JetStream", || self.open(client.clone())).await
     }
 
     /// Connects the JetStream context and creates what is missing.

@@ -3,7 +3,7 @@
 //! frames). Any number of gateways and workers share one JetStream (`docs/operations.md`).
 
 use crate::gateway::{Gateway, GatewayCounts, GatewayLimits};
-use crate::jetstream::Topology;
+use crate::jetstream::{JETSTREAM_PATIENCE, Topology};
 use crate::worker::{Worker, WorkerCounts};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,9 +48,6 @@ pub struct ServiceOptions<'a> {
     /// The gateway's bounds.
     pub limits: GatewayLimits,
 }
-
-/// How long a role waits for JetStream at start-up before it gives up.
-const JETSTREAM_PATIENCE: Duration = Duration::from_secs(60);
 
 /// One intake over the key stores of every key set in `keys` (each device's MAC key, key id and mode).
 fn intake_of(keys: &[PathBuf]) -> Result<Intake, String> {

@@ -21,7 +21,7 @@
 //! memory between frames.
 
 use crate::device_state::{ChunkCommit, DeviceState, MAX_CHUNKS, OpenMessage};
-use crate::jetstream::{Handles, Topology, device_key};
+use crate::jetstream::{Handles, JETSTREAM_PATIENCE, Topology, device_key, with_patience};
 use async_nats::HeaderMap;
 use async_nats::jetstream::kv;
 use async_nats::jetstream::message::{AckKind, Message};
@@ -35,6 +35,15 @@ use tfhe_sbc_adapter::results::{
     MessageCommitted, committed_message_id, dead_letter_subject, frame_key, results_subject,
 };
 use tracing::{debug, info, warn};
+
+/// How long a frame that failed for a transient reason waits before its next delivery: 250 ms after its
+/// first delivery, twice as long after each next one, at most 10 s. The 15 waits before a frame's 16th
+/// delivery (the default `max_deliver`) add up to about 106 s: a node's restart or a leader election, which
+/// refuse requests for seconds, never dead-letter an acknowledged frame.
+pub fn retry_delay(delivered: i64) -> Duration {
+    let doublings = u32::try_from(delivered.saturating_sub(1)).unwrap_or(0).min(6);
+    (Duration::from_millis(250) * 2u32.pow(doublings)).min(Duration::from_secs(10))
+}
 
 /// What the workers of this process did (for the log, the metrics and the tests).
 #[derive(Debug, Default)]
@@ -84,7 +93,12 @@ impl Worker {
 
     /// Runs until the consumer's stream of messages ends (the NATS connection closed).
     pub async fn run(&self) -> Result<(), String> {
-        let mut consumer = self.topology.workers_consumer(&self.handles.frames).await?;
+        let mut consumer = with_patience(JETSTREAM_PATIENCE, "the workers' consumer", || {
+            self.topology.workers_consumer(&self.handles.frames)
+        })
+        .await?;
+        // The consumer's own limit: it was created by whichever role came first, maybe with other settings.
+        let max_deliver = consumer.cached_info().config.max_deliver;
         info!("worker: reading the {} consumer", crate::jetstream::WORKERS_CONSUMER);
         let mut lag_measured = std::time::Instant::now();
         loop {
@@ -113,7 +127,7 @@ impl Worker {
             };
             while let Some(message) = batch.next().await {
                 match message {
-                    Ok(message) => self.handle(message).await,
+                    Ok(message) => self.handle(message, max_deliver).await,
                     Err(e) => {
                         debug!("worker: fetch ended: {e}");
                         break;
@@ -124,8 +138,9 @@ impl Worker {
     }
 
     /// One delivery: commit (or find committed, or dead-letter), then acknowledge; a transient failure
-    /// (NATS unreachable) leaves the frame to be redelivered, with a delay.
-    async fn handle(&self, message: Message) {
+    /// (NATS unreachable, a stream without a leader) leaves the frame to be redelivered after
+    /// [`retry_delay`]; at its `max_deliver`-th delivery (if the consumer has a limit) it is dead-lettered.
+    async fn handle(&self, message: Message, max_deliver: i64) {
         let delivered = message.info().map(|i| i.delivered).unwrap_or(1);
         if delivered > 1 {
             self.counts.redeliveries.fetch_add(1, Ordering::Relaxed);
@@ -133,12 +148,13 @@ impl Worker {
         }
         let outcome = match self.commit(&message.payload).await {
             Ok(outcome) => outcome,
-            Err(e) if delivered >= self.topology.max_deliver => {
+            Err(e) if max_deliver > 0 && delivered >= max_deliver => {
                 Outcome::Dead(format!("gave up after {delivered} deliveries: {e}"))
             }
             Err(e) => {
-                warn!("worker: frame left for redelivery (delivery {delivered}): {e}");
-                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(250)))).await;
+                let delay = retry_delay(delivered);
+                warn!("worker: frame left for redelivery in {delay:?} (delivery {delivered}): {e}");
+                let _ = message.ack_with(AckKind::Nak(Some(delay))).await;
                 return;
             }
         };
@@ -333,5 +349,25 @@ impl Worker {
             .await
             .map_err(|e| e.to_string())?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_delay;
+    use std::time::Duration;
+
+    /// The waits double from 250 ms to the 10 s cap, and the 15 before a 16th delivery outlast a leader
+    /// election by far.
+    #[test]
+    fn retry_delays_back_off_to_ten_seconds() {
+        let ms = |d: i64| retry_delay(d).as_millis();
+        assert_eq!(
+            [ms(1), ms(2), ms(3), ms(6), ms(7), ms(100)],
+            [250, 500, 1000, 8000, 10_000, 10_000]
+        );
+        assert_eq!(ms(0), 250, "a missing delivery count is the first");
+        let total: Duration = (1..16).map(retry_delay).sum();
+        assert_eq!(total, Duration::from_millis(105_750));
     }
 }

@@ -464,12 +464,19 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
     });
     assert_eq!(checked, expected.len(), "a message of no key set");
 
-    // The counts.
+    // Every role still running, then the counts.
+    for role in gateways.iter_mut().chain(workers.iter_mut()) {
+        role.assert_running();
+    }
     let summaries: Vec<String> = gateways
         .iter_mut()
         .chain(workers.iter_mut())
         .map(|p| {
             let summary = p.interrupt();
+            if p.name.starts_with("worker") && summary.contains("worker: 0 committed") {
+                // A worker that committed nothing while the other did everything: what it was doing.
+                print_warnings(p);
+            }
             format!("  {}: {summary}", p.name)
         })
         .collect();
@@ -506,15 +513,26 @@ async fn wait_for_results_bucket(client: &async_nats::Client) {
     }
 }
 
-/// The last 20 warnings in `role`'s log (what a failure's cause is looked for in).
+/// The last 20 warnings and the last 8 lines of `role`'s log (where a failure's cause is looked for).
 fn print_warnings(role: &RoleProcess) {
     let log = std::fs::read_to_string(&role.log).unwrap_or_default();
-    let warnings: Vec<&str> = log
-        .lines()
+    let lines: Vec<&str> = log.lines().collect();
+    let warnings: Vec<&str> = lines
+        .iter()
+        .copied()
         .filter(|l| l.contains("WARN") || l.contains("ERROR"))
         .collect();
-    println!("{}: {} warnings, the last ones:", role.log.display(), warnings.len());
+    println!(
+        "{}: {} lines, {} warnings; the last warnings:",
+        role.log.display(),
+        lines.len(),
+        warnings.len()
+    );
     for line in &warnings[warnings.len().saturating_sub(20)..] {
+        println!("  {line}");
+    }
+    println!("  the last lines:");
+    for line in &lines[lines.len().saturating_sub(8)..] {
         println!("  {line}");
     }
 }

@@ -28,11 +28,14 @@ use crate::interop::{Converter, Input};
 use crate::keyed_intake::KeyedIntake;
 use async_nats::jetstream::{self, consumer, kv};
 use futures_util::StreamExt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn nats(what: &'static str) -> impl FnOnce(&dyn core::fmt::Display) -> IntakeError {
     move |e| IntakeError::ResultsStore(format!("{what}: {e}"))
 }
+
+/// How long [`ResultsReader::messages`] waits for the next announcement it knows is there.
+pub const READ_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Reads committed messages and converts them with one key set.
 pub struct ResultsReader<C: Converter> {
@@ -64,7 +67,9 @@ impl<C: Converter> ResultsReader<C> {
         &self.keyed
     }
 
-    /// Up to `max` committed messages, oldest first: of `device_id`, or of every device.
+    /// Up to `max` committed messages, oldest first: of `device_id`, or of every device; every message
+    /// announced before the call (up to `max`), and none missing from the middle or the end. A results
+    /// stream that stops delivering for [`READ_PATIENCE`] is an [`IntakeError::ResultsStore`].
     pub async fn messages(&self, device_id: Option<u64>, max: usize) -> Result<Vec<MessageCommitted>, IntakeError> {
         let stream = self
             .js
@@ -79,30 +84,38 @@ impl<C: Converter> ResultsReader<C> {
             .create_consumer(consumer::pull::Config {
                 filter_subject,
                 ack_policy: consumer::AckPolicy::None,
-                // Deleted below; if this reader dies first, JetStream drops it after 10 s unused.
-                inactive_threshold: Duration::from_secs(10),
+                // Deleted below; if this reader dies first, JetStream drops it after a minute unused.
+                inactive_threshold: Duration::from_secs(60),
                 ..Default::default()
             })
             .await
             .map_err(|e| nats("create a reading consumer")(&e))?;
-        let records = Self::announcements(&consumer, max).await;
+        let records = Self::announcements(&mut consumer, max).await;
         if let Ok(info) = consumer.info().await {
             let _ = stream.delete_consumer(&info.name).await;
         }
         records
     }
 
-    /// Up to `max` announcements from `consumer`.
+    /// Up to `max` announcements from `consumer`: as many as it had pending when it was made (an empty
+    /// fetch is no proof of the end: a loaded server may answer a fetch late).
     async fn announcements(
-        consumer: &consumer::Consumer<consumer::pull::Config>,
+        consumer: &mut consumer::Consumer<consumer::pull::Config>,
         max: usize,
     ) -> Result<Vec<MessageCommitted>, IntakeError> {
-        let mut records = Vec::new();
-        while records.len() < max {
+        let pending = consumer
+            .info()
+            .await
+            .map_err(|e| nats("read the reading consumer's state")(&e))?
+            .num_pending;
+        let target = max.min(usize::try_from(pending).unwrap_or(usize::MAX));
+        let mut records = Vec::with_capacity(target.min(1 << 16));
+        let mut last_progress = Instant::now();
+        while records.len() < target {
             let mut batch = consumer
                 .fetch()
-                .max_messages((max - records.len()).min(1000))
-                .expires(Duration::from_millis(500))
+                .max_messages((target - records.len()).min(1000))
+                .expires(Duration::from_secs(1))
                 .messages()
                 .await
                 .map_err(|e| nats("fetch announcements")(&e))?;
@@ -111,8 +124,14 @@ impl<C: Converter> ResultsReader<C> {
                 let message = message.map_err(|e| nats("read an announcement")(&e))?;
                 records.push(MessageCommitted::decode(&message.payload).ok_or(IntakeError::BadAnnouncement)?);
             }
-            if records.len() == before {
-                break;
+            if records.len() > before {
+                last_progress = Instant::now();
+            } else if last_progress.elapsed() >= READ_PATIENCE {
+                return Err(IntakeError::ResultsStore(format!(
+                    "the results stream delivered {} of {target} announcements, then nothing for {} s",
+                    records.len(),
+                    READ_PATIENCE.as_secs()
+                )));
             }
         }
         Ok(records)

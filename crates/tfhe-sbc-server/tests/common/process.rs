@@ -92,6 +92,23 @@ impl RoleProcess {
         })
     }
 
+    /// Fails the test, with the end of the process's log, if it exited by itself (a role must run until it
+    /// is killed or interrupted: a worker that gave up at start-up would leave the other to do its work,
+    /// unnoticed).
+    pub fn assert_running(&mut self) {
+        if let Some(child) = self.child.0.as_mut()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            panic!(
+                "{} exited by itself ({status}); the end of its log:\n{}",
+                self.name,
+                lines[lines.len().saturating_sub(20)..].join("\n")
+            );
+        }
+    }
+
     /// SIGKILL, as a crash.
     pub fn kill(&mut self) {
         self.child.kill();
