@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 use tfhe::boolean::client_key::ClientKey;
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, glwe_key_from_client_key};
 use tfhe_sbc_adapter::interop::big_key_per_device::provision_big_key_per_device;
-use tfhe_sbc_adapter::interop::{DeviceSecrets, PublicKeyDevice, provision_per_device, public_key_from_client_key};
-use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyStore};
+use tfhe_sbc_adapter::interop::{
+    DeviceSecrets, PublicKeyDevice, credentials_and_record, provision_per_device, public_key_from_client_key,
+};
+use tfhe_sbc_adapter::key_store::{DeviceKeyMaterial, KeyMode, KeyStore};
 use tfhe_sbc_adapter::stream::write_frame;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::files::credentials::decode_credentials;
 use tfhe_sbc_device::frame::FrameCounter;
-use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::std_io::MessageEncryptor;
 use zeroize::Zeroizing;
 
@@ -57,7 +58,8 @@ pub fn provision(
                 )
             }
             Mode::Fleet => {
-                let (credentials, record) = credentials_and_record(id, set, DeviceKeyMaterial::Fleet, rng);
+                let (credentials, record) =
+                    credentials_and_record(id, KEY_ID, params.id(), DeviceKeyMaterial::Fleet, rng).unwrap();
                 let key = glwe_key_from_client_key(set, client_key).unwrap();
                 let secrets = DeviceSecrets { key, credentials };
                 (
@@ -66,7 +68,8 @@ pub fn provision(
                 )
             }
             Mode::PublicKey => {
-                let (credentials, record) = credentials_and_record(id, set, DeviceKeyMaterial::PublicKey, rng);
+                let (credentials, record) =
+                    credentials_and_record(id, KEY_ID, params.id(), DeviceKeyMaterial::PublicKey, rng).unwrap();
                 let public_key = public_key.clone().expect("made for public-key devices");
                 let device = PublicKeyDevice {
                     public_key,
@@ -80,19 +83,6 @@ pub fn provision(
         files.push(file);
     }
     files
-}
-
-/// Fresh credentials for device `id` and the cloud's record of the same MAC key with `material`.
-fn credentials_and_record(
-    id: u64,
-    set: BooleanSet,
-    material: DeviceKeyMaterial,
-    rng: &mut Blake2bXof,
-) -> (DeviceCredentials, DeviceRecord) {
-    let mac = MacKey::generate(rng);
-    let cloud = DeviceCredentials::new(id, KEY_ID, MacKey::from_bytes(*mac.as_bytes()));
-    let record = DeviceRecord::with_parameter_set(cloud, set.glwe_parameters().id(), material).unwrap();
-    (DeviceCredentials::new(id, KEY_ID, mac), record)
 }
 
 /// What a device reports after sending.

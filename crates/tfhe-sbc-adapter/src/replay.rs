@@ -8,10 +8,10 @@
 //! [`ReplayWindow::check`] does not change the window; [`ReplayWindow::accept`] records a number. Intake calls
 //! `accept` only after the frame's MAC verified, so forged frames cannot move the window.
 
+use crate::IntakeError;
+
 /// The window's width: how far out of order (in sequence numbers) a frame may arrive.
 pub const WINDOW: u64 = 128;
-
-use crate::IntakeError;
 
 /// One device's window.
 #[derive(Clone, Debug, PartialEq, Eq)]

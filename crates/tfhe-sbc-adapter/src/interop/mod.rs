@@ -50,8 +50,8 @@ pub use integer::IntegerBridge;
 pub use keyswitch::KEYSWITCH_BLOCK;
 pub use ksk::{DeviceKsk, KeySwitchSet, SeededKsk};
 pub use per_device::{
-    DeviceSecrets, PublicKeyDevice, provision_fleet_device, provision_per_device, provision_public_key_device,
-    public_key_from_client_key,
+    DeviceSecrets, PublicKeyDevice, credentials_and_record, provision_fleet_device, provision_per_device,
+    provision_public_key_device, public_key_from_client_key,
 };
 pub use strategy::KeySwitchStrategy;
 

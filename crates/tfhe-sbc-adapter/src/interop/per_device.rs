@@ -213,10 +213,11 @@ pub fn provision_public_key_device<R: CryptoRng + ?Sized>(
     ))
 }
 
-/// Fresh credentials for device `device_id` under `key_id` ([`credential_pair`]): the device's copy, and the
-/// cloud's record of the other with `material` for `parameter_set`
-/// ([`InteropError::KeyMaterialMismatch`] if the set does not allow that material).
-pub(crate) fn credentials_and_record<R: CryptoRng + ?Sized>(
+/// Trusted party: fresh credentials for device `device_id` under `key_id` (one fresh MAC key, copied from one
+/// `MacKey` into the other with no stray copy on the stack): the device's copy, and the cloud's record of
+/// the other with `material` for `parameter_set` ([`InteropError::KeyMaterialMismatch`] if the set does not
+/// allow that material). What every provisioning path, the keys tool's included, starts from.
+pub fn credentials_and_record<R: CryptoRng + ?Sized>(
     device_id: u64,
     key_id: u32,
     parameter_set: tfhe_sbc_core::parameters::ParameterSetId,

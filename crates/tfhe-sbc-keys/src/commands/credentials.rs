@@ -5,15 +5,15 @@ use crate::KeySetParameters;
 use crate::error::Error;
 use crate::files;
 use std::path::Path;
+use tfhe_sbc_adapter::interop::credentials_and_record;
 use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
 use tfhe_sbc_core::parameters::GlweParameters;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::files::credentials::decode_credentials;
-use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::mac::DeviceCredentials;
 
-/// Fresh credentials for device `device_id` and its key store record (`material`, parameter set `params`),
-/// each with its own copy of one fresh MAC key. The key is copied from one `MacKey` into the other
-/// directly, with no stray copy on the stack.
+/// Fresh credentials for device `device_id` and its key store record (`material`, parameter set `params`):
+/// the adapter's [`credentials_and_record`], its refusal as a provisioning error.
 pub(super) fn new_device(
     device_id: u64,
     key_id: u32,
@@ -21,11 +21,7 @@ pub(super) fn new_device(
     material: DeviceKeyMaterial,
     rng: &mut Blake2bXof,
 ) -> Result<(DeviceCredentials, DeviceRecord), Error> {
-    let mac_key = MacKey::generate(rng);
-    let copy = MacKey::from_slice(mac_key.as_bytes()).map_err(provisioning)?;
-    let cloud = DeviceCredentials::new(device_id, key_id, copy);
-    let record = DeviceRecord::with_parameter_set(cloud, params.id(), material).map_err(provisioning)?;
-    Ok((DeviceCredentials::new(device_id, key_id, mac_key), record))
+    credentials_and_record(device_id, key_id, params.id(), material, rng).map_err(provisioning)
 }
 
 /// Checks device `record`'s credential file at `path`: it decodes, and says what the key store says (mode,
