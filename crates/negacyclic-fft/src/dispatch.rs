@@ -10,15 +10,32 @@
 //! Both paths compute the same exact integer results; intermediate `f64` values may differ in the last
 //! bits between instruction sets, which the rounding margin (< 1e-4 at N = 1024) absorbs.
 //!
-//! `--cfg tfhe_sbc_backend="soft"` compiles the AVX2 instance out, so that the portable code runs (and is
-//! tested) on any host; [`backend`] then says `"soft"`. `tfhe-sbc-device`'s BLAKE2b lanes dispatch the same
-//! way, through the same two macros ([`isa_enum!`](crate::isa_enum) and
-//! [`isa_function!`](crate::isa_function)), under the same cfg.
+//! # Forcing an instance
+//! `--cfg tfhe_sbc_backend="…"` caps the instances a build has, so that the tests of each one run on any
+//! host that can execute it (an AVX-512 host otherwise never runs the AVX2 or portable code):
+//!
+//! | value | instances compiled in (widest first) | [`backend`] on a CPU with AVX2 |
+//! |---|---|---|
+//! | unset or `"avx512f"` | every one (the default) | `"avx2"` |
+//! | `"avx2"` | AVX2 and portable: wider ones (the device XOF's AVX-512F) are compiled out | `"avx2"` |
+//! | `"soft"` | portable only | `"soft"` |
+//!
+//! The value is the name [`backend`] reports for the widest instance kept, the ladder being `avx512f` >
+//! `avx2` > portable; detection then picks the widest kept instance the CPU runs (portable on a CPU without
+//! AVX2, which `tests/backend.rs` turns into a failure when `TFHE_SBC_EXPECT_BACKEND` names the forced one).
+//! `tfhe-sbc-device`'s BLAKE2b lanes dispatch the same way, through the same two macros
+//! ([`isa_enum!`](crate::isa_enum) and [`isa_function!`](crate::isa_function)), under the same cfg: those
+//! two macros are the only place that reads it.
 
-/// Defines `enum Isa`: `Portable` and, on x86_64 unless `--cfg tfhe_sbc_backend="soft"`, one variant per
-/// listed instance (`Variant => "feature" (detector module)`, widest first), with `Isa::detect` (the widest
+/// Defines `enum Isa`: `Portable` and, on x86_64, one variant per listed instance (`Variant => "feature"
+/// (detector module)`, widest first) that `--cfg tfhe_sbc_backend` keeps (module docs: every instance when
+/// unset, none wider than AVX2 under `"avx2"`, none under `"soft"`), with `Isa::detect` (the widest kept
 /// instance the running CPU supports, detected once with `cpufeatures`, then cached) and `Isa::name` (the
 /// feature's name, or `"portable"`, or `"soft"`). The calling crate depends on `cpufeatures` on x86_64.
+///
+/// An instance is kept when `all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft"),
+/// any(not(tfhe_sbc_backend = "avx2"), tfhe_sbc_backend = "feature"))`: this predicate, written out in
+/// both macros (a `cfg` cannot call a macro), is the whole override.
 ///
 /// Shared with `tfhe-sbc-device`'s BLAKE2b lanes; not part of this crate's API.
 #[doc(hidden)]
@@ -39,13 +56,21 @@ macro_rules! isa_enum {
             Portable,
             $(
                 $(#[$variant_attr])*
-                #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+                #[cfg(all(
+                    target_arch = "x86_64",
+                    not(tfhe_sbc_backend = "soft"),
+                    any(not(tfhe_sbc_backend = "avx2"), tfhe_sbc_backend = $feature)
+                ))]
                 $variant,
             )*
         }
 
         $(
-            #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+            #[cfg(all(
+                target_arch = "x86_64",
+                not(tfhe_sbc_backend = "soft"),
+                any(not(tfhe_sbc_backend = "avx2"), tfhe_sbc_backend = $feature)
+            ))]
             cpufeatures::new!($detector, $feature);
         )*
 
@@ -54,7 +79,11 @@ macro_rules! isa_enum {
             #[inline]
             pub(crate) fn detect() -> Self {
                 $(
-                    #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+                    #[cfg(all(
+                        target_arch = "x86_64",
+                        not(tfhe_sbc_backend = "soft"),
+                        any(not(tfhe_sbc_backend = "avx2"), tfhe_sbc_backend = $feature)
+                    ))]
                     if $detector::get() {
                         return Self::$variant;
                     }
@@ -70,7 +99,11 @@ macro_rules! isa_enum {
                     #[cfg(not(tfhe_sbc_backend = "soft"))]
                     Self::Portable => "portable",
                     $(
-                        #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+                        #[cfg(all(
+                            target_arch = "x86_64",
+                            not(tfhe_sbc_backend = "soft"),
+                            any(not(tfhe_sbc_backend = "avx2"), tfhe_sbc_backend = $feature)
+                        ))]
                         Self::$variant => $feature,
                     )*
                 }
@@ -116,7 +149,11 @@ macro_rules! isa_function {
         @instances $detected:ident [$variant:ident $feature:literal $($more:tt)*] [$($generics:tt)*]
         [$($arg:ident: $ty:ty),*] $kernel:expr
     ) => {
-        #[cfg(all(target_arch = "x86_64", not(tfhe_sbc_backend = "soft")))]
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(tfhe_sbc_backend = "soft"),
+            any(not(tfhe_sbc_backend = "avx2"), tfhe_sbc_backend = $feature)
+        ))]
         {
             #[target_feature(enable = $feature)]
             fn instance $($generics)* ($($arg: $ty),*) {
@@ -142,9 +179,10 @@ isa_enum! {
     }
 }
 
-/// The instance of the transform kernels that runs on this CPU: `"avx2"` (x86_64 with AVX2), `"portable"`
-/// (the target's baseline instruction set), or `"soft"` (the portable kernels, forced by
-/// `--cfg tfhe_sbc_backend="soft"`).
+/// The instance of the transform kernels that runs on this CPU: `"avx2"` (x86_64 with AVX2, unless
+/// `--cfg tfhe_sbc_backend="soft"`), `"portable"` (the target's baseline instruction set), or `"soft"` (the
+/// portable kernels, forced by `--cfg tfhe_sbc_backend="soft"`). This crate's widest instance is AVX2, so
+/// `tfhe_sbc_backend="avx512f"` and `"avx2"` build the same kernels here.
 pub fn backend() -> &'static str {
     Isa::detect().name()
 }

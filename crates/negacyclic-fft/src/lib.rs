@@ -28,6 +28,7 @@
 //! On x86_64 the kernels also run compiled for AVX2 when the CPU has it (run-time detection, no_std).
 //! `RUSTFLAGS='--cfg tfhe_sbc_backend="soft"'` (after RustCrypto sha2's `sha2_backend`) compiles that out
 //! and keeps the portable kernels only, e.g. to test them on a host that would otherwise never run them;
+//! `"avx2"` and `"avx512f"` cap the device XOF's instances the same way (the table in `dispatch`'s docs);
 //! [`backend`] says which instance runs. `tfhe-sbc-device` reads the same cfg for its BLAKE2b XOF.
 //!
 //! # Example

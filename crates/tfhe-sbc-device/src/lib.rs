@@ -61,8 +61,9 @@
 //! On x86_64 the XOF's BLAKE2b lanes also run compiled for AVX-512F or AVX2 when the CPU has them (run-time
 //! detection, no_std), and so do `negacyclic-fft`'s kernels (AVX2). `RUSTFLAGS='--cfg tfhe_sbc_backend="soft"'`
 //! (after RustCrypto sha2's `sha2_backend`) compiles those out of both crates and keeps the portable code
-//! only, e.g. to test it on a host that would otherwise never run it; [`backend`] and
-//! [`negacyclic_fft::backend`] say which instance runs.
+//! only, and `--cfg tfhe_sbc_backend="avx2"` compiles out the AVX-512F lanes, so that each instance is
+//! tested on a host that would otherwise never run it (`"avx512f"`, the widest, is the default); [`backend`]
+//! and [`negacyclic_fft::backend`] say which instance runs.
 //!
 //! # Example
 //! ```

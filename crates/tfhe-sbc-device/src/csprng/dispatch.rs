@@ -7,7 +7,9 @@
 //! that instance. Other targets use the portable code as it is (NEON is baseline on aarch64).
 //!
 //! `--cfg tfhe_sbc_backend="soft"` compiles the AVX-512F and AVX2 instances out, so that the portable lanes
-//! run (and are tested) on any host; [`backend`] then says `"soft"`. `negacyclic-fft` reads the same cfg.
+//! run (and are tested) on any host; [`backend`] then says `"soft"`. `--cfg tfhe_sbc_backend="avx2"`
+//! compiles the AVX-512F instance out, so that an AVX-512 host runs (and tests) the AVX2 lanes; `"avx512f"`
+//! keeps every instance (the default). `negacyclic-fft` reads the same cfg, in the same two macros.
 
 negacyclic_fft::isa_enum! {
     /// The instances of the XOF lanes this build has.
@@ -22,8 +24,8 @@ negacyclic_fft::isa_enum! {
 }
 
 /// The instance of the BLAKE2b XOF lanes that runs on this CPU: `"avx512f"` or `"avx2"` (x86_64 with that
-/// extension), `"portable"` (the target's baseline instruction set), or `"soft"` (the portable lanes, forced
-/// by `--cfg tfhe_sbc_backend="soft"`). The FFT's instance is [`negacyclic_fft::backend`].
+/// extension, and not compiled out by `--cfg tfhe_sbc_backend`), `"portable"` (the target's baseline
+/// instruction set), or `"soft"` (the portable lanes, forced by `--cfg tfhe_sbc_backend="soft"`). The FFT's instance is [`negacyclic_fft::backend`].
 pub fn backend() -> &'static str {
     Isa::detect().name()
 }

@@ -208,7 +208,7 @@ crate::csprng::dispatch::dispatch! {
     ///
     /// On x86_64 the same portable code is compiled twice more, with AVX-512F (8 lanes in one register, and a
     /// native 64-bit rotate) and with AVX2 (8 lanes in two registers), and the widest the CPU has is chosen at
-    /// run time ([`crate::csprng::dispatch`]; `--cfg tfhe_sbc_backend="soft"` keeps the portable build only). Measured
+    /// run time ([`crate::csprng::dispatch`]; `--cfg tfhe_sbc_backend="soft"` keeps the portable build only, `"avx2"` drops AVX-512F). Measured
     /// on this project's x86_64 machines with `benches/encrypt.rs` (group `csprng_64KiB`): about 0.5 GB/s
     /// portable (SSE2), 1.0 GB/s AVX2, 1.8 GB/s AVX-512. Other targets use the portable build (NEON is
     /// baseline on aarch64).
