@@ -12,7 +12,7 @@ use tfhe_sbc_client::uplink::{Outbox, Recovered, Uplink, UplinkConfig, UplinkSta
 use tfhe_sbc_client::{info, log, warn};
 use tfhe_sbc_device::files::credentials::{Credentials, KeyMode};
 use tfhe_sbc_device::frame::mac::MacKey;
-use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter};
+use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter, scrub_stack};
 
 /// A failure: exit code 2 for the set-up (files, arguments), 1 for what happened while running.
 enum Failure {
@@ -71,7 +71,17 @@ struct Device {
 }
 
 impl Device {
+    /// Encrypts `message` and hands its frames to the uplink. The secret work (the credentials decoded with
+    /// the MAC key, the encryption) runs in [`Self::seal`], never inlined; the stack it used is scrubbed
+    /// afterwards, so no copy of the MAC key or of the generator's state stays in a dead frame.
     fn send(&mut self, message: &[u8], readings: u64) -> Result<(), Failure> {
+        let sent = self.seal(message, readings);
+        scrub_stack();
+        sent
+    }
+
+    #[inline(never)]
+    fn seal(&mut self, message: &[u8], readings: u64) -> Result<(), Failure> {
         if message.len() > self.max_message_bytes {
             return Err(setup(format!(
                 "a message of {} bytes is more than {} frames hold ({} bytes): lower --batch, or raise --max-chunks \
@@ -153,7 +163,10 @@ fn counter_path(cli: &Cli) -> PathBuf {
         .unwrap_or_else(|| cli.credentials.with_extension("counter"))
 }
 
-fn run(cli: &Cli) -> Result<(), Failure> {
+/// Reads the credential file, builds and seeds the encryptor in place, opens the counter and the outbox and
+/// starts the uplink: the device, ready to send.
+#[inline(never)]
+fn start(cli: &Cli) -> Result<Device, Failure> {
     let file = CredentialsFile::read(&cli.credentials).map_err(setup)?;
     if !file.is_private() {
         warn!(
@@ -234,7 +247,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     );
     let uplink = Uplink::start(config);
     uplink.resume(recovered).map_err(runtime)?;
-    let mut device = Device {
+    Ok(Device {
         file,
         encryptor,
         counter,
@@ -242,7 +255,16 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         max_message_bytes: cli.max_chunks as usize * chunk_bytes,
         messages: 0,
         readings: 0,
-    };
+    })
+}
+
+fn run(cli: &Cli) -> Result<(), Failure> {
+    // The credentials, the encryptor and the MAC key are handled in `start`, never inlined; the stack it
+    // used is scrubbed before the client runs (the OS seed, the keyed generator and copies of the MAC key
+    // were found there by a memory image of the running client: tests/memory_image.rs).
+    let started_device = start(cli);
+    scrub_stack();
+    let mut device = started_device?;
     let started = Instant::now();
     let mut lines = Lines {
         device: &mut device,

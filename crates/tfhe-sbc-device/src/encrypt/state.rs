@@ -55,23 +55,46 @@ impl EncryptorState {
     /// Seeds the CSPRNG in place with 32 bytes from `rng`: keys it on the first call, mixes into it
     /// afterwards ([`Blake2bXof::reseed`]). On an RNG failure nothing changes: [`Error::RngFailed`].
     pub(crate) fn seed<R: TryCryptoRng + ?Sized>(&mut self, rng: &mut R) -> Result<()> {
+        let seeded = self.seed_from_rng(rng);
+        scrub_after_secret_work();
+        seeded
+    }
+
+    #[cfg_attr(feature = "std", inline(never))]
+    fn seed_from_rng<R: TryCryptoRng + ?Sized>(&mut self, rng: &mut R) -> Result<()> {
         crate::csprng::seeding::seed_in_place(&mut self.rng, &mut self.seeded, rng)
     }
 
     /// Keys the CSPRNG in place with `seed` (the stream of `Blake2bXof::from_seed(seed)`), then wipes `seed`.
     pub(crate) fn seed_from_bytes(&mut self, seed: &mut [u8; SEED_BYTES]) {
+        self.key_with(seed);
+        scrub_after_secret_work();
+    }
+
+    #[cfg_attr(feature = "std", inline(never))]
+    fn key_with(&mut self, seed: &mut [u8; SEED_BYTES]) {
         self.rng.seed_in_place(seed);
         seed.zeroize();
         self.seeded = true;
     }
 
-    /// Seeds the CSPRNG in place from the operating system (`getrandom`), no copy of the state anywhere.
+    /// Seeds the CSPRNG in place from the operating system (`getrandom`), no copy of the state anywhere: the
+    /// seed is drawn and the generator keyed in a call that is never inlined, and the stack it used is
+    /// scrubbed afterwards (feature `std`, [`crate::std_io::scrub`]).
     #[cfg(feature = "getrandom")]
     pub(crate) fn seed_from_os(&mut self) -> Result<()> {
+        let drawn = self.key_from_os();
+        scrub_after_secret_work();
+        drawn
+    }
+
+    #[cfg(feature = "getrandom")]
+    #[cfg_attr(feature = "std", inline(never))]
+    fn key_from_os(&mut self) -> Result<()> {
         let mut seed = [0u8; SEED_BYTES];
         let drawn = getrandom::fill(&mut seed);
         if drawn.is_ok() {
-            self.seed_from_bytes(&mut seed);
+            self.key_with(&mut seed);
         }
         seed.zeroize();
         drawn.map_err(|_| Error::Entropy)
@@ -86,6 +109,12 @@ impl EncryptorState {
 
     /// Mixes `entropy` into the CSPRNG ([`Blake2bXof::reseed`]); does not count as seeding.
     pub(crate) fn reseed(&mut self, entropy: &[u8]) {
+        self.mix(entropy);
+        scrub_after_secret_work();
+    }
+
+    #[cfg_attr(feature = "std", inline(never))]
+    fn mix(&mut self, entropy: &[u8]) {
         self.rng.reseed(entropy);
     }
 
@@ -145,7 +174,20 @@ impl EncryptorState {
 
     /// Runs one encryption: checks readiness, reseeds in a forked child, calls `encrypt` with the noise
     /// sampler and the CSPRNG, then erases the CSPRNG's key ([`Blake2bXof::ratchet`]), on success or not.
+    /// With feature `std` the stack the encryption and the ratchet used is scrubbed afterwards: they run in a
+    /// call that is never inlined, so no copy of the generator's state, its ratchet key or the noise the
+    /// compiler spilled outlives the call ([`crate::std_io::scrub`]).
     pub(crate) fn encrypt_with<T>(
+        &mut self,
+        encrypt: impl FnOnce(&DeviceNoise, &mut Blake2bXof) -> Result<T>,
+    ) -> Result<T> {
+        let result = self.encrypt_and_ratchet(encrypt);
+        scrub_after_secret_work();
+        result
+    }
+
+    #[cfg_attr(feature = "std", inline(never))]
+    fn encrypt_and_ratchet<T>(
         &mut self,
         encrypt: impl FnOnce(&DeviceNoise, &mut Blake2bXof) -> Result<T>,
     ) -> Result<T> {
@@ -156,6 +198,14 @@ impl EncryptorState {
         self.rng.ratchet();
         result
     }
+}
+
+/// On a host (feature `std`), overwrites the stack below the caller that a never-inlined call handling the
+/// CSPRNG just used ([`crate::std_io::scrub_stack`]); nothing on firmware, whose stack is a few KiB.
+#[inline(always)]
+fn scrub_after_secret_work() {
+    #[cfg(feature = "std")]
+    crate::std_io::scrub_stack();
 }
 
 impl core::fmt::Debug for EncryptorState {
