@@ -56,6 +56,11 @@
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+/// The README's example, run as a doctest so that the published README compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod coefficient;
 mod dispatch;
 mod kernels;

@@ -114,6 +114,11 @@
 //! ```
 #![no_std]
 
+/// The README's example, run as a doctest so that the published README compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod arith;
 mod ntt;
 mod plan;

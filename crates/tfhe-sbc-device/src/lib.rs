@@ -91,6 +91,12 @@
 //! assert_eq!(decrypted, message);
 //! ```
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The README's example, run as a doctest so that the published README compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 #[cfg(any(feature = "getrandom", feature = "std"))]
 extern crate std;
