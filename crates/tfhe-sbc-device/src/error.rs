@@ -80,8 +80,8 @@ pub enum Error {
 }
 
 /// What makes a public key degenerate ([`Error::DegeneratePublicKey`]). A real public key's body
-/// `b = a * s + e` is uniform on the torus; each of these is astronomically unlikely for one (the
-/// thresholds are more than 30 standard deviations away) and makes ciphertexts readable without `s`.
+/// `b = a * s + e` is indistinguishable from uniform on the torus; each of these refuses a genuine key with
+/// probability below `2^-43` (`crate::encrypt::public_key_check` gives every threshold and its rate).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PublicKeyDefect {
@@ -91,6 +91,18 @@ pub enum PublicKeyDefect {
     LowWeightBody,
     /// The body equals (or is the negation of) a mask polynomial in more than `N / 64` coefficients.
     BodyEqualsMask,
+    /// The top 4 bits of the body's words are far from uniform (chi-square above 128): e.g. every word
+    /// the same balanced word `0x5555_5555`.
+    NonUniformTopBits,
+    /// The differences `b_{j+1} - b_j` are far from uniform (chi-square above 128): e.g. an arithmetic
+    /// progression, or a constant body.
+    StructuredDifferences,
+    /// Some bit position is set in far too few or too many words.
+    BiasedBit,
+    /// Far too many words repeat (in their top 12 bits): a body of few distinct values.
+    RepeatedValues,
+    /// The body is a rotation of a mask polynomial (`+-X^r a`, cyclic or negacyclic, up to a small error).
+    BodyIsRotatedMask,
 }
 
 impl core::fmt::Display for PublicKeyDefect {
@@ -99,6 +111,11 @@ impl core::fmt::Display for PublicKeyDefect {
             Self::ZeroBody => "its body is all zero",
             Self::LowWeightBody => "its body's bit weight is far from uniform",
             Self::BodyEqualsMask => "its body equals a mask polynomial",
+            Self::NonUniformTopBits => "its body's top bits are far from uniform",
+            Self::StructuredDifferences => "its body's consecutive differences are far from uniform",
+            Self::BiasedBit => "a bit position of its body is far from balanced",
+            Self::RepeatedValues => "its body repeats far too many values",
+            Self::BodyIsRotatedMask => "its body is a rotation of a mask polynomial",
         })
     }
 }

@@ -187,7 +187,8 @@ fn public_key_frames_have_the_full_size() {
 
 /// A degenerate public key is refused before anything is encrypted under it: an all-zero body (every
 /// "ciphertext" would carry the message in the clear), a low-weight body, a body equal to the mask or its
-/// negation; and the encryptor then has no key. A real key of each shape passes.
+/// negation; and the encryptor then has no key. A real key of each shape passes. Every other family, on
+/// every key form: `tests/public_key_check.rs`.
 #[test]
 fn degenerate_public_keys_are_refused() {
     use tfhe_sbc_device::csprng::mask::expand_mask_u32;
@@ -219,16 +220,19 @@ fn degenerate_public_keys_are_refused() {
             "{what}"
         );
         assert!(!encryptor.is_ready(), "{what}: no key is left set");
-        // The same through the file format.
+        // The same through the file format: the decoder refuses it, and so does the encryptor given its bytes.
         let mut file = vec![0u8; public_key_file_bytes(1024)];
         encode_public_key(params.id(), 77, &seed, &bad, &mut file).unwrap();
-        let (header, body_le) = public_key_body(&file, 77).unwrap();
         assert_eq!(
-            encryptor
-                .set_public_key_le_bytes(&header.parameters, &header.seed, body_le)
-                .unwrap_err(),
+            public_key_body(&file, 77).unwrap_err(),
             Error::DegeneratePublicKey(defect),
             "{what} (file)"
+        );
+        let body_le: Vec<u8> = bad.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(
+            encryptor.set_public_key_le_bytes(&params, &seed, &body_le).unwrap_err(),
+            Error::DegeneratePublicKey(defect),
+            "{what} (bytes)"
         );
     }
     assert!(matches!(

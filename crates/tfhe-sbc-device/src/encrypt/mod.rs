@@ -2,7 +2,9 @@
 //!
 //! * [`glwe_encryption`]: the one generic core, `b = sum_i a_i * s_i + plaintext + e`, generic in `k`, the
 //!   torus and the product (paper §2.2; tfhe-rs `core_crypto::algorithms::glwe_encryption`).
-//! * [`public_key_encryption`]: the same under a published public key (no secret key on the device).
+//! * [`public_key_encryption`]: the same under a published public key (no secret key on the device);
+//!   [`public_key_check`]: the one check every public key passes first (its body uniform on the torus, not
+//!   a rotation of its mask).
 //! * [`shell`]: the one encryptor shell, [`Encryptor`], holding a key kind ([`EncryptorKey`]) and one
 //!   [`EncryptorState`] (CSPRNG, seeding, noise, body width, readiness, forget and ratchet): every
 //!   encryptor has the same lifecycle (`EMPTY` in `.bss`, set key, seed, `is_ready`, `reseed`,
@@ -28,6 +30,7 @@ pub mod glwe_encryption;
 pub mod integer;
 pub mod integer_public_key;
 pub mod public_key;
+pub mod public_key_check;
 pub mod public_key_encryption;
 pub mod secret_key;
 mod shape;

@@ -29,15 +29,16 @@
 //! Constant-time as the secret-key path: `u`'s bits, the noise and their products take no branch and no
 //! secret-indexed load; `u`, its spectrum and the scratch are wiped after each encryption.
 
-use crate::csprng::mask::for_each_mask_run;
 use crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
-use crate::error::{Error, PublicKeyDefect, Result};
+use crate::error::{Error, Result};
 use crate::noise::DeviceNoise;
 use crate::product::NegacyclicProduct;
 use rand_core::Rng;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::torus::UnsignedTorus;
 use zeroize::Zeroize;
+
+pub use crate::encrypt::public_key_check::{check_public_key, check_public_key_with_mask};
 
 /// The trusted party's side: a seeded public key under `key_spectrum` (`k * N`), i.e. a seeded encryption of
 /// zero. Writes `b` into `body` (`N`) and returns the mask seed.
@@ -152,83 +153,6 @@ fn forward_words<P: NegacyclicProduct>(product: &P, words: PublicKeyBody<'_, P::
     match words {
         PublicKeyBody::Words(words) => product.forward_torus(words, spectrum),
         PublicKeyBody::LeBytes(bytes) => product.forward_torus_le_bytes(bytes, spectrum),
-    }
-}
-
-/// Refuses a degenerate public key `(seed, body)` with `k` mask polynomials of `N = body.len()`
-/// coefficients ([`PublicKeyDefect`]): an all-zero body, a body whose total bit weight is more than `T::BITS N / 8`
-/// bits (over 30 standard deviations at `N >= 512`) away from the `T::BITS N / 2` of a uniform one, or a body
-/// equal to `a_i` or `-a_i` in more than `N / 64` coefficients. A real public key passes with overwhelming
-/// probability. This catches broken or trivially forged keys; a key forged under another secret is caught
-/// by binding the file to the key set (the credential file's key id), and only an authentic provisioning
-/// channel stops a forger who knows the key id.
-///
-/// Runs on public data only (not constant-time, and need not be); no buffer besides a 1 KiB stack run.
-pub fn check_public_key<T: UnsignedTorus>(
-    seed: &[u8; MASK_SEED_BYTES],
-    k: usize,
-    body: PublicKeyBody<'_, T>,
-) -> Result<()> {
-    let n = body.len();
-    check_public_key_body(body)?;
-    for i in 0..k {
-        let mut equal = 0usize;
-        for_each_mask_run::<T>(seed, i, n, |offset, words| {
-            equal += count_equal_or_negated(words.iter().copied(), body, offset);
-        });
-        check_mask_equality(n, equal)?;
-    }
-    Ok(())
-}
-
-/// [`check_public_key`] for a key whose one mask polynomial travels in full (tfhe-rs's compact public key
-/// `[a | b]`): the same checks, with `a` read from `mask` (`N` words, as many as `body`).
-pub fn check_public_key_with_mask<T: UnsignedTorus>(
-    mask: PublicKeyBody<'_, T>,
-    body: PublicKeyBody<'_, T>,
-) -> Result<()> {
-    let n = body.len();
-    mask.check_length(n)?;
-    check_public_key_body(body)?;
-    check_mask_equality(n, count_equal_or_negated((0..n).map(|i| mask.word(i)), body, 0))
-}
-
-/// The body checks of [`check_public_key`]: whole words, not all zero, bit weight near a uniform body's.
-fn check_public_key_body<T: UnsignedTorus>(body: PublicKeyBody<'_, T>) -> Result<()> {
-    let n = body.len();
-    body.check_length(n)?;
-    if (0..n).all(|i| body.word(i) == T::ZERO) {
-        return Err(Error::DegeneratePublicKey(PublicKeyDefect::ZeroBody));
-    }
-    let weight: u64 = (0..n).map(|i| u64::from(body.word(i).to_u64().count_ones())).sum();
-    let expected = u64::from(T::BITS) * n as u64 / 2;
-    if weight.abs_diff(expected) > (n as u64) * u64::from(T::BITS) / 8 {
-        return Err(Error::DegeneratePublicKey(PublicKeyDefect::LowWeightBody));
-    }
-    Ok(())
-}
-
-/// How many of the mask words `words` equal, or are the negation of, the body words from `offset` on.
-fn count_equal_or_negated<T: UnsignedTorus>(
-    words: impl Iterator<Item = T>,
-    body: PublicKeyBody<'_, T>,
-    offset: usize,
-) -> usize {
-    words
-        .enumerate()
-        .filter(|&(j, a)| {
-            let b = body.word(offset + j);
-            a == b || a.wrapping_neg() == b
-        })
-        .count()
-}
-
-/// [`PublicKeyDefect::BodyEqualsMask`] when more than `N / 64` body words equal a mask polynomial's.
-fn check_mask_equality(n: usize, equal: usize) -> Result<()> {
-    if equal > n / 64 {
-        Err(Error::DegeneratePublicKey(PublicKeyDefect::BodyEqualsMask))
-    } else {
-        Ok(())
     }
 }
 

@@ -26,6 +26,9 @@
 //! ([`CompactPublicKeyFile::for_key_set`]).
 
 use crate::encrypt::compact_list::{COMPACT_PKE_N, COMPACT_PUBLIC_KEY_BYTES};
+use crate::encrypt::public_key_check::check_public_key_with_mask;
+use crate::encrypt::public_key_encryption::PublicKeyBody;
+use crate::error::PublicKeyDefect;
 use crate::files::check::{CHECK_BYTES, file_check};
 use tfhe_sbc_core::parameters::ParameterSetId;
 
@@ -74,6 +77,8 @@ pub enum CompactKeyFileError {
     },
     /// An output buffer is too small for the file ([`encode_compact_public_key_file`]).
     BufferTooSmall,
+    /// The key is degenerate: the one public-key check (`crate::encrypt::public_key_check`) refuses it.
+    DegenerateKey(PublicKeyDefect),
 }
 
 impl core::fmt::Display for CompactKeyFileError {
@@ -99,6 +104,7 @@ impl core::fmt::Display for CompactKeyFileError {
                  {expected_key_id:#010x}"
             ),
             Self::BufferTooSmall => f.write_str("output buffer too small for the compact public-key file"),
+            Self::DegenerateKey(defect) => write!(f, "compact public key refused: {defect}"),
         }
     }
 }
@@ -107,7 +113,8 @@ impl core::error::Error for CompactKeyFileError {}
 
 impl From<CompactKeyFileError> for crate::Error {
     /// A length error as [`crate::Error::WrongLength`], another key set as
-    /// [`crate::Error::PublicKeyOfAnotherKeySet`], every other refusal as [`crate::Error::BadKeyFile`].
+    /// [`crate::Error::PublicKeyOfAnotherKeySet`], a degenerate key as [`crate::Error::DegeneratePublicKey`],
+    /// every other refusal as [`crate::Error::BadKeyFile`].
     fn from(e: CompactKeyFileError) -> Self {
         match e {
             CompactKeyFileError::WrongLength { expected, found } => Self::WrongLength { expected, found },
@@ -119,6 +126,7 @@ impl From<CompactKeyFileError> for crate::Error {
                 found_key_id,
             },
             CompactKeyFileError::BufferTooSmall => Self::BufferTooSmall,
+            CompactKeyFileError::DegenerateKey(defect) => Self::DegeneratePublicKey(defect),
             _ => Self::BadKeyFile,
         }
     }
@@ -208,7 +216,8 @@ pub fn encode_compact_public_key_file(
 }
 
 /// Reads a compact public-key file, no heap: magic, version, known parameters, zero reserved bytes, the
-/// exact length and the check, in that order. Never panics, whatever `bytes` holds. The key's bytes are
+/// exact length, the check and the public-key check of `[a | b]` ([`CompactKeyFileError::DegenerateKey`]),
+/// in that order. Never panics, whatever `bytes` holds. The key's bytes are
 /// borrowed from `bytes`; [`CompactPublicKeyFile::for_key_set`] then checks the key set.
 pub fn decode_compact_public_key_file(bytes: &[u8]) -> Result<CompactPublicKeyFile<'_>, CompactKeyFileError> {
     if bytes.get(..4) != Some(&COMPACT_PUBLIC_KEY_MAGIC[..]) {
@@ -241,6 +250,14 @@ pub fn decode_compact_public_key_file(bytes: &[u8]) -> Result<CompactPublicKeyFi
     if check_of(content) != check {
         return Err(CompactKeyFileError::CheckFailed);
     }
+    let key = &content[COMPACT_PUBLIC_KEY_HEADER_BYTES..];
+    let (mask, body) = key.split_at(key.len() / 2);
+    check_public_key_with_mask(PublicKeyBody::<u64>::LeBytes(mask), PublicKeyBody::LeBytes(body)).map_err(
+        |e| match e {
+            crate::Error::DegeneratePublicKey(defect) => CompactKeyFileError::DegenerateKey(defect),
+            _ => CompactKeyFileError::CheckFailed,
+        },
+    )?;
     let mut server_key_fingerprint = [0u8; 32];
     server_key_fingerprint.copy_from_slice(&header[16..48]);
     Ok(CompactPublicKeyFile {
@@ -250,7 +267,7 @@ pub fn decode_compact_public_key_file(bytes: &[u8]) -> Result<CompactPublicKeyFi
             key_id: u32::from_le_bytes([header[12], header[13], header[14], header[15]]),
             server_key_fingerprint,
         },
-        key: &content[COMPACT_PUBLIC_KEY_HEADER_BYTES..],
+        key,
     })
 }
 
@@ -264,8 +281,14 @@ mod tests {
         server_key_fingerprint: [0xab; 32],
     };
 
+    /// Uniform-looking words (SplitMix64): a key the public-key check takes.
     fn key() -> [u64; 2 * COMPACT_PKE_N] {
-        core::array::from_fn(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        core::array::from_fn(|i| {
+            let mut z = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The public-key file: what provisioning gives a public-key device.
 
+use crate::encrypt::public_key_encryption::{PublicKeyBody, PublicKeyMask};
 use crate::error::{Error, Result};
 use crate::files::check::{CHECK_BYTES, file_check};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
@@ -71,7 +72,8 @@ pub struct PublicKeyHeader {
 }
 
 /// Reads a public-key file's header, no heap: checks magic, version, a known parameter set, the exact length
-/// for its torus and the checksum; the body stays in `bytes`.
+/// for its torus and the checksum, then refuses a degenerate key ([`Error::DegeneratePublicKey`]: the one
+/// public-key check, `crate::encrypt::public_key_check`, the encryptors run too); the body stays in `bytes`.
 pub fn decode_public_key_header(bytes: &[u8]) -> Result<PublicKeyHeader> {
     if bytes.len() < PUBLIC_KEY_HEADER_BYTES || bytes[..4] != PUBLIC_KEY_MAGIC || bytes[4] != PUBLIC_KEY_VERSION {
         return Err(Error::BadKeyFile);
@@ -86,6 +88,13 @@ pub fn decode_public_key_header(bytes: &[u8]) -> Result<PublicKeyHeader> {
     let key_id = u32::from_le_bytes([bytes[7], bytes[8], bytes[9], bytes[10]]);
     let mut seed = [0u8; MASK_SEED_BYTES];
     seed.copy_from_slice(&bytes[11..43]);
+    let body = &content[PUBLIC_KEY_HEADER_BYTES + MASK_SEED_BYTES..];
+    let k = parameters.glwe_dimension().0;
+    if parameters.torus_bits() == 64 {
+        PublicKeyMask::Seeded(&seed).check_key(k, PublicKeyBody::<u64>::LeBytes(body))?;
+    } else {
+        PublicKeyMask::Seeded(&seed).check_key(k, PublicKeyBody::<u32>::LeBytes(body))?;
+    }
     Ok(PublicKeyHeader {
         parameters,
         key_id,

@@ -9,7 +9,7 @@ use crate::encrypt::public_key::PublicKey;
 use crate::encrypt::secret_key::SecretKey;
 use crate::encrypt::{CompactListFrameEncryptor, Encryptor, EncryptorKey, FrameEncryptor};
 use crate::error::{Error, Result};
-use crate::files::compact_public_key::decode_compact_public_key_file;
+use crate::files::compact_public_key::{CompactKeyFileError, decode_compact_public_key_file};
 use crate::files::credentials::{Credentials, KeyMode};
 use crate::files::public_key::public_key_body;
 use crate::frame::mac::DeviceCredentials;
@@ -179,7 +179,10 @@ impl MessageEncryptor {
         value_bits: u32,
         mut seed: SeedSource<'_, R>,
     ) -> Result<Self> {
-        let file = decode_compact_public_key_file(compact_public_key_file).map_err(|_| Error::BadKeyFile)?;
+        let file = decode_compact_public_key_file(compact_public_key_file).map_err(|e| match e {
+            CompactKeyFileError::DegenerateKey(defect) => Error::DegeneratePublicKey(defect),
+            _ => Error::BadKeyFile,
+        })?;
         let key_id = credentials.credentials.key_id();
         let key = file
             .for_key_set(key_id, None)
