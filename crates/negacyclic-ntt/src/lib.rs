@@ -47,9 +47,9 @@
 //! conditional move (`CMOV`, `CSEL`) or a Thumb-2 `IT` block, which run in fixed time; Thumb-1 (`thumbv6m`,
 //! `thumbv8m.base`) has neither, so there an empty `asm!` hides each mask from the optimizer, which would
 //! otherwise make it a branch. Checked:
-//! * x86_64: `scripts/ctgrind.sh` runs the key spectrum, products, CRT and whole encryptions through this
-//!   crate under valgrind memcheck with the key (and the message, the CSPRNG) marked secret, in release and
-//!   in dev builds: no report.
+//! * x86_64: the tfhe-sbc workspace's constant-time check runs the key spectrum, products, CRT and whole
+//!   encryptions through this crate under valgrind memcheck with the key (and the message, the CSPRNG)
+//!   marked secret, in release and in dev builds: no report.
 //! * Cortex-M: the kernels' assembly for `thumbv6m-none-eabi`, `thumbv7m-none-eabi` and
 //!   `thumbv7em-none-eabihf` was read: their conditional branches test loop counters and slice lengths
 //!   only, the selects are `IT` blocks (v7m/v7em) or mask arithmetic (v6m). No tool checks this on every

@@ -4,7 +4,8 @@
 //! the body's: `b_i -> round(b_i / 2^s) * 2^s` with `s = torus_bits - body_bits`. That adds a uniform error in
 //! `[-2^(s-1), 2^(s-1))` (variance `2^(2s) / 12` in units of `1/q`), independent of the message and the key,
 //! and it is public post-processing of a ciphertext, so it costs no security. The widths each named set uses
-//! ([`GlweParameters::compact_body_bits`]) come from the noise budget in `docs/noise-budget.md`.
+//! ([`GlweParameters::compact_body_bits`]) come from the noise budget: the rounding adds at most 1% of the
+//! variance the set budgets at the PBS input.
 //!
 //! Packing: coefficient 0's bits first, each coefficient's least-significant bit first, in
 //! [`packed_body_bytes`]`(n, body_bits)` bytes; the unused bits of the last byte are 0. At `body_bits =

@@ -8,8 +8,8 @@
 //! # Timing
 //! Constant-time: a sample is two shifts, a mask, two additions and a subtraction on the random bits; no
 //! branch and no memory access depends on them. The only branch is on `b` (public), which picks how many
-//! stream bytes a sample takes. The check `scripts/ctgrind.sh` runs this sampler under valgrind with the
-//! random bits marked secret and fails on any secret-dependent branch or address.
+//! stream bytes a sample takes. The workspace's constant-time check runs this sampler under valgrind
+//! memcheck with the random bits marked secret and fails on any secret-dependent branch or address.
 //!
 //! # Stream use
 //! Each sample takes one little-endian word from the RNG's byte stream: 2 bytes when `b + 2 <= 16`, 4 when
@@ -74,7 +74,7 @@ impl TUniform {
     pub const fn from_bits(&self, r: u64) -> i64 {
         let r = r & ((1u64 << (self.bound_log2 + 2)) - 1);
         // Wrapping (it never wraps): a checked `+`/`-` would branch on the secret in builds with overflow
-        // checks, the test profile among them (`scripts/ctgrind.sh` flags it there).
+        // checks, the test profile among them (the constant-time check flags it there).
         ((r >> 1).wrapping_add(r & 1) as i64).wrapping_sub(1i64 << self.bound_log2)
     }
 

@@ -1,5 +1,5 @@
 //! Runs a fixed number of N = 1024 encryptions with fixed seeds, for counting instructions per encryption
-//! under an emulator (`scripts/aarch64-count.sh`): the count of a run with `R` encryptions minus that of a
+//! under an emulator (qemu-user's instruction-count plugin): the count of a run with `R` encryptions minus that of a
 //! run with none is `R` encryptions' worth, key set-up and process start-up cancelling out.
 //!
 //! `cargo run --release -p tfhe-sbc-device --example encryption_count -- <encryptions>`

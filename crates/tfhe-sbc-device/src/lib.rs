@@ -2,9 +2,9 @@
 //!
 //! `no_std` and heap-free: no `alloc` anywhere (a test counts the allocations of an encryption: 0).
 //!
-//! The wings follow the TFHE-SBC paper's Fig. 2 (the device side of §6.1 and §6.2); `docs/architecture.md`
-//! draws them and says what each may import. The encryption path, by name:
-//! 1. [`csprng`] (§6.2, "Pseudo-random number generation with BLAKE2"; `docs/xof.md`): the keyed BLAKE2b XOF
+//! The wings follow the TFHE-SBC paper's Fig. 2 (the device side of §6.1 and §6.2); each wing
+//! imports only the wings below it. The encryption path, by name:
+//! 1. [`csprng`] (§6.2, "Pseudo-random number generation with BLAKE2"): the keyed BLAKE2b XOF
 //!    [`csprng::Blake2bXof`] (one compression per 64 bytes, key erasure after every encryption), seeded
 //!    from the OS (feature `getrandom`) or from any caller's fallible rand_core 0.10 `TryCryptoRng` (a
 //!    hardware TRNG; an RNG failure is [`Error::RngFailed`]; [`csprng::seeding`] adapts a HAL's rand_core
@@ -20,10 +20,10 @@
 //!    torus). Firmware builds one in place: `EMPTY` in a `static` (all zero bytes, `.bss`), then
 //!    `set_key` / `set_packed_key` / `set_public_key_file` and `seed`. [`encrypt::FrameEncryptor`] seals
 //!    frames for every one of them.
-//! 5. [`compact_list`] (tfhe-rs's `CompactCiphertextList`, `docs/compact-list.md`): the list tfhe-rs's own
+//! 5. [`compact_list`] (tfhe-rs's `CompactCiphertextList`): the list tfhe-rs's own
 //!    compact public key encrypts, its packed plaintexts and bytes, which
 //!    [`encrypt::CompactListEncryptor`] fills: an unmodified tfhe-rs server reads it.
-//! 6. [`frame`] (`docs/wire-format.md`): authenticated v2 frames (fixed header with device id, key id and
+//! 6. [`frame`] (wire format v2): authenticated v2 frames (fixed header with device id, key id and
 //!    sequence number; seed; body; MAC tag) written into a caller slice, the body computed in the frame
 //!    buffer itself, and the server's acknowledgements. Format only: no encryptor inside.
 //! 7. [`files`]: the credential file and the public-key file provisioning gives the device.
@@ -40,7 +40,7 @@
 //! the message, the CSPRNG output and the noise:
 //! * x86_64 and aarch64 (hardware FPU): the XOF, mask expansion, TUniform noise, the FFT product, the
 //!   encoding and the frame MAC have no branch and no memory address that depends on a secret. This is
-//!   checked mechanically: `scripts/ctgrind.sh` runs key-spectrum construction and encryptions under
+//!   checked mechanically: the workspace's constant-time check runs key-spectrum construction and encryptions under
 //!   valgrind memcheck with the key, the CSPRNG's seed and output and the message marked undefined, and CI
 //!   fails on any report. The same check flags the Ziggurat, so it can fail. It checks x86_64 code
 //!   generation; aarch64 runs the same portable code but is not checked under valgrind here.
@@ -55,7 +55,10 @@
 //! * Not covered by any check: the time of `reseed_if_forked` (a `getpid` system call), and what the
 //!   compiler may do on targets we do not build here.
 //!
-//! Threat model: `docs/security.md`.
+//! Threat model: the secret key, the MAC key, the CSPRNG state and the noise are secret (the noise as much
+//! as the key). The attackers are the network (reads, replays, modifies and injects frames), an
+//! honest-but-curious cloud (holds the server key and every MAC key), whoever sees decrypted results, a
+//! stolen device, and side channels (a co-resident process's cache and timing, a probe's power, EM and timing).
 //!
 //! # Backend
 //! On x86_64 the XOF's BLAKE2b lanes also run compiled for AVX-512F or AVX2 when the CPU has them (run-time
@@ -110,6 +113,7 @@ pub mod frame;
 pub mod noise;
 pub mod product;
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod std_io;
 
 pub use csprng::dispatch::backend;

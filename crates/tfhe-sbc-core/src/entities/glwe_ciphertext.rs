@@ -49,6 +49,7 @@ impl<T: UnsignedTorus, C: AsRef<[T]>> TryFrom<GlweCiphertextRepr<C>> for GlweCip
 
 /// A GLWE ciphertext that owns a `Vec`.
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub type GlweCiphertextOwned<T> = GlweCiphertext<T, alloc::vec::Vec<T>>;
 
 impl<T: UnsignedTorus, C: AsRef<[T]>> GlweCiphertext<T, C> {

@@ -60,6 +60,7 @@ pub struct GlweSecretKey<C: KeyStorage> {
 
 /// A key that owns a `Vec`.
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub type GlweSecretKeyOwned = GlweSecretKey<alloc::vec::Vec<u8>>;
 
 impl<C: KeyStorage> GlweSecretKey<C> {

@@ -46,6 +46,7 @@ impl<T: UnsignedTorus, C: AsRef<[T]>> TryFrom<LweCiphertextRepr<C>> for LweCiphe
 
 /// An LWE ciphertext that owns a `Vec`.
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub type LweCiphertextOwned<T> = LweCiphertext<T, alloc::vec::Vec<T>>;
 
 impl<T: UnsignedTorus, C: AsRef<[T]>> LweCiphertext<T, C> {

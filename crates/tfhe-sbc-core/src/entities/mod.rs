@@ -12,8 +12,11 @@ pub use lwe_ciphertext::LweCiphertext;
 pub use seeded_glwe_ciphertext::{MASK_SEED_BYTES, SeededGlweCiphertext};
 
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use glwe_ciphertext::GlweCiphertextOwned;
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use glwe_secret_key::GlweSecretKeyOwned;
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use lwe_ciphertext::LweCiphertextOwned;

@@ -17,8 +17,8 @@
 //!   branches: both classify samples by layer, i.e. learn their magnitudes.
 //! * The polar method rejects about 21.5% of pairs, with the same kind of leak, and calls `log`/`sqrt`.
 //!
-//! `scripts/ctgrind.sh` runs the Ziggurat under valgrind with its random bits marked secret and shows that
-//! the check reports it.
+//! The workspace's constant-time check runs the Ziggurat under valgrind memcheck with its random bits
+//! marked secret and shows that the check reports it.
 
 mod polar;
 mod ziggurat;

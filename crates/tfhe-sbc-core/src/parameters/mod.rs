@@ -197,8 +197,8 @@ impl GlweParameters {
     /// The fewest top bits of each body coefficient a compact frame may send ([`crate::compact_body`]): the
     /// smallest width whose rounding variance, times the set's worst linear combination before a bootstrap
     /// (2-norm squared: 8 for boolean gates, 25 for `MESSAGE_2_CARRY_2`), stays at or below 1% of the variance
-    /// the set budgets at the PBS input (key switch and modulus switch; `docs/noise-budget.md` shows the
-    /// arithmetic, and the adapter's tests recompute it from tfhe-rs's parameters). 11 for
+    /// the set budgets at the PBS input (key switch and modulus switch; the adapter's tests recompute
+    /// this arithmetic from tfhe-rs's parameters). 11 for
     /// [`TFHE_LIB_GLWE_1024`] and [`DEFAULT_KS_PBS_GLWE_512_K3`], 12 for
     /// [`ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2`], 14 for
     /// [`MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048`]; a custom set gets the torus width (no rounding).

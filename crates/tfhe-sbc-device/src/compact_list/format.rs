@@ -18,7 +18,7 @@
 //! 211 bytes of header and trailer besides `8 (N bins + lwes)` of words and the per-value info (16 bytes for
 //! an unsigned value, 8 for a boolean). Checked byte for byte against lists tfhe-rs 1.8.2 serializes
 //! (the adapter's `tests/compact_list.rs`). tfhe-rs 1.8.2 reads exactly these version indices; an older
-//! server may not read newer ones (`docs/compact-list.md`).
+//! server may not read newer ones.
 
 use super::{CompactPkeParameters, ValueKind};
 use crate::error::{Error, Result};

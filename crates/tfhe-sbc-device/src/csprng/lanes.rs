@@ -96,7 +96,7 @@ fn round<const R: usize>(v: &mut [u64; 16], m: &[u64; 16]) {
 ///
 /// Inlined everywhere on hosts (the lanes loop is vectorized through it); out of line on microcontrollers,
 /// where each inlined copy costs about 12.6 KB of flash (three copies: 25 KB more than one) for about 2% fewer
-/// instructions per encryption (measured by `scripts/firmware.sh`).
+/// instructions per encryption (measured on the Cortex-M firmware under qemu).
 #[cfg_attr(not(target_os = "none"), inline(always))]
 #[cfg_attr(target_os = "none", inline(never))]
 fn compress(h: &[u64; 8], m: &[u64; 16], t: u64, last: bool) -> [u64; 8] {
@@ -217,7 +217,7 @@ crate::csprng::dispatch::dispatch! {
 
 /// On a microcontroller (no SIMD to widen the lanes into), one block at a time straight into `out`: the
 /// lane-contiguous `words` below would be 512 more bytes of stack in every encryption (the firmware's 24 KiB
-/// RAM budget; `scripts/firmware.sh` checks the stream through its known-answer digest).
+/// RAM budget; the firmware test checks the stream through its known-answer digest).
 #[cfg(target_os = "none")]
 #[inline(always)]
 fn blocks_portable(h: &[u64; 8], first: u64, out: &mut [u8; 64 * LANES]) {

@@ -69,6 +69,7 @@ pub(crate) fn seed_in_place<R: TryCryptoRng + ?Sized>(
 
 /// A generator seeded with 32 bytes from the operating system (`getrandom`: `getrandom(2)` on Linux).
 #[cfg(feature = "getrandom")]
+#[cfg_attr(docsrs, doc(cfg(feature = "getrandom")))]
 pub fn from_os_entropy() -> Result<Blake2bXof> {
     let mut seed = [0u8; SEED_BYTES];
     getrandom::fill(&mut seed).map_err(|_| Error::Entropy)?;
@@ -80,6 +81,7 @@ pub fn from_os_entropy() -> Result<Blake2bXof> {
 /// The error of a HAL RNG seen through `Rng06` or `Rng09`: it failed; for rand_core 0.6, with the
 /// error code the HAL gave, if any.
 #[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "rand_core_06", feature = "rand_core_09"))))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HalRngError {
     /// The rand_core 0.6 error code (`rand_core::Error::code`), if the HAL set one.
@@ -102,6 +104,7 @@ impl core::error::Error for HalRngError {}
 /// A rand_core 0.6 `RngCore + CryptoRng` (most embedded HALs' RNGs) as a rand_core 0.10 [`TryCryptoRng`],
 /// calling its fallible `try_fill_bytes`. Feature `rand_core_06`. Wrap a `&mut` to keep the HAL's RNG.
 #[cfg(feature = "rand_core_06")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
 #[derive(Debug)]
 pub struct Rng06<R>(pub R);
 
@@ -132,6 +135,7 @@ impl<R: rand_core_06::RngCore + rand_core_06::CryptoRng> TryCryptoRng for Rng06<
 /// A rand_core 0.9 `TryRngCore + TryCryptoRng` (newer HALs' RNGs; any 0.9 `CryptoRng` is one too) as a
 /// rand_core 0.10 [`TryCryptoRng`]. Feature `rand_core_09`. Wrap a `&mut` to keep the HAL's RNG.
 #[cfg(feature = "rand_core_09")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
 #[derive(Debug)]
 pub struct Rng09<R>(pub R);
 

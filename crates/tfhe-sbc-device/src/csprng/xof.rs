@@ -42,7 +42,8 @@
 //!
 //! # Timing
 //! Constant-time: BLAKE2b is additions, rotations and XORs with data-independent indices; which SIMD build
-//! runs depends on the CPU only. Checked by `scripts/ctgrind.sh`.
+//! runs depends on the CPU only. Checked by the workspace's constant-time check (valgrind memcheck with the
+//! secrets marked undefined).
 
 use crate::csprng::lanes;
 use blake2::Blake2bMac512;
@@ -266,6 +267,7 @@ impl Blake2bXof {
     /// The keyed chaining value, as little-endian bytes: the generator's key state (feature `hazmat`). For
     /// tests that look for copies of it in memory; anyone who reads it predicts the whole stream.
     #[cfg(feature = "hazmat")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "hazmat")))]
     pub fn chaining_value(&self) -> [u8; 64] {
         let mut out = [0u8; 64];
         for (bytes, word) in out.chunks_exact_mut(8).zip(&self.stream.state) {

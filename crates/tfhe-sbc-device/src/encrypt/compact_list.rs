@@ -25,7 +25,7 @@
 //!
 //! # Timing
 //! Constant-time in `r`, `e1`, `e2` and the readings (see [`crate::encrypt::compact_list_encryption`] and
-//! [`negacyclic_ntt`]); checked by `scripts/ctgrind.sh` (check `compact-list`).
+//! [`negacyclic_ntt`]); checked by the workspace's constant-time check under valgrind.
 
 use crate::compact_list::format::ListLayout;
 use crate::compact_list::{

@@ -1,5 +1,5 @@
 //! Sealing frames: the one trait through which every encryptor writes authenticated wire-format v2 frames
-//! (`docs/wire-format.md`), so that a device program (the Pi client, a firmware loop) is written once for
+//! ([`crate::frame`]), so that a device program (the Pi client, a firmware loop) is written once for
 //! every key mode.
 
 use crate::encrypt::shell::{Encryptor, EncryptorKey};

@@ -1,7 +1,7 @@
 //! The integer public-key encryptor: `u8`/`u16`/`u32` readings as tfhe-rs shortint radix blocks in one GLWE
 //! ciphertext over the 64-bit torus, under an RLWE public key of the client key's GLWE key
-//! ([`crate::encrypt::public_key_encryption`]; the noise, term by term, in `docs/noise-budget.md`, "Integer
-//! public key"). The device holds nothing that decrypts; the server only extracts, as for a fleet device.
+//! ([`crate::encrypt::public_key_encryption`], whose documentation gives the noise of an encryption
+//! under the public key). The device holds nothing that decrypts; the server only extracts, as for a fleet device.
 //!
 //! [`IntegerPublicKeyEncryptor`] is the [`Encryptor`] shell around a [`PublicKey`] on the 64-bit torus:
 //! build it in place from `EMPTY`, [`set_integer_public_key`](Encryptor::set_integer_public_key) (or

@@ -88,7 +88,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 /// # Timing
 /// With the default [`NoiseSampling::ConstantTime`], an encryption's branches and memory addresses do not
 /// depend on the key, the message, the CSPRNG output or the noise on hosts with a hardware FPU (x86_64,
-/// aarch64): checked under valgrind by `scripts/ctgrind.sh`. On Cortex-M the default product is the
+/// aarch64): checked under valgrind by the workspace's constant-time check. On Cortex-M the default product is the
 /// constant-time integer NTT (see the crate's Timing section); the `f64` FFT named there runs in software
 /// floating point, whose multiply takes an early exit on zero operands, so its time depends on the key.
 /// `NoiseSampling::Ziggurat` (feature `ziggurat`) is not constant-time.
@@ -187,6 +187,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     /// noise vector breaks the encryption, and this entry point does neither draw nor ratchet (so it needs a
     /// key but no seeded CSPRNG).
     #[cfg(feature = "hazmat")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "hazmat")))]
     pub fn encrypt_seeded_glwe_ciphertext_with_randomness(
         &mut self,
         message: &[u8],

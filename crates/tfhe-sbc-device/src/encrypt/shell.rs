@@ -9,7 +9,7 @@
 //!    sits in `.bss` and costs no flash and no stack;
 //! 2. set the key in place (`set_key`, `set_packed_key` or `set_public_key`, per key kind);
 //! 3. seed the CSPRNG in place ([`Encryptor::seed`] from a hardware RNG, [`Encryptor::seed_from_bytes`],
-//!    or [`Encryptor::seed_from_os`] with the `getrandom` feature);
+//!    or `Encryptor::seed_from_os` with the `getrandom` feature);
 //! 4. encrypt, directly or through [`crate::encrypt::FrameEncryptor`]; [`Encryptor::reseed`] mixes in
 //!    fresh entropy at any time;
 //! 5. [`Encryptor::forget_key`] wipes the key; dropping wipes everything secret.
@@ -76,6 +76,7 @@ impl<Key: EncryptorKey> Encryptor<Key> {
     /// Seeds the CSPRNG in place from the operating system (`getrandom(2)` on Linux): no copy of the
     /// generator is made anywhere. [`crate::Error::Entropy`] if the OS fails.
     #[cfg(feature = "getrandom")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "getrandom")))]
     pub fn seed_from_os(&mut self) -> Result<()> {
         self.state.seed_from_os()
     }

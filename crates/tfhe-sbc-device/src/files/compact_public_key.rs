@@ -1,5 +1,5 @@
 //! The compact public-key file: the raw tfhe-rs compact public key `[a | b]` a device encrypts
-//! tfhe-rs `CompactCiphertextList`s under ([`crate::encrypt::compact_list`], `docs/compact-list.md`), bound
+//! tfhe-rs `CompactCiphertextList`s under ([`crate::encrypt::compact_list`]), bound
 //! to its key set. Provisioning (`tfhe-sbc-keys init --parameters integer --compact-list`) expands the key
 //! on the host and writes this file; the firmware reads it in place, no heap, and hands the key's bytes to
 //! `CompactListEncryptor::set_public_key_le_bytes` (no copy is made).

@@ -37,7 +37,7 @@ const HEADER_BYTES: usize = 4 + 1 + 1 + 2 + 8 + 4 + MAC_KEY_BYTES;
 #[non_exhaustive]
 pub enum KeyMode {
     /// The tfhe-rs `ClientKey`'s GLWE key, shared by the fleet. A stolen device plus the server key
-    /// decrypts every device's traffic: see `docs/security.md`.
+    /// decrypts every device's traffic.
     FleetSecretKey,
     /// The device's own GLWE key; the cloud key-switches its ciphertexts with a per-device key.
     PerDeviceSecretKey,

@@ -323,7 +323,7 @@ mod tests {
         assert_ne!(key.tag(&message)[..], sealed[ACK_FIELDS_BYTES..]);
     }
 
-    /// The tag is what docs/wire-format.md specifies, computed with RustCrypto's keyed, personalized
+    /// The tag is what the module documentation specifies, computed with RustCrypto's keyed, personalized
     /// BLAKE2b-128 (an independent implementation) over the 30 field bytes and the frame's tag.
     #[test]
     fn tag_is_the_specified_rustcrypto_blake2b_mac() {

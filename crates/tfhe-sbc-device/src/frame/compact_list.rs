@@ -1,4 +1,4 @@
-//! Compact-list frames ([`FrameKind::CompactList`], `docs/wire-format.md`, "Compact-list frames"): a
+//! Compact-list frames ([`FrameKind::CompactList`], frame kind 3): a
 //! device's tfhe-rs `CompactCiphertextList` ([`crate::compact_list`]) inside an authenticated v2 frame,
 //! so that the cloud knows the sender, refuses replays and acknowledges it under the device's MAC key, as
 //! for every other frame. Format only.
@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn sizes_are_tfhe_rs_list_sizes() {
-        // 211 + 8 (2048 + lwes) + 16 values (docs/compact-list.md).
+        // 211 + 8 (2048 + lwes) + 16 values: tfhe-rs's serialized list header, the packed key-sized body, the values.
         assert_eq!(
             compact_list_payload_bytes(8, 1024),
             Some(211 + 8 * (2048 + 2048) + 16 * 1024)

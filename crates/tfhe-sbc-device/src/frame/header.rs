@@ -1,4 +1,4 @@
-//! Wire format v2: authenticated frames, written into a caller slice. Specified in `docs/wire-format.md`.
+//! Wire format v2: authenticated frames, written into a caller slice, byte by byte as below.
 //!
 //! ```text
 //! magic "TSBC" | version 2 | header (42 bytes, fixed) | payload (fixed by the set and body_bits) | tag (16 bytes)

@@ -1,4 +1,4 @@
-//! The frame MAC of wire format v2 (`docs/wire-format.md`): keyed BLAKE2b with a 16-byte digest.
+//! The frame MAC of wire format v2 ([`crate::frame`]): keyed BLAKE2b with a 16-byte digest.
 //!
 //! `tag = BLAKE2b-128(key = the device's 32-byte MAC key, salt = empty, personalization =
 //! "TFHE-SBC MAC v2.", message = every byte of the frame before the tag)`. This is RFC 7693's keyed mode

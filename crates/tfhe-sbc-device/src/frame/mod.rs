@@ -1,5 +1,5 @@
-//! Wire format v2: the frames a device sends and the acknowledgements it gets back. Specified in
-//! `docs/wire-format.md`; the transport of the paper's §6.1 step 2 ("shares the ciphertext with the cloud
+//! Wire format v2: the frames a device sends and the acknowledgements it gets back. Specified by
+//! the modules below, byte by byte; the transport of the paper's §6.1 step 2 ("shares the ciphertext with the cloud
 //! server"), made authenticated and replay-safe.
 //!
 //! ```text

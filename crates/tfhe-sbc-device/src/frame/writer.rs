@@ -86,7 +86,7 @@ impl PayloadWord for u64 {
 ///
 /// The words are not aligned in the frame (the header is 47 bytes), so `fill` runs on a window aligned to
 /// `size_of::<W>()` starting up to `size_of::<W>() - 1` bytes before their place (a checked `bytemuck` cast,
-/// no `unsafe` here); the words are then made little-endian in place (`docs/wire-format.md`), a compact body
+/// no `unsafe` here); the words are then made little-endian in place (the wire format's byte order), a compact body
 /// is packed, and they are moved to their place with `copy_within`; the header and the prefix are written
 /// after, since the window overlaps them. On an error from `fill` the frame is incomplete and must not be
 /// sent.

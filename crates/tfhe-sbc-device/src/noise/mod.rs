@@ -20,10 +20,10 @@
 //! A TUniform set's own bound is used as it is.
 //!
 //! # Timing
-//! [`DeviceNoise::TUniform`] is constant-time (see `tfhe_sbc_core::tuniform`). [`DeviceNoise::Ziggurat`] is
+//! [`DeviceNoise::TUniform`] is constant-time (see `tfhe_sbc_core::tuniform`). `DeviceNoise::Ziggurat` is
 //! not: a draw outside its layer's rectangle (1.5%) takes a slower path with `exp`/`log` and may loop, and
 //! every draw loads the tables at a secret index. That leaks noise magnitudes (the "Flush, Gauss, and
-//! Reload" attack class, CHES 2016). `scripts/ctgrind.sh` shows the check flags it.
+//! Reload" attack class, CHES 2016). The workspace's constant-time check under valgrind flags it.
 
 use crate::error::{Error, Result};
 use rand_core::Rng;
@@ -45,6 +45,7 @@ pub enum NoiseSampling {
     /// magnitudes to timing and cache attackers, and the noise is as secret as the key. Only for a device
     /// no attacker can time or probe, or for measuring the paper's method. Feature `ziggurat`.
     #[cfg(feature = "ziggurat")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ziggurat")))]
     Ziggurat,
 }
 
@@ -57,6 +58,7 @@ pub enum DeviceNoise {
     TUniform(TUniform),
     /// The Ziggurat at this standard deviation in units of `1/q`: not constant-time. Feature `ziggurat`.
     #[cfg(feature = "ziggurat")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ziggurat")))]
     Ziggurat {
         /// The standard deviation in units of `1/q`.
         std_dev_scaled: f64,

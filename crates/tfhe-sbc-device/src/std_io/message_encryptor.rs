@@ -39,6 +39,7 @@ enum SeedSource<'a, R: TryCryptoRng + ?Sized> {
     Rng(&'a mut R),
     /// The operating system (`getrandom`).
     #[cfg(feature = "getrandom")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "getrandom")))]
     Os,
 }
 
@@ -140,6 +141,7 @@ impl MessageEncryptor {
 
     /// The encryptor for `credentials`, its CSPRNG seeded in place from the operating system.
     #[cfg(feature = "getrandom")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "getrandom")))]
     pub fn from_os_entropy(credentials: &Credentials<'_>) -> Result<Self> {
         Self::build::<crate::csprng::Blake2bXof>(credentials, SeedSource::Os)
     }
@@ -160,6 +162,7 @@ impl MessageEncryptor {
 
     /// [`Self::compact_list`], its CSPRNG seeded in place from the operating system.
     #[cfg(feature = "getrandom")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "getrandom")))]
     pub fn compact_list_from_os_entropy(
         credentials: &Credentials<'_>,
         compact_public_key_file: &[u8],
