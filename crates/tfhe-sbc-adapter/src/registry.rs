@@ -19,7 +19,7 @@ pub enum DeviceEncryption {
     /// in). A chosen mask is never accepted from such a device by default, stolen or not.
     SecretKey,
     /// With the public key: public-key frames only (their mask cannot be seeded). Whoever holds the device's
-    /// MAC key can send any mask this way; see `docs/security.md`.
+    /// MAC key can send any mask this way.
     PublicKey,
 }
 

@@ -24,7 +24,7 @@
 //!   compact public-key parameters (`PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`; the server key holds
 //!   the casting key) and `compact_public_key.tscp`, tfhe-rs's `CompactPublicKey` as the raw `[a | b]` a
 //!   device encrypts `CompactCiphertextList`s under (`tfhe_sbc_device::files::compact_public_key`).
-//! * [`commands::issue`]: one device in one key mode (`docs/security.md`): its credential file
+//! * [`commands::issue`]: one device in one key mode (fleet, per-device, public key): its credential file
 //!   (`tfhe_sbc_device::files::credentials`: device id, key id, MAC key, and its own secret key, the client
 //!   key's GLWE key or the key set's public key) and its record in the key store. Every set takes fleet and
 //!   public-key devices, one code path for both kinds of set; per-device keys on every set.

@@ -46,7 +46,7 @@ enum Command {
         /// once and the key store written once).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         count: u64,
-        /// The key mode (docs/security.md). Every parameter set takes fleet, public-key and per-device;
+        /// The key mode. Every parameter set takes fleet, public-key and per-device;
         /// compact-list needs an integer key set made with --compact-list.
         #[arg(long, value_enum)]
         mode: Mode,

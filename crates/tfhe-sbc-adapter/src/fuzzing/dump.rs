@@ -1,11 +1,11 @@
-//! The annotated hex dump of a seeded frame in `docs/wire-format.md` ([`wire_format_dump`]).
+//! The annotated hex dump of a seeded frame that the wire format's documentation shows ([`wire_format_dump`]).
 
 use super::corpus::SeedDevice;
 use tfhe_sbc_device::frame::TAG_BYTES;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 
-/// The annotated hex dump of docs/wire-format.md (`cargo run --example wire_format_dump`): one seeded frame
-/// of `TFHE_LIB_GLWE_1024` carrying the message `"hi"`, from fixed seeds, MAC key `[0x42; 32]`, device id
+/// The annotated hex dump of the wire format's documentation (the workspace's `wire_format_dump` example): one
+/// seeded frame of `TFHE_LIB_GLWE_1024` carrying the message `"hi"`, from fixed seeds, MAC key `[0x42; 32]`, device id
 /// `0x1122334455667788`, key id 1, and sequence number `(1 << 32) | 5` (boot 1, frame 5).
 pub fn wire_format_dump() -> String {
     use core::fmt::Write;

@@ -1,4 +1,4 @@
-//! Authenticated intake of device frames (wire format v2, `docs/wire-format.md`): bytes from the network in,
+//! Authenticated intake of device frames (wire format v2, `tfhe_sbc_device::frame`): bytes from the network in,
 //! checked GLWE ciphertexts grouped into whole messages out, or a typed [`IntakeError`].
 //!
 //! [`Intake::receive`] runs, in this order:

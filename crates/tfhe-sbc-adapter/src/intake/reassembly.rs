@@ -1,6 +1,6 @@
 //! Reassembly of multi-chunk messages, by `(device_id, message_id)`.
 //!
-//! Rules (`docs/wire-format.md`, "Reassembly"):
+//! Rules (the wire format's reassembly rules):
 //! * a one-chunk message completes at once and never touches the open-message table;
 //! * every chunk of a message agrees on `chunk_count`, `message_length`, `parameter_set` and its first
 //!   sequence number (`sequence - chunk_index`). A chunk that disagrees is rejected and the open message is

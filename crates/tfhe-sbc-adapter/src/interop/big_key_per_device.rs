@@ -6,8 +6,8 @@
 //! NTT products, `super::glwe_ksk_spectra`) and its bits are then extracted as a fleet device's: gate inputs
 //! under the big key, no LWE key switch per bit.
 //!
-//! The switch's noise, term by term, is in `docs/noise-budget.md` ("Per-device keys on the big-key boolean
-//! sets"): `2^-15.84` on the torus for both sets, five bits below a gate's own output noise.
+//! The switch's noise, summed term by term from the parameters: `2^-15.84` on the torus for both sets, five
+//! bits below a gate's own output noise.
 
 use super::boolean_set::{BooleanSet, glwe_key_from_client_key};
 use super::device_record::{DeviceKeyMaterial, DeviceRecord};

@@ -3,8 +3,8 @@
 //! for fleet devices ([`glwe_key_from_client_key`], `k * N` bytes), and the check that a server key belongs
 //! to a set ([`check_server_key`]).
 //!
-//! Which key modes these sets allow (fleet, per-device, public key), with their noise, is in
-//! `docs/security.md`, "Parameter sets and the key modes they allow".
+//! Every one of these sets allows the three key modes (fleet, per-device, public key); the noise each mode
+//! adds is in the documentation of its converter.
 
 use super::{InteropError, RngSeeder};
 use rand_core::CryptoRng;

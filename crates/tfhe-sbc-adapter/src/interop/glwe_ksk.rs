@@ -12,7 +12,7 @@
 //! The key is tfhe-rs's own layout (`GlweKeyswitchKey`: per input polynomial, `l` ciphertexts from the
 //! least significant level `l` to level 1) stored as a tfhe-rs `SeededGlweCiphertextList`: `k_d * l * N`
 //! body words and a 128-bit seed from which the masks are regenerated. Its noise term and the failure
-//! probability it leaves are in `docs/noise-budget.md` ("Per-device keys by GLWE key switching").
+//! probability it leaves are recomputed from the parameters by the adapter's GLWE key-switching tests.
 
 use super::glwe_ksk_spectra::{GlweKskSpectra, SwitchWord, check_exact_range};
 use super::integer::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key, tfhe_glwe_key_u64};

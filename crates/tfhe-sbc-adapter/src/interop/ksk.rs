@@ -14,7 +14,7 @@
 //! GLWE, into the client key's GLWE key (`super::glwe_ksk`, `IntegerDeviceKsk`).
 //!
 //! The key is not secret in the sense of the MAC key: it encrypts the device key under the small key,
-//! which the cloud does not have (`docs/security.md`, "Mode: per-device keys").
+//! which the cloud does not have (the per-device key mode's premise).
 
 use super::{InteropError, RngSeeder, tfhe_glwe_key};
 use rand_core::CryptoRng;

@@ -5,12 +5,11 @@
 //! converters' bounded cache.
 //!
 //! Nobody but the trusted party (which holds the tfhe-rs `ClientKey`) and the device ever holds the device
-//! key; the device holds nothing else of the key set. See `docs/security.md`, "Mode: per-device keys".
+//! key; the device holds nothing else of the key set, so a stolen device exposes only its own traffic.
 //!
 //! The other two modes are provisioned here too: fleet ([`provision_fleet_device`]: the device gets the
 //! `ClientKey`'s GLWE key) and public key ([`provision_public_key_device`]: the device gets a seeded public
-//! key under the `ClientKey`'s GLWE key, [`public_key_from_client_key`], and nothing that decrypts). See
-//! `docs/security.md`, "Mode: public key".
+//! key under the `ClientKey`'s GLWE key, [`public_key_from_client_key`], and nothing that decrypts).
 
 use super::InteropError;
 use super::boolean_set::{BooleanSet, glwe_key_from_client_key};

@@ -4,7 +4,7 @@
 //! In memory, the client key's encoding is built in a [`Zeroizing`] buffer sized in advance, and
 //! [`SecretClientKey`] wipes the key's containers on drop. tfhe-rs's own `ClientKey` does not zeroize, and
 //! deserializing goes through tfhe-rs's versioned form, so a freed copy of the key can remain on the heap
-//! (as `docs/security.md` says of any moved value).
+//! (as of any value Rust moves).
 
 use super::envelope::{
     KeyFileEnvelope, KeyFileHeader, KeyKind, decode_header, decode_payload, encode, integer_envelope,

@@ -1,5 +1,5 @@
 //! The compact-list capability of an integer key set: tfhe-rs's own compact public-key encryption
-//! (`docs/compact-list.md`). `init --parameters integer --compact-list` builds the tfhe-rs keys with
+//! (its `CompactCiphertextList`). `init --parameters integer --compact-list` builds the tfhe-rs keys with
 //! [`compact_list_config`] (the client key gains a dedicated compact private key, the server key the casting
 //! key), makes tfhe-rs's `CompactPublicKey` and writes its raw `[a | b]` as the device file
 //! `compact_public_key.tscp` ([`compact_public_key_file`], format `tfhe_sbc_device::files::compact_public_key`);

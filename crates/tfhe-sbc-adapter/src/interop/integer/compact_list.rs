@@ -4,7 +4,7 @@
 //! `PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`), then `expand_with_key` with the server key's
 //! casting key (a key set made with `tfhe-sbc-keys init --parameters integer --compact-list`), then each
 //! value as the `FheUint` of the frame's width. Nothing of ours decrypts or re-encrypts: the values are
-//! tfhe-rs's own expansion (one key switch and one PBS per block, `docs/compact-list.md`).
+//! tfhe-rs's own expansion (one key switch and one PBS per block).
 
 use super::InteropError;
 use super::bridge::FheUintReadings;

@@ -43,7 +43,7 @@
 //! their credential files with [`DeviceSecrets::credentials_file`](crate::interop::DeviceSecrets::credentials_file).
 //!
 //! Fleet intake costs about 5 us per `FheUint8` on one thread in batches of 16, frame intake included
-//! (`benches/integer_intake.rs`, `docs/benchmarks-integer.md`): about 3e-5 of tfhe-rs's
+//! (the `integer_intake` benchmark): about 3e-5 of tfhe-rs's
 //! `CompactCiphertextList::expand` with casting, which key-switches and bootstraps every block. A whole frame
 //! materialized at once (512 `FheUint8`, 32 MiB: tfhe-rs holds 4 x 2049 words per `FheUint8`) costs about 45
 //! us per value, bound by fresh heap pages; extract in batches ([`IntegerExtractor::extract_readings`] takes a

@@ -5,7 +5,7 @@
 //! A frame from such a device is switched once, as a whole GLWE ciphertext, and its blocks are then extracted
 //! as a fleet device's: no key switch or PBS per block. The switch adds noise of std `2^43.2` on the `2^64`
 //! torus, 0.0005% of what the set budgets before a PBS; p-fail stays tfhe-rs's 2^-129.58
-//! (`docs/noise-budget.md`, "Per-device keys by GLWE key switching"; `tests/glwe_keyswitch.rs`).
+//! (`tests/glwe_keyswitch.rs` checks the switched noise against this model).
 //!
 //! Sizes: the seeded key is `2 * 2048` body words (32 KiB) and a 16-byte seed; decompressed it is
 //! `2 * 2 * 2048` words (64 KiB).
@@ -83,7 +83,7 @@ pub fn provision_integer_per_device<R: CryptoRng + ?Sized>(
 
 /// Trusted party, integer fleet mode: the device gets the client key's GLWE key
 /// ([`glwe_key_from_client_key`](super::glwe_key_from_client_key)) and a fresh MAC key; the cloud extracts
-/// its blocks with no key switch. One stolen device then exposes every fleet device (`docs/security.md`).
+/// its blocks with no key switch. One stolen device then exposes every fleet device.
 pub fn provision_integer_fleet_device<R: CryptoRng + ?Sized>(
     client_key: &tfhe::ClientKey,
     device_id: u64,

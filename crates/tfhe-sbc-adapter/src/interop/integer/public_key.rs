@@ -5,9 +5,9 @@
 //! The key's noise `e` is the set's GLWE noise, TUniform(17); a frame's phase error is then
 //! `e * u + e2 - e1 * S`, of variance `(N/2 + 1 + N/2) V = 2049 V` (std `2^21.71` on the `2^64` torus,
 //! against `2^16.21` for a fresh secret-key encryption): p-fail per PBS stays tfhe-rs's
-//! (`docs/noise-budget.md`, "Integer public key"). The key is an RLWE sample under `S` with TUniform(17)
+//! (the public-key encryption's noise, summed term by term). The key is an RLWE sample under `S` with TUniform(17)
 //! noise, like every fresh ciphertext the server already holds, so it reveals nothing the set's security
-//! estimate does not cover (`docs/security.md`).
+//! estimate does not cover.
 
 use super::{InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key};
 use crate::interop::device_record::{DeviceKeyMaterial, DeviceRecord};

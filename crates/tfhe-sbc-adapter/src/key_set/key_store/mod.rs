@@ -25,8 +25,7 @@
 //! level 1, the seed being `mask_seed` read as a little-endian `u128`; stores written before hold a
 //! 64 KiB LWE key there and are refused as `WrongLength`), on sets 2 and 3 `k * 2 * N` little-endian `u32`
 //! ([`BigKeyDeviceKsk`](crate::interop::big_key_per_device::BigKeyDeviceKsk): the same list layout under the
-//! big key, `k = 3`, `N = 512` or `k = 2`, `N = 1024`; 12 KiB or 16 KiB). Every set allows every mode (see
-//! `docs/security.md`).
+//! big key, `k = 3`, `N = 512` or `k = 2`, `N = 1024`; 12 KiB or 16 KiB). Every set allows every mode.
 //!
 //! Version 1 (read, no longer written) had one `parameter_set: u16` before the fingerprint, always 1, and no
 //! per-record set: its devices are read as devices of set 1, as it recorded them.
