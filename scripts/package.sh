@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The publishable crates as crates.io would get them.
+#
+#  (a) `cargo package` with verification for the device-side crates (negacyclic-fft, negacyclic-ntt,
+#      tfhe-sbc-core, tfhe-sbc-device), in one command so that they resolve each other (cargo verifies
+#      workspace packages against the ones it packages alongside); each crate's size and file count;
+#  (b) `cargo package --no-verify` for the crates that link tfhe-rs or sit above the adapter (tfhe-sbc-adapter,
+#      tfhe-sbc-client, tfhe-sbc-keys, tfhe-sbc-server): a verification would build tfhe-rs once per crate.
+#      Every .crate of (a) and (b) must hold README.md, LICENSE-MIT and LICENSE-APACHE, and its normalized
+#      Cargo.toml must give every dependency a version (no path left);
+#  (c) unpacks the four device-side packages into a fresh directory, puts a generated workspace around them
+#      (`[patch.crates-io]` pointing at the unpacked siblings, the repository's test profile, its Cargo.lock
+#      for the same dependency versions) and runs their own test suites there, all features, as CI runs
+#      them in the repository: a test that reads a file outside its crate fails here.
+#
+# Everything goes under target/package-tests (PACKAGE_TESTS_DIR overrides it). Runs without a network only
+# if the registry cache already holds every dependency (`cargo fetch` first).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${PACKAGE_TESTS_DIR:-$root/target/package-tests}"
+export CARGO_TARGET_DIR="$out/target"
+mkdir -p "$out"
+start=$SECONDS
+
+DEVICE_SIDE=(negacyclic-fft negacyclic-ntt tfhe-sbc-core tfhe-sbc-device)
+SERVER_SIDE=(tfhe-sbc-adapter tfhe-sbc-client tfhe-sbc-keys tfhe-sbc-server)
+version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
+pkgdir="$CARGO_TARGET_DIR/package"
+
+p_args() { for c in "$@"; do printf -- '-p\n%s\n' "$c"; done; }
+
+# `--allow-dirty`: a developer's tree has work in progress; CI's is clean and packages the same files.
+echo "== (a) cargo package (verified): ${DEVICE_SIDE[*]}"
+mapfile -t args < <(p_args "${DEVICE_SIDE[@]}")
+cargo package --allow-dirty "${args[@]}"
+
+echo "== (b) cargo package --no-verify: ${SERVER_SIDE[*]}"
+# Packaged together with the device-side crates, which they depend on by version.
+mapfile -t args < <(p_args "${DEVICE_SIDE[@]}" "${SERVER_SIDE[@]}")
+cargo package --allow-dirty --no-verify "${args[@]}"
+
+echo "== crate sizes"
+printf '%-20s %10s %8s %s\n' crate bytes files missing
+failed=0
+for c in "${DEVICE_SIDE[@]}" "${SERVER_SIDE[@]}"; do
+    crate="$pkgdir/$c-$version.crate"
+    listing="$(tar -tzf "$crate")"
+    files="$(grep -vc '/$' <<<"$listing")"
+    missing=""
+    for f in README.md LICENSE-MIT LICENSE-APACHE Cargo.toml; do
+        grep -qx "$c-$version/$f" <<<"$listing" || missing="$missing $f"
+    done
+    # A dependency left with a path and no version would not resolve on crates.io (cargo refuses to
+    # package it, but a dev-dependency is dropped silently: say which ones are gone).
+    manifest="$(tar -xzOf "$crate" "$c-$version/Cargo.toml")"
+    if grep -q '^path = "\.\./' <<<"$manifest"; then
+        missing="$missing (path dependency in Cargo.toml)"
+    fi
+    printf '%-20s %10s %8s %s\n' "$c" "$(stat -c %s "$crate")" "$files" "${missing:--}"
+    [ -z "$missing" ] || failed=1
+done
+if [ "$failed" != 0 ]; then
+    echo "package.sh: a crate lacks a README.md, a license file or has a path dependency (above)" >&2
+    exit 1
+fi
+# Cargo drops a path-only dev-dependency from a package without a word: name the ones that are gone.
+cargo metadata --format-version 1 --no-deps >"$out/metadata.json"
+for c in "${DEVICE_SIDE[@]}" "${SERVER_SIDE[@]}"; do
+    tar -xzOf "$pkgdir/$c-$version.crate" "$c-$version/Cargo.toml" >"$out/$c.Cargo.toml"
+    python3 -c '
+import json, sys, tomllib
+name, metadata, packaged = sys.argv[1:]
+package = next(p for p in json.load(open(metadata))["packages"] if p["name"] == name)
+declared = {d["rename"] or d["name"] for d in package["dependencies"] if d["kind"] == "dev"} - {name}
+kept = set(tomllib.load(open(packaged, "rb")).get("dev-dependencies", {}))
+if declared - kept:
+    print(f"note: the package of {name} drops its path-only dev-dependencies {sorted(declared - kept)}")
+' "$c" "$out/metadata.json" "$out/$c.Cargo.toml"
+done
+echo "packaging: $((SECONDS - start)) s"
+
+echo "== (c) the device-side packages' own tests, unpacked"
+tests_start=$SECONDS
+ws="$out/unpacked"
+rm -rf "$ws"
+mkdir -p "$ws/crates"
+members=""
+patches=""
+for c in "${DEVICE_SIDE[@]}"; do
+    tar -xzf "$pkgdir/$c-$version.crate" -C "$ws/crates"
+    mv "$ws/crates/$c-$version" "$ws/crates/$c"
+    members="$members\"crates/$c\", "
+    patches="$patches$c = { path = \"crates/$c\" }"$'\n'
+done
+# The repository's test profile (opt-level 2 for our crates, dependencies optimized): the statistical tests
+# need it, and the stack budgets are measured with it (tests/common/painted_stack.rs reads ../../Cargo.toml).
+cat >"$ws/Cargo.toml" <<EOF
+# Generated by scripts/package.sh: the unpacked device-side packages, resolving each other.
+[workspace]
+resolver = "3"
+members = [${members%, }]
+
+[patch.crates-io]
+${patches}
+[profile.dev]
+opt-level = 2
+debug = "line-tables-only"
+
+[profile.dev.package."*"]
+opt-level = 3
+debug = false
+debug-assertions = false
+overflow-checks = false
+EOF
+# The same dependency versions as the repository (cargo drops what these four do not use).
+cp Cargo.lock "$ws/Cargo.lock"
+(cd "$ws" && CARGO_TARGET_DIR="$out/target-unpacked" cargo test --workspace --all-features)
+echo "unpacked tests: $((SECONDS - tests_start)) s"
+echo "package.sh: $((SECONDS - start)) s in all"
