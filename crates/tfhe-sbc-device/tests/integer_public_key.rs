@@ -1,5 +1,5 @@
 //! The integer public-key encryptor (`encrypt::integer_public_key`): readings round-trip under the secret key
-//! behind the public key, the noise is the model's (`docs/noise-budget.md`, "Integer public key"), the
+//! behind the public key, the noise is the model's (the public-key encryption's, term by term), the
 //! file's byte form gives the same ciphertexts as words, degenerate or misfitting keys are typed errors, and
 //! frames are sealed through the one `FrameEncryptor` trait.
 #![allow(clippy::unwrap_used)]
