@@ -13,17 +13,26 @@
 # Each mode runs in two builds: `release` (the code generation that ships; line tables added for the
 # reports, which does not change code generation) and `dev` (what `cargo test` runs: opt-level 2 with
 # overflow checks and debug assertions in our crates). CTGRIND_PROFILES="release" runs one of them.
+# And each in every instance of the SIMD dispatch (the XOF lanes, the FFT kernels) that valgrind can run:
+#   dispatched  the build that ships, its instance picked at run time from what valgrind's CPUID offers: AVX2
+#               on a CPU with AVX2 (valgrind has no AVX-512), the portable code otherwise
+#   soft        --cfg tfhe_sbc_backend="soft": the portable code only (the SSE2 build of the XOF and the FFT,
+#               which an AVX2 machine otherwise never runs), built in $CTGRIND_SOFT_TARGET_DIR (default
+#               target/soft, where scripts/test-all.sh's portable step builds with the same flags)
+# The harness prints the instances it ran, and a run in another instance than expected fails.
+# CTGRIND_INSTANCES="dispatched" runs one of them.
 #
 # Scope and limits:
 # - x86_64 Linux only: memcheck sees the instructions of this build; aarch64 and Cortex-M builds are not seen.
 # - valgrind does not emulate AVX-512: under it CPUID reports none, so the run-time dispatch of the XOF and
-#   the FFT picks their AVX2 builds (the portable build on a CPU without AVX2). The XOF's AVX-512 build is the
-#   same portable source compiled with another target feature; it is not checked here.
+#   the FFT picks their AVX2 builds (the portable build on a CPU without AVX2). The XOF's AVX-512F instance
+#   (what an AVX-512 machine runs) is the same portable source compiled with another target feature; it
+#   cannot run under valgrind and is NOT checked here. The AVX2 and the portable instances are.
 # - memcheck sees branches and addresses, not operand-dependent instruction latency (division, a soft-float
 #   multiply's early exit on Cortex-M), and not a conditional move (constant-time on x86_64).
 # - No suppression file: nothing outside our code (std start-up included) is reported.
-# Logs: $CARGO_TARGET_DIR/ctgrind/<profile>-<mode>.log (valgrind's) and .out (the harness's: errors per
-# check); CARGO_TARGET_DIR defaults to target.
+# Logs: $CARGO_TARGET_DIR/ctgrind/<instance>-<profile>-<mode>.log (valgrind's) and .out (the harness's:
+# errors per check); CARGO_TARGET_DIR defaults to target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +50,11 @@ echo "ctgrind: $(valgrind --version), $(uname -m)"
 OUT=${CARGO_TARGET_DIR:-target}/ctgrind
 mkdir -p "$OUT"
 PROFILES=${CTGRIND_PROFILES:-"release dev"}
+INSTANCES=${CTGRIND_INSTANCES:-"dispatched soft"}
+SOFT_TARGET_DIR=${CTGRIND_SOFT_TARGET_DIR:-target/soft}
+# What the harness must report for each instance ("xof X fft Y"): under valgrind's CPUID, AVX2 if the CPU has
+# it (the dispatched build), the portable code otherwise.
+if grep -qw avx2 /proc/cpuinfo; then DISPATCHED="xof avx2 fft avx2"; else DISPATCHED="xof portable fft portable"; fi
 VALGRIND=(valgrind --tool=memcheck --error-exitcode=99 --track-origins=yes --leak-check=no
   --error-limit=no --num-callers=24)
 FAILURES=0
@@ -52,11 +66,17 @@ fail() {
   FAILURES=$((FAILURES + 1))
 }
 
-# Builds the harness in profile $1 and prints the binary's path.
+# Builds the harness in profile $1 and instance $2 and prints the binary's path.
 build() {
   local json
-  json=$(CARGO_PROFILE_RELEASE_DEBUG=line-tables-only cargo build -p tfhe-sbc-ctgrind --bin ctgrind \
-    --profile "$1" --message-format=json-render-diagnostics)
+  if [ "$2" = soft ]; then
+    json=$(RUSTFLAGS='--cfg tfhe_sbc_backend="soft"' CARGO_TARGET_DIR="$SOFT_TARGET_DIR" \
+      CARGO_PROFILE_RELEASE_DEBUG=line-tables-only cargo build -p tfhe-sbc-ctgrind --bin ctgrind \
+      --profile "$1" --message-format=json-render-diagnostics)
+  else
+    json=$(CARGO_PROFILE_RELEASE_DEBUG=line-tables-only cargo build -p tfhe-sbc-ctgrind --bin ctgrind \
+      --profile "$1" --message-format=json-render-diagnostics)
+  fi
   grep -o '"executable":"[^"]*/ctgrind"' <<<"$json" | tail -n 1 | cut -d'"' -f4
 }
 
@@ -93,61 +113,75 @@ report_sites() {
     END { flush() }' "$1" | sort | uniq -c | sort -rn | awk 'NR <= 40'
 }
 
-for profile in $PROFILES; do
-  echo
-  echo "==> ctgrind: build ($profile)"
-  BIN=$(build "$profile")
-  if [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
-    fail "no ctgrind binary from the $profile build"
-    continue
-  fi
-  for mode in default ziggurat self-test; do
-    log="$OUT/$profile-$mode.log"
-    out="$OUT/$profile-$mode.out"
-    set +e
-    "${VALGRIND[@]}" --log-file="$log" "$BIN" "$mode" >"$out" 2>&1
-    rc=$?
-    set -e
-    summary=$(grep -o 'ERROR SUMMARY: .*' "$log" 2>/dev/null | tail -n 1 || true)
-    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9][0-9]*\) errors.*/\1/p' "$log" 2>/dev/null | tail -n 1 || true)
-    if [ "$mode" = default ]; then expect=clean; else expect=flagged; fi
-    printf 'ctgrind %-7s %-9s %s -> must be %s\n' "$profile" "$mode" "${summary:-no ERROR SUMMARY}" "$expect"
-    sed -n 's/^check /    check /p' "$out"
-    if [ -z "$errors" ] || ! grep -q "^ctgrind: mode $mode done" "$out" || { [ "$rc" -ne 0 ] && [ "$rc" -ne 99 ]; }; then
-      fail "$profile $mode: the harness did not complete (valgrind exit $rc); its output and the log's end:"
-      tail -n 20 "$out"
-      tail -n 20 "$log"
+for instance in $INSTANCES; do
+  case $instance in
+    dispatched) expected_instances=$DISPATCHED ;;
+    soft) expected_instances="xof soft fft soft" ;;
+    *) fail "unknown instance $instance (CTGRIND_INSTANCES: dispatched, soft)"; continue ;;
+  esac
+  for profile in $PROFILES; do
+    # The label of this build in the verdicts: instance and profile.
+    build_name="$instance/$profile"
+    echo
+    echo "==> ctgrind: build ($build_name)"
+    BIN=$(build "$profile" "$instance")
+    if [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
+      fail "no ctgrind binary from the $build_name build"
       continue
     fi
-    # Judge every check on its own: clean in default, flagged elsewhere.
-    while read -r name count; do
-      if [ "$expect" = clean ] && [ "$count" -ne 0 ]; then
-        fail "$profile $mode: check $name caused $count memcheck error(s): secret-dependent branch or address"
-      elif [ "$expect" = flagged ] && [ "$count" -eq 0 ]; then
-        fail "$profile $mode: check $name was not flagged: the check cannot see this leak"
+    for mode in default ziggurat self-test; do
+      log="$OUT/$instance-$profile-$mode.log"
+      out="$OUT/$instance-$profile-$mode.out"
+      set +e
+      "${VALGRIND[@]}" --log-file="$log" "$BIN" "$mode" >"$out" 2>&1
+      rc=$?
+      set -e
+      summary=$(grep -o 'ERROR SUMMARY: .*' "$log" 2>/dev/null | tail -n 1 || true)
+      errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9][0-9]*\) errors.*/\1/p' "$log" 2>/dev/null | tail -n 1 || true)
+      if [ "$mode" = default ]; then expect=clean; else expect=flagged; fi
+      printf 'ctgrind %-18s %-9s %s -> must be %s\n' "$build_name" "$mode" "${summary:-no ERROR SUMMARY}" "$expect"
+      sed -n 's/^check /    check /p' "$out"
+      ran=$(sed -n 's/^ctgrind: instances: //p' "$out")
+      if [ "$ran" != "$expected_instances" ]; then
+        fail "$build_name $mode: the harness ran instances '${ran:-none reported}', not '$expected_instances'"
       fi
-    done < <(sed -n 's/^check \([^ ]*\) *\([0-9][0-9]*\) memcheck.*/\1 \2/p' "$out")
-    if [ "$expect" = clean ] && [ "$errors" -ne 0 ]; then
-      fail "$profile $mode: $errors memcheck error(s) in the default path. Where (count | kind | innermost frame | our frame):"
-      report_sites "$log"
-      echo "  First report (all of them: $log):"
-      first_report "$log" "$KINDS"
-    fi
-    if [ "$mode" = self-test ]; then
-      grep -q "Conditional jump or move depends on uninitialised" "$log" \
-        || fail "$profile self-test: the planted secret branch was not reported"
-      grep -q "Use of uninitialised value of size" "$log" \
-        || fail "$profile self-test: the planted secret table index was not reported"
-    fi
-    if [ "$expect" = flagged ] && [ "$errors" -gt 0 ] && [ "$profile" = "${PROFILES%% *}" ]; then
-      # One report of each kind: a branch on a secret, then an address computed from one.
-      for kind in "Conditional jump or move depends on uninitialised" "Use of uninitialised value of size"; do
-        if grep -q "$kind" "$log"; then
-          echo "  first report of this kind:"
-          first_report "$log" "$kind"
+      if [ -z "$errors" ] || ! grep -q "^ctgrind: mode $mode done" "$out" || { [ "$rc" -ne 0 ] && [ "$rc" -ne 99 ]; }; then
+        fail "$build_name $mode: the harness did not complete (valgrind exit $rc); its output and the log's end:"
+        tail -n 20 "$out"
+        tail -n 20 "$log"
+        continue
+      fi
+      # Judge every check on its own: clean in default, flagged elsewhere.
+      while read -r name count; do
+        if [ "$expect" = clean ] && [ "$count" -ne 0 ]; then
+          fail "$build_name $mode: check $name caused $count memcheck error(s): secret-dependent branch or address"
+        elif [ "$expect" = flagged ] && [ "$count" -eq 0 ]; then
+          fail "$build_name $mode: check $name was not flagged: the check cannot see this leak"
         fi
-      done
-    fi
+      done < <(sed -n 's/^check \([^ ]*\) *\([0-9][0-9]*\) memcheck.*/\1 \2/p' "$out")
+      if [ "$expect" = clean ] && [ "$errors" -ne 0 ]; then
+        fail "$build_name $mode: $errors memcheck error(s) in the default path. Where (count | kind | innermost frame | our frame):"
+        report_sites "$log"
+        echo "  First report (all of them: $log):"
+        first_report "$log" "$KINDS"
+      fi
+      if [ "$mode" = self-test ]; then
+        grep -q "Conditional jump or move depends on uninitialised" "$log" \
+          || fail "$build_name self-test: the planted secret branch was not reported"
+        grep -q "Use of uninitialised value of size" "$log" \
+          || fail "$build_name self-test: the planted secret table index was not reported"
+      fi
+      if [ "$expect" = flagged ] && [ "$errors" -gt 0 ] && [ "$profile" = "${PROFILES%% *}" ] \
+        && [ "$instance" = "${INSTANCES%% *}" ]; then
+        # One report of each kind: a branch on a secret, then an address computed from one.
+        for kind in "Conditional jump or move depends on uninitialised" "Use of uninitialised value of size"; do
+          if grep -q "$kind" "$log"; then
+            echo "  first report of this kind:"
+            first_report "$log" "$kind"
+          fi
+        done
+      fi
+    done
   done
 done
 
@@ -156,4 +190,4 @@ if [ "$FAILURES" -ne 0 ]; then
   echo "ctgrind: $FAILURES failure(s); logs in $OUT/"
   exit 1
 fi
-echo "ctgrind: passed: default clean, ziggurat and self-test flagged ($PROFILES)"
+echo "ctgrind: passed: default clean, ziggurat and self-test flagged (instances: $INSTANCES; profiles: $PROFILES)"

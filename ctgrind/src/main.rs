@@ -55,6 +55,12 @@ fn main() -> ExitCode {
         mode.name(),
         if on_valgrind { "yes" } else { "no" }
     );
+    // The instances the run-time dispatch picked (under valgrind's CPUID): scripts/ctgrind.sh checks them.
+    println!(
+        "ctgrind: instances: xof {} fft {}",
+        tfhe_sbc_device::backend(),
+        negacyclic_fft::backend()
+    );
     let mut vacuous = Vec::new();
     let (mut checks, mut errors) = (0, 0);
     for report in run_mode(mode) {
