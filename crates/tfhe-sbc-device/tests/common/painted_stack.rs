@@ -68,3 +68,57 @@ pub fn measure(work: impl FnMut() + Send + 'static) -> usize {
     assert!(deepest > 0, "the workload reached the end of the painted stack");
     start - deepest
 }
+
+/// Whether this build's stack figures are the kind the budgets were measured on; `Err` says why not.
+///
+/// Release (opt-level 3) always qualifies: the budgets were measured with the workspace's `[profile.release]`
+/// (thin LTO, one codegen unit) and with cargo's defaults (no LTO, 16 units), as a build of the unpacked
+/// package gets. The test profile qualifies only with the workspace's `[profile.dev]` opt-level 2: cargo's
+/// default there is opt-level 0, whose unoptimized frames say nothing about what a device ships (several
+/// times deeper), so a budget test built so skips its budgets (and says so through [`skip_note`]).
+///
+/// Feature `std` never qualifies: after every call that handles the CSPRNG it scrubs the 64 KiB of stack
+/// below (`std_io::scrub`), which erases the call's own depth and paints 64 KiB of zeros that the painting
+/// cannot tell from use. The budgets are the firmware's build (no `std`; the same code otherwise), which
+/// CI runs per instance (`scripts/test-all.sh`, the backend step).
+pub fn budgets_apply() -> Result<(), String> {
+    if cfg!(feature = "std") {
+        return Err(
+            "feature std scrubs 64 KiB of stack after each secret call (std_io::scrub), which the \
+                    painting cannot tell from use; the budgets hold without it: cargo test -p tfhe-sbc-device \
+                    --features hazmat,getrandom --test stack --test compact_list"
+                .to_owned(),
+        );
+    }
+    if !cfg!(debug_assertions) {
+        return Ok(());
+    }
+    if let Ok(level) = std::env::var("CARGO_PROFILE_DEV_OPT_LEVEL") {
+        return if level == "2" {
+            Ok(())
+        } else {
+            Err(format!("CARGO_PROFILE_DEV_OPT_LEVEL={level}, not the workspace's 2"))
+        };
+    }
+    let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+    let manifest = std::fs::read_to_string(workspace).unwrap_or_default();
+    let dev = manifest
+        .split("\n[")
+        .find(|section| section.starts_with("profile.dev]"))
+        .unwrap_or_default();
+    if dev.lines().any(|line| line.replace(' ', "") == "opt-level=2") {
+        Ok(())
+    } else {
+        Err(format!(
+            "built outside the workspace ({workspace} has no [profile.dev] opt-level = 2), so the test profile \
+             is cargo's opt-level 0; run `cargo test --release` or set CARGO_PROFILE_DEV_OPT_LEVEL=2"
+        ))
+    }
+}
+
+/// Says, on the terminal (straight to stderr: the test harness captures only `print!`), that `what`'s
+/// budget was not checked and why: a skipped budget never passes silently.
+pub fn skip_note(what: &str, reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n{what}: stack budget NOT CHECKED: {reason}");
+}
