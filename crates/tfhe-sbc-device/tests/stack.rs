@@ -42,7 +42,7 @@ use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 /// | instance | test profile | release | release, cargo's defaults |
 /// |---|---|---|---|
 /// | AVX-512F | 1,201 / 1,249 / 2,911 | not measured yet | |
-/// | AVX2 | 1,201 / 1,249 / 3,999 | not measured yet | not measured yet |
+/// | AVX2 | 1,201 / 1,249 / 3,999 | 1,207 / 1,207 / 3,495 | not measured yet |
 /// | portable (`soft`) | not measured yet | not measured yet | |
 ///
 /// Earlier aarch64 figures (qemu-user, before this table): construction 812 / 1,124 B, encryption 3,340 /
