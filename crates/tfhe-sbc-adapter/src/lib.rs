@@ -70,6 +70,7 @@
 //! ```
 
 pub mod ack;
+pub mod commit;
 mod error;
 pub mod extraction;
 #[cfg(feature = "test-utils")]

@@ -1,0 +1,469 @@
+//! The commit state machine of one device's frames: a **ledger** of what the service promised the device.
+//!
+//! An acknowledgement "accepted" is a promise: the frame is durable and, once its message is complete, the
+//! message is announced exactly once. The ledger is the record that keeps the promise. It is pure (a value
+//! in, a frame's header in, a new value and a decision out), so that every store of it runs the same rules:
+//! the JetStream service keeps one ledger per device in a KV entry changed only by compare-and-swap
+//! (`tfhe-sbc-server`'s gateway and workers; `docs/operations.md`).
+//!
+//! A frame goes through two steps, each a transition of the ledger:
+//!
+//! 1. [`DeviceLedger::admit`], where the acknowledgement is decided: the replay window (RFC 4303 section
+//!    3.4.3 with RFC 6479's bitmap, [`ReplayWindow`]) and **every limit** are checked here and only here.
+//!    A frame that would exceed a limit is refused with a typed reason the device sees
+//!    ([`IntakeError::TooManyOpenMessagesForDevice`] and [`IntakeError::TooManyOpenMessages`] are "busy":
+//!    send again later); an admitted frame's chunk is marked *admitted* in its message's entry.
+//! 2. [`DeviceLedger::store`], after the frame's bytes are durable where readers find them: the chunk is
+//!    marked *stored*. The last chunk stored completes the message, which moves to the *unannounced* list
+//!    until [`DeviceLedger::announced`] records its announcement. Storing never refuses an admitted chunk,
+//!    whatever the order or delay in which chunks arrive: nothing admitted is ever dropped afterwards.
+//!
+//! Invariant (`tests/commit_ledger.rs`, a property test over arbitrary interleavings, duplicates, delays
+//! and reorderings of several devices' multi-chunk messages): every chunk admitted ends in exactly one
+//! completed message, once all of its message's chunks are admitted and stored; no message completes twice.
+//!
+//! Bounds: at most `max_incomplete` messages with chunks not yet admitted (the device's own open messages),
+//! and at most `max_backlog` messages admitted and not yet stored or announced. Both are enforced by
+//! `admit`, with one exception that keeps a device from locking itself out: a message older than every
+//! incomplete one is admitted past them (the device sends in order and cannot finish the newer ones
+//! first). Such messages lie inside the replay window, so the ledger never holds more than
+//! `max_backlog + max_incomplete +` [`WINDOW`] entries, and its encoding has a fixed maximum size
+//! ([`DeviceLedger::max_encoded_bytes`]).
+
+use crate::IntakeError;
+use crate::error::MessageField;
+use crate::replay::{ReplayWindow, WINDOW};
+use tfhe_sbc_device::frame::FrameHeader;
+
+/// The ledger's encoding version.
+const VERSION: u8 = 2;
+/// The most chunks a message may have in a ledger (the bitmaps' width).
+pub const MAX_CHUNKS: u32 = 64;
+/// Bytes of one message entry in the encoding.
+const ENTRY_BYTES: usize = 8 + 4 + 8 + 8;
+
+/// The limits `admit` enforces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LedgerLimits {
+    /// Messages of the device with chunks not yet admitted (the device is still sending them).
+    pub max_incomplete: usize,
+    /// Messages admitted (some chunk) and not yet stored in full or announced: the device's backlog in the
+    /// service. A device at this limit is answered "busy" until the workers catch up.
+    pub max_backlog: usize,
+}
+
+impl Default for LedgerLimits {
+    /// 4 incomplete messages (the intake's `max_open_messages_per_device`), a backlog of 64 messages.
+    fn default() -> Self {
+        Self {
+            max_incomplete: 4,
+            max_backlog: 64,
+        }
+    }
+}
+
+/// One message with some chunk admitted and not all of them stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LedgerMessage {
+    /// The sequence number of chunk 0.
+    pub first_sequence: u64,
+    /// The message's chunks.
+    pub chunk_count: u32,
+    /// Bit `i`: chunk `i` admitted (acknowledged "accepted").
+    pub admitted: u64,
+    /// Bit `i`: chunk `i` stored.
+    pub stored: u64,
+}
+
+impl LedgerMessage {
+    fn all(&self) -> u64 {
+        if self.chunk_count >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.chunk_count) - 1
+        }
+    }
+
+    /// Whether every chunk is admitted.
+    pub fn fully_admitted(&self) -> bool {
+        self.admitted == self.all()
+    }
+}
+
+/// Where a frame's chunk sits in its message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkId {
+    /// The frame's sequence number.
+    pub sequence: u64,
+    /// The sequence number of its message's chunk 0.
+    pub first_sequence: u64,
+    /// The message's chunks.
+    pub chunk_count: u32,
+    /// This chunk's index.
+    pub chunk_index: u32,
+}
+
+impl ChunkId {
+    /// The chunk `header` names; `None` when its fields cannot describe a chunk of a ledger message (an
+    /// index past the count, more than [`MAX_CHUNKS`], or a first sequence number below zero).
+    pub fn of(header: &FrameHeader) -> Option<Self> {
+        let valid = header.chunk_count >= 1
+            && header.chunk_count <= MAX_CHUNKS
+            && header.chunk_index < header.chunk_count
+            && header.sequence >= u64::from(header.chunk_index);
+        valid.then(|| Self {
+            sequence: header.sequence,
+            first_sequence: header.sequence - u64::from(header.chunk_index),
+            chunk_count: header.chunk_count,
+            chunk_index: header.chunk_index,
+        })
+    }
+
+    fn bit(&self) -> u64 {
+        1u64 << self.chunk_index
+    }
+}
+
+/// What [`DeviceLedger::store`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// The chunk is now stored; `completed`: it was its message's last, which is now unannounced.
+    Now {
+        /// The message is complete.
+        completed: bool,
+    },
+    /// The chunk was stored before (a redelivery).
+    Before,
+    /// The ledger never admitted this chunk: its frame was never acknowledged "accepted" (the gateway
+    /// stopped between publishing it and admitting it). Admit it first, or refuse it.
+    NotAdmitted,
+    /// The chunk's number is below the window and its message is not in the ledger: stored before, or
+    /// never admitted; only the stored bytes can tell.
+    Forgotten,
+}
+
+/// One device's ledger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceLedger {
+    /// The replay window: the numbers admitted.
+    pub window: ReplayWindow,
+    /// Messages with chunks admitted and not all stored, oldest first.
+    pub messages: Vec<LedgerMessage>,
+    /// Complete messages not yet announced: `(first_sequence, chunk_count)`, oldest first.
+    pub unannounced: Vec<(u64, u32)>,
+}
+
+impl Default for DeviceLedger {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DeviceLedger {
+    /// A device that has sent nothing.
+    pub const fn new() -> Self {
+        Self {
+            window: ReplayWindow::new(0),
+            messages: Vec::new(),
+            unannounced: Vec::new(),
+        }
+    }
+
+    /// The entry of the message whose chunk 0 is `first_sequence`.
+    pub fn message(&self, first_sequence: u64) -> Option<&LedgerMessage> {
+        self.messages.iter().find(|m| m.first_sequence == first_sequence)
+    }
+
+    /// Messages whose chunks the device is still sending.
+    pub fn incomplete(&self) -> usize {
+        self.messages.iter().filter(|m| !m.fully_admitted()).count()
+    }
+
+    /// Messages admitted and not yet stored in full or announced.
+    pub fn backlog(&self) -> usize {
+        self.messages.len() + self.unannounced.len()
+    }
+
+    /// Whether some message is incomplete and every incomplete message starts after `first_sequence`.
+    fn older_than_every_incomplete(&self, first_sequence: u64) -> bool {
+        let mut incomplete = self.messages.iter().filter(|m| !m.fully_admitted()).peekable();
+        incomplete.peek().is_some() && incomplete.all(|m| first_sequence < m.first_sequence)
+    }
+
+    /// Step 1: decides the acknowledgement of chunk `chunk` of device `device_id`. `Ok` admits it (the
+    /// caller acknowledges "accepted" once this ledger is durable); `Err` leaves the ledger unchanged:
+    /// [`IntakeError::Replayed`] (admitted before: "duplicate"), [`IntakeError::TooOld`],
+    /// [`IntakeError::MessageMismatch`] (the chunk count differs from its message's), or a limit ("busy").
+    pub fn admit(&mut self, device_id: u64, chunk: ChunkId, limits: &LedgerLimits) -> Result<(), IntakeError> {
+        self.window.check(device_id, chunk.sequence)?;
+        match self
+            .messages
+            .iter()
+            .position(|m| m.first_sequence == chunk.first_sequence)
+        {
+            Some(at) => {
+                if self.messages[at].chunk_count != chunk.chunk_count {
+                    return Err(IntakeError::MessageMismatch {
+                        device_id,
+                        message_id: 0,
+                        field: MessageField::ChunkCount,
+                    });
+                }
+                self.messages[at].admitted |= chunk.bit();
+            }
+            None if self.older_than_every_incomplete(chunk.first_sequence) => {
+                // The device cannot finish its newer messages before this older one (it sends in order,
+                // within a span of its oldest unanswered frame): the limits would lock it out for good.
+                // Such messages lie inside the replay window, so at most `WINDOW` of them.
+                self.messages.push(LedgerMessage {
+                    first_sequence: chunk.first_sequence,
+                    chunk_count: chunk.chunk_count,
+                    admitted: chunk.bit(),
+                    stored: 0,
+                });
+            }
+            None => {
+                if self.incomplete() >= limits.max_incomplete {
+                    return Err(IntakeError::TooManyOpenMessagesForDevice {
+                        device_id,
+                        limit: limits.max_incomplete,
+                    });
+                }
+                if self.backlog() >= limits.max_backlog {
+                    return Err(IntakeError::TooManyOpenMessages {
+                        limit: limits.max_backlog,
+                    });
+                }
+                self.messages.push(LedgerMessage {
+                    first_sequence: chunk.first_sequence,
+                    chunk_count: chunk.chunk_count,
+                    admitted: chunk.bit(),
+                    stored: 0,
+                });
+            }
+        }
+        self.window.accept(chunk.sequence);
+        Ok(())
+    }
+
+    /// Step 2: records that chunk `chunk`'s frame is durable where readers find it. Never refuses an
+    /// admitted chunk.
+    pub fn store(&mut self, chunk: ChunkId) -> Stored {
+        if let Some(at) = self
+            .messages
+            .iter()
+            .position(|m| m.first_sequence == chunk.first_sequence)
+        {
+            let message = &mut self.messages[at];
+            if message.chunk_count != chunk.chunk_count || message.admitted & chunk.bit() == 0 {
+                return Stored::NotAdmitted;
+            }
+            if message.stored & chunk.bit() != 0 {
+                return Stored::Before;
+            }
+            message.stored |= chunk.bit();
+            if message.stored != message.all() {
+                return Stored::Now { completed: false };
+            }
+            let done = self.messages.remove(at);
+            self.unannounced.push((done.first_sequence, done.chunk_count));
+            return Stored::Now { completed: true };
+        }
+        match self.window.check(0, chunk.sequence) {
+            // Admitted, and its message no longer in the ledger: stored in full.
+            Err(IntakeError::Replayed { .. }) => Stored::Before,
+            Err(_) => Stored::Forgotten,
+            Ok(()) => Stored::NotAdmitted,
+        }
+    }
+
+    /// Records that the complete message starting at `first_sequence` was announced; `false` if it was
+    /// not waiting for its announcement.
+    pub fn announced(&mut self, first_sequence: u64) -> bool {
+        let before = self.unannounced.len();
+        self.unannounced.retain(|&(first, _)| first != first_sequence);
+        self.unannounced.len() != before
+    }
+
+    /// The most bytes [`DeviceLedger::encode`] writes under `limits`.
+    pub const fn max_encoded_bytes(limits: &LedgerLimits) -> usize {
+        1 + ReplayWindow::BYTES + 2 + 2 + (limits.max_backlog + limits.max_incomplete + WINDOW as usize) * ENTRY_BYTES
+    }
+
+    /// The ledger's bytes:
+    ///
+    /// ```text
+    /// version 2 | window (ReplayWindow::to_bytes) | message count u16 LE | unannounced count u16 LE |
+    ///   per message: first sequence u64 | chunk count u32 | admitted u64 | stored u64   (LE)
+    ///   per unannounced message: first sequence u64 | chunk count u32 | 0 u64 | 0 u64
+    /// ```
+    pub fn encode(&self) -> Vec<u8> {
+        let entries = self.messages.len() + self.unannounced.len();
+        let mut out = Vec::with_capacity(5 + ReplayWindow::BYTES + entries * ENTRY_BYTES);
+        out.push(VERSION);
+        out.extend_from_slice(&self.window.to_bytes());
+        out.extend_from_slice(&(self.messages.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(self.unannounced.len() as u16).to_le_bytes());
+        let unannounced = self
+            .unannounced
+            .iter()
+            .map(|&(first_sequence, chunk_count)| LedgerMessage {
+                first_sequence,
+                chunk_count,
+                admitted: 0,
+                stored: 0,
+            });
+        for m in self.messages.iter().copied().chain(unannounced) {
+            out.extend_from_slice(&m.first_sequence.to_le_bytes());
+            out.extend_from_slice(&m.chunk_count.to_le_bytes());
+            out.extend_from_slice(&m.admitted.to_le_bytes());
+            out.extend_from_slice(&m.stored.to_le_bytes());
+        }
+        out
+    }
+
+    /// The ledger in `bytes`, or why they are not one. Never allocates past the input's size.
+    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+        let (&version, rest) = bytes.split_first().ok_or("empty ledger")?;
+        if version != VERSION {
+            return Err(format!("ledger version {version} (this build reads {VERSION})"));
+        }
+        let window: &[u8; ReplayWindow::BYTES] = rest
+            .get(..ReplayWindow::BYTES)
+            .and_then(|w| w.try_into().ok())
+            .ok_or("truncated ledger")?;
+        let window = ReplayWindow::from_bytes(window).ok_or("invalid replay window in the ledger")?;
+        let rest = &rest[ReplayWindow::BYTES..];
+        let count = |at: usize| {
+            rest.get(at..at + 2)
+                .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+        };
+        let (Some(open), Some(unannounced)) = (count(0), count(2)) else {
+            return Err("truncated ledger".into());
+        };
+        let entries = &rest[4..];
+        if entries.len() != (open + unannounced) * ENTRY_BYTES {
+            return Err(format!(
+                "ledger: {open} + {unannounced} entries in {} bytes",
+                entries.len()
+            ));
+        }
+        let mut messages = Vec::with_capacity(open);
+        let mut done = Vec::with_capacity(unannounced);
+        for (i, e) in entries.chunks_exact(ENTRY_BYTES).enumerate() {
+            let word = |at: usize| u64::from_le_bytes(e[at..at + 8].try_into().expect("8 bytes"));
+            let chunk_count = u32::from_le_bytes(e[8..12].try_into().expect("4 bytes"));
+            if chunk_count == 0 || chunk_count > MAX_CHUNKS {
+                return Err(format!("ledger: a message of {chunk_count} chunks"));
+            }
+            let entry = LedgerMessage {
+                first_sequence: word(0),
+                chunk_count,
+                admitted: word(12),
+                stored: word(20),
+            };
+            if i < open {
+                let all = entry.all();
+                if entry.admitted & !all != 0 || entry.stored & !entry.admitted != 0 || entry.stored == all {
+                    return Err("ledger: inconsistent chunk bitmaps".into());
+                }
+                messages.push(entry);
+            } else {
+                done.push((entry.first_sequence, entry.chunk_count));
+            }
+        }
+        Ok(Self {
+            window,
+            messages,
+            unannounced: done,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(first: u64, count: u32, index: u32) -> ChunkId {
+        ChunkId {
+            sequence: first + u64::from(index),
+            first_sequence: first,
+            chunk_count: count,
+            chunk_index: index,
+        }
+    }
+
+    #[test]
+    fn a_delayed_chunk_is_stored_after_many_newer_messages() {
+        let limits = LedgerLimits {
+            max_incomplete: 4,
+            max_backlog: 1000,
+        };
+        let mut ledger = DeviceLedger::new();
+        ledger.admit(1, chunk(0, 2, 0), &limits).unwrap();
+        ledger.admit(1, chunk(0, 2, 1), &limits).unwrap();
+        for first in 2..300 {
+            ledger.admit(1, chunk(first, 1, 0), &limits).unwrap();
+            assert_eq!(ledger.store(chunk(first, 1, 0)), Stored::Now { completed: true });
+        }
+        // Chunk 1 of the first message, 298 numbers later: still stored, and completes its message.
+        assert_eq!(ledger.store(chunk(0, 2, 1)), Stored::Now { completed: false });
+        assert_eq!(ledger.store(chunk(0, 2, 0)), Stored::Now { completed: true });
+        assert_eq!(ledger.store(chunk(0, 2, 0)), Stored::Forgotten);
+        assert_eq!(ledger.store(chunk(299, 1, 0)), Stored::Before);
+        assert!(ledger.announced(0));
+        assert!(!ledger.announced(0));
+    }
+
+    #[test]
+    fn limits_refuse_at_admission_and_leave_the_ledger_unchanged() {
+        let limits = LedgerLimits {
+            max_incomplete: 1,
+            max_backlog: 2,
+        };
+        let mut ledger = DeviceLedger::new();
+        ledger.admit(1, chunk(0, 3, 0), &limits).unwrap();
+        let before = ledger.clone();
+        assert!(matches!(
+            ledger.admit(1, chunk(3, 2, 0), &limits),
+            Err(IntakeError::TooManyOpenMessagesForDevice { .. })
+        ));
+        assert_eq!(ledger, before);
+        ledger.admit(1, chunk(0, 3, 1), &limits).unwrap();
+        ledger.admit(1, chunk(0, 3, 2), &limits).unwrap();
+        ledger.admit(1, chunk(3, 1, 0), &limits).unwrap();
+        assert!(matches!(
+            ledger.admit(1, chunk(4, 1, 0), &limits),
+            Err(IntakeError::TooManyOpenMessages { .. })
+        ));
+        assert!(matches!(
+            ledger.admit(1, chunk(0, 3, 1), &limits),
+            Err(IntakeError::Replayed { .. })
+        ));
+        assert!(matches!(
+            ledger.admit(1, chunk(2, 2, 1), &limits),
+            Err(IntakeError::MessageMismatch { .. }) | Err(IntakeError::Replayed { .. })
+        ));
+    }
+
+    #[test]
+    fn the_encoding_round_trips_and_refuses_what_no_ledger_writes() {
+        let limits = LedgerLimits::default();
+        let mut ledger = DeviceLedger::new();
+        ledger.admit(9, chunk(5, 3, 2), &limits).unwrap();
+        ledger.admit(9, chunk(8, 1, 0), &limits).unwrap();
+        ledger.store(chunk(5, 3, 2));
+        ledger.store(chunk(8, 1, 0));
+        let bytes = ledger.encode();
+        assert!(bytes.len() <= DeviceLedger::max_encoded_bytes(&limits));
+        assert_eq!(DeviceLedger::decode(&bytes), Ok(ledger));
+        assert!(DeviceLedger::decode(&bytes[..bytes.len() - 1]).is_err());
+        assert!(DeviceLedger::decode(&[1]).is_err());
+        assert!(DeviceLedger::decode(&[]).is_err());
+        let mut bad = bytes.clone();
+        // The first entry's stored bitmap names a chunk that was never admitted.
+        let stored_at = 1 + ReplayWindow::BYTES + 4 + 20;
+        bad[stored_at] |= 1;
+        assert!(DeviceLedger::decode(&bad).is_err());
+    }
+}
