@@ -60,6 +60,20 @@
 //! honest-but-curious cloud (holds the server key and every MAC key), whoever sees decrypted results, a
 //! stolen device, and side channels (a co-resident process's cache and timing, a probe's power, EM and timing).
 //!
+//! # Features
+//! None is on by default: the default build is `no_std`, heap-free and fits a Cortex-M.
+//! * `getrandom`: seed the CSPRNG from the operating system ([`csprng::seeding`]'s `from_os_entropy`,
+//!   `Encryptor::seed_from_os`), with fork detection.
+//! * `std`: `std_io`, what a device program on Linux needs around the encryption: credential files from a
+//!   path, an encryptor for whatever key mode the file names, a persisted frame counter, stream framing and
+//!   acknowledgements.
+//! * `rand_core_06`, `rand_core_09`: a HAL's rand_core 0.6 / 0.9 RNG as the fallible rand_core 0.10 RNG that
+//!   `seed` takes (`seeding::Rng06`, `seeding::Rng09`).
+//! * `ziggurat`: the paper's Ziggurat as an opt-in noise source (`NoiseSampling::Ziggurat`); not
+//!   constant-time, and absent from builds without it.
+//! * `hazmat`: deterministic entry points that take the encryption's randomness explicitly, for
+//!   known-answer tests; reusing their inputs breaks the encryption, never enable it in firmware.
+//!
 //! # Backend
 //! On x86_64 the XOF's BLAKE2b lanes also run compiled for AVX-512F or AVX2 when the CPU has them (run-time
 //! detection, no_std), and so do `negacyclic-fft`'s kernels (AVX2). `RUSTFLAGS='--cfg tfhe_sbc_backend="soft"'`
