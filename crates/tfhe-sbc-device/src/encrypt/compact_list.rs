@@ -83,7 +83,14 @@ impl EncryptorKey for BorrowedCompactKey<'_> {
 /// ```
 /// # use tfhe_sbc_device::encrypt::compact_list::{CompactListEncryptor, compact_list_bytes};
 /// # fn main() -> tfhe_sbc_device::Result<()> {
-/// # let key: Vec<u64> = (0..4096u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i << 17)).collect();
+/// # // A uniform-looking stand-in for a real key (SplitMix64): the key check refuses structured bodies.
+/// # let mut x = 0u64;
+/// # let key: Vec<u64> = (0..4096).map(|_| {
+/// #     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+/// #     let z = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+/// #     let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+/// #     z ^ (z >> 31)
+/// # }).collect();
 /// let mut encryptor = CompactListEncryptor::EMPTY; // a `static` in firmware, the key in flash
 /// encryptor.set_public_key(&key)?; // [a | b], 2 x 2048 words
 /// encryptor.seed_from_bytes(&mut [7; 32]); // a hardware TRNG's bytes on a device
