@@ -8,25 +8,26 @@
 //!   [`GatewayLimits::frame_timeout`] to deliver a frame it announced, is closed;
 //! * a frame's bytes are buffered only after its fixed-size header names a registered device and its
 //!   announced length is at most the largest frame; each connection holds at most one frame;
-//! * a frame is acknowledged only after JetStream's publish acknowledgement (duplicate included), published
-//!   with the message id of (device, key, message, sequence); a full or unreachable stream gets "busy"
-//!   and the device sends the frame again later.
+//! * a frame is acknowledged "accepted" only after it is published to the frames work queue **and**
+//!   admitted by the device's ledger ([`tfhe_sbc_adapter::commit`], a compare-and-swap in the devices
+//!   bucket): the window and every limit are decided there, so a worker never refuses an acknowledged
+//!   frame. A full or unreachable stream or bucket gets "busy" and the device sends the frame again later.
 //!
 //! Before publishing, the gateway authenticates the frame (the key store's MAC key, key id, the frame kinds
-//! of the device's mode) and reads the device's replay window from the devices bucket, so that a frame
-//! already committed is answered "duplicate" and one below the window "too old" (with the lowest acceptable
-//! number), as the single-process server answers. The workers check again at the commit point.
+//! of the device's mode) and runs the ledger's admission, so that a frame admitted before is answered
+//! "duplicate", one below the window "too old" (with the lowest acceptable number), and one past a limit
+//! "busy", as the single-process server answers.
 
-use crate::device_state::DeviceState;
-use crate::jetstream::{Handles, Topology, device_key};
-use async_nats::jetstream::message::PublishMessage;
+use crate::jetstream::{Handles, Topology};
+use crate::ledger_store::{self, CONFLICT_PATIENCE, Swap, conflict_pause};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
+use tfhe_sbc_adapter::commit::ChunkId;
 use tfhe_sbc_adapter::intake::{Intake, header_of};
-use tfhe_sbc_adapter::results::{frame_message_id, frames_subject};
+use tfhe_sbc_adapter::results::frames_subject;
 use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
 use tfhe_sbc_device::frame::HEADER_BYTES;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
@@ -266,48 +267,74 @@ impl Gateway {
         (ack, record)
     }
 
-    /// The frame published (`Ok(true)`: it was a duplicate), or why not.
+    /// The frame admitted (`Ok(true)`: it was admitted before, a duplicate), or why not. The ledger decides
+    /// (window, limits); the frame is published to the work queue, then admitted by compare-and-swap, and
+    /// only then acknowledged: an "accepted" answer is a promise the ledger keeps.
     async fn publish(&self, frame: &[u8]) -> Result<bool, Refusal> {
         let parsed = self.intake.verify(frame).map_err(Refusal::Intake)?;
         let header = parsed.header;
-        if let Ok(Some(entry)) = self.handles.devices.entry(device_key(header.device_id)).await
-            && let Ok(state) = DeviceState::decode(&entry.value)
-        {
-            match state.window.check(header.device_id, header.sequence) {
+        let device_id = header.device_id;
+        let chunk = ChunkId::of(&header).ok_or(Refusal::Intake(IntakeError::TooManyChunks {
+            count: header.chunk_count,
+            limit: tfhe_sbc_adapter::commit::MAX_CHUNKS,
+        }))?;
+        let started = Instant::now();
+        let deadline = started + self.limits.publish_timeout.max(CONFLICT_PATIENCE);
+        let mut published = false;
+        loop {
+            let (mut ledger, revision) = match ledger_store::read(&self.handles.devices, device_id).await {
+                Ok(read) => read,
+                Err(e) => {
+                    warn!(device = device_id, "cannot read the ledger, answering busy: {e}");
+                    return Err(Refusal::Busy);
+                }
+            };
+            match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                 Ok(()) => {}
                 Err(IntakeError::Replayed { .. }) => return Ok(true),
-                Err(too_old) => return Err(Refusal::Intake(too_old)),
+                Err(e) => return Err(Refusal::Intake(e)),
+            }
+            if !published {
+                self.publish_frame(frame, device_id).await?;
+                published = true;
+            }
+            match ledger_store::swap(&self.handles.devices, device_id, &ledger, revision).await {
+                Ok(Swap::Done) => {
+                    metrics::histogram!("tsbc_gateway_publish_seconds").record(started.elapsed().as_secs_f64());
+                    return Ok(false);
+                }
+                Ok(Swap::Conflict) if Instant::now() < deadline => conflict_pause().await,
+                Ok(Swap::Conflict) => return Err(Refusal::Busy),
+                Err(e) => {
+                    // Published, not admitted: a worker admits it (the device's resend is then a duplicate).
+                    info!(device = device_id, "admission failed, answering busy: {e}");
+                    return Err(Refusal::Busy);
+                }
             }
         }
-        let publish = PublishMessage::build()
-            .payload(frame.to_vec().into())
-            .message_id(frame_message_id(
-                header.device_id,
-                header.key_id,
-                header.message_id,
-                header.sequence,
-            ));
-        let subject = frames_subject(&self.topology.prefix, header.device_id);
-        let started = Instant::now();
+    }
+
+    /// Publishes `frame` to the frames work queue and waits for JetStream's acknowledgement.
+    async fn publish_frame(&self, frame: &[u8], device_id: u64) -> Result<(), Refusal> {
+        let subject = frames_subject(&self.topology.prefix, device_id);
         let published = tokio::time::timeout(self.limits.publish_timeout, async {
             let ack = self
                 .handles
                 .js
-                .send_publish(subject, publish)
+                .publish(subject, frame.to_vec().into())
                 .await
                 .map_err(|e| e.to_string())?;
             ack.await.map_err(|e| e.to_string())
         })
         .await;
-        metrics::histogram!("tsbc_gateway_publish_seconds").record(started.elapsed().as_secs_f64());
         match published {
-            Ok(Ok(ack)) => Ok(ack.duplicate),
+            Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => {
-                info!(device = header.device_id, "publish failed, answering busy: {e}");
+                info!(device = device_id, "publish failed, answering busy: {e}");
                 Err(Refusal::Busy)
             }
             Err(_) => {
-                info!(device = header.device_id, "publish timed out, answering busy");
+                info!(device = device_id, "publish timed out, answering busy");
                 Err(Refusal::Busy)
             }
         }

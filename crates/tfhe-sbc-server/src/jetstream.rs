@@ -6,6 +6,7 @@
 
 use async_nats::jetstream::{self, consumer, kv, stream};
 use std::time::Duration;
+use tfhe_sbc_adapter::commit::LedgerLimits;
 use tfhe_sbc_adapter::results::{
     DEAD_STREAM, DEFAULT_PREFIX, DEVICES_BUCKET, FRAMES_STREAM, RESULTS_BUCKET, RESULTS_STREAM,
 };
@@ -49,15 +50,18 @@ pub struct Topology {
     pub prefix: String,
     /// Replicas of every stream and bucket (1 on one node, 3 in a cluster).
     pub replicas: usize,
-    /// The frames stream's size limit: a full stream refuses new frames (the gateway then acknowledges
-    /// nothing and the device retries).
+    /// The frames stream's size limit: the backlog of frames not yet stored by a worker. A full stream
+    /// refuses new frames (the gateway then answers "busy" and the device sends them again later).
     pub frames_max_bytes: i64,
     /// How long a worker may hold a frame before JetStream redelivers it.
     pub ack_wait: Duration,
-    /// Deliveries of one frame before it is dead-lettered.
+    /// Deliveries of one frame JetStream makes at most (-1: no limit, the default). A worker never
+    /// dead-letters a frame its ledger admitted, so a limit only makes JetStream stop redelivering it.
     pub max_deliver: i64,
     /// Frames handed out and not yet acknowledged, over all workers.
     pub max_ack_pending: i64,
+    /// The limits the gateways' admission enforces on each device's ledger.
+    pub ledger_limits: LedgerLimits,
 }
 
 impl Default for Topology {
@@ -67,19 +71,15 @@ impl Default for Topology {
             replicas: 1,
             frames_max_bytes: 1 << 30,
             ack_wait: Duration::from_secs(30),
-            max_deliver: 16,
+            max_deliver: -1,
             max_ack_pending: 1024,
+            ledger_limits: LedgerLimits::default(),
         }
     }
 }
 
 /// The workers' shared durable consumer.
 pub const WORKERS_CONSUMER: &str = "workers";
-
-/// The KV key of a device's commit state.
-pub fn device_key(device_id: u64) -> String {
-    format!("device.{device_id}")
-}
 
 /// Handles on everything the roles use.
 pub struct Handles {
@@ -108,6 +108,16 @@ impl Topology {
         }
     }
 
+    /// The frames stream: a work queue (a frame leaves it once a worker acknowledged it, so `max_bytes`
+    /// bounds the backlog, not the history). Gateways publish frames without a message id: the ledger
+    /// de-duplicates, and a message id anyone on NATS can pre-empt must not decide an answer to a device.
+    fn frames_config(&self) -> stream::Config {
+        stream::Config {
+            retention: stream::RetentionPolicy::WorkQueue,
+            ..self.stream_config(FRAMES_STREAM, "frames", self.frames_max_bytes)
+        }
+    }
+
     /// [`Topology::open`], tried again while JetStream is not ready ([`with_patience`]).
     pub async fn open_when_ready(&self, client: async_nats::Client, patience: Duration) -> Result<Handles, String> {
         with_patience(patience, "JetStream", || self.open(client.clone())).await
@@ -117,7 +127,7 @@ impl Topology {
     pub async fn open(&self, client: async_nats::Client) -> Result<Handles, String> {
         let js = jetstream::new(client);
         let frames = js
-            .get_or_create_stream(self.stream_config(FRAMES_STREAM, "frames", self.frames_max_bytes))
+            .get_or_create_stream(self.frames_config())
             .await
             .map_err(|e| format!("cannot create the frames stream {FRAMES_STREAM}: {e}"))?;
         for (name, subjects) in [(RESULTS_STREAM, "results"), (DEAD_STREAM, "dead")] {

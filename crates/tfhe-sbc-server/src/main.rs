@@ -19,9 +19,9 @@
 //! * `net`: the connections (tokio, tokio-util's length-delimited codec, the acknowledgement encoder);
 //! * `pipeline`: the intake thread and the tfhe-rs thread.
 
-mod device_state;
 mod gateway;
 mod jetstream;
+mod ledger_store;
 mod net;
 mod pipeline;
 mod replay_state;

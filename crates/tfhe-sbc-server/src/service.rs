@@ -139,6 +139,13 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 let worker = Worker::new(handles, options.topology.clone(), intake.clone(), worker_counts.clone());
                 tasks.spawn(async move { worker.run().await });
             }
+            // The repair pass: at start-up, then every 30 s, every message completed and not announced.
+            let handles = options
+                .topology
+                .open_when_ready(client.clone(), JETSTREAM_PATIENCE)
+                .await?;
+            let repairer = Worker::new(handles, options.topology.clone(), intake.clone(), worker_counts.clone());
+            tasks.spawn(async move { repairer.repair_every(Duration::from_secs(30)).await });
             info!("{} worker(s) started, NATS {}", options.workers.max(1), options.nats);
         }
         let outcome = tokio::select! {
@@ -149,7 +156,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
         let g = &gateway_counts;
         println!(
             "gateway: {} accepted, {} duplicates, {} busy, {} refused, {} timeouts; worker: {} committed, {} already \
-             committed, {} messages, {} dead-lettered, {} redeliveries, {} conflicts",
+             committed, {} messages, {} dead-lettered, {} redeliveries, {} conflicts, {} repaired",
             g.accepted.load(Ordering::Relaxed),
             g.duplicates.load(Ordering::Relaxed),
             g.busy.load(Ordering::Relaxed),
@@ -161,6 +168,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
             c.dead_lettered.load(Ordering::Relaxed),
             c.redeliveries.load(Ordering::Relaxed),
             c.conflicts.load(Ordering::Relaxed),
+            c.repaired.load(Ordering::Relaxed),
         );
         outcome
     })

@@ -1,45 +1,48 @@
-//! The worker role: reads frames from the workers' shared durable pull consumer and commits each exactly
-//! once (`docs/operations.md`):
+//! The worker role: reads frames from the workers' shared durable pull consumer and stores each one the
+//! gateway admitted, so that every acknowledged message is announced exactly once (`docs/operations.md`).
+//! The frames stream is a work queue: a frame leaves it when a worker acknowledges it, so the stream's
+//! limit bounds the backlog, never the history.
 //!
 //! 1. authenticate it again ([`Intake::verify`]: the key store's MAC key, key id and the device's frame
-//!    kinds; a frame that fails is dead-lettered with the reason);
-//! 2. read the device's commit state ([`DeviceState`]) and its revision from the devices KV bucket; a
-//!    sequence number the replay window already holds was committed before (a redelivery, or a resend
-//!    outside the publish de-duplication window): acknowledged without a second commit; one below the window
-//!    is dead-lettered;
-//! 3. store the frame in the results bucket under its deterministic key (two workers holding the
-//!    same frame write the same object);
-//! 4. **commit**: the state with the sequence number and the chunk recorded, written by compare-and-swap on
-//!    the revision read in 2 (a conflict means another worker committed something of this device: read
-//!    again and redo from 2);
-//! 5. if the chunk completed its message, announce it ([`MessageCommitted`], published with a message id so
-//!    a worker that dies after the commit and before the announcement lets the next one announce it once);
+//!    kinds; a frame that fails was never acknowledged "accepted" and is dead-lettered with the reason);
+//! 2. read the device's ledger ([`tfhe_sbc_adapter::commit::DeviceLedger`]) and its revision;
+//! 3. store the frame in the results bucket under its deterministic key (two workers holding the same
+//!    frame write the same object);
+//! 4. **commit**: the ledger with the chunk marked stored, written by compare-and-swap on the revision read
+//!    in 2. A lost compare-and-swap is a conflict, not a failure: read again and redo from 2 at once
+//!    ([`ledger_store`]). A chunk the ledger admitted is never refused here, whatever the order or delay
+//!    of its delivery: every limit was enforced when the gateway admitted it. A frame the ledger never
+//!    admitted (its gateway stopped between publishing and admitting it; it was never answered "accepted")
+//!    is admitted here under the same rules, or dead-lettered with the reason;
+//! 5. if the chunk completed its message, announce it ([`MessageCommitted`], with a message id), then
+//!    record the announcement in the ledger; a message completed and not yet announced (a worker stopped in
+//!    between) is announced by the next frame of its device and by the repair pass ([`Worker::repair`]);
 //! 6. acknowledge the frame to JetStream.
 //!
 //! A worker killed anywhere in 1-6 leaves the frame unacknowledged: JetStream redelivers it after `ack_wait`
-//! and the next worker finds it committed (step 2) or not (and commits it). Nothing is held in a worker's
-//! memory between frames.
+//! and the next worker finds it stored (step 2) or not (and stores it). Transient failures (NATS
+//! unreachable, a stream without a leader) leave the frame for a redelivery after [`retry_delay`], for as
+//! long as it takes: an admitted frame is never dead-lettered. Nothing is held in a worker's memory between
+//! frames.
 
-use crate::device_state::{ChunkCommit, DeviceState, MAX_CHUNKS, OpenMessage};
-use crate::jetstream::{Handles, JETSTREAM_PATIENCE, Topology, device_key, with_patience};
+use crate::jetstream::{Handles, JETSTREAM_PATIENCE, Topology, with_patience};
+use crate::ledger_store::{self, CONFLICT_PATIENCE, Swap, conflict_pause};
 use async_nats::HeaderMap;
-use async_nats::jetstream::kv;
 use async_nats::jetstream::message::{AckKind, Message};
 use futures_util::StreamExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
-use tfhe_sbc_adapter::intake::Intake;
+use tfhe_sbc_adapter::commit::{ChunkId, Stored};
+use tfhe_sbc_adapter::intake::{Intake, header_of};
 use tfhe_sbc_adapter::results::{
     MessageCommitted, committed_message_id, dead_letter_subject, frame_key, results_subject,
 };
 use tracing::{debug, info, warn};
 
 /// How long a frame that failed for a transient reason waits before its next delivery: 250 ms after its
-/// first delivery, twice as long after each next one, at most 10 s. The 15 waits before a frame's 16th
-/// delivery (the default `max_deliver`) add up to about 106 s: a node's restart or a leader election, which
-/// refuse requests for seconds, never dead-letter an acknowledged frame.
+/// first delivery, twice as long after each next one, at most 10 s.
 pub fn retry_delay(delivered: i64) -> Duration {
     let doublings = u32::try_from(delivered.saturating_sub(1)).unwrap_or(0).min(6);
     (Duration::from_millis(250) * 2u32.pow(doublings)).min(Duration::from_secs(10))
@@ -48,18 +51,40 @@ pub fn retry_delay(delivered: i64) -> Duration {
 /// What the workers of this process did (for the log, the metrics and the tests).
 #[derive(Debug, Default)]
 pub struct WorkerCounts {
-    /// Frames committed.
+    /// Frames stored (committed).
     pub committed: AtomicU64,
-    /// Frames found committed already (redeliveries, resends).
+    /// Frames found stored already (redeliveries, resends).
     pub already_committed: AtomicU64,
     /// Messages announced.
     pub messages: AtomicU64,
-    /// Frames dead-lettered.
+    /// Frames dead-lettered (never acknowledged "accepted").
     pub dead_lettered: AtomicU64,
     /// Deliveries that were not the first.
     pub redeliveries: AtomicU64,
-    /// Compare-and-swap conflicts (another worker committed first).
+    /// Compare-and-swap conflicts (another gateway or worker changed the ledger first).
     pub conflicts: AtomicU64,
+    /// Messages announced by the repair pass (completed, then their worker stopped before announcing).
+    pub repaired: AtomicU64,
+}
+
+/// Deliveries of a frame its ledger has not admitted before a worker admits it itself (its gateway
+/// published it and stopped before admitting it, or answered "busy" when the admission failed).
+const UNADMITTED_DELIVERIES: i64 = 3;
+/// The wait before such a frame's next delivery.
+const UNADMITTED_WAIT: Duration = Duration::from_secs(2);
+
+/// Why a frame waits for its next delivery.
+enum Retry {
+    /// Not admitted yet: its gateway may be admitting it.
+    Unadmitted,
+    /// NATS unreachable, a stream without a leader, conflicts for too long.
+    Transient(String),
+}
+
+impl From<String> for Retry {
+    fn from(e: String) -> Self {
+        Self::Transient(e)
+    }
 }
 
 /// How a frame ended.
@@ -69,25 +94,22 @@ enum Outcome {
     Dead(String),
 }
 
-/// One worker: pulls frames in small batches until the connection closes or `stop` fires.
+/// One worker: pulls frames in small batches until the connection closes.
 pub struct Worker {
     handles: Handles,
     topology: Topology,
     intake: Arc<Intake>,
     counts: Arc<WorkerCounts>,
-    max_open_messages: usize,
 }
 
 impl Worker {
     /// A worker over `handles`, authenticating with `intake` (the key store's devices).
     pub fn new(handles: Handles, topology: Topology, intake: Arc<Intake>, counts: Arc<WorkerCounts>) -> Self {
-        let max_open_messages = intake.config().max_open_messages_per_device;
         Self {
             handles,
             topology,
             intake,
             counts,
-            max_open_messages,
         }
     }
 
@@ -97,14 +119,12 @@ impl Worker {
             self.topology.workers_consumer(&self.handles.frames)
         })
         .await?;
-        // The consumer's own limit: it was created by whichever role came first, maybe with other settings.
-        let max_deliver = consumer.cached_info().config.max_deliver;
         info!("worker: reading the {} consumer", crate::jetstream::WORKERS_CONSUMER);
-        let mut lag_measured = std::time::Instant::now();
+        let mut lag_measured = Instant::now();
         loop {
             // Consumer lag (frames not yet delivered, and delivered but unacknowledged), every 2 s.
             if lag_measured.elapsed() >= Duration::from_secs(2) {
-                lag_measured = std::time::Instant::now();
+                lag_measured = Instant::now();
                 if let Ok(info) = consumer.info().await {
                     metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);
                     metrics::gauge!("tsbc_consumer_unacknowledged_frames").set(info.num_ack_pending as f64);
@@ -127,7 +147,7 @@ impl Worker {
             };
             while let Some(message) = batch.next().await {
                 match message {
-                    Ok(message) => self.handle(message, max_deliver).await,
+                    Ok(message) => self.handle(message).await,
                     Err(e) => {
                         debug!("worker: fetch ended: {e}");
                         break;
@@ -137,21 +157,54 @@ impl Worker {
         }
     }
 
-    /// One delivery: commit (or find committed, or dead-letter), then acknowledge; a transient failure
-    /// (NATS unreachable, a stream without a leader) leaves the frame to be redelivered after
-    /// [`retry_delay`]; at its `max_deliver`-th delivery (if the consumer has a limit) it is dead-lettered.
-    async fn handle(&self, message: Message, max_deliver: i64) {
+    /// The repair pass, every `period` for ever: announces every message a ledger holds as complete and
+    /// unannounced (its worker stopped between the commit and the announcement).
+    pub async fn repair_every(&self, period: Duration) -> Result<(), String> {
+        loop {
+            match self.repair().await {
+                Ok(0) => {}
+                Ok(n) => info!("worker: repair pass announced {n} message(s)"),
+                Err(e) => warn!("worker: repair pass stopped: {e}"),
+            }
+            tokio::time::sleep(period).await;
+        }
+    }
+
+    /// One repair pass over every device's ledger; the number of messages it announced.
+    pub async fn repair(&self) -> Result<u64, String> {
+        let mut keys = self.handles.devices.keys().await.map_err(|e| e.to_string())?;
+        let mut devices = Vec::new();
+        while let Some(key) = keys.next().await {
+            let key = key.map_err(|e| e.to_string())?;
+            if let Some(id) = key.strip_prefix("device.").and_then(|id| id.parse::<u64>().ok()) {
+                devices.push(id);
+            }
+        }
+        let mut announced = 0;
+        for device_id in devices {
+            announced += self.announce_pending(device_id).await?;
+        }
+        self.counts.repaired.fetch_add(announced, Ordering::Relaxed);
+        metrics::counter!("tsbc_worker_repaired_announcements_total").increment(announced);
+        Ok(announced)
+    }
+
+    /// One delivery: store (or find stored, or dead-letter), then acknowledge; a transient failure
+    /// leaves the frame to be redelivered after [`retry_delay`], however many deliveries it takes.
+    async fn handle(&self, message: Message) {
         let delivered = message.info().map(|i| i.delivered).unwrap_or(1);
         if delivered > 1 {
             self.counts.redeliveries.fetch_add(1, Ordering::Relaxed);
             metrics::counter!("tsbc_worker_redeliveries_total").increment(1);
         }
-        let outcome = match self.commit(&message.payload).await {
+        let outcome = match self.commit(&message.payload, delivered).await {
             Ok(outcome) => outcome,
-            Err(e) if max_deliver > 0 && delivered >= max_deliver => {
-                Outcome::Dead(format!("gave up after {delivered} deliveries: {e}"))
+            Err(Retry::Unadmitted) => {
+                // Its gateway is admitting it right now, most likely: come back when it has.
+                let _ = message.ack_with(AckKind::Nak(Some(UNADMITTED_WAIT))).await;
+                return;
             }
-            Err(e) => {
+            Err(Retry::Transient(e)) => {
                 let delay = retry_delay(delivered);
                 warn!("worker: frame left for redelivery in {delay:?} (delivery {delivered}): {e}");
                 let _ = message.ack_with(AckKind::Nak(Some(delay))).await;
@@ -185,152 +238,155 @@ impl Worker {
             }
         }
         if let Err(e) = message.double_ack().await {
-            // Committed but not acknowledged: the redelivery finds it committed.
+            // Stored but not acknowledged: the redelivery finds it stored.
             warn!("worker: acknowledgement to JetStream failed: {e}");
         }
     }
 
-    /// Steps 1-5 for one frame. `Err` is transient (try again later).
-    async fn commit(&self, frame: &[u8]) -> Result<Outcome, String> {
+    /// Steps 1-5 for one frame at its `delivered`-th delivery. `Err`: try again later.
+    async fn commit(&self, frame: &[u8], delivered: i64) -> Result<Outcome, Retry> {
         let parsed = match self.intake.verify(frame) {
             Ok(parsed) => parsed,
-            Err(e) => return Ok(Outcome::Dead(e.to_string())),
+            Err(e) => return Ok(Outcome::Dead(format!("never acknowledged: {e}"))),
         };
         let header = parsed.header;
-        if header.chunk_count > MAX_CHUNKS {
+        let Some(chunk) = ChunkId::of(&header) else {
             return Ok(Outcome::Dead(format!(
-                "{} chunks (at most {MAX_CHUNKS})",
-                header.chunk_count
+                "never acknowledged: chunk {} of {} is not a chunk the ledger holds",
+                header.chunk_index, header.chunk_count
             )));
-        }
-        let first_sequence = parsed.first_sequence();
-        let key = device_key(header.device_id);
-        for _attempt in 0..32 {
-            let (mut state, revision) = self.device_state(&key).await?;
-            match state.window.check(header.device_id, header.sequence) {
-                Ok(()) => {}
-                Err(IntakeError::Replayed { .. }) => {
-                    if !state.is_open(first_sequence) {
-                        self.announce_if_stored(&header, first_sequence).await?;
-                    }
+        };
+        let device_id = header.device_id;
+        let name = frame_key(device_id, chunk.first_sequence, chunk.chunk_index);
+        let mut frame_stored = false;
+        let deadline = Instant::now() + CONFLICT_PATIENCE;
+        loop {
+            let (mut ledger, revision) = ledger_store::read(&self.handles.devices, device_id).await?;
+            let stored = match ledger.store(chunk) {
+                // A gateway publishes a frame, then admits it: the first deliveries leave it the time to.
+                Stored::NotAdmitted if delivered < UNADMITTED_DELIVERIES => return Err(Retry::Unadmitted),
+                Stored::NotAdmitted => match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
+                    Ok(()) => ledger.store(chunk),
+                    Err(IntakeError::Replayed { .. }) => Stored::Before,
+                    Err(e) => return Ok(Outcome::Dead(format!("never acknowledged: {e}"))),
+                },
+                other => other,
+            };
+            let completed = match stored {
+                Stored::Now { completed } => completed,
+                Stored::Before => {
+                    self.announce_pending(device_id).await?;
                     return Ok(Outcome::AlreadyCommitted);
                 }
-                Err(too_old) => return Ok(Outcome::Dead(too_old.to_string())),
-            }
-            let name = frame_key(header.device_id, first_sequence, header.chunk_index);
-            self.handles
-                .results
-                .put(name.as_str(), bytes::Bytes::copy_from_slice(frame))
-                .await
-                .map_err(|e| format!("cannot store {name}: {e}"))?;
-            state.window.accept(header.sequence);
-            let (commit, abandoned) = state.commit_chunk(
-                first_sequence,
-                header.chunk_count,
-                header.chunk_index,
-                self.max_open_messages,
-            );
-            let value = state.encode().into();
-            let swapped = match revision {
-                Some(revision) => self.handles.devices.update(&key, value, revision).await.map_err(|e| {
-                    (e.kind() == kv::UpdateErrorKind::WrongLastRevision)
-                        .then_some(())
-                        .ok_or(e.to_string())
-                }),
-                None => self.handles.devices.create(&key, value).await.map_err(|e| {
-                    (e.kind() == kv::CreateErrorKind::AlreadyExists)
-                        .then_some(())
-                        .ok_or(e.to_string())
-                }),
+                Stored::Forgotten => {
+                    // Below the window and not in the ledger: stored before, or never admitted.
+                    return match self.handles.results.get(&name).await {
+                        Ok(Some(bytes)) if bytes.as_ref() == frame => Ok(Outcome::AlreadyCommitted),
+                        Ok(_) => Ok(Outcome::Dead(format!(
+                            "never acknowledged: sequence {} is below device {device_id}'s window",
+                            chunk.sequence
+                        ))),
+                        Err(e) => Err(format!("cannot read {name}: {e}").into()),
+                    };
+                }
+                Stored::NotAdmitted => unreachable!("admitted just above"),
             };
-            match swapped {
-                Ok(_) => {}
-                Err(Ok(())) => {
+            if !frame_stored {
+                self.handles
+                    .results
+                    .put(name.as_str(), bytes::Bytes::copy_from_slice(frame))
+                    .await
+                    .map_err(|e| Retry::Transient(format!("cannot store {name}: {e}")))?;
+                frame_stored = true;
+            }
+            match ledger_store::swap(&self.handles.devices, device_id, &ledger, revision).await? {
+                Swap::Done => {}
+                Swap::Conflict if Instant::now() < deadline => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
-                    metrics::counter!("tsbc_worker_commit_conflicts_total").increment(1);
+                    conflict_pause().await;
                     continue;
                 }
-                Err(Err(e)) => return Err(format!("cannot commit device {}: {e}", header.device_id)),
+                Swap::Conflict => {
+                    return Err(format!("device {device_id}: conflicts for {CONFLICT_PATIENCE:?}").into());
+                }
             }
-            for message in abandoned {
-                self.abandon(header.device_id, message).await;
-            }
-            if commit == ChunkCommit::Completed {
-                self.announce(&header, first_sequence).await?;
+            if completed {
+                self.announce(&MessageCommitted::of_chunk(&header)).await?;
+                self.record_announced(device_id, chunk.first_sequence).await?;
             }
             return Ok(Outcome::Committed);
         }
-        Err(format!("device {}: too many concurrent commits", header.device_id))
     }
 
-    /// The device's commit state and its revision (`None`: no entry yet).
-    async fn device_state(&self, key: &str) -> Result<(DeviceState, Option<u64>), String> {
-        match self.handles.devices.entry(key).await {
-            Ok(Some(entry)) if entry.operation == kv::Operation::Put => {
-                let state = DeviceState::decode(&entry.value).map_err(|e| format!("{key}: {e}"))?;
-                Ok((state, Some(entry.revision)))
-            }
-            Ok(Some(entry)) => Ok((DeviceState::new(), Some(entry.revision))),
-            Ok(None) => Ok((DeviceState::new(), None)),
-            Err(e) => Err(format!("cannot read {key}: {e}")),
-        }
-    }
-
-    /// Announces the message of `header` (committed, every chunk stored).
-    async fn announce(&self, header: &tfhe_sbc_device::frame::FrameHeader, first_sequence: u64) -> Result<(), String> {
-        let record = MessageCommitted {
-            device_id: header.device_id,
-            key_id: header.key_id,
-            message_id: header.message_id,
-            first_sequence,
-            chunk_count: header.chunk_count,
-            message_length: header.message_length,
-            parameter_set: header.parameter_set,
-        };
+    /// Publishes `record` on its device's results subject (with a message id: a repeat within the
+    /// de-duplication window is dropped by JetStream, and readers keep one record per message anyway).
+    async fn announce(&self, record: &MessageCommitted) -> Result<(), String> {
         let publish = async_nats::jetstream::message::PublishMessage::build()
             .payload(record.encode().to_vec().into())
-            .message_id(committed_message_id(header.device_id, first_sequence));
+            .message_id(committed_message_id(record.device_id, record.first_sequence));
         let ack = self
             .handles
             .js
-            .send_publish(results_subject(&self.topology.prefix, header.device_id), publish)
+            .send_publish(results_subject(&self.topology.prefix, record.device_id), publish)
             .await
             .map_err(|e| format!("cannot announce a message: {e}"))?;
         let ack = ack.await.map_err(|e| format!("announcement not stored: {e}"))?;
         if !ack.duplicate {
             self.counts.messages.fetch_add(1, Ordering::Relaxed);
             metrics::counter!("tsbc_worker_messages_total").increment(1);
-            debug!(device = header.device_id, first_sequence, "message committed");
+            debug!(
+                device = record.device_id,
+                first_sequence = record.first_sequence,
+                "message committed"
+            );
         }
         Ok(())
     }
 
-    /// After a worker died between a commit and its announcement: announces the message if every chunk is
-    /// stored (the announcement's message id keeps it single within the de-duplication window).
-    async fn announce_if_stored(
-        &self,
-        header: &tfhe_sbc_device::frame::FrameHeader,
-        first_sequence: u64,
-    ) -> Result<(), String> {
-        for chunk in 0..header.chunk_count {
-            let name = frame_key(header.device_id, first_sequence, chunk);
-            if !matches!(self.handles.results.get(&name).await, Ok(Some(_))) {
+    /// Removes the message at `first_sequence` from the device's unannounced list.
+    async fn record_announced(&self, device_id: u64, first_sequence: u64) -> Result<(), String> {
+        let deadline = Instant::now() + CONFLICT_PATIENCE;
+        loop {
+            let (mut ledger, revision) = ledger_store::read(&self.handles.devices, device_id).await?;
+            if !ledger.announced(first_sequence) {
                 return Ok(());
             }
+            match ledger_store::swap(&self.handles.devices, device_id, &ledger, revision).await? {
+                Swap::Done => return Ok(()),
+                Swap::Conflict if Instant::now() < deadline => {
+                    self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
+                    conflict_pause().await;
+                }
+                Swap::Conflict => return Err(format!("device {device_id}: conflicts for {CONFLICT_PATIENCE:?}")),
+            }
         }
-        self.announce(header, first_sequence).await
     }
 
-    /// Dead-letters a message its device abandoned (more newer messages opened than allowed).
-    async fn abandon(&self, device_id: u64, message: OpenMessage) {
-        let reason = format!(
-            "message at sequence {} abandoned with chunks missing (committed bitmap {:#x} of {})",
-            message.first_sequence, message.committed, message.chunk_count
-        );
-        if self.dead_letter(device_id, &[], &reason).await.is_ok() {
-            self.counts.dead_lettered.fetch_add(1, Ordering::Relaxed);
+    /// Announces every message the device's ledger holds as complete and unannounced, each from its stored
+    /// chunk 0 (which names the message); the number announced.
+    async fn announce_pending(&self, device_id: u64) -> Result<u64, String> {
+        let (ledger, _) = ledger_store::read(&self.handles.devices, device_id).await?;
+        let mut announced = 0;
+        for &(first_sequence, chunk_count) in &ledger.unannounced {
+            let name = frame_key(device_id, first_sequence, 0);
+            let stored = self
+                .handles
+                .results
+                .get(&name)
+                .await
+                .map_err(|e| format!("cannot read {name}: {e}"))?
+                .ok_or_else(|| format!("{name} is missing: a complete message without its chunk 0"))?;
+            let record = header_of(&stored)
+                .map(|h| MessageCommitted::of_chunk(&h))
+                .filter(|r| {
+                    r.device_id == device_id && r.first_sequence == first_sequence && r.chunk_count == chunk_count
+                })
+                .ok_or_else(|| format!("{name} does not hold chunk 0 of the message it names"))?;
+            self.announce(&record).await?;
+            self.record_announced(device_id, first_sequence).await?;
+            announced += 1;
         }
-        warn!(device_id, "{reason}");
+        Ok(announced)
     }
 
     /// Publishes `frame` with its reason on the dead-letter subject.

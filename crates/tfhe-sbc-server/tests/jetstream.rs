@@ -184,3 +184,86 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
         }
     });
 }
+
+/// The frames stream is a work queue bounded by the backlog, not by history: a stream with room for about
+/// six integer frames carries 40 of them (about seven times its limit), every one answered "accepted" (after
+/// "busy" answers while the workers catch up) and every message announced once, with nothing left in the
+/// stream. Before, a stream kept every frame ever accepted and answered "busy" for good once full.
+#[test]
+fn a_small_frames_stream_carries_many_times_its_limit() {
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_0009);
+    let nats = NatsServer::start();
+    let (_server, address) = Server::start_with(
+        &keys,
+        &nats.url(),
+        &root.path().join("address"),
+        &["--stream-max-bytes", "100000"],
+        std::process::Stdio::null(),
+        "",
+    );
+    let mut meter = Meter::new(&keys, METERS[0].0, 0);
+    let mut sent = BTreeSet::new();
+    let mut bytes = 0;
+    for m in 0..40 {
+        let first = meter.counter.next_sequence();
+        let frame = meter.message(&readings(meter.id, m * 2)).remove(0);
+        bytes += frame.len();
+        assert_eq!(
+            send_until_acknowledged(&address, &frame, meter.credentials.mac_key()),
+            AckStatus::Accepted
+        );
+        sent.insert((meter.id, first));
+    }
+    println!("{bytes} bytes of frames through a 100,000-byte stream");
+    assert!(bytes > 500_000);
+    let runtime = common::service::runtime();
+    runtime.block_on(async {
+        let client = async_nats::connect(nats.url()).await.unwrap();
+        let js = async_nats::jetstream::new(client);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let names: BTreeSet<(u64, u64)> = loop {
+            let mut stream = js.get_stream("TSBC_RESULTS").await.unwrap();
+            let announced = stream.info().await.unwrap().state.messages;
+            if announced >= 40 || Instant::now() > deadline {
+                let records = read_announcements(&js).await;
+                break records;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(names, sent, "announced messages differ from those acknowledged");
+        let mut frames = js.get_stream("TSBC_FRAMES").await.unwrap();
+        let left = frames.info().await.unwrap().state.messages;
+        assert_eq!(left, 0, "frames stored by a worker leave the work queue");
+    });
+}
+
+/// Every announcement on the results stream, as (device, first sequence), asserting none repeats.
+async fn read_announcements(js: &async_nats::jetstream::Context) -> BTreeSet<(u64, u64)> {
+    use futures_util::StreamExt;
+    let stream = js.get_stream("TSBC_RESULTS").await.unwrap();
+    let consumer = stream
+        .create_consumer(async_nats::jetstream::consumer::pull::Config {
+            ack_policy: async_nats::jetstream::consumer::AckPolicy::None,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut names = BTreeSet::new();
+    let mut messages = consumer
+        .fetch()
+        .max_messages(10_000)
+        .expires(Duration::from_secs(2))
+        .messages()
+        .await
+        .unwrap();
+    while let Some(message) = messages.next().await {
+        let record = tfhe_sbc_adapter::results::MessageCommitted::decode(&message.unwrap().payload).unwrap();
+        assert!(
+            names.insert((record.device_id, record.first_sequence)),
+            "announced twice: {record:?}"
+        );
+    }
+    names
+}

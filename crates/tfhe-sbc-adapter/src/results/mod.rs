@@ -6,8 +6,11 @@
 //!   ciphertext: 7 to 64 bytes per value), in the results KV bucket under
 //!   [`frame_key`]`(device, first sequence of its message, chunk index)`. The name is a function of
 //!   the frame alone, so two workers holding the same frame write the same value.
-//! * A message whose chunks are all committed is announced once on [`results_subject`]`(device)` by a
-//!   [`MessageCommitted`] record published with the message id [`committed_message_id`].
+//! * A message whose chunks are all committed is announced on [`results_subject`]`(device)` by a
+//!   [`MessageCommitted`] record published with the message id [`committed_message_id`]. A reader keeps
+//!   one record per (device, first sequence): an announcement repeated (a repair pass, or a copy published
+//!   by anyone who can reach NATS) is returned once, and each stored frame must be the chunk the record
+//!   names.
 //! * A reader ([`reader::ResultsReader`], feature `nats`) loads the chunks, verifies their MACs and converts
 //!   them (extraction, or the device's key switch) into tfhe-rs values on demand: an `FheUint8` is ~65 KB in
 //!   memory, its stored frame 64 bytes.
@@ -86,6 +89,25 @@ pub struct MessageCommitted {
 impl MessageCommitted {
     /// The record's length.
     pub const BYTES: usize = 8 + 4 + 4 + 8 + 4 + 4 + 2;
+
+    /// The announcement of the message a chunk with `header` belongs to (every chunk of a message agrees
+    /// on these fields, so any of them names it).
+    pub fn of_chunk(header: &tfhe_sbc_device::frame::FrameHeader) -> Self {
+        Self {
+            device_id: header.device_id,
+            key_id: header.key_id,
+            message_id: header.message_id,
+            first_sequence: header.sequence.wrapping_sub(u64::from(header.chunk_index)),
+            chunk_count: header.chunk_count,
+            message_length: header.message_length,
+            parameter_set: header.parameter_set,
+        }
+    }
+
+    /// Whether a stored frame with `header` is chunk `chunk_index` of this message.
+    pub fn names(&self, header: &tfhe_sbc_device::frame::FrameHeader, chunk_index: u32) -> bool {
+        header.chunk_index == chunk_index && Self::of_chunk(header) == *self
+    }
 
     /// The record's bytes.
     pub fn encode(&self) -> [u8; Self::BYTES] {

@@ -97,8 +97,9 @@ impl<C: Converter> ResultsReader<C> {
         records
     }
 
-    /// Up to `max` announcements from `consumer`: as many as it had pending when it was made (an empty
-    /// fetch is no proof of the end: a loaded server may answer a fetch late).
+    /// Up to `max` announcements from `consumer`, one per message (device, first sequence): as many as it had
+    /// pending when it was made (an empty fetch is no proof of the end: a loaded server may answer a fetch
+    /// late). A repeated announcement (a repair pass, or a copy anyone on NATS published) is skipped.
     async fn announcements(
         consumer: &mut consumer::Consumer<consumer::pull::Config>,
         max: usize,
@@ -108,28 +109,33 @@ impl<C: Converter> ResultsReader<C> {
             .await
             .map_err(|e| nats("read the reading consumer's state")(&e))?
             .num_pending;
-        let target = max.min(usize::try_from(pending).unwrap_or(usize::MAX));
-        let mut records = Vec::with_capacity(target.min(1 << 16));
+        let pending = usize::try_from(pending).unwrap_or(usize::MAX);
+        let mut records = Vec::with_capacity(max.min(pending).min(1 << 16));
+        let mut seen = std::collections::HashSet::with_capacity(max.min(pending).min(1 << 16));
+        let mut consumed = 0usize;
         let mut last_progress = Instant::now();
-        while records.len() < target {
+        while consumed < pending && records.len() < max {
             let mut batch = consumer
                 .fetch()
-                .max_messages((target - records.len()).min(1000))
+                .max_messages((pending - consumed).min(1000))
                 .expires(Duration::from_secs(1))
                 .messages()
                 .await
                 .map_err(|e| nats("fetch announcements")(&e))?;
-            let before = records.len();
+            let before = consumed;
             while let Some(message) = batch.next().await {
                 let message = message.map_err(|e| nats("read an announcement")(&e))?;
-                records.push(MessageCommitted::decode(&message.payload).ok_or(IntakeError::BadAnnouncement)?);
+                consumed += 1;
+                let record = MessageCommitted::decode(&message.payload).ok_or(IntakeError::BadAnnouncement)?;
+                if records.len() < max && seen.insert((record.device_id, record.first_sequence)) {
+                    records.push(record);
+                }
             }
-            if records.len() > before {
+            if consumed > before {
                 last_progress = Instant::now();
             } else if last_progress.elapsed() >= READ_PATIENCE {
                 return Err(IntakeError::ResultsStore(format!(
-                    "the results stream delivered {} of {target} announcements, then nothing for {} s",
-                    records.len(),
+                    "the results stream delivered {consumed} of {pending} announcements, then nothing for {} s",
                     READ_PATIENCE.as_secs()
                 )));
             }
@@ -137,7 +143,7 @@ impl<C: Converter> ResultsReader<C> {
         Ok(records)
     }
 
-    /// The stored frames of `message`, in chunk order, as stored.
+    /// The stored frames of `message`, in chunk order, as stored; each must be the chunk `message` names.
     pub async fn frames(&self, message: &MessageCommitted) -> Result<Vec<Vec<u8>>, IntakeError> {
         let mut frames = Vec::with_capacity(message.chunk_count as usize);
         for key in message.frame_keys() {
@@ -147,6 +153,13 @@ impl<C: Converter> ResultsReader<C> {
                 .await
                 .map_err(|e| nats("get a stored frame")(&e))?
                 .ok_or(IntakeError::MissingStoredFrame(key))?;
+            // The frame must be the chunk the announcement names (its header is under its MAC, which
+            // `load` verifies): an announcement cannot borrow another message's frames.
+            let names_it =
+                crate::intake::header_of(&bytes).is_some_and(|header| message.names(&header, frames.len() as u32));
+            if !names_it {
+                return Err(IntakeError::StoredFrameRejected(Box::new(IntakeError::BadAnnouncement)));
+            }
             frames.push(bytes.to_vec());
         }
         Ok(frames)

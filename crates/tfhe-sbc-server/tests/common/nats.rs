@@ -115,6 +115,18 @@ impl NatsServer {
         self.child.kill();
     }
 
+    /// SIGSTOP: the node keeps its sockets open and answers nothing (a stalled or partitioned node).
+    #[allow(dead_code)]
+    pub fn pause(&mut self) {
+        self.child.signal("-STOP");
+    }
+
+    /// SIGCONT after [`NatsServer::pause`].
+    #[allow(dead_code)]
+    pub fn resume(&mut self) {
+        self.child.signal("-CONT");
+    }
+
     /// Killed, then started again on the same port and store.
     pub fn restart(&mut self) {
         self.kill();

@@ -21,6 +21,13 @@ impl ChildSlot {
         self.0.take()
     }
 
+    /// Sends `signal` (as `kill` spells it, e.g. `-STOP`) to the child, if any.
+    pub fn signal(&self, signal: &str) {
+        if let Some(child) = &self.0 {
+            let _ = Command::new("kill").arg(signal).arg(child.id().to_string()).status();
+        }
+    }
+
     /// SIGKILL, as a crash, and reaped.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.0.take() {
@@ -112,6 +119,16 @@ impl RoleProcess {
     /// SIGKILL, as a crash.
     pub fn kill(&mut self) {
         self.child.kill();
+    }
+
+    /// SIGSTOP: the process holds its connections and its frames but does nothing (a stalled machine).
+    pub fn pause(&mut self) {
+        self.child.signal("-STOP");
+    }
+
+    /// SIGCONT after [`RoleProcess::pause`].
+    pub fn resume(&mut self) {
+        self.child.signal("-CONT");
     }
 
     /// Started again with the same arguments (a gateway gets a new port: read [`RoleProcess::address`]).
