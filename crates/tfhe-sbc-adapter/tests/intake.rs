@@ -598,6 +598,112 @@ fn incomplete_messages_expire() {
 }
 
 #[test]
+fn late_chunks_of_an_expired_message_are_refused_as_expired() {
+    let mut device = Device::new(17, 81);
+    let mut intake = intake(IntakeConfig::default(), &[&device]);
+    let t0 = Instant::now();
+    // Four chunks: the first two arrive, then the link is down past the maximum age.
+    let frames = device.seeded_frames(&[7u8; 512]);
+    assert_eq!(frames.len(), 4);
+    for frame in &frames[..2] {
+        assert!(matches!(intake.receive(frame, t0).unwrap(), Received::Pending { .. }));
+    }
+    let late = t0 + Duration::from_secs(61);
+    let expired = IntakeError::MessageExpired {
+        device_id: 81,
+        message_id: 0,
+        received: 2,
+        chunk_count: 4,
+    };
+    assert_eq!(intake.evict_expired(late), [expired.clone()]);
+    assert_eq!(intake.open_messages(), 0);
+    // Every late chunk, and every resend of one, is "expired": none opens a new message.
+    for frame in frames[2..].iter().chain(&frames[2..]) {
+        assert_eq!(intake.receive(frame, late).unwrap_err(), expired);
+        assert_eq!(intake.open_messages(), 0);
+    }
+    // An earlier chunk sent again is still a replay (the window took it).
+    assert!(matches!(
+        intake.receive(&frames[0], late).unwrap_err(),
+        IntakeError::Replayed { .. }
+    ));
+    // The refused chunks consumed nothing: the device's next message goes through.
+    assert_eq!(intake.highest_sequence(81), Some(1));
+    let next = device.seeded_frames(&[8u8; 200]);
+    let message = receive_message(&mut intake, &next, late);
+    assert_eq!(device.decrypt_message(&message), [8u8; 200]);
+    assert_eq!(intake.expired_remembered(), 1);
+
+    // A message that expires when its late chunk arrives (before the sweep) is remembered the same way.
+    let frames = device.seeded_frames(&[9u8; 512]);
+    intake.receive(&frames[0], late).unwrap();
+    let later = late + Duration::from_secs(61);
+    let expired = IntakeError::MessageExpired {
+        device_id: 81,
+        message_id: frames_message_id(&frames[0]),
+        received: 1,
+        chunk_count: 4,
+    };
+    assert_eq!(intake.receive(&frames[1], later).unwrap_err(), expired);
+    assert_eq!(intake.receive(&frames[2], later).unwrap_err(), expired);
+    assert_eq!(intake.receive(&frames[3], later).unwrap_err(), expired);
+    assert_eq!(intake.open_messages(), 0);
+}
+
+#[test]
+fn expired_messages_are_remembered_within_a_bound() {
+    use tfhe_sbc_adapter::reassembly::EXPIRED_REMEMBERED_PER_DEVICE;
+    let mut device = Device::new(18, 82);
+    let mut intake = intake(IntakeConfig::default(), &[&device]);
+    let mut now = Instant::now();
+    let mut messages = Vec::new();
+    for _ in 0..EXPIRED_REMEMBERED_PER_DEVICE + 1 {
+        let frames = device.seeded_frames(&[1u8; 200]);
+        intake.receive(&frames[0], now).unwrap();
+        now += Duration::from_secs(61);
+        assert_eq!(intake.evict_expired(now).len(), 1);
+        messages.push(frames);
+    }
+    assert_eq!(intake.expired_remembered(), EXPIRED_REMEMBERED_PER_DEVICE);
+    // The most recent 16 are remembered; the oldest was forgotten, and its late chunk opens a message
+    // again (which expires in turn).
+    for frames in &messages[1..] {
+        assert!(matches!(
+            intake.receive(&frames[1], now).unwrap_err(),
+            IntakeError::MessageExpired { .. }
+        ));
+    }
+    assert!(matches!(
+        intake.receive(&messages[0][1], now).unwrap(),
+        Received::Pending { .. }
+    ));
+    assert_eq!(intake.evict_expired(now + Duration::from_secs(61)).len(), 1);
+    assert_eq!(intake.expired_remembered(), EXPIRED_REMEMBERED_PER_DEVICE);
+}
+
+#[test]
+fn a_message_id_that_comes_back_with_another_first_sequence_is_a_new_message() {
+    let mut device = Device::new(19, 83);
+    let mut intake = intake(IntakeConfig::default(), &[&device]);
+    let t0 = Instant::now();
+    let frames = device.seeded_frames(&[2u8; 200]);
+    intake.receive(&frames[0], t0).unwrap();
+    let late = t0 + Duration::from_secs(61);
+    assert_eq!(intake.evict_expired(late).len(), 1);
+    // The same message id, 2^32 sequence numbers later.
+    device.counter = FrameCounter::new(1 << 32);
+    let again = device.seeded_frames(&[3u8; 200]);
+    assert_eq!(frames_message_id(&again[0]), frames_message_id(&frames[0]));
+    let message = receive_message(&mut intake, &again, late);
+    assert_eq!(device.decrypt_message(&message), [3u8; 200]);
+}
+
+/// The message id in a frame's header.
+fn frames_message_id(frame: &[u8]) -> u32 {
+    header_of(frame).message_id
+}
+
+#[test]
 fn length_delimited_stream() {
     let mut device = Device::new(16, 90);
     let frames = device.seeded_frames(&[0xAB; 200]);

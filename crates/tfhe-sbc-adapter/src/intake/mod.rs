@@ -7,7 +7,8 @@
 //! 2. device lookup, key id, and the MAC, compared in constant time, **before** any mask expansion or
 //!    allocation: 0 bytes are allocated for a frame rejected up to here;
 //! 3. the device's replay window (the private `replay` module), updated only for an authentic frame;
-//! 4. the reassembly admission (mismatch, limits, expiry; [`reassembly`]);
+//! 4. the reassembly admission (mismatch, limits, expiry, and the late chunks of an expired message;
+//!    [`reassembly`]);
 //! 5. only then the mask expansion into exactly the `2N` words a ciphertext of the (known) parameter set
 //!    needs, and the reassembly itself.
 //!
@@ -141,10 +142,18 @@ impl Intake {
         self.reassembler.open_messages()
     }
 
+    /// The number of expired messages remembered, so that their late chunks are refused
+    /// ([`reassembly::EXPIRED_REMEMBERED_PER_DEVICE`] per device at most).
+    pub fn expired_remembered(&self) -> usize {
+        self.reassembler.expired_remembered()
+    }
+
     /// Validates, authenticates and de-duplicates one frame, then adds it to its message. `now` is the
     /// arrival time (for message expiry). A chunk of an open message that has expired gets
     /// [`IntakeError::MessageExpired`] and the message is dropped; other expired messages are dropped by
-    /// [`Intake::evict_expired`], which the caller runs regularly.
+    /// [`Intake::evict_expired`], which the caller runs regularly. Either way the message stays expired:
+    /// its later chunks get [`IntakeError::MessageExpired`] too, never `Ok` (see [`reassembly`] for how long
+    /// that is remembered).
     pub fn receive(&mut self, bytes: &[u8], now: Instant) -> Result<Received, IntakeError> {
         let parsed = parse_frame(bytes, &self.config)?;
         let header = parsed.header;

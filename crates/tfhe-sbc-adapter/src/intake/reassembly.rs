@@ -12,12 +12,27 @@
 //!   `max_chunks_per_message` when the header is parsed;
 //! * a message must be complete within `max_message_age` of its first chunk's arrival. Expired messages are
 //!   dropped by [`Reassembler::evict_expired`] (one [`IntakeError::MessageExpired`] each), or when one of
-//!   their chunks arrives late (that chunk gets the `MessageExpired` error).
+//!   their chunks arrives late (that chunk gets the `MessageExpired` error);
+//! * an expired message stays expired: every later chunk of it gets [`IntakeError::MessageExpired`] too
+//!   (acknowledged "expired", authenticated), never opens a new entry and is never acknowledged "accepted",
+//!   so a device whose link was down longer than the maximum age learns that the whole message is lost
+//!   instead of having its last chunks taken into a message that can never complete. A later chunk is one
+//!   with the expired message's device, message id and first sequence number (a message id that comes back
+//!   with another first sequence number, after a reboot, is a new message).
+//!
+//! # Memory
+//!
+//! What expired is remembered per device, for the last [`EXPIRED_REMEMBERED_PER_DEVICE`] expired messages
+//! (message id, first sequence number, chunk count, chunks received: 24 bytes each), the oldest forgotten
+//! first; entries exist only for registered devices whose authenticated frames opened a message, so the
+//! memory is at most `devices * 16 * 24` bytes plus the map's overhead, and nothing a frame says sizes it. A
+//! chunk of a message forgotten that way (17 newer messages of the same device expired meanwhile) opens a
+//! new entry again, which expires in turn.
 
 use super::{Frame, IntakeConfig, Message, Received};
 use crate::error::{IntakeError, MessageField};
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 use tfhe_sbc_device::frame::FrameHeader;
 
@@ -57,6 +72,18 @@ fn first_sequence(header: &FrameHeader) -> u64 {
     header.sequence.wrapping_sub(u64::from(header.chunk_index))
 }
 
+/// How many expired messages are remembered per device (the most recent ones).
+pub const EXPIRED_REMEMBERED_PER_DEVICE: usize = 16;
+
+/// A message that expired, remembered so that its late chunks are answered "expired" too.
+#[derive(Clone, Copy, Debug)]
+struct ExpiredMessage {
+    message_id: u32,
+    first_sequence: u64,
+    chunk_count: u32,
+    received: u32,
+}
+
 /// The open (incomplete) messages and the limits on them.
 #[derive(Debug)]
 pub struct Reassembler {
@@ -65,6 +92,8 @@ pub struct Reassembler {
     max_age: Duration,
     open: HashMap<(u64, u32), OpenMessage>,
     per_device: HashMap<u64, usize>,
+    /// The last [`EXPIRED_REMEMBERED_PER_DEVICE`] expired messages of each device, oldest first.
+    expired: HashMap<u64, VecDeque<ExpiredMessage>>,
 }
 
 impl Reassembler {
@@ -76,6 +105,7 @@ impl Reassembler {
             max_age: config.max_message_age,
             open: HashMap::new(),
             per_device: HashMap::new(),
+            expired: HashMap::new(),
         }
     }
 
@@ -95,27 +125,65 @@ impl Reassembler {
         Some(message)
     }
 
-    fn expired_error(key: (u64, u32), message: &OpenMessage) -> IntakeError {
-        IntakeError::MessageExpired {
+    /// Drops the open message `key`, which expired, and remembers it; its [`IntakeError::MessageExpired`].
+    fn expire(&mut self, key: (u64, u32)) -> Option<IntakeError> {
+        let message = self.remove(key)?;
+        let remembered = self
+            .expired
+            .entry(key.0)
+            .or_insert_with(|| VecDeque::with_capacity(EXPIRED_REMEMBERED_PER_DEVICE));
+        if remembered.len() >= EXPIRED_REMEMBERED_PER_DEVICE {
+            remembered.pop_front();
+        }
+        remembered.push_back(ExpiredMessage {
+            message_id: key.1,
+            first_sequence: message.first_sequence,
+            chunk_count: message.chunk_count,
+            received: message.received,
+        });
+        Some(IntakeError::MessageExpired {
             device_id: key.0,
             message_id: key.1,
             received: message.received,
             chunk_count: message.chunk_count,
-        }
+        })
     }
 
-    /// Whether a chunk with `header` can be inserted at `now`. Allocates nothing; may drop the chunk's
-    /// open message (expired, or mismatched).
+    /// The error for a chunk of a message that already expired, if `header` names one.
+    fn already_expired(&self, header: &FrameHeader) -> Option<IntakeError> {
+        let first = first_sequence(header);
+        let expired = self
+            .expired
+            .get(&header.device_id)?
+            .iter()
+            .find(|m| m.message_id == header.message_id && m.first_sequence == first)?;
+        Some(IntakeError::MessageExpired {
+            device_id: header.device_id,
+            message_id: expired.message_id,
+            received: expired.received,
+            chunk_count: expired.chunk_count,
+        })
+    }
+
+    /// The number of expired messages remembered (at most [`EXPIRED_REMEMBERED_PER_DEVICE`] per device).
+    pub fn expired_remembered(&self) -> usize {
+        self.expired.values().map(VecDeque::len).sum()
+    }
+
+    /// Whether a chunk with `header` can be inserted at `now`. Allocates nothing but the memory of an
+    /// expired message; may drop the chunk's open message (expired, or mismatched). A chunk of a message
+    /// that expired earlier gets [`IntakeError::MessageExpired`] again.
     pub fn admit(&mut self, header: &FrameHeader, now: Instant) -> Result<(), IntakeError> {
         if header.chunk_count == 1 {
             return Ok(());
         }
+        if let Some(error) = self.already_expired(header) {
+            return Err(error);
+        }
         let key = (header.device_id, header.message_id);
         if let Some(open) = self.open.get(&key) {
             if open.expired(now, self.max_age) {
-                let error = Self::expired_error(key, open);
-                self.remove(key);
-                return Err(error);
+                return Err(self.expire(key).unwrap_or_else(|| unreachable!("the message is open")));
             }
             if let Some(field) = open.mismatch(header) {
                 self.remove(key);
@@ -205,8 +273,8 @@ impl Reassembler {
         }))
     }
 
-    /// Drops every message older than the maximum age at `now`: one [`IntakeError::MessageExpired`] each,
-    /// ordered by device and message id.
+    /// Drops every message older than the maximum age at `now` (and remembers it, so that its late chunks
+    /// are refused): one [`IntakeError::MessageExpired`] each, ordered by device and message id.
     pub fn evict_expired(&mut self, now: Instant) -> Vec<IntakeError> {
         let mut expired: Vec<(u64, u32)> = self
             .open
@@ -215,9 +283,6 @@ impl Reassembler {
             .map(|(k, _)| *k)
             .collect();
         expired.sort_unstable();
-        expired
-            .into_iter()
-            .filter_map(|key| self.remove(key).map(|m| Self::expired_error(key, &m)))
-            .collect()
+        expired.into_iter().filter_map(|key| self.expire(key)).collect()
     }
 }
