@@ -74,6 +74,11 @@ pub struct Cli {
     /// Frames sent and not yet acknowledged, at most (below the server's replay window of 128).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=100))]
     pub max_in_flight: u64,
+    /// A frame is sent only while its sequence number is less than this far above the oldest frame not yet
+    /// acknowledged (below the server's replay window of 128): a lost or forged acknowledgement then costs a
+    /// resend after --ack-timeout, never a frame refused as too old.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=127))]
+    pub max_sequence_span: u64,
     /// Frames held for sending (and in the outbox), at most; reading pauses while the queue is full.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..))]
     pub max_queued: u64,

@@ -224,6 +224,7 @@ fn start(cli: &Cli) -> Result<Device, Failure> {
     check_recovered(cli, &outbox, &counter, &recovered)?;
     let mut config = UplinkConfig::new(cli.server.clone(), device_id, mac_key);
     config.max_in_flight = cli.max_in_flight as usize;
+    config.max_sequence_span = cli.max_sequence_span;
     config.max_queued = cli.max_queued as usize;
     config.max_backoff = cli.max_backoff;
     config.ack_timeout = cli.ack_timeout;

@@ -1,6 +1,6 @@
 //! The sending thread: connects with backoff and jitter, sends the queue in sequence order within the
-//! in-flight limit, reads acknowledgement records, and decides on each one that verifies what the queue
-//! keeps; the others are ignored (with a warning at most every few seconds).
+//! in-flight limit and the sequence span, reads acknowledgement records, and decides on each one that
+//! verifies what the queue keeps; the others are ignored (with a warning at most every few seconds).
 
 use super::UplinkConfig;
 use super::error::{UplinkError, unverified_claim};
@@ -108,9 +108,10 @@ enum Next {
     Broken(String),
 }
 
-/// One connection: sends queued frames (at most `max_in_flight` unacknowledged) while a reader thread takes
-/// the acknowledgements. Returns (everything sent and acknowledged and the input closed, why it ended, whether
-/// any acknowledgement arrived).
+/// One connection: sends queued frames (at most `max_in_flight` unacknowledged, each less than
+/// `max_sequence_span` above the oldest unacknowledged) while a reader thread takes the acknowledgements.
+/// Returns (everything sent and acknowledged and the input closed, why it ended, whether any acknowledgement
+/// arrived).
 fn connection(shared: &Shared, config: &UplinkConfig, mut stream: TcpStream) -> (bool, String, bool) {
     let _ = stream.set_nodelay(true);
     let id = {
@@ -160,7 +161,7 @@ fn send_loop(shared: &Shared, config: &UplinkConfig, stream: &mut TcpStream) -> 
                     break Next::Done;
                 }
                 let in_flight = state.sent_prefix;
-                if in_flight < state.queue.len() && in_flight < config.max_in_flight {
+                if in_flight < state.queue.len() && in_flight < config.max_in_flight && within_span(&state, config) {
                     let entry = &mut state.queue[in_flight];
                     entry.transmissions += 1;
                     let (bytes, sequence, resend) = (entry.bytes.clone(), entry.sequence, entry.transmissions > 1);
@@ -208,6 +209,21 @@ fn send_loop(shared: &Shared, config: &UplinkConfig, stream: &mut TcpStream) -> 
             }
             other => return other,
         }
+    }
+}
+
+/// Whether the next frame to send (`queue[sent_prefix]`, which exists) is less than
+/// [`UplinkConfig::max_sequence_span`] above the queue's front. The queue is in sequence order (the outbox's
+/// frames, sorted and below the counter, then each message's as it is sealed) and frames leave it only when
+/// acknowledged or lost, so its front is the oldest frame not acknowledged: every frame sent again is then
+/// within the span of the highest the server may have taken, inside its replay window. The front itself is
+/// always within (a span of 0 counts as 1), so the uplink never stalls on it; a frame beyond waits until an
+/// acknowledgement moves the front (the reader thread notifies) or the connection breaks on the
+/// acknowledgement timeout and every unacknowledged frame is sent again.
+fn within_span(state: &State, config: &UplinkConfig) -> bool {
+    match (state.queue.front(), state.queue.get(state.sent_prefix)) {
+        (Some(oldest), Some(next)) => next.sequence.saturating_sub(oldest.sequence) < config.max_sequence_span.max(1),
+        _ => false,
     }
 }
 

@@ -15,6 +15,11 @@
 //! * At most [`UplinkConfig::max_in_flight`] frames are sent and not yet acknowledged (default 32, below
 //!   the server's replay window of 128), so that after a reconnect every frame sent again is still inside
 //!   the window: one the server already took comes back [`AckStatus::Duplicate`](tfhe_sbc_device::frame::ack::AckStatus::Duplicate), never "too old".
+//! * A frame is sent only while its sequence number is less than [`UplinkConfig::max_sequence_span`]
+//!   (default 64, half the window) above the oldest frame not yet acknowledged. The in-flight cap alone
+//!   does not bound that span (frames answered leave the count, one whose answer was lost or forged stays
+//!   behind): with it, a lost or forged answer costs a resend after the acknowledgement timeout, never a
+//!   reading pushed out of the server's window.
 //! * When the connection breaks (an error, the server closing it, no acknowledgement for
 //!   [`UplinkConfig::ack_timeout`], or the server saying [`AckStatus::Busy`](tfhe_sbc_device::frame::ack::AckStatus::Busy)), the thread reconnects with
 //!   exponential backoff and jitter and sends every unacknowledged frame again, in order.
@@ -58,6 +63,10 @@ pub struct UplinkConfig {
     pub outbox: Option<Arc<Outbox>>,
     /// Frames sent and not yet acknowledged, at most. Keep it below the server's replay window (128).
     pub max_in_flight: usize,
+    /// The most a frame's sequence number may be above the oldest unacknowledged frame's when it is sent.
+    /// Keep it below the server's replay window (128), so that the oldest is still inside it when resent; 0
+    /// counts as 1 (the oldest alone).
+    pub max_sequence_span: u64,
     /// Frames queued (sent or not), at most, before [`Uplink::push`] blocks.
     pub max_queued: usize,
     /// The first wait before reconnecting.
@@ -76,8 +85,9 @@ pub struct UplinkConfig {
 }
 
 impl UplinkConfig {
-    /// Defaults for `address`, `device_id` and its `mac_key`: no outbox, 32 in flight, 1024 queued, backoff
-    /// from 100 ms to 30 s, 10 s per connection attempt, 30 s for acknowledgements, retry forever.
+    /// Defaults for `address`, `device_id` and its `mac_key`: no outbox, 32 in flight within a span of 64
+    /// sequence numbers, 1024 queued, backoff from 100 ms to 30 s, 10 s per connection attempt, 30 s for
+    /// acknowledgements, retry forever.
     pub fn new(address: impl Into<String>, device_id: u64, mac_key: Arc<MacKey>) -> Self {
         Self {
             address: address.into(),
@@ -85,6 +95,7 @@ impl UplinkConfig {
             mac_key,
             outbox: None,
             max_in_flight: 32,
+            max_sequence_span: 64,
             max_queued: 1024,
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(30),
