@@ -31,6 +31,7 @@ use tfhe_sbc_adapter::results::frames_subject;
 use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
 use tfhe_sbc_device::frame::HEADER_BYTES;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
+use tfhe_sbc_device::frame::mac::MacKey;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
@@ -282,13 +283,14 @@ impl Gateway {
         let deadline = started + self.limits.publish_timeout.max(CONFLICT_PATIENCE);
         let mut published = false;
         loop {
-            let (mut ledger, revision) = match ledger_store::read(&self.handles.devices, device_id).await {
-                Ok(read) => read,
-                Err(e) => {
-                    warn!(device = device_id, "cannot read the ledger, answering busy: {e}");
-                    return Err(Refusal::Busy);
-                }
-            };
+            let (mut ledger, revision) =
+                match ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await {
+                    Ok(read) => read,
+                    Err(e) => {
+                        warn!(device = device_id, "cannot read the ledger, answering busy: {e}");
+                        return Err(Refusal::Busy);
+                    }
+                };
             match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                 Ok(()) => {}
                 Err(IntakeError::Replayed { .. }) => return Ok(true),
@@ -298,7 +300,15 @@ impl Gateway {
                 self.publish_frame(frame, device_id).await?;
                 published = true;
             }
-            match ledger_store::swap(&self.handles.devices, device_id, &ledger, revision).await {
+            match ledger_store::swap(
+                &self.handles.devices,
+                self.mac_key(device_id)?,
+                device_id,
+                &ledger,
+                revision,
+            )
+            .await
+            {
                 Ok(Swap::Done) => {
                     metrics::histogram!("tsbc_gateway_publish_seconds").record(started.elapsed().as_secs_f64());
                     return Ok(false);
@@ -312,6 +322,13 @@ impl Gateway {
                 }
             }
         }
+    }
+
+    /// The MAC key of `device_id` (its ledger's key), from the key store.
+    fn mac_key(&self, device_id: u64) -> Result<&MacKey, Refusal> {
+        self.intake
+            .mac_key(device_id)
+            .ok_or(Refusal::Intake(IntakeError::UnknownDevice(device_id)))
     }
 
     /// Publishes `frame` to the frames work queue and waits for JetStream's acknowledgement.

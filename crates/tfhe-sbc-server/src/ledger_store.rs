@@ -8,11 +8,63 @@
 //! in clustered streams, 10164 ("wrong last sequence", without the number); async-nats 0.51 maps only the
 //! first to [`kv::UpdateErrorKind::WrongLastRevision`]. 10163 ("expected last sequence per subject
 //! temporarily unavailable") is answered while a clustered stream's leader catches up: also retried at once.
+//!
+//! NATS is not trusted with the ledger: each entry is the ledger's bytes and a 16-byte tag under the
+//! device's MAC key (the key store's, which every gateway and worker holds) over a domain prefix that no
+//! frame starts with, the device id and the bytes. An entry written by anyone else (marking the device's
+//! next numbers as seen, moving its window, garbage) does not authenticate: it is refused with an error
+//! (`tsbc_ledger_rejected_total`), so the gateway answers "busy" and the worker retries, and it never
+//! decides an authenticated answer to the device. What a tag cannot show is freshness: an older authentic
+//! entry written back moves the window back (a replay of frames the device sent before, not a loss).
 
 use async_nats::jetstream::kv;
 use std::error::Error as StdError;
 use std::time::Duration;
 use tfhe_sbc_adapter::commit::DeviceLedger;
+use tfhe_sbc_device::frame::mac::{MacKey, TAG_BYTES};
+
+/// The domain of a ledger entry's tag: not a frame's magic ("TSBC"), so no tag of one is the other's.
+const LEDGER_DOMAIN: &[u8; 16] = b"TSLG ledger v2\0\0";
+
+/// The tag of `ledger_bytes`, the ledger of `device_id`, under the device's MAC key.
+fn ledger_tag(key: &MacKey, device_id: u64, ledger_bytes: &[u8]) -> [u8; TAG_BYTES] {
+    let mut message = Vec::with_capacity(LEDGER_DOMAIN.len() + 8 + ledger_bytes.len());
+    message.extend_from_slice(LEDGER_DOMAIN);
+    message.extend_from_slice(&device_id.to_le_bytes());
+    message.extend_from_slice(ledger_bytes);
+    key.tag(&message)
+}
+
+/// The entry's value: the ledger's bytes and their tag.
+pub fn seal(key: &MacKey, device_id: u64, ledger: &DeviceLedger) -> Vec<u8> {
+    let mut value = ledger.encode();
+    let tag = ledger_tag(key, device_id, &value);
+    value.extend_from_slice(&tag);
+    value
+}
+
+/// The ledger in an entry's `value`, if it authenticates under the device's key.
+pub fn open(key: &MacKey, device_id: u64, value: &[u8]) -> Result<DeviceLedger, String> {
+    let split = value.len().checked_sub(TAG_BYTES).ok_or_else(|| {
+        format!(
+            "the ledger of device {device_id} is {} bytes, shorter than its tag",
+            value.len()
+        )
+    })?;
+    let (bytes, tag) = value.split_at(split);
+    let mut message = Vec::with_capacity(LEDGER_DOMAIN.len() + 8 + bytes.len());
+    message.extend_from_slice(LEDGER_DOMAIN);
+    message.extend_from_slice(&device_id.to_le_bytes());
+    message.extend_from_slice(bytes);
+    if !key.verify(&message, tag) {
+        metrics::counter!("tsbc_ledger_rejected_total").increment(1);
+        return Err(format!(
+            "the ledger of device {device_id} does not authenticate: it was written by something other than this \
+             service (NATS is reachable by others?); the device is answered busy until an operator restores it"
+        ));
+    }
+    DeviceLedger::decode(bytes)
+}
 
 /// JetStream error codes that mean "someone else changed the entry first" (or "ask again in a moment").
 const CONFLICT_CODES: [u64; 3] = [10071, 10164, 10163];
@@ -58,12 +110,16 @@ pub async fn conflict_pause() {
     tokio::time::sleep(Duration::from_micros(u64::from(nanos % 15_000))).await;
 }
 
-/// The device's ledger and its entry's revision (`None`: no entry yet).
-pub async fn read(devices: &kv::Store, device_id: u64) -> Result<(DeviceLedger, Option<u64>), String> {
+/// The device's ledger and its entry's revision (`None`: no entry yet), authenticated under `mac_key`.
+pub async fn read(
+    devices: &kv::Store,
+    mac_key: &MacKey,
+    device_id: u64,
+) -> Result<(DeviceLedger, Option<u64>), String> {
     let key = device_key(device_id);
     match devices.entry(&key).await {
         Ok(Some(entry)) if entry.operation == kv::Operation::Put => {
-            let ledger = DeviceLedger::decode(&entry.value).map_err(|e| format!("{key}: {e}"))?;
+            let ledger = open(mac_key, device_id, &entry.value).map_err(|e| format!("{key}: {e}"))?;
             Ok((ledger, Some(entry.revision)))
         }
         Ok(Some(entry)) => Ok((DeviceLedger::new(), Some(entry.revision))),
@@ -72,15 +128,16 @@ pub async fn read(devices: &kv::Store, device_id: u64) -> Result<(DeviceLedger, 
     }
 }
 
-/// Writes `ledger` if the entry is still at `revision`.
+/// Writes `ledger`, tagged under `mac_key`, if the entry is still at `revision`.
 pub async fn swap(
     devices: &kv::Store,
+    mac_key: &MacKey,
     device_id: u64,
     ledger: &DeviceLedger,
     revision: Option<u64>,
 ) -> Result<Swap, String> {
     let key = device_key(device_id);
-    let value = ledger.encode().into();
+    let value = seal(mac_key, device_id, ledger).into();
     let written = match revision {
         Some(revision) => devices.update(&key, value, revision).await.map(drop).map_err(|e| {
             if e.kind() == kv::UpdateErrorKind::WrongLastRevision || is_conflict(&e) {
@@ -104,5 +161,34 @@ pub async fn swap(
             Ok(Swap::Conflict)
         }
         Err(Some(e)) => Err(format!("cannot write {key}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tfhe_sbc_adapter::commit::{ChunkId, LedgerLimits};
+
+    #[test]
+    fn an_entry_opens_only_under_its_device_key_and_id_and_unchanged() {
+        let key = MacKey::from_bytes([7; 32]);
+        let mut ledger = DeviceLedger::new();
+        let chunk = ChunkId {
+            sequence: 5,
+            first_sequence: 5,
+            chunk_count: 1,
+            chunk_index: 0,
+        };
+        ledger.admit(3, chunk, &LedgerLimits::default()).unwrap();
+        let value = seal(&key, 3, &ledger);
+        assert_eq!(open(&key, 3, &value), Ok(ledger.clone()));
+        assert!(open(&key, 4, &value).is_err(), "another device's entry");
+        assert!(open(&MacKey::from_bytes([8; 32]), 3, &value).is_err(), "another key");
+        let mut changed = value.clone();
+        changed[20] ^= 1;
+        assert!(open(&key, 3, &changed).is_err(), "a changed window");
+        // An unauthenticated ledger, as a raw NATS client would write it.
+        assert!(open(&key, 3, &ledger.encode()).is_err());
+        assert!(open(&key, 3, &[]).is_err());
     }
 }

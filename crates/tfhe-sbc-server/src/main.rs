@@ -69,6 +69,11 @@ struct Cli {
     /// little-endian reading bytes, so the width is the server's configuration).
     #[arg(long, value_name = "BITS", default_value_t = 16)]
     integer_bits: u32,
+    /// Without --nats: seconds after its first chunk within which a multi-chunk message must be complete;
+    /// then it is dropped, and every later chunk of it is acknowledged "expired" (the device counts the
+    /// message lost).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, conflicts_with = "nats")]
+    max_message_age: u64,
     /// Exit after this many messages (and print the summary).
     #[arg(long, value_name = "N")]
     exit_after: Option<u64>,
@@ -113,6 +118,17 @@ impl Cli {
             Some(path) => ReplayState::load(path),
             None => ReplayState::load(&self.key_set()?.join(REPLAY_STATE_FILE)),
         }
+    }
+
+    /// The intake's configuration of the single-process server (`--max-message-age`).
+    fn intake_config(&self) -> Result<tfhe_sbc_adapter::intake::IntakeConfig, String> {
+        if self.max_message_age == 0 {
+            return Err("--max-message-age 0: a message needs time to arrive; give 1 second or more".to_owned());
+        }
+        Ok(tfhe_sbc_adapter::intake::IntakeConfig {
+            max_message_age: std::time::Duration::from_secs(self.max_message_age),
+            ..Default::default()
+        })
     }
 
     /// The one key set of the single-process server.

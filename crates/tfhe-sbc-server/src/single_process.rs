@@ -9,7 +9,6 @@ use crate::replay_state::ReplayState;
 use pipeline::{Counts, Demo};
 use std::path::Path;
 use std::sync::{Arc, mpsc};
-use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
 use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
 use tfhe_sbc_adapter::interop::{BooleanBridge, Converter, Input};
@@ -40,6 +39,8 @@ fn load_key_store(dir: &Path, fingerprint: &[u8; 32]) -> Result<KeyStore, String
 }
 
 pub fn run(cli: &Cli) -> Result<(), String> {
+    // The options first: a mistake there is reported before the keys are read.
+    cli.intake_config()?;
     // The key set.
     let server_key_path = cli.key_set()?.join(SERVER_KEY_FILE);
     let envelope = read_server_key_envelope(&server_key_path).map_err(|e| e.to_string())?;
@@ -55,7 +56,7 @@ pub fn run(cli: &Cli) -> Result<(), String> {
 
     // The intake and the conversion into tfhe-rs ciphertexts.
     let floors = cli.floors()?;
-    let config = IntakeConfig::default();
+    let config = cli.intake_config()?;
     let known = floors.windows_of(&store);
     let server_key = Arc::new(server_key);
     let demo = Demo {
@@ -189,7 +190,7 @@ fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
     let bridge = IntegerBridge::new(server_key)
         .map_err(|e| e.to_string())?
         .with_reading_bits(bits);
-    let intake = KeyedIntake::resuming(IntakeConfig::default(), store, bridge, &known).map_err(|e| e.to_string())?;
+    let intake = KeyedIntake::resuming(cli.intake_config()?, store, bridge, &known).map_err(|e| e.to_string())?;
     let counts = Counts::default();
     let workers = Workers {
         counts: counts.clone(),

@@ -39,6 +39,7 @@ use tfhe_sbc_adapter::intake::{Intake, header_of};
 use tfhe_sbc_adapter::results::{
     MessageCommitted, committed_message_id, dead_letter_subject, frame_key, results_subject,
 };
+use tfhe_sbc_device::frame::mac::MacKey;
 use tracing::{debug, info, warn};
 
 /// How long a frame that failed for a transient reason waits before its next delivery: 250 ms after its
@@ -113,6 +114,13 @@ impl Worker {
         }
     }
 
+    /// The MAC key of `device_id` (its ledger's key), from the key store.
+    fn mac_key(&self, device_id: u64) -> Result<&MacKey, String> {
+        self.intake
+            .mac_key(device_id)
+            .ok_or_else(|| format!("device {device_id} is not in this worker's key stores"))
+    }
+
     /// Runs until the consumer's stream of messages ends (the NATS connection closed).
     pub async fn run(&self) -> Result<(), String> {
         let mut consumer = with_patience(JETSTREAM_PATIENCE, "the workers' consumer", || {
@@ -176,7 +184,9 @@ impl Worker {
         let mut devices = Vec::new();
         while let Some(key) = keys.next().await {
             let key = key.map_err(|e| e.to_string())?;
-            if let Some(id) = key.strip_prefix("device.").and_then(|id| id.parse::<u64>().ok()) {
+            if let Some(id) = key.strip_prefix("device.").and_then(|id| id.parse::<u64>().ok())
+                && self.intake.mac_key(id).is_some()
+            {
                 devices.push(id);
             }
         }
@@ -261,7 +271,8 @@ impl Worker {
         let mut frame_stored = false;
         let deadline = Instant::now() + CONFLICT_PATIENCE;
         loop {
-            let (mut ledger, revision) = ledger_store::read(&self.handles.devices, device_id).await?;
+            let (mut ledger, revision) =
+                ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
             let stored = match ledger.store(chunk) {
                 // A gateway publishes a frame, then admits it: the first deliveries leave it the time to.
                 Stored::NotAdmitted if delivered < UNADMITTED_DELIVERIES => return Err(Retry::Unadmitted),
@@ -299,7 +310,15 @@ impl Worker {
                     .map_err(|e| Retry::Transient(format!("cannot store {name}: {e}")))?;
                 frame_stored = true;
             }
-            match ledger_store::swap(&self.handles.devices, device_id, &ledger, revision).await? {
+            match ledger_store::swap(
+                &self.handles.devices,
+                self.mac_key(device_id)?,
+                device_id,
+                &ledger,
+                revision,
+            )
+            .await?
+            {
                 Swap::Done => {}
                 Swap::Conflict if Instant::now() < deadline => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
@@ -347,11 +366,20 @@ impl Worker {
     async fn record_announced(&self, device_id: u64, first_sequence: u64) -> Result<(), String> {
         let deadline = Instant::now() + CONFLICT_PATIENCE;
         loop {
-            let (mut ledger, revision) = ledger_store::read(&self.handles.devices, device_id).await?;
+            let (mut ledger, revision) =
+                ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
             if !ledger.announced(first_sequence) {
                 return Ok(());
             }
-            match ledger_store::swap(&self.handles.devices, device_id, &ledger, revision).await? {
+            match ledger_store::swap(
+                &self.handles.devices,
+                self.mac_key(device_id)?,
+                device_id,
+                &ledger,
+                revision,
+            )
+            .await?
+            {
                 Swap::Done => return Ok(()),
                 Swap::Conflict if Instant::now() < deadline => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
@@ -365,7 +393,7 @@ impl Worker {
     /// Announces every message the device's ledger holds as complete and unannounced, each from its stored
     /// chunk 0 (which names the message); the number announced.
     async fn announce_pending(&self, device_id: u64) -> Result<u64, String> {
-        let (ledger, _) = ledger_store::read(&self.handles.devices, device_id).await?;
+        let (ledger, _) = ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
         let mut announced = 0;
         for &(first_sequence, chunk_count) in &ledger.unannounced {
             let name = frame_key(device_id, first_sequence, 0);

@@ -267,3 +267,99 @@ async fn read_announcements(js: &async_nats::jetstream::Context) -> BTreeSet<(u6
     }
     names
 }
+
+/// NATS is not trusted with a device's ledger: a raw NATS client (no key) that rewrites the device's
+/// entry in `tsbc-devices` to mark its next 128 numbers as seen gets no authenticated "duplicate" for the
+/// device's next frame (which would make the device forget a reading never stored): the gateway refuses
+/// to act on an entry that does not authenticate and answers "busy", so the device keeps the frame. Nor
+/// does a copy of a genuine announcement, published again with a new message id, reach a reader twice.
+#[test]
+fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
+    use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, LedgerLimits};
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_000b);
+    let nats = NatsServer::start();
+    let (_server, address) = Server::start(&keys, &nats.url(), &root.path().join("address"));
+    let mut meter = Meter::new(&keys, METERS[0].0, 0);
+    let mut stream = connect(&address);
+    let frame = meter.message(&readings(meter.id, 0)).remove(0);
+    meter.send_expecting(&mut stream, &frame, AckStatus::Accepted);
+
+    let runtime = common::service::runtime();
+    runtime.block_on(async {
+        let client = async_nats::connect(nats.url()).await.unwrap();
+        let js = async_nats::jetstream::new(client);
+        // The attacker's ledger: numbers 1..=128 admitted, written without the device's key.
+        let mut forged = DeviceLedger::new();
+        for sequence in 1..=128 {
+            let chunk = ChunkId {
+                sequence,
+                first_sequence: sequence,
+                chunk_count: 1,
+                chunk_index: 0,
+            };
+            let limits = LedgerLimits {
+                max_incomplete: 4,
+                max_backlog: 1000,
+            };
+            forged.admit(meter.id, chunk, &limits).unwrap();
+        }
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        devices
+            .put(format!("device.{}", meter.id), forged.encode().into())
+            .await
+            .unwrap();
+    });
+    let next = meter.message(&readings(meter.id, 2)).remove(0);
+    let ack = meter.send_expecting(&mut stream, &next, AckStatus::Busy);
+    println!("a frame after the forged ledger: {:?} (authenticated)", ack.status);
+    // The same ledger with a guessed tag.
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        let (_, entry) = (0, devices.get(format!("device.{}", meter.id)).await.unwrap().unwrap());
+        let mut value = entry.to_vec();
+        value.extend_from_slice(&[0u8; 16]);
+        devices.put(format!("device.{}", meter.id), value.into()).await.unwrap();
+    });
+    meter.send_expecting(&mut stream, &next, AckStatus::Busy);
+
+    runtime.block_on(async {
+        let client = async_nats::connect(nats.url()).await.unwrap();
+        let js = async_nats::jetstream::new(client);
+        // Wait for the genuine announcement, then publish a copy under a new message id.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let genuine = loop {
+            let mut results = js.get_stream("TSBC_RESULTS").await.unwrap();
+            if results.info().await.unwrap().state.messages >= 1 {
+                break results.get_raw_message(1).await.unwrap().payload;
+            }
+            assert!(Instant::now() < deadline, "the accepted frame was never announced");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let publish = async_nats::jetstream::message::PublishMessage::build()
+            .payload(genuine)
+            .message_id("attacker-copy");
+        js.send_publish(format!("tsbc.results.{}", meter.id), publish)
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        let (_, server_key) = read_integer_server_key(&keys.join("server_key.bin")).unwrap();
+        let bridge = IntegerBridge::new(server_key).unwrap();
+        let store = KeyStore::read_file(&keys.join("key_store.bin")).unwrap();
+        let keyed = KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap();
+        let reader = ResultsReader::connect(js_client(&nats).await, keyed).await.unwrap();
+        let records = reader.messages(None, 100).await.unwrap();
+        assert_eq!(
+            records.len(),
+            1,
+            "a copied announcement was returned twice: {records:?}"
+        );
+    });
+}
+
+async fn js_client(nats: &NatsServer) -> async_nats::Client {
+    async_nats::connect(nats.url()).await.unwrap()
+}
