@@ -615,7 +615,7 @@ fn late_chunks_of_an_expired_message_are_refused_as_expired() {
         received: 2,
         chunk_count: 4,
     };
-    assert_eq!(intake.evict_expired(late), [expired.clone()]);
+    assert_eq!(intake.evict_expired(late), std::slice::from_ref(&expired));
     assert_eq!(intake.open_messages(), 0);
     // Every late chunk, and every resend of one, is "expired": none opens a new message.
     for frame in frames[2..].iter().chain(&frames[2..]) {
