@@ -124,6 +124,11 @@ DEVICE_STACK_TESTS=(-p tfhe-sbc-device --features std,hazmat,getrandom --test st
 cargo test --release "${DEVICE_STACK_TESTS[@]}"
 cargo test --release --target aarch64-unknown-linux-gnu "${DEVICE_STACK_TESTS[@]}"
 
+step "no secret in the running client's memory: the shipped client (release) in all 7 credential kinds, imaged through /proc"
+# tests/memory_image.rs (also in the host tests above, debug): an LD_PRELOAD getrandom shim captures the OS
+# seed, the test replays the ratchet chain from it and searches the SIGSTOPped client's writable memory.
+cargo test --release -p tfhe-sbc-client --test memory_image
+
 step "aarch64 instruction count per encryption (qemu-user + the insn_count TCG plugin)"
 bash scripts/aarch64-count.sh
 
@@ -214,6 +219,9 @@ step "negacyclic-ntt with the 16x16-bit partial-product multiplier of Cortex-M0/
 # the exactness tests on it (own target dir, so the main one is not rebuilt).
 RUSTFLAGS="--cfg negacyclic_ntt_mul16" CARGO_TARGET_DIR=target/mul16 cargo test -p negacyclic-ntt
 # --- integer NTT: end ---
+
+step "publishable crates: cargo package (verified for the device-side crates), and their own tests from the unpacked packages"
+bash scripts/package.sh
 
 step "constant-time check: ctgrind (valgrind memcheck; default path clean, Ziggurat and self-test flagged)"
 bash scripts/ctgrind.sh

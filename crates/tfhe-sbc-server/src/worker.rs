@@ -8,15 +8,16 @@
 //! 2. read the device's ledger ([`tfhe_sbc_adapter::commit::DeviceLedger`]) and its revision;
 //! 3. store the frame in the results bucket under its deterministic key (two workers holding the same
 //!    frame write the same object);
-//! 4. **commit**: the ledger with the chunk marked stored, written by compare-and-swap on the revision read
+//! 4. **commit**: the ledger with the chunk marked stored (and its message's announcement, step 5), written by compare-and-swap on the revision read
 //!    in 2. A lost compare-and-swap is a conflict, not a failure: read again and redo from 2 at once
 //!    ([`ledger_store`]). A chunk the ledger admitted is never refused here, whatever the order or delay
 //!    of its delivery: every limit was enforced when the gateway admitted it. A frame the ledger never
 //!    admitted (its gateway stopped between publishing and admitting it; it was never answered "accepted")
 //!    is admitted here under the same rules, or dead-lettered with the reason;
-//! 5. if the chunk completed its message, announce it ([`MessageCommitted`], with a message id), then
-//!    record the announcement in the ledger; a message completed and not yet announced (a worker stopped in
-//!    between) is announced by the next frame of its device and by the repair pass ([`Worker::repair`]);
+//! 5. if the chunk completes its message (every chunk's bytes then stored), announce it ([`MessageCommitted`],
+//!    with a message id) before the commit of 4, which records the announcement in the same
+//!    compare-and-swap; a message the ledger holds as complete and unannounced is announced by the next
+//!    frame of its device and by the repair pass ([`Worker::repair`]);
 //! 6. acknowledge the frame to JetStream.
 //!
 //! A worker killed anywhere in 1-6 leaves the frame unacknowledged: JetStream redelivers it after `ack_wait`
@@ -310,6 +311,14 @@ impl Worker {
                     .map_err(|e| Retry::Transient(format!("cannot store {name}: {e}")))?;
                 frame_stored = true;
             }
+            if completed {
+                // Every chunk's bytes are stored (this one just now, the others before the ledger said so):
+                // the message is durable, so it is announced before the commit, which then records the
+                // announcement too (one compare-and-swap). A worker stopping in between makes the next one
+                // announce it again: the message id and the readers' one record per message absorb it.
+                self.announce(&MessageCommitted::of_chunk(&header)).await?;
+                ledger.announced(chunk.first_sequence);
+            }
             match ledger_store::swap(
                 &self.handles.devices,
                 self.mac_key(device_id)?,
@@ -328,10 +337,6 @@ impl Worker {
                 Swap::Conflict => {
                     return Err(format!("device {device_id}: conflicts for {CONFLICT_PATIENCE:?}").into());
                 }
-            }
-            if completed {
-                self.announce(&MessageCommitted::of_chunk(&header)).await?;
-                self.record_announced(device_id, chunk.first_sequence).await?;
             }
             return Ok(Outcome::Committed);
         }
