@@ -80,7 +80,7 @@ impl EncryptorState {
 
     /// Seeds the CSPRNG in place from the operating system (`getrandom`), no copy of the state anywhere: the
     /// seed is drawn and the generator keyed in a call that is never inlined, and the stack it used is
-    /// scrubbed afterwards (feature `std`, [`crate::std_io::scrub`]).
+    /// scrubbed afterwards (feature `std`, [`crate::encrypt::stack_scrub`]).
     #[cfg(feature = "getrandom")]
     pub(crate) fn seed_from_os(&mut self) -> Result<()> {
         let drawn = self.key_from_os();
@@ -176,7 +176,7 @@ impl EncryptorState {
     /// sampler and the CSPRNG, then erases the CSPRNG's key ([`Blake2bXof::ratchet`]), on success or not.
     /// With feature `std` the stack the encryption and the ratchet used is scrubbed afterwards: they run in a
     /// call that is never inlined, so no copy of the generator's state, its ratchet key or the noise the
-    /// compiler spilled outlives the call ([`crate::std_io::scrub`]).
+    /// compiler spilled outlives the call ([`crate::encrypt::stack_scrub`]).
     pub(crate) fn encrypt_with<T>(
         &mut self,
         encrypt: impl FnOnce(&DeviceNoise, &mut Blake2bXof) -> Result<T>,
@@ -201,11 +201,11 @@ impl EncryptorState {
 }
 
 /// On a host (feature `std`), overwrites the stack below the caller that a never-inlined call handling the
-/// CSPRNG just used ([`crate::std_io::scrub_stack`]); nothing on firmware, whose stack is a few KiB.
+/// CSPRNG just used ([`crate::encrypt::stack_scrub::scrub_stack`]); nothing on firmware, whose stack is a few KiB.
 #[inline(always)]
 fn scrub_after_secret_work() {
     #[cfg(feature = "std")]
-    crate::std_io::scrub_stack();
+    crate::encrypt::stack_scrub::scrub_stack();
 }
 
 impl core::fmt::Debug for EncryptorState {

@@ -38,13 +38,12 @@
 mod counter;
 mod files;
 mod message_encryptor;
-pub mod scrub;
 mod stream;
 
 pub use counter::PersistentCounter;
 pub use files::{CredentialsFile, FileError, write_atomic};
 pub use message_encryptor::{MessageEncryptor, SealedFrame};
-pub use scrub::scrub_stack;
+pub use crate::encrypt::stack_scrub::{self as scrub, scrub_stack};
 pub use stream::{read_ack, write_ack, write_frame};
 
 #[cfg(test)]
