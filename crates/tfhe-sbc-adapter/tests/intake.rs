@@ -777,3 +777,64 @@ fn mutated_valid_frames_never_panic() {
         }
     }
 }
+
+#[test]
+fn late_chunks_of_a_message_started_before_a_restart_are_refused_as_expired() {
+    use tfhe_sbc_adapter::registry::DeviceEncryption;
+    let mut device = Device::new(23, 91);
+    let mut before = intake(IntakeConfig::default(), &[&device]);
+    let now = Instant::now();
+    // Four chunks: the first two are taken, then the server restarts; only its replay window survives.
+    let frames = device.seeded_frames(&[5u8; 512]);
+    assert_eq!(frames.len(), 4);
+    for frame in &frames[..2] {
+        assert!(matches!(before.receive(frame, now).unwrap(), Received::Pending { .. }));
+    }
+    let window = before.replay_window(91).unwrap().resumed();
+    drop(before);
+    let mut after = tfhe_sbc_adapter::intake::Intake::new(IntakeConfig::default(), DeviceRegistry::new());
+    after
+        .register_device_with_window(device.server_credentials(), DeviceEncryption::SecretKey, window)
+        .unwrap();
+    // The late chunks can never complete their message: "expired", never a new entry taken as "accepted".
+    let expired = IntakeError::MessageExpired {
+        device_id: 91,
+        message_id: frames_message_id(&frames[0]),
+        received: 0,
+        chunk_count: 4,
+    };
+    for frame in frames[2..].iter().chain(&frames[2..]) {
+        assert_eq!(after.receive(frame, now).unwrap_err(), expired);
+        assert_eq!(after.open_messages(), 0);
+    }
+    // The earlier chunks sent again are too old (taken before the restart, or lost: the server cannot say).
+    assert!(matches!(
+        after.receive(&frames[1], now).unwrap_err(),
+        IntakeError::TooOld { .. }
+    ));
+    // Nothing was consumed: the device's next message, one chunk or several, goes through.
+    assert_eq!(after.highest_sequence(91), None);
+    let next = device.seeded_frames(&[6u8; 512]);
+    let message = receive_message(&mut after, &next, now);
+    assert_eq!(device.decrypt_message(&message), [6u8; 512]);
+    let single = device.seeded_frames(&[7u8; 100]);
+    let message = receive_message(&mut after, &single, now);
+    assert_eq!(device.decrypt_message(&message), [7u8; 100]);
+
+    // A device registered with a floor alone (no window) is refused the same way below the floor.
+    let mut device = Device::new(24, 92);
+    let old = device.seeded_frames(&[1u8; 512]);
+    let mut registry = DeviceRegistry::new();
+    registry.register_with_floor(device.server_credentials(), 2).unwrap();
+    let mut fresh = tfhe_sbc_adapter::intake::Intake::new(IntakeConfig::default(), registry);
+    assert!(matches!(
+        fresh.receive(&old[2], now).unwrap_err(),
+        IntakeError::MessageExpired {
+            device_id: 92,
+            received: 0,
+            chunk_count: 4,
+            ..
+        }
+    ));
+    assert_eq!(fresh.open_messages(), 0);
+}

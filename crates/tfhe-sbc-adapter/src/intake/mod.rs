@@ -53,15 +53,25 @@ struct DeviceState {
     credentials: DeviceCredentials,
     encryption: DeviceEncryption,
     window: ReplayWindow,
+    /// The first sequence number not taken before the device was registered (its window's floor, or one
+    /// above the highest of a window resumed as it was): the chunks of a message that starts below it were
+    /// taken, if at all, before a restart, and are gone.
+    registered_from: u64,
 }
 
 impl DeviceState {
     /// A registered device, with its replay window (empty above its floor, or resumed).
     fn new(registered: Registered) -> Self {
+        let window = registered.window;
+        let registered_from = window
+            .highest()
+            .map_or(0, |highest| highest.saturating_add(1))
+            .max(window.lowest_acceptable());
         Self {
             credentials: registered.credentials,
             encryption: registered.encryption,
-            window: registered.window,
+            window,
+            registered_from,
         }
     }
 }
@@ -162,6 +172,7 @@ impl Intake {
             return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
         }
         self.authenticate(&parsed)?;
+        self.started_before_registration(&header)?;
         // A frame refused by the reassembly (limits, mismatch, expiry) does not consume its sequence number.
         self.reassembler.admit(&header, now)?;
         device_accept(&mut self.devices, &header);
@@ -269,6 +280,32 @@ impl Intake {
         self.authenticate_device(parsed)?
             .window
             .check(header.device_id, header.sequence)?;
+        Ok(())
+    }
+
+    /// A later chunk (`chunk_index > 0`) of a message that is not open and whose first sequence number is
+    /// below the first the device could send since it was registered (after a restart, with the window
+    /// persisted before it): its earlier chunks were taken before the restart and are gone, so it can never
+    /// complete. [`IntakeError::MessageExpired`] (0 chunks held), as for a message that expired, never a new
+    /// entry acknowledged "accepted".
+    fn started_before_registration(&self, header: &FrameHeader) -> Result<(), IntakeError> {
+        let Some(device) = self.devices.get(&header.device_id) else {
+            return Ok(());
+        };
+        let first = header.sequence.wrapping_sub(u64::from(header.chunk_index));
+        if header.chunk_count > 1
+            && header.chunk_index > 0
+            && first < device.registered_from
+            && first <= header.sequence
+            && !self.reassembler.is_open(header.device_id, header.message_id)
+        {
+            return Err(IntakeError::MessageExpired {
+                device_id: header.device_id,
+                message_id: header.message_id,
+                received: 0,
+                chunk_count: header.chunk_count,
+            });
+        }
         Ok(())
     }
 

@@ -114,6 +114,11 @@ impl Reassembler {
         self.open.len()
     }
 
+    /// Whether message `message_id` of `device_id` is open (some of its chunks held).
+    pub fn is_open(&self, device_id: u64, message_id: u32) -> bool {
+        self.open.contains_key(&(device_id, message_id))
+    }
+
     fn remove(&mut self, key: (u64, u32)) -> Option<OpenMessage> {
         let message = self.open.remove(&key)?;
         if let Entry::Occupied(mut count) = self.per_device.entry(key.0) {
