@@ -377,15 +377,18 @@ fn summary(stats: &UplinkStats, readings: u64, messages: u64, started: Instant) 
     };
     info!(
         "sent {readings} readings in {messages} messages ({} frames{recovered}, {} bytes on the wire) in {:.2?}: {} \
-         frames accepted ({} of them already taken, resent after a reconnect), {} lost ({} expired at the server, {} \
-         too old when sent again); {} connections, {} resends, {} acknowledgement records ignored",
+         frames accepted ({} of them already taken, resent after a reconnect), {} messages lost ({} frames, {} of \
+         them acknowledged before their message expired; {} expired at the server, {} too old when sent again); {} \
+         connections, {} resends, {} acknowledgement records ignored",
         stats.frames,
         stats.bytes_sent,
         started.elapsed(),
         stats.delivered(),
         stats.duplicates,
+        stats.lost_messages(),
         stats.lost(),
-        stats.expired,
+        stats.expired_acknowledged,
+        stats.expired + stats.expired_acknowledged,
         stats.too_old,
         stats.connections,
         stats.resent,
@@ -393,11 +396,15 @@ fn summary(stats: &UplinkStats, readings: u64, messages: u64, started: Instant) 
     );
     if stats.lost() > 0 {
         return Err(runtime(format!(
-            "{} frames were lost, their readings are not at the server: {} because the server dropped their messages \
-             as expired before they were complete (a slow or broken link), {} refused as too old when sent again \
-             (the server may have taken them before it restarted)",
+            "{} messages lost ({} frames), their readings are not at the server: {} messages ({} frames, {} of them \
+             acknowledged before their message expired) because the server dropped them as expired before they \
+             were complete (a slow or broken link), {} frames refused as too old when sent again (the server may \
+             have taken them before it restarted)",
+            stats.lost_messages(),
             stats.lost(),
-            stats.expired,
+            stats.expired_messages,
+            stats.expired + stats.expired_acknowledged,
+            stats.expired_acknowledged,
             stats.too_old
         )));
     }

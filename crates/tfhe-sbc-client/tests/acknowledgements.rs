@@ -45,7 +45,7 @@ fn forged_acknowledgements_change_nothing_and_every_reading_arrives() {
     assert_eq!(log.matches("ignored an acknowledgement record").count(), 1, "{log}");
     assert!(
         log.contains("10 frames accepted")
-            && log.contains("0 lost")
+            && log.contains(" 0 messages lost (0 frames")
             && log.contains("12 acknowledgement records ignored"),
         "{log}"
     );
@@ -69,13 +69,13 @@ fn an_expired_message_is_reported_lost_and_the_exit_status_says_so() {
     let summary = log.lines().find(|l| l.contains("readings in")).unwrap_or_default();
     assert!(
         summary.contains("2 frames accepted")
-            && summary.contains("1 lost (1 expired at the server")
+            && summary.contains("1 messages lost (1 frames, 0 of them acknowledged before their message expired; 1 expired at the server")
             && summary.contains("1 acknowledgement records ignored"),
         "{log}"
     );
     let error = log.lines().last().unwrap_or_default();
     assert!(
-        error.contains("error: 1 frames were lost") && error.contains("expired"),
+        error.contains("error: 1 messages lost (1 frames)") && error.contains("expired"),
         "{log}"
     );
     // Lost frames are not kept for a next start: the server will never take them.

@@ -170,7 +170,7 @@ fn every_reading_arrives_once_despite(device_seed: u8, faults: Vec<(u64, Tamper)
     assert!(output.status.success(), "{log}");
     let summary = log.lines().find(|l| l.contains("readings in")).unwrap_or_default();
     assert!(
-        summary.contains(&format!("{FRAMES} frames accepted")) && summary.contains(" 0 lost"),
+        summary.contains(&format!("{FRAMES} frames accepted")) && summary.contains(" 0 messages lost"),
         "{log}"
     );
     assert!(seen.connections >= 2, "{log}");

@@ -3,7 +3,8 @@
 //! intake with a 2 s maximum age; the server answers the first 8 chunks, then stalls 3 s (a link down: the
 //! other 8 chunks wait in the socket), sweeps the expired message as the real server does every second,
 //! and goes on. The intake answers every late chunk "expired" (authenticated) and completes nothing; the
-//! client drops the message, reports the loss and exits 1.
+//! client drops the message, reports the whole of it lost (the 8 chunks acknowledged before included, none
+//! of them counted as accepted) and exits 1.
 
 #![allow(clippy::unwrap_used)]
 
@@ -79,6 +80,15 @@ fn a_message_expired_at_the_server_is_reported_lost_with_a_failing_exit() {
     assert_eq!(output.status.code(), Some(1), "{log}");
     assert!(log.contains("expired"), "{log}");
     assert!(log.contains("lost"), "{log}");
+    // The 8 chunks acknowledged before the message expired are lost with it, never counted as accepted.
+    assert!(log.contains(" 0 frames accepted"), "{log}");
+    assert!(
+        log.contains("1 messages lost (16 frames, 8 of them acknowledged before their message expired"),
+        "{log}"
+    );
+    // The late chunks answered "expired" after the first are expected, not ignored records.
+    assert!(log.contains("0 acknowledgement records ignored"), "{log}");
+    assert!(!log.contains("ignored an acknowledgement record"), "{log}");
 
     let seen = seen.lock().unwrap();
     assert_eq!(seen.expired_by_sweep, 1);

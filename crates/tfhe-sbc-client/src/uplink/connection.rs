@@ -281,6 +281,9 @@ fn handle_record(state: &mut State, config: &UplinkConfig, record: &AckRecord) -
     }
     let claim = || Some(unverified_claim(claimed.status, config.device_id));
     let Some(position) = state.queue.iter().position(|p| p.sequence == claimed.sequence) else {
+        if already_expired(state, config, record) {
+            return None;
+        }
         return ignore(state, config, claim(), "it names a frame that is not waiting");
     };
     let now = Instant::now();
@@ -296,6 +299,30 @@ fn handle_record(state: &mut State, config: &UplinkConfig, record: &AckRecord) -
         state.skipped_at.get_or_insert(now);
     }
     handle_ack(state, config, position, ack, now)
+}
+
+/// Whether `record` is a verified "expired" answer for a frame of a message already dropped as expired (it
+/// was in flight when the first such answer came): expected, a debug line, not an ignored record.
+fn already_expired(state: &State, config: &UplinkConfig, record: &AckRecord) -> bool {
+    if record.claimed.status != AckStatus::Expired {
+        return false;
+    }
+    let opened = state
+        .expired_frames
+        .iter()
+        .filter(|(sequence, _)| *sequence == record.claimed.sequence)
+        .any(|(_, tag)| {
+            record
+                .open(&config.mac_key, tag)
+                .is_ok_and(|ack| ack.status == AckStatus::Expired)
+        });
+    if opened {
+        debug!(
+            "frame {} answered expired too (its message was already dropped as expired)",
+            record.claimed.sequence
+        );
+    }
+    opened
 }
 
 /// Ignores a record (it did not decode or open, or named nothing waiting): counted, a warning at most every
@@ -331,15 +358,20 @@ fn ignore(state: &mut State, config: &UplinkConfig, claim: Option<String>, why: 
     None
 }
 
-/// Drops the frame at `position` and the rest of its message from the queue; returns how many.
-fn drop_message(state: &mut State, position: usize) -> u64 {
+/// Drops the frame at `position` and the rest of its message from the queue (remembering their tags when
+/// `expired`); returns how many, and how many frames of the message were acknowledged in this run before.
+fn drop_message(state: &mut State, position: usize, expired: bool) -> (u64, u64) {
     let message = state.queue[position].message_first;
     let mut dropped = 0;
     while let Some(p) = state.queue.iter().position(|p| p.message_first == message) {
-        state.remove(p);
+        if let Some(pending) = state.remove(p)
+            && expired
+        {
+            state.remember_expired(&pending);
+        }
         dropped += 1;
     }
-    dropped
+    (dropped, state.acknowledged.remove(&message).unwrap_or(0))
 }
 
 /// Applies an acknowledgement that verified for the frame at `position`; returns why the connection must end,
@@ -348,7 +380,9 @@ fn handle_ack(state: &mut State, config: &UplinkConfig, position: usize, ack: Ac
     let address = || config.address.clone();
     match ack.status {
         AckStatus::Accepted | AckStatus::Duplicate => {
-            state.remove(position);
+            if let Some(pending) = state.remove(position) {
+                state.acknowledged(pending.message_first);
+            }
             if ack.status == AckStatus::Accepted {
                 state.stats.accepted += 1;
             } else {
@@ -377,8 +411,9 @@ fn handle_ack(state: &mut State, config: &UplinkConfig, position: usize, ack: Ac
             Some("counter behind".into())
         }
         AckStatus::TooOld => {
-            let lost = drop_message(state, position);
+            let (lost, _) = drop_message(state, position, false);
             state.stats.too_old += lost;
+            state.stats.too_old_messages += 1;
             warn!(
                 "the server refused frame {} as too old when it was sent again (it may have taken it before a restart, \
                  or lost it): its message ({lost} frames) counts as lost",
@@ -388,12 +423,15 @@ fn handle_ack(state: &mut State, config: &UplinkConfig, position: usize, ack: Ac
             None
         }
         AckStatus::Expired => {
-            let lost = drop_message(state, position);
+            let (lost, acknowledged) = drop_message(state, position, true);
             state.stats.expired += lost;
+            state.stats.expired_acknowledged += acknowledged;
+            state.stats.expired_messages += 1;
             warn!(
-                "the server dropped the message of frame {} before it was complete (expired): its {lost} frames are \
-                 lost",
-                ack.sequence
+                "the server dropped the message of frame {} before it was complete (expired): its {} frames are \
+                 lost ({acknowledged} of them acknowledged before)",
+                ack.sequence,
+                lost + acknowledged
             );
             state.progress(now);
             None

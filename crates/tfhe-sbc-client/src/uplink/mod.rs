@@ -28,7 +28,8 @@
 //! * A refusal that sending again cannot fix (a frame kind the server does not take, a counter that went
 //!   back), when authenticated, stops the uplink with an [`UplinkError`] that says what to fix. A frame whose
 //!   message the server dropped as expired is lost, with the rest of its message: counted in
-//!   [`UplinkStats::expired`], never as accepted.
+//!   [`UplinkStats::expired`], and the frames of that message the server had acknowledged in this run in
+//!   [`UplinkStats::expired_acknowledged`]: lost, never delivered.
 
 mod connection;
 mod error;
@@ -118,8 +119,16 @@ pub struct UplinkStats {
     pub accepted: u64,
     /// Frames the server had accepted before (resends after a lost connection).
     pub duplicates: u64,
-    /// Frames lost because the server dropped their message before it was complete (expired).
+    /// Frames lost because the server dropped their message before it was complete (expired): those still
+    /// queued when the server said so.
     pub expired: u64,
+    /// Messages the server dropped as expired before they were complete.
+    pub expired_messages: u64,
+    /// Frames acknowledged in this run (counted in [`UplinkStats::accepted`] or
+    /// [`UplinkStats::duplicates`]) whose message later expired at the server: lost with it.
+    pub expired_acknowledged: u64,
+    /// Messages lost because one of their frames was refused as too old when sent again.
+    pub too_old_messages: u64,
     /// Frames lost because the server refused them as too old when they were sent again (it may have taken
     /// them before a restart of its own, or lost them: it cannot say which).
     pub too_old: u64,
@@ -134,14 +143,20 @@ pub struct UplinkStats {
 }
 
 impl UplinkStats {
-    /// Frames the server acknowledged (accepted now or before).
+    /// Frames the server acknowledged (accepted now or before) whose message did not expire afterwards.
     pub fn delivered(&self) -> u64 {
-        self.accepted + self.duplicates
+        (self.accepted + self.duplicates).saturating_sub(self.expired_acknowledged)
     }
 
-    /// Frames lost: their messages expired at the server, or they were too old when sent again.
+    /// Frames lost: their messages expired at the server (those acknowledged before included), or they were
+    /// too old when sent again.
     pub fn lost(&self) -> u64 {
-        self.expired + self.too_old
+        self.expired + self.expired_acknowledged + self.too_old
+    }
+
+    /// Messages lost: expired at the server, or with a frame too old when sent again.
+    pub fn lost_messages(&self) -> u64 {
+        self.expired_messages + self.too_old_messages
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::UplinkStats;
 use super::error::UplinkError;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tfhe_sbc_device::frame::TAG_BYTES;
@@ -63,9 +63,38 @@ pub(super) struct State {
     pub(super) advice: Option<String>,
     /// Frames the sending thread is done with (acknowledged or lost) whose outbox files are still to delete.
     pub(super) done: Vec<u64>,
+    /// Per message (its first sequence number) with frames still queued: how many of its frames the server
+    /// acknowledged in this run, lost with it if it expires. Bounded by the queue: an entry goes when its
+    /// message has no queued frame left.
+    pub(super) acknowledged: HashMap<u64, u64>,
+    /// The frames (sequence number, tag) of the last messages dropped as expired: an "expired" answer to
+    /// one of them (already in flight when the first came) is expected, not an ignored record. At most
+    /// [`State::EXPIRED_FRAMES`].
+    pub(super) expired_frames: VecDeque<(u64, [u8; TAG_BYTES])>,
 }
 
 impl State {
+    /// How many frames of expired messages are remembered (the most recent).
+    pub(super) const EXPIRED_FRAMES: usize = 1024;
+
+    /// Counts an acknowledgement for `message`, and forgets the message's count when none of its frames is
+    /// queued any more (fully acknowledged).
+    pub(super) fn acknowledged(&mut self, message: u64) {
+        if self.queue.iter().any(|p| p.message_first == message) {
+            *self.acknowledged.entry(message).or_insert(0) += 1;
+        } else {
+            self.acknowledged.remove(&message);
+        }
+    }
+
+    /// Remembers a frame of a message dropped as expired.
+    pub(super) fn remember_expired(&mut self, pending: &Pending) {
+        if self.expired_frames.len() >= Self::EXPIRED_FRAMES {
+            self.expired_frames.pop_front();
+        }
+        self.expired_frames.push_back((pending.sequence, pending.tag));
+    }
+
     pub(super) fn remove(&mut self, position: usize) -> Option<Pending> {
         if position < self.sent_prefix {
             self.sent_prefix -= 1;
