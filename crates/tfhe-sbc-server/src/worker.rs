@@ -37,9 +37,7 @@ use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::{ChunkId, Stored};
 use tfhe_sbc_adapter::intake::{Intake, header_of};
-use tfhe_sbc_adapter::results::{
-    MessageCommitted, committed_message_id, dead_letter_subject, frame_key, results_subject,
-};
+use tfhe_sbc_adapter::results::{MessageCommitted, dead_letter_subject, frame_key, results_subject};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tracing::{debug, info, warn};
 
@@ -270,6 +268,8 @@ impl Worker {
         let device_id = header.device_id;
         let name = frame_key(device_id, chunk.first_sequence, chunk.chunk_index);
         let mut frame_stored = false;
+        // Announced by an earlier pass of the loop below (a conflict redoes the commit, not the announcement).
+        let mut announced = false;
         let deadline = Instant::now() + CONFLICT_PATIENCE;
         loop {
             let (mut ledger, revision) =
@@ -311,12 +311,15 @@ impl Worker {
                     .map_err(|e| Retry::Transient(format!("cannot store {name}: {e}")))?;
                 frame_stored = true;
             }
-            if completed {
+            if completed && !announced {
                 // Every chunk's bytes are stored (this one just now, the others before the ledger said so):
                 // the message is durable, so it is announced before the commit, which then records the
                 // announcement too (one compare-and-swap). A worker stopping in between makes the next one
                 // announce it again: the message id and the readers' one record per message absorb it.
                 self.announce(&MessageCommitted::of_chunk(&header)).await?;
+                announced = true;
+            }
+            if completed {
                 ledger.announced(chunk.first_sequence);
             }
             match ledger_store::swap(
@@ -342,28 +345,25 @@ impl Worker {
         }
     }
 
-    /// Publishes `record` on its device's results subject (with a message id: a repeat within the
-    /// de-duplication window is dropped by JetStream, and readers keep one record per message anyway).
+    /// Publishes `record`, sealed under its device's MAC key, on the device's results subject, without a
+    /// message id (one that anyone on NATS could publish first would make JetStream drop this record as
+    /// its duplicate); readers keep one record per message.
     async fn announce(&self, record: &MessageCommitted) -> Result<(), String> {
-        let publish = async_nats::jetstream::message::PublishMessage::build()
-            .payload(record.encode().to_vec().into())
-            .message_id(committed_message_id(record.device_id, record.first_sequence));
+        let sealed = record.seal(self.mac_key(record.device_id)?);
         let ack = self
             .handles
             .js
-            .send_publish(results_subject(&self.topology.prefix, record.device_id), publish)
+            .publish(results_subject(&self.topology.prefix, record.device_id), sealed.into())
             .await
             .map_err(|e| format!("cannot announce a message: {e}"))?;
-        let ack = ack.await.map_err(|e| format!("announcement not stored: {e}"))?;
-        if !ack.duplicate {
-            self.counts.messages.fetch_add(1, Ordering::Relaxed);
-            metrics::counter!("tsbc_worker_messages_total").increment(1);
-            debug!(
-                device = record.device_id,
-                first_sequence = record.first_sequence,
-                "message committed"
-            );
-        }
+        ack.await.map_err(|e| format!("announcement not stored: {e}"))?;
+        self.counts.messages.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("tsbc_worker_messages_total").increment(1);
+        debug!(
+            device = record.device_id,
+            first_sequence = record.first_sequence,
+            "message committed"
+        );
         Ok(())
     }
 

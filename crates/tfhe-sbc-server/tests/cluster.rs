@@ -395,10 +395,44 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
         let keyed = KeyedIntake::new(IntakeConfig::default(), store_of(&integer_dir), bridge).unwrap();
         let integer_reader = ResultsReader::connect(client.clone(), keyed).await.unwrap();
 
+        // Announcements are sealed under each device's MAC key: a reader returns those of its key set, so
+        // the three key sets' readers together return every message.
+        let tfhe_lib_reader = ResultsReader::connect(
+            client.clone(),
+            KeyedIntake::new(
+                IntakeConfig::default(),
+                store_of(&tfhe_lib_dir),
+                BooleanBridge::new(&read_server_key(&tfhe_lib_dir.join("server_key.bin")).unwrap().1).unwrap(),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+        let ks_pbs_reader = ResultsReader::connect(
+            client.clone(),
+            KeyedIntake::new(
+                IntakeConfig::default(),
+                store_of(&boolean_dir),
+                BigKeyBridge::for_server_key(
+                    BooleanSet::DefaultKsPbs,
+                    &read_server_key(&boolean_dir.join("server_key.bin")).unwrap().1,
+                )
+                .unwrap(),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
         let deadline = Instant::now() + Duration::from_secs(180);
         let records = loop {
             // A reading consumer may be refused while the cluster settles after the node's restart.
-            match integer_reader.messages(None, 100_000).await {
+            let read = async {
+                let mut records = integer_reader.messages(None, 100_000).await?;
+                records.extend(ks_pbs_reader.messages(None, 100_000).await?);
+                records.extend(tfhe_lib_reader.messages(None, 100_000).await?);
+                Ok::<_, tfhe_sbc_adapter::IntakeError>(records)
+            };
+            match read.await {
                 Ok(records) if records.len() >= expected.len() || Instant::now() > deadline => break records,
                 Ok(_) => {}
                 Err(e) if Instant::now() < deadline => println!("reading the announcements: {e}; trying again"),

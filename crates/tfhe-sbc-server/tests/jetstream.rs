@@ -259,7 +259,8 @@ async fn read_announcements(js: &async_nats::jetstream::Context) -> BTreeSet<(u6
         .await
         .unwrap();
     while let Some(message) = messages.next().await {
-        let record = tfhe_sbc_adapter::results::MessageCommitted::decode(&message.unwrap().payload).unwrap();
+        let payload = message.unwrap().payload.clone();
+        let record = tfhe_sbc_adapter::results::MessageCommitted::decode(&payload[..34]).unwrap();
         assert!(
             names.insert((record.device_id, record.first_sequence)),
             "announced twice: {record:?}"
@@ -282,11 +283,24 @@ fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
     let nats = NatsServer::start();
     let (_server, address) = Server::start(&keys, &nats.url(), &root.path().join("address"));
     let mut meter = Meter::new(&keys, METERS[0].0, 0);
+    let runtime = common::service::runtime();
+    // Before the device sends: junk published under the message id a service that de-duplicated
+    // announcements by id would give the device's first message (it would drop the real one).
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let publish = async_nats::jetstream::message::PublishMessage::build()
+            .payload(vec![0x5a; 50].into())
+            .message_id(format!("c.{}.0", meter.id));
+        js.send_publish(format!("tsbc.results.{}", meter.id), publish)
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    });
     let mut stream = connect(&address);
     let frame = meter.message(&readings(meter.id, 0)).remove(0);
     meter.send_expecting(&mut stream, &frame, AckStatus::Accepted);
 
-    let runtime = common::service::runtime();
     runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
         let js = async_nats::jetstream::new(client);
@@ -332,8 +346,8 @@ fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
         let deadline = Instant::now() + Duration::from_secs(30);
         let genuine = loop {
             let mut results = js.get_stream("TSBC_RESULTS").await.unwrap();
-            if results.info().await.unwrap().state.messages >= 1 {
-                break results.get_raw_message(1).await.unwrap().payload;
+            if results.info().await.unwrap().state.messages >= 2 {
+                break results.get_raw_message(2).await.unwrap().payload;
             }
             assert!(Instant::now() < deadline, "the accepted frame was never announced");
             tokio::time::sleep(Duration::from_millis(100)).await;

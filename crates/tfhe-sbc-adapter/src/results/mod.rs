@@ -7,10 +7,12 @@
 //!   [`frame_key`]`(device, first sequence of its message, chunk index)`. The name is a function of
 //!   the frame alone, so two workers holding the same frame write the same value.
 //! * A message whose chunks are all committed is announced on [`results_subject`]`(device)` by a
-//!   [`MessageCommitted`] record published with the message id [`committed_message_id`]. A reader keeps
-//!   one record per (device, first sequence): an announcement repeated (a repair pass, or a copy published
-//!   by anyone who can reach NATS) is returned once, and each stored frame must be the chunk the record
-//!   names.
+//!   [`MessageCommitted`] record sealed under the device's MAC key ([`MessageCommitted::seal`]), published
+//!   without a message id (an id anyone on NATS could publish first would make JetStream drop the real
+//!   announcement as its duplicate). A reader returns only records that open under the key store
+//!   ([`MessageCommitted::open`]), one per (device, first sequence): a repeat (a worker stopped between
+//!   announcing and committing, the repair pass, or a copy anyone published) is returned once, and each
+//!   stored frame must be the chunk the record names.
 //! * A reader ([`reader::ResultsReader`], feature `nats`) loads the chunks, verifies their MACs and converts
 //!   them (extraction, or the device's key switch) into tfhe-rs values on demand: an `FheUint8` is ~65 KB in
 //!   memory, its stored frame 64 bytes.
@@ -57,10 +59,8 @@ pub fn frame_message_id(device_id: u64, key_id: u32, message_id: u32, sequence: 
     format!("f.{device_id}.{key_id}.{message_id}.{sequence}")
 }
 
-/// The JetStream message id of a [`MessageCommitted`] announcement.
-pub fn committed_message_id(device_id: u64, first_sequence: u64) -> String {
-    format!("c.{device_id}.{first_sequence}")
-}
+/// The domain of an announcement's tag: neither a frame's magic ("TSBC") nor a ledger's ("TSLG").
+const ANNOUNCEMENT_DOMAIN: &[u8; 16] = b"TSAN announce v2";
 
 /// A message whose every chunk is committed and stored ([`frame_key`] of each chunk).
 ///
@@ -102,6 +102,36 @@ impl MessageCommitted {
             message_length: header.message_length,
             parameter_set: header.parameter_set,
         }
+    }
+
+    /// The bytes published for this record: the record and a 16-byte tag under the device's MAC key over a
+    /// domain prefix and the record (`BYTES + 16` bytes).
+    pub fn seal(&self, key: &tfhe_sbc_device::frame::mac::MacKey) -> Vec<u8> {
+        let mut sealed = self.encode().to_vec();
+        let tag = key.tag(&Self::tagged(&self.encode()));
+        sealed.extend_from_slice(&tag);
+        sealed
+    }
+
+    /// The record in `bytes` ([`MessageCommitted::seal`]'s) if its tag verifies under the key `key_of`
+    /// gives for the device it names; `None` for anything else (a record no service key sealed).
+    pub fn open<'k>(
+        bytes: &[u8],
+        key_of: impl FnOnce(u64) -> Option<&'k tfhe_sbc_device::frame::mac::MacKey>,
+    ) -> Option<Self> {
+        let record_bytes = bytes.get(..Self::BYTES)?;
+        let tag = bytes.get(Self::BYTES..)?;
+        let record = Self::decode(record_bytes)?;
+        key_of(record.device_id)?
+            .verify(&Self::tagged(record_bytes), tag)
+            .then_some(record)
+    }
+
+    fn tagged(record: &[u8]) -> Vec<u8> {
+        let mut message = Vec::with_capacity(ANNOUNCEMENT_DOMAIN.len() + record.len());
+        message.extend_from_slice(ANNOUNCEMENT_DOMAIN);
+        message.extend_from_slice(record);
+        message
     }
 
     /// Whether a stored frame with `header` is chunk `chunk_index` of this message.

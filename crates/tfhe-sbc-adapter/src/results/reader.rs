@@ -90,7 +90,7 @@ impl<C: Converter> ResultsReader<C> {
             })
             .await
             .map_err(|e| nats("create a reading consumer")(&e))?;
-        let records = Self::announcements(&mut consumer, max).await;
+        let records = Self::announcements(&mut consumer, max, |id| self.keyed.intake().mac_key(id)).await;
         if let Ok(info) = consumer.info().await {
             let _ = stream.delete_consumer(&info.name).await;
         }
@@ -99,10 +99,12 @@ impl<C: Converter> ResultsReader<C> {
 
     /// Up to `max` announcements from `consumer`, one per message (device, first sequence): as many as it had
     /// pending when it was made (an empty fetch is no proof of the end: a loaded server may answer a fetch
-    /// late). A repeated announcement (a repair pass, or a copy anyone on NATS published) is skipped.
-    async fn announcements(
+    /// late). A record that does not open under the key store (not sealed by the service, or of another key
+    /// set) and a repeated announcement (a repair pass, or a copy anyone on NATS published) are skipped.
+    async fn announcements<'k>(
         consumer: &mut consumer::Consumer<consumer::pull::Config>,
         max: usize,
+        key_of: impl Fn(u64) -> Option<&'k tfhe_sbc_device::frame::mac::MacKey>,
     ) -> Result<Vec<MessageCommitted>, IntakeError> {
         let pending = consumer
             .info()
@@ -126,7 +128,11 @@ impl<C: Converter> ResultsReader<C> {
             while let Some(message) = batch.next().await {
                 let message = message.map_err(|e| nats("read an announcement")(&e))?;
                 consumed += 1;
-                let record = MessageCommitted::decode(&message.payload).ok_or(IntakeError::BadAnnouncement)?;
+                // A record that does not open under the key store was not sealed by the service (or names a
+                // device of another key set): skipped.
+                let Some(record) = MessageCommitted::open(&message.payload, &key_of) else {
+                    continue;
+                };
                 if records.len() < max && seen.insert((record.device_id, record.first_sequence)) {
                     records.push(record);
                 }
