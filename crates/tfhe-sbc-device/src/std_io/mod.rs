@@ -40,10 +40,10 @@ mod files;
 mod message_encryptor;
 mod stream;
 
+pub use crate::encrypt::stack_scrub::{self as scrub, scrub_stack};
 pub use counter::PersistentCounter;
 pub use files::{CredentialsFile, FileError, write_atomic};
 pub use message_encryptor::{MessageEncryptor, SealedFrame};
-pub use crate::encrypt::stack_scrub::{self as scrub, scrub_stack};
 pub use stream::{read_ack, write_ack, write_frame};
 
 #[cfg(test)]
