@@ -1,526 +1,168 @@
-//! The service on a 3-node JetStream cluster under faults (real nats-servers on loopback, replicas 3): two
-//! gateway processes and two worker processes serving three key sets at once (integer; boolean
-//! `DEFAULT_KS_PBS`, a big-key set; boolean `TFHE_LIB`), 212 simulated devices in every key mode (fleet,
-//! per-device, public key) sending single- and two-chunk messages, more than 5,000 frames; each worker
-//! process runs two tasks. While they send, one worker and one gateway are killed (SIGKILL) and started
-//! again, both workers are stalled (SIGSTOP) for 12 s (`TSBC_WORKER_STALL_S`), and one NATS node is killed
-//! and started again.
+//! The service on a 3-node JetStream cluster under a fault (real nats-servers on loopback, replicas 3): two
+//! gateway processes and two worker processes serving three key sets at once, 212 simulated devices in
+//! every key mode sending 4,626 single- and two-chunk messages (5,256 frames; `common/cluster_harness.rs`).
 //!
-//! A device acts as the Pi client does: it resends a frame (on the same or the other gateway) until an
-//! acknowledgement that opens under its MAC key for that frame says "accepted" or "duplicate"; "busy" and
-//! broken connections mean "try again". At the end:
+//! The fault is a parameter, `TSBC_CLUSTER_FAULT` (`common/faults.rs`):
 //!
-//! * every message the devices saw acknowledged has exactly one announcement in the results stream (none
-//!   twice, none missing), and its stored frames, read back with the adapter's results reader, decrypt with
-//!   the demo client key of their key set to exactly what was sent;
-//! * no acknowledgement failed to open (a gateway never answers a good frame unauthenticated);
-//! * resends, duplicates, "busy" answers, reconnections and the workers' redeliveries and commit conflicts
-//!   are counted and printed.
+//! * `kills` (the default, the run of `cargo test`): one worker and one gateway killed (SIGKILL) and
+//!   started again, both workers stalled (SIGSTOP) for `TSBC_WORKER_STALL_S` (12 s), one NATS node killed
+//!   and started again;
+//! * `stall`: both worker processes stalled for `TSBC_WORKER_STALL_S` (20 s), then resumed;
+//! * `partition`: the node leading `TSBC_FRAMES` cut from its peers' routes for `TSBC_CLUSTER_FAULT_S`
+//!   (20 s) by iptables rules on loopback (root; the rules are removed on drop, also after a panic);
+//! * `leader`: the node leading `TSBC_FRAMES` killed (SIGKILL) and started again;
+//! * `all-nodes`: all three nodes killed at once (SIGKILL) and started again;
+//! * `store-full`: the disk of the node leading `TSBC_FRAMES` (a tmpfs, root) full for
+//!   `TSBC_CLUSTER_FAULT_S` (18 s), then freed; the node restarted if its JetStream stays disabled.
+//!
+//! Each worker process runs `TSBC_CLUSTER_WORKER_TASKS` tasks (2). `scripts/cluster-faults.sh` runs every
+//! fault with 2 and 4 tasks, on an idle and on a busy machine. At the end the run counts the messages
+//! acknowledged (every frame answered "accepted" or "duplicate"), announced, lost (acknowledged, never
+//! announced) and duplicated (returned twice by a reader, or announced twice with different contents),
+//! and the extra identical copies on the results stream; it prints them on one line starting
+//! `CLUSTER-RUN`, and fails unless 0 are lost and 0 duplicated, every announced message decrypts to what
+//! was sent, and every acknowledgement opened under the device's MAC key.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/cluster_harness.rs"]
+mod cluster_harness;
+#[path = "common/cluster_results.rs"]
+mod cluster_results;
 mod common;
+#[path = "common/faults.rs"]
+mod faults;
 
-use common::nats::NatsServer;
+use cluster_harness::{Fleet, Roles, Seen, Timeline, send_all, wait_for};
+use common::nats::{ClusterOptions, NatsServer};
 use common::process::RoleProcess;
-use common::service::Meter;
-use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use faults::{DiskFiller, Fault, Partition, env_or, is_root, stream_leader};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
-use tfhe::FheUint16Id;
-use tfhe::boolean::prelude::Ciphertext;
-use tfhe::prelude::FheDecrypt;
-use tfhe_sbc_adapter::intake::IntakeConfig;
-use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
-use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
-use tfhe_sbc_adapter::interop::{BooleanBridge, Converter};
-use tfhe_sbc_adapter::key_set::client_key::{read_client_key, read_integer_client_key};
-use tfhe_sbc_adapter::key_set::server_key::{read_integer_server_key, read_server_key};
-use tfhe_sbc_adapter::key_store::{KeyMode, KeyStore, KeyedIntake};
-use tfhe_sbc_adapter::results::reader::ResultsReader;
-use tfhe_sbc_adapter::results::{MessageCommitted, RESULTS_BUCKET};
-use tfhe_sbc_device::frame::ack::{ACK_BYTES, AckRecord, AckStatus, frame_tag};
-
-/// The key sets and their devices: (directory name, first device id, devices per mode).
-const INTEGER: (&str, u64) = ("integer", 1000);
-const DEFAULT_KS_PBS: (&str, u64) = ("default-ks-pbs", 2000);
-const TFHE_LIB: (&str, u64) = ("tfhe-lib", 3000);
-
-/// What a message carries, to compare with what decrypts.
-#[derive(Clone, Debug, PartialEq)]
-enum Sent {
-    Readings(Vec<u16>),
-    Bytes(Vec<u8>),
-}
-
-/// One message, sealed before the run.
-struct Outgoing {
-    first: u64,
-    sent: Sent,
-    frames: Vec<Vec<u8>>,
-}
-
-/// One simulated device: its meter (MAC key), its messages, its connection.
-struct Device {
-    meter: Meter,
-    messages: Vec<Outgoing>,
-    connection: Option<TcpStream>,
-}
-
-/// What the devices saw.
-#[derive(Default)]
-struct Seen {
-    frames: AtomicU64,
-    accepted: AtomicU64,
-    duplicates: AtomicU64,
-    busy: AtomicU64,
-    resends: AtomicU64,
-    connections: AtomicU64,
-    unopened: AtomicU64,
-}
-
-/// Provisions a key set of `set` (`None`: integer) in `root/<name>` with `modes` devices numbered from
-/// `first`, and seals `messages` messages per device.
-fn provision(
-    root: &Path,
-    (name, first): (&str, u64),
-    set: Option<BooleanSet>,
-    modes: &[(KeyMode, u64)],
-    messages: u64,
-) -> (PathBuf, Vec<Device>) {
-    let dir = root.join(name);
-    let key_id = 0x1d00_0200 + first as u32;
-    match set {
-        None => tfhe_sbc_keys::commands::init_integer(&dir, Some(key_id)).unwrap(),
-        Some(set) => tfhe_sbc_keys::commands::init(&dir, set, Some(key_id)).unwrap(),
-    }
-    let mut devices = Vec::new();
-    let mut id = first;
-    for &(mode, count) in modes {
-        tfhe_sbc_keys::commands::issue_devices(&dir, id, count, mode, None).unwrap();
-        for _ in 0..count {
-            let mut meter = Meter::new(&dir, id, 1 + id * 7);
-            let messages = (0..messages)
-                .map(|m| {
-                    let first = meter.counter.next_sequence();
-                    // Every sixth message spans two chunks.
-                    let long = m % 6 == 5;
-                    let (sent, frames) = if set.is_none() {
-                        let count = if long { 300 } else { 3 };
-                        let readings: Vec<u16> = (0..count).map(|i| (id * 131 + m * 17 + i * 7) as u16).collect();
-                        let frames = meter.message(&readings);
-                        (Sent::Readings(readings), frames)
-                    } else {
-                        let count = if long { 100 } else { 8 };
-                        let bytes: Vec<u8> = (0..count).map(|i| (id * 3 + m * 5 + i) as u8).collect();
-                        let frames = meter.seal(&bytes);
-                        (Sent::Bytes(bytes), frames)
-                    };
-                    Outgoing { first, sent, frames }
-                })
-                .collect();
-            devices.push(Device {
-                meter,
-                messages,
-                connection: None,
-            });
-            id += 1;
-        }
-    }
-    (dir, devices)
-}
-
-/// Sends `frame` of `device` until an acknowledgement that opens for it says accepted or duplicate,
-/// on the gateways of `gateways` in turn (for at most 120 s).
-fn deliver(device: &mut Device, frame: &[u8], gateways: &RwLock<Vec<String>>, seen: &Seen) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let tag = frame_tag(frame).unwrap();
-    let mut attempt = device.meter.id as usize;
-    let mut framed = (frame.len() as u32).to_le_bytes().to_vec();
-    framed.extend_from_slice(frame);
-    for tries in 0.. {
-        assert!(
-            Instant::now() < deadline,
-            "device {}: no acknowledgement within 120 s",
-            device.meter.id
-        );
-        if tries > 0 {
-            seen.resends.fetch_add(1, Relaxed);
-            std::thread::sleep(Duration::from_millis(150));
-        }
-        if device.connection.is_none() {
-            attempt += 1;
-            let address = {
-                let gateways = gateways.read().unwrap();
-                gateways[attempt % gateways.len()].clone()
-            };
-            let Ok(stream) = TcpStream::connect_timeout(&address.parse().unwrap(), Duration::from_secs(2)) else {
-                continue;
-            };
-            stream.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-            stream.set_nodelay(true).unwrap();
-            seen.connections.fetch_add(1, Relaxed);
-            device.connection = Some(stream);
-        }
-        let stream = device.connection.as_mut().unwrap();
-        let mut record = [0u8; ACK_BYTES];
-        if stream.write_all(&framed).is_err() || stream.read_exact(&mut record).is_err() {
-            device.connection = None;
-            continue;
-        }
-        let opened = AckRecord::decode(&record)
-            .ok()
-            .and_then(|r| r.open(device.meter.credentials.mac_key(), tag).ok());
-        match opened.map(|ack| ack.status) {
-            Some(AckStatus::Accepted) => {
-                seen.accepted.fetch_add(1, Relaxed);
-                break;
-            }
-            Some(AckStatus::Duplicate) => {
-                seen.duplicates.fetch_add(1, Relaxed);
-                break;
-            }
-            Some(AckStatus::Busy) => {
-                seen.busy.fetch_add(1, Relaxed);
-            }
-            Some(status) => panic!("device {}: a good frame refused: {status:?}", device.meter.id),
-            None => {
-                seen.unopened.fetch_add(1, Relaxed);
-                device.connection = None;
-            }
-        }
-    }
-    seen.frames.fetch_add(1, Relaxed);
-}
-
-/// Waits until the devices have delivered `frames` frames (at most 180 s).
-fn wait_for(seen: &Seen, frames: u64) {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while seen.frames.load(Relaxed) < frames {
-        assert!(Instant::now() < deadline, "the devices stalled");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Every announced message of `store`'s devices, loaded through `reader`, converted and decrypted with
-/// `decrypt`, checked against `expected`; returns how many were checked.
-async fn check_key_set<C: Converter>(
-    reader: &ResultsReader<C>,
-    records: &[MessageCommitted],
-    expected: &BTreeMap<(u64, u64), Sent>,
-    store: &KeyStore,
-    decrypt: impl Fn(&ResultsReader<C>, &[tfhe_sbc_adapter::interop::Input<C>]) -> Sent,
-) -> usize {
-    let mut checked = 0;
-    for record in records.iter().filter(|r| store.get(r.device_id).is_some()) {
-        let inputs = reader.load(record).await.unwrap();
-        let key = (record.device_id, record.first_sequence);
-        assert_eq!(decrypt(reader, &inputs), expected[&key], "message {key:?}");
-        checked += 1;
-    }
-    checked
-}
+use tfhe_sbc_adapter::results::FRAMES_STREAM;
 
 #[test]
-fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a_gateway_and_a_nats_node() {
+fn a_cluster_commits_every_acknowledged_message_once_under_a_fault() {
+    let fault: Fault = env_or("TSBC_CLUSTER_FAULT", Fault::Kills);
+    let tasks: u32 = env_or("TSBC_CLUSTER_WORKER_TASKS", 2);
+    if fault.needs_root() && !is_root() {
+        eprintln!(
+            "\n*** SKIPPED: needs root: the {} fault uses iptables or mount ***\n",
+            fault.name()
+        );
+        println!("CLUSTER-RUN fault={} tasks={tasks} SKIPPED: needs root", fault.name());
+        return;
+    }
     let started = Instant::now();
     let root = tempfile::tempdir().unwrap();
-    let (fleet, per_device, public) = (KeyMode::FleetSecretKey, KeyMode::PerDeviceSecretKey, KeyMode::PublicKey);
-    let (integer_dir, mut devices) = provision(
-        root.path(),
-        INTEGER,
-        None,
-        &[(fleet, 124), (per_device, 8), (public, 8)],
-        22,
-    );
-    let (boolean_dir, boolean) = provision(
-        root.path(),
-        DEFAULT_KS_PBS,
-        Some(BooleanSet::DefaultKsPbs),
-        &[(fleet, 58), (per_device, 6), (public, 6)],
-        22,
-    );
-    let (tfhe_lib_dir, tfhe_lib) = provision(root.path(), TFHE_LIB, Some(BooleanSet::TfheLib), &[(per_device, 2)], 3);
-    devices.extend(boolean);
-    devices.extend(tfhe_lib);
-    let expected: BTreeMap<(u64, u64), Sent> = devices
-        .iter()
-        .flat_map(|d| d.messages.iter().map(|m| ((d.meter.id, m.first), m.sent.clone())))
-        .collect();
-    let total_frames: u64 = devices
-        .iter()
-        .flat_map(|d| &d.messages)
-        .map(|m| m.frames.len() as u64)
-        .sum();
-    assert!(devices.len() >= 200 && total_frames >= 5_000);
+    let fleet = Fleet::provision(root.path());
+    assert!(fleet.devices.len() >= 200 && fleet.total_frames >= 5_000);
     println!(
-        "{} devices, {} messages, {} frames sealed in {:.1?}",
-        devices.len(),
-        expected.len(),
-        total_frames,
-        started.elapsed()
+        "{} devices, {} messages, {} frames sealed in {:.1?}; fault {}, {tasks} tasks per worker process",
+        fleet.devices.len(),
+        fleet.expected.len(),
+        fleet.total_frames,
+        started.elapsed(),
+        fault.name()
     );
 
-    // The cluster and the roles.
-    let mut nats = NatsServer::cluster(3);
-    let urls: Vec<String> = nats.iter().map(NatsServer::url).collect();
-    let role_args = |role: &str| -> Vec<String> {
-        let mut args: Vec<String> = [&integer_dir, &boolean_dir, &tfhe_lib_dir]
-            .iter()
-            .flat_map(|dir| ["--keys".to_owned(), dir.display().to_string()])
-            .collect();
-        args.extend(
-            [
-                "--nats",
-                &urls.join(","),
-                "--role",
-                role,
-                "--replicas",
-                "3",
-                "--ack-wait",
-                "5",
-            ]
-            .map(str::to_owned),
-        );
-        // Two worker tasks per worker process: frames of one device are stored concurrently, so the
-        // ledger's compare-and-swap conflicts (JetStream 10071/10164) happen and must cost nothing.
-        args.extend(["--listen", "127.0.0.1:0", "--workers", "2"].map(str::to_owned));
-        args
+    let options = ClusterOptions {
+        // Each node its own user, so that an owner rule matches the routes the partitioned node opens.
+        first_uid: (fault == Fault::Partition).then_some(61_000),
+        tmpfs_store_mib: (fault == Fault::StoreFull).then_some(1024),
     };
-    let log = |name: &str| root.path().join(format!("{name}.log"));
-    let mut gateways: Vec<RoleProcess> = (0..2)
-        .map(|i| {
-            let name = format!("gateway-{i}");
-            let address_file = Some(root.path().join(format!("{name}.address")));
-            RoleProcess::start(&name, role_args("gateway"), log(&name), address_file)
-        })
-        .collect();
-    let mut workers: Vec<RoleProcess> = (0..2)
-        .map(|i| {
-            RoleProcess::start(
-                &format!("worker-{i}"),
-                role_args("worker"),
-                log(&format!("worker-{i}")),
-                None,
-            )
-        })
-        .collect();
+    let mut nats = NatsServer::cluster_with(3, options);
+    let urls: Vec<String> = nats.iter().map(NatsServer::url).collect();
+    let mut roles = Roles::start(root.path(), |role| fleet.role_args(role, &urls, tasks));
     let addresses = Arc::new(RwLock::new(
-        gateways.iter().map(RoleProcess::address).collect::<Vec<_>>(),
+        roles.gateways.iter().map(RoleProcess::address).collect::<Vec<_>>(),
     ));
-
-    // The devices: 16 threads, each sending its devices' messages in turn, a pause between rounds.
     let seen = Arc::new(Seen::default());
-    let mut groups: Vec<Vec<Device>> = (0..16).map(|_| Vec::new()).collect();
-    for (i, device) in devices.into_iter().enumerate() {
-        groups[i % 16].push(device);
-    }
-    let senders: Vec<_> = groups
-        .into_iter()
-        .map(|mut group| {
-            let (addresses, seen) = (addresses.clone(), seen.clone());
-            std::thread::spawn(move || {
-                let rounds = group.iter().map(|d| d.messages.len()).max().unwrap_or(0);
-                for round in 0..rounds {
-                    for device in &mut group {
-                        let Some(message) = device.messages.get(round) else {
-                            continue;
-                        };
-                        let frames = message.frames.clone();
-                        for frame in &frames {
-                            deliver(device, frame, &addresses, &seen);
-                        }
-                    }
-                    std::thread::sleep(Duration::from_millis(60));
-                }
-            })
-        })
-        .collect();
+    let devices = fleet.devices;
+    let fleet = Fleet {
+        devices: Vec::new(),
+        ..fleet
+    };
+    let (timeline, sampler) = Timeline::start(&seen);
+    let senders = send_all(devices, &addresses, &seen);
+    let runtime = common::service::runtime();
 
-    // The faults, each at a point of the run.
-    let send_started = Instant::now();
-    wait_for(&seen, total_frames * 15 / 100);
-    println!("{:>6.1?}: kill -9 worker-0", send_started.elapsed());
-    workers[0].kill();
-    std::thread::sleep(Duration::from_secs(2));
-    workers[0].restart();
-    wait_for(&seen, total_frames * 35 / 100);
-    println!("{:>6.1?}: kill -9 gateway-0", send_started.elapsed());
-    gateways[0].kill();
-    std::thread::sleep(Duration::from_secs(2));
-    gateways[0].restart();
-    addresses.write().unwrap()[0] = gateways[0].address();
-    wait_for(&seen, total_frames * 45 / 100);
-    // Both worker processes stalled (SIGSTOP) while the gateways go on admitting: the backlog grows, the
-    // stalled workers' frames are redelivered after ack_wait, and no limit may drop an acknowledged frame.
-    let stall = Duration::from_secs(std::env::var("TSBC_WORKER_STALL_S").map_or(12, |s| s.parse().unwrap()));
-    println!("{:>6.1?}: SIGSTOP both workers for {stall:?}", send_started.elapsed());
-    for worker in &mut workers {
-        worker.pause();
-    }
-    std::thread::sleep(stall);
-    for worker in &mut workers {
-        worker.resume();
-    }
-    wait_for(&seen, total_frames * 60 / 100);
-    println!("{:>6.1?}: kill -9 NATS node n2", send_started.elapsed());
-    nats[2].kill();
-    std::thread::sleep(Duration::from_secs(3));
-    nats[2].restart();
+    let total = fleet.total_frames;
+    let window = inject(
+        fault, &mut nats, &mut roles, &addresses, &seen, &timeline, &runtime, total,
+    );
     for sender in senders {
         sender.join().unwrap();
     }
-    println!("{:>6.1?}: every frame acknowledged", send_started.elapsed());
-    assert_eq!(seen.unopened.load(Relaxed), 0, "an acknowledgement did not open");
-    assert!(
-        seen.resends.load(Relaxed) > 0,
-        "the gateway's kill broke no device's connection"
+    timeline.mark("every frame acknowledged");
+    timeline.stop();
+    sampler.join().unwrap();
+    let sending = timeline.now();
+    if let Some((from, to)) = window {
+        println!("the fault from {from:.1} s to {to:.1} s; the devices' answers from 1 s before to 20 s after:");
+        println!("  {}", timeline.window(from - 1.0, to + 20.0));
+    }
+
+    let acknowledged = seen.acknowledged_messages.load(Relaxed);
+    let findings = runtime.block_on(cluster_results::check(&fleet, &urls, acknowledged));
+    let c = &findings.counts;
+    println!(
+        "CLUSTER-RUN fault={} tasks={tasks} acknowledged={} announced={} lost={} duplicated={} repeats={} \
+         checked={} sending={sending:.1}s wall={:.1}s",
+        fault.name(),
+        c.acknowledged,
+        c.announced,
+        c.lost,
+        c.duplicated,
+        c.repeats,
+        c.checked,
+        started.elapsed().as_secs_f64()
     );
-
-    // Every acknowledged message committed once, and it decrypts to what was sent.
-    let runtime = common::service::runtime();
-    let checked = runtime.block_on(async {
-        let client = async_nats::connect(urls.clone()).await.unwrap();
-        wait_for_results_bucket(&client).await;
-        let (_, server_key) = read_integer_server_key(&integer_dir.join("server_key.bin")).unwrap();
-        let (_, integer_client) = read_integer_client_key(&integer_dir.join("client_key.bin")).unwrap();
-        let bridge = IntegerBridge::new(server_key)
-            .unwrap()
-            .with_reading_bits(ReadingBits::from_bits(16).unwrap());
-        let store_of = |dir: &Path| KeyStore::read_file(&dir.join("key_store.bin")).unwrap();
-        let integer_store = store_of(&integer_dir);
-        let keyed = KeyedIntake::new(IntakeConfig::default(), store_of(&integer_dir), bridge).unwrap();
-        let integer_reader = ResultsReader::connect(client.clone(), keyed).await.unwrap();
-
-        // Announcements are sealed under each device's MAC key: a reader returns those of its key set, so
-        // the three key sets' readers together return every message.
-        let tfhe_lib_reader = ResultsReader::connect(
-            client.clone(),
-            KeyedIntake::new(
-                IntakeConfig::default(),
-                store_of(&tfhe_lib_dir),
-                BooleanBridge::new(&read_server_key(&tfhe_lib_dir.join("server_key.bin")).unwrap().1).unwrap(),
-            )
-            .unwrap(),
-        )
-        .await
-        .unwrap();
-        let ks_pbs_reader = ResultsReader::connect(
-            client.clone(),
-            KeyedIntake::new(
-                IntakeConfig::default(),
-                store_of(&boolean_dir),
-                BigKeyBridge::for_server_key(
-                    BooleanSet::DefaultKsPbs,
-                    &read_server_key(&boolean_dir.join("server_key.bin")).unwrap().1,
-                )
-                .unwrap(),
-            )
-            .unwrap(),
-        )
-        .await
-        .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(180);
-        let records = loop {
-            // A reading consumer may be refused while the cluster settles after the node's restart.
-            let read = async {
-                let mut records = integer_reader.messages(None, 100_000).await?;
-                records.extend(ks_pbs_reader.messages(None, 100_000).await?);
-                records.extend(tfhe_lib_reader.messages(None, 100_000).await?);
-                Ok::<_, tfhe_sbc_adapter::IntakeError>(records)
-            };
-            match read.await {
-                Ok(records) if records.len() >= expected.len() || Instant::now() > deadline => break records,
-                Ok(_) => {}
-                Err(e) if Instant::now() < deadline => println!("reading the announcements: {e}; trying again"),
-                Err(e) => panic!("{e}"),
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        };
-        println!("{:>6.1?}: every message announced", send_started.elapsed());
-        let names: BTreeSet<(u64, u64)> = records.iter().map(|r| (r.device_id, r.first_sequence)).collect();
-        assert_eq!(names.len(), records.len(), "a message announced twice");
-        let missing: Vec<_> = expected.keys().filter(|k| !names.contains(k)).collect();
-        if !missing.is_empty() {
-            for role in workers.iter().chain(&gateways) {
-                print_warnings(role);
+    if c.lost > 0 || c.duplicated > 0 {
+        for role in roles.workers.iter().chain(&roles.gateways) {
+            print_warnings(role);
+        }
+        for node in &nats {
+            let lines = node.log_lines(&["[ERR]", "[WRN]"]);
+            println!("{}: {} warnings, the last 10:", node.name, lines.len());
+            for line in &lines[lines.len().saturating_sub(10)..] {
+                println!("  {line}");
             }
         }
+    }
+    assert_eq!(seen.unopened.load(Relaxed), 0, "an acknowledgement did not open");
+    assert_eq!(
+        c.acknowledged,
+        fleet.expected.len() as u64,
+        "a message never acknowledged"
+    );
+    assert!(
+        findings.missing.is_empty(),
+        "{} acknowledged, never announced: {:?}...",
+        c.lost,
+        &findings.missing[..findings.missing.len().min(5)]
+    );
+    assert!(
+        findings.duplicated.is_empty(),
+        "announced twice: {:?}",
+        findings.duplicated
+    );
+    assert_eq!(c.checked, c.announced, "a message of no key set");
+    if fault == Fault::Kills {
         assert!(
-            missing.is_empty(),
-            "{} acknowledged, never announced: {:?}...",
-            missing.len(),
-            &missing[..missing.len().min(5)]
+            seen.resends.load(Relaxed) > 0,
+            "the gateway's kill broke no device's connection"
         );
-        assert_eq!(names.len(), expected.len(), "announced, never sent");
-
-        let mut checked = check_key_set(
-            &integer_reader,
-            &records,
-            &expected,
-            &integer_store,
-            |reader, inputs| {
-                let mut values = Vec::new();
-                for input in inputs {
-                    for value in reader.keyed().frame_readings::<FheUint16Id>(input).unwrap() {
-                        values.push(FheDecrypt::<u16>::decrypt(&value, integer_client.get()));
-                    }
-                }
-                Sent::Readings(values)
-            },
-        )
-        .await;
-        for (dir, set) in [
-            (&boolean_dir, BooleanSet::DefaultKsPbs),
-            (&tfhe_lib_dir, BooleanSet::TfheLib),
-        ] {
-            let (_, server_key) = read_server_key(&dir.join("server_key.bin")).unwrap();
-            let (_, client_key) = read_client_key(&dir.join("client_key.bin")).unwrap();
-            let store = store_of(dir);
-            let bytes = |bits: Vec<Ciphertext>| {
-                let bits: Vec<bool> = bits.iter().map(|b| client_key.get().decrypt(b)).collect();
-                let bytes = bits.chunks(8).map(|byte| {
-                    byte.iter()
-                        .enumerate()
-                        .fold(0u8, |acc, (j, &bit)| acc | u8::from(bit) << j)
-                });
-                Sent::Bytes(bytes.collect())
-            };
-            checked += if set == BooleanSet::TfheLib {
-                let keyed = KeyedIntake::new(
-                    IntakeConfig::default(),
-                    store_of(dir),
-                    BooleanBridge::new(&server_key).unwrap(),
-                );
-                let reader = ResultsReader::connect(client.clone(), keyed.unwrap()).await.unwrap();
-                check_key_set(&reader, &records, &expected, &store, |reader, inputs| {
-                    bytes(reader.keyed().convert(&inputs[0]).unwrap())
-                })
-                .await
-            } else {
-                let bridge = BigKeyBridge::for_server_key(set, &server_key).unwrap();
-                let keyed = KeyedIntake::new(IntakeConfig::default(), store_of(dir), bridge).unwrap();
-                let reader = ResultsReader::connect(client.clone(), keyed).await.unwrap();
-                check_key_set(&reader, &records, &expected, &store, |reader, inputs| {
-                    bytes(reader.keyed().convert(&inputs[0]).unwrap())
-                })
-                .await
-            };
-        }
-        checked
-    });
-    assert_eq!(checked, expected.len(), "a message of no key set");
+    }
 
     // Every role still running, then the counts.
-    for role in gateways.iter_mut().chain(workers.iter_mut()) {
+    for role in roles.gateways.iter_mut().chain(roles.workers.iter_mut()) {
         role.assert_running();
     }
-    let summaries: Vec<String> = gateways
+    let summaries: Vec<String> = roles
+        .gateways
         .iter_mut()
-        .chain(workers.iter_mut())
+        .chain(roles.workers.iter_mut())
         .map(|p| {
             let summary = p.interrupt();
             if p.name.starts_with("worker") && summary.contains("worker: 0 committed") {
@@ -534,8 +176,8 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
         "{} messages ({} frames) committed once and decrypted right, in {:.1?} in all.\n\
          devices: {} accepted, {} duplicate answers (a resend of a frame already in), {} busy answers, {} resends, \
          {} connections\nprocesses since their last start (a killed process's counts are lost):\n{}",
-        checked,
-        total_frames,
+        c.checked,
+        total,
         started.elapsed(),
         seen.accepted.load(Relaxed),
         seen.duplicates.load(Relaxed),
@@ -546,21 +188,170 @@ fn a_cluster_commits_every_acknowledged_message_once_through_kills_of_a_worker_a
     );
 }
 
-/// Waits (at most 60 s) until the results bucket answers: for a few seconds after a node's restart, the
-/// cluster may still be electing the bucket's stream leader, and a lookup times out.
-async fn wait_for_results_bucket(client: &async_nats::Client) {
-    let js = async_nats::jetstream::new(client.clone());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match js.get_key_value(RESULTS_BUCKET).await {
-            Ok(_) => return,
-            Err(e) if Instant::now() < deadline => {
-                println!("opening the results bucket: {e}; trying again");
-                tokio::time::sleep(Duration::from_millis(500)).await;
+/// Injects `fault` while the devices send `total` frames; the fault's window (seconds of `timeline`) when
+/// it lasts.
+#[allow(clippy::too_many_arguments)]
+fn inject(
+    fault: Fault,
+    nats: &mut [NatsServer],
+    roles: &mut Roles,
+    addresses: &RwLock<Vec<String>>,
+    seen: &Seen,
+    timeline: &Timeline,
+    runtime: &tokio::runtime::Runtime,
+    total: u64,
+) -> Option<(f64, f64)> {
+    let urls: Vec<String> = nats.iter().map(NatsServer::url).collect();
+    let fault_s = Duration::from_secs(env_or(
+        "TSBC_CLUSTER_FAULT_S",
+        if fault == Fault::StoreFull { 18 } else { 20 },
+    ));
+    match fault {
+        Fault::Kills => {
+            wait_for(seen, total * 15 / 100);
+            timeline.mark("kill -9 worker-0");
+            roles.workers[0].kill();
+            std::thread::sleep(Duration::from_secs(2));
+            roles.workers[0].restart();
+            wait_for(seen, total * 35 / 100);
+            timeline.mark("kill -9 gateway-0");
+            roles.gateways[0].kill();
+            std::thread::sleep(Duration::from_secs(2));
+            roles.gateways[0].restart();
+            addresses.write().unwrap()[0] = roles.gateways[0].address();
+            wait_for(seen, total * 45 / 100);
+            // Both worker processes stalled while the gateways go on admitting: the backlog grows, the
+            // stalled workers' frames are redelivered after ack_wait, and no limit may drop an acknowledged
+            // frame.
+            let window = stall_workers(roles, timeline, Duration::from_secs(env_or("TSBC_WORKER_STALL_S", 12)));
+            wait_for(seen, total * 60 / 100);
+            timeline.mark("kill -9 NATS node n2");
+            nats[2].kill();
+            std::thread::sleep(Duration::from_secs(3));
+            nats[2].restart();
+            timeline.mark("n2 started again");
+            Some(window)
+        }
+        Fault::Stall => {
+            wait_for(seen, total * 30 / 100);
+            Some(stall_workers(
+                roles,
+                timeline,
+                Duration::from_secs(env_or("TSBC_WORKER_STALL_S", 20)),
+            ))
+        }
+        Fault::Partition => {
+            wait_for(seen, total * 30 / 100);
+            let i = leader(nats, runtime);
+            let cut = Partition::cut(nats, i);
+            let from = timeline.now();
+            timeline.mark(&format!(
+                "{} (leads {FRAMES_STREAM}) cut from its peers for {fault_s:?}",
+                nats[i].name
+            ));
+            std::thread::sleep(fault_s);
+            drop(cut);
+            timeline.mark(&format!("{}'s routes healed", nats[i].name));
+            Some((from, timeline.now()))
+        }
+        Fault::Leader => {
+            wait_for(seen, total * 30 / 100);
+            let i = leader(nats, runtime);
+            let from = timeline.now();
+            timeline.mark(&format!("kill -9 {} (leads {FRAMES_STREAM})", nats[i].name));
+            nats[i].kill();
+            std::thread::sleep(Duration::from_secs(3));
+            nats[i].restart();
+            timeline.mark(&format!("{} started again", nats[i].name));
+            let now_leading = runtime.block_on(stream_leader(&urls, FRAMES_STREAM));
+            println!("{FRAMES_STREAM} is now led by {now_leading}");
+            Some((from, timeline.now()))
+        }
+        Fault::AllNodes => {
+            wait_for(seen, total * 30 / 100);
+            let from = timeline.now();
+            timeline.mark("kill -9 all three NATS nodes");
+            for node in nats.iter_mut() {
+                node.kill();
             }
-            Err(e) => panic!("the results bucket never opened: {e}"),
+            std::thread::sleep(Duration::from_secs(2));
+            for node in nats.iter_mut() {
+                node.start_again();
+            }
+            timeline.mark("all three nodes started again");
+            Some((from, timeline.now()))
+        }
+        Fault::StoreFull => {
+            wait_for(seen, total * 30 / 100);
+            let i = leader(nats, runtime);
+            let filler = DiskFiller::fill(&nats[i]);
+            let from = timeline.now();
+            timeline.mark(&format!(
+                "{}'s store (leads {FRAMES_STREAM}) full for {fault_s:?}",
+                nats[i].name
+            ));
+            std::thread::sleep(fault_s);
+            println!(
+                "  {} JetStream disabled: {}",
+                nats[i].name,
+                jetstream_disabled(&nats[i])
+            );
+            drop(filler);
+            timeline.mark(&format!("{}'s store freed", nats[i].name));
+            // Does the node take up its streams again by itself? Looked at for 15 s, then restarted.
+            let freed = Instant::now();
+            while jetstream_disabled(&nats[i]) && freed.elapsed() < Duration::from_secs(15) {
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            if jetstream_disabled(&nats[i]) {
+                timeline.mark(&format!(
+                    "{}'s JetStream still disabled 15 s after: restarted",
+                    nats[i].name
+                ));
+                nats[i].restart();
+            } else {
+                timeline.mark(&format!("{}'s JetStream enabled, no restart", nats[i].name));
+            }
+            let lines = nats[i].log_lines(&["space", "resources", "DISABLED", "disabled", "[ERR]"]);
+            println!(
+                "  {}'s log: {} lines on the full store; the first 8:",
+                nats[i].name,
+                lines.len()
+            );
+            for line in lines.iter().take(8) {
+                println!("    {line}");
+            }
+            Some((from, timeline.now()))
         }
     }
+}
+
+/// The index in `nats` of the node leading the frames stream.
+fn leader(nats: &[NatsServer], runtime: &tokio::runtime::Runtime) -> usize {
+    let urls: Vec<String> = nats.iter().map(NatsServer::url).collect();
+    let name = runtime.block_on(stream_leader(&urls, FRAMES_STREAM));
+    nats.iter().position(|n| n.name == name).unwrap()
+}
+
+/// Both worker processes stopped (SIGSTOP) for `stall`, then resumed; the window.
+fn stall_workers(roles: &mut Roles, timeline: &Timeline, stall: Duration) -> (f64, f64) {
+    let from = timeline.now();
+    timeline.mark(&format!("SIGSTOP both workers for {stall:?}"));
+    for worker in &mut roles.workers {
+        worker.pause();
+    }
+    std::thread::sleep(stall);
+    for worker in &mut roles.workers {
+        worker.resume();
+    }
+    timeline.mark("SIGCONT both workers");
+    (from, timeline.now())
+}
+
+/// Whether `node`'s monitoring endpoint says its JetStream is disabled (or does not answer).
+fn jetstream_disabled(node: &NatsServer) -> bool {
+    node.monitor("/jsz")
+        .is_none_or(|body| body.replace([' ', '\n'], "").contains("\"disabled\":true"))
 }
 
 /// The last 20 warnings and the last 8 lines of `role`'s log (where a failure's cause is looked for).
