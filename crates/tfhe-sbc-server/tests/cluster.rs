@@ -35,7 +35,7 @@ mod faults;
 use cluster_harness::{Fleet, Roles, Seen, Timeline, send_all, wait_for};
 use common::nats::{ClusterOptions, NatsServer};
 use common::process::RoleProcess;
-use faults::{DiskFiller, Fault, Partition, env_or, is_root, stream_leader};
+use faults::{DiskFiller, Fault, Partition, env_or, is_root, role_nodes, stream_leader};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -94,10 +94,10 @@ fn a_cluster_commits_every_acknowledged_message_once_under_a_fault() {
     for sender in senders {
         sender.join().unwrap();
     }
-    timeline.mark("every frame acknowledged");
     timeline.stop();
     sampler.join().unwrap();
-    let sending = timeline.now();
+    let sending = timeline.last_acknowledged();
+    println!("the last frame acknowledged in second {sending}");
     if let Some((from, to)) = window {
         println!("the fault from {from:.1} s to {to:.1} s; the devices' answers from 1 s before to 20 s after:");
         println!("  {}", timeline.window(from - 1.0, to + 20.0));
@@ -108,7 +108,7 @@ fn a_cluster_commits_every_acknowledged_message_once_under_a_fault() {
     let c = &findings.counts;
     println!(
         "CLUSTER-RUN fault={} tasks={tasks} acknowledged={} announced={} lost={} duplicated={} repeats={} \
-         checked={} sending={sending:.1}s wall={:.1}s",
+         checked={} sending={sending}s wall={:.1}s",
         fault.name(),
         c.acknowledged,
         c.announced,
@@ -257,6 +257,7 @@ fn inject(
         Fault::Leader => {
             wait_for(seen, total * 30 / 100);
             let i = leader(nats, runtime);
+            println!("  roles' nodes: {}", role_nodes(nats, &role_pids(roles)));
             let from = timeline.now();
             timeline.mark(&format!("kill -9 {} (leads {FRAMES_STREAM})", nats[i].name));
             nats[i].kill();
@@ -284,6 +285,7 @@ fn inject(
         Fault::StoreFull => {
             wait_for(seen, total * 30 / 100);
             let i = leader(nats, runtime);
+            println!("  roles' nodes: {}", role_nodes(nats, &role_pids(roles)));
             let filler = DiskFiller::fill(&nats[i]);
             let from = timeline.now();
             timeline.mark(&format!(
@@ -324,6 +326,12 @@ fn inject(
             Some((from, timeline.now()))
         }
     }
+}
+
+/// Every role's name and process id.
+fn role_pids(roles: &Roles) -> Vec<(String, u32)> {
+    let all = roles.gateways.iter().chain(&roles.workers);
+    all.filter_map(|r| Some((r.name.clone(), r.pid()?))).collect()
 }
 
 /// The index in `nats` of the node leading the frames stream.

@@ -47,7 +47,8 @@ pub struct Outgoing {
 pub struct Device {
     pub meter: Meter,
     pub messages: Vec<Outgoing>,
-    connection: Option<TcpStream>,
+    /// The connection and the index of its gateway.
+    connection: Option<(TcpStream, usize)>,
 }
 
 /// What the devices saw.
@@ -62,6 +63,8 @@ pub struct Seen {
     pub unopened: AtomicU64,
     /// Messages whose every frame was acknowledged ("accepted" or "duplicate").
     pub acknowledged_messages: AtomicU64,
+    /// Per gateway (index in the gateways' addresses): frames acknowledged, busy answers.
+    pub per_gateway: [(AtomicU64, AtomicU64); 2],
 }
 
 /// The three key sets and every device's messages.
@@ -269,9 +272,9 @@ fn deliver(device: &mut Device, frame: &[u8], gateways: &RwLock<Vec<String>>, se
         }
         if device.connection.is_none() {
             attempt += 1;
-            let address = {
+            let (address, index) = {
                 let gateways = gateways.read().unwrap();
-                gateways[attempt % gateways.len()].clone()
+                (gateways[attempt % gateways.len()].clone(), attempt % gateways.len())
             };
             let Ok(stream) = TcpStream::connect_timeout(&address.parse().unwrap(), Duration::from_secs(2)) else {
                 continue;
@@ -279,9 +282,10 @@ fn deliver(device: &mut Device, frame: &[u8], gateways: &RwLock<Vec<String>>, se
             stream.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
             stream.set_nodelay(true).unwrap();
             seen.connections.fetch_add(1, Relaxed);
-            device.connection = Some(stream);
+            device.connection = Some((stream, index));
         }
-        let stream = device.connection.as_mut().unwrap();
+        let (stream, index) = device.connection.as_mut().unwrap();
+        let gateway = &seen.per_gateway[*index % 2];
         let mut record = [0u8; ACK_BYTES];
         if stream.write_all(&framed).is_err() || stream.read_exact(&mut record).is_err() {
             device.connection = None;
@@ -293,14 +297,17 @@ fn deliver(device: &mut Device, frame: &[u8], gateways: &RwLock<Vec<String>>, se
         match opened.map(|ack| ack.status) {
             Some(AckStatus::Accepted) => {
                 seen.accepted.fetch_add(1, Relaxed);
+                gateway.0.fetch_add(1, Relaxed);
                 break;
             }
             Some(AckStatus::Duplicate) => {
                 seen.duplicates.fetch_add(1, Relaxed);
+                gateway.0.fetch_add(1, Relaxed);
                 break;
             }
             Some(AckStatus::Busy) => {
                 seen.busy.fetch_add(1, Relaxed);
+                gateway.1.fetch_add(1, Relaxed);
             }
             Some(status) => panic!("device {}: a good frame refused: {status:?}", device.meter.id),
             None => {
@@ -321,11 +328,14 @@ pub fn wait_for(seen: &Seen, frames: u64) {
     }
 }
 
-/// The devices' answers, sampled once a second: (seconds since the start, frames acknowledged, busy
-/// answers) in that second; and the faults' marks.
+/// Counters of [`Seen`] read at one instant: frames acknowledged, busy answers, and both per gateway.
+type Reading = [u64; 6];
+
+/// The devices' answers, sampled once a second: (seconds since the start, the counters' increase in that
+/// second); and the faults' marks.
 pub struct Timeline {
     started: Instant,
-    samples: Mutex<Vec<(u64, u64, u64)>>,
+    samples: Mutex<Vec<(u64, Reading)>>,
     marks: Mutex<Vec<(f64, String)>>,
     stop: AtomicBool,
 }
@@ -341,15 +351,27 @@ impl Timeline {
         });
         let (sampler, seen) = (timeline.clone(), seen.clone());
         let thread = std::thread::spawn(move || {
-            let (mut frames, mut busy) = (0, 0);
+            let read = || -> Reading {
+                let g = &seen.per_gateway;
+                [
+                    seen.frames.load(Relaxed),
+                    seen.busy.load(Relaxed),
+                    g[0].0.load(Relaxed),
+                    g[0].1.load(Relaxed),
+                    g[1].0.load(Relaxed),
+                    g[1].1.load(Relaxed),
+                ]
+            };
+            let mut last = read();
             // Bounded: at most an hour of samples.
             for second in 1..=3600 {
                 std::thread::sleep(
                     (sampler.started + Duration::from_secs(second)).saturating_duration_since(Instant::now()),
                 );
-                let (f, b) = (seen.frames.load(Relaxed), seen.busy.load(Relaxed));
-                sampler.samples.lock().unwrap().push((second, f - frames, b - busy));
-                (frames, busy) = (f, b);
+                let now = read();
+                let increase: Reading = std::array::from_fn(|i| now[i] - last[i]);
+                sampler.samples.lock().unwrap().push((second, increase));
+                last = now;
                 if sampler.stop.load(Relaxed) {
                     break;
                 }
@@ -374,20 +396,29 @@ impl Timeline {
         self.stop.store(true, Relaxed);
     }
 
-    /// The seconds from `from` to `to` (seconds since the start) as `second:acknowledged/busy` and the
-    /// busy answers' first and last second in it.
+    /// The second in which the last frame was acknowledged.
+    pub fn last_acknowledged(&self) -> u64 {
+        let samples = self.samples.lock().unwrap();
+        samples.iter().rev().find(|(_, r)| r[0] > 0).map_or(0, |(s, _)| *s)
+    }
+
+    /// The seconds from `from` to `to` (seconds since the start) as `second:acknowledged/busy` per
+    /// gateway, and the busy answers' first and last second in it.
     pub fn window(&self, from: f64, to: f64) -> String {
         let samples = self.samples.lock().unwrap();
         let inside: Vec<_> = samples
             .iter()
-            .filter(|&&(s, _, _)| s as f64 > from && s as f64 <= to + 1.0)
+            .filter(|&&(s, _)| s as f64 > from && s as f64 <= to + 1.0)
             .collect();
-        let busy: Vec<u64> = inside.iter().filter(|s| s.2 > 0).map(|s| s.0).collect();
-        let idle: Vec<u64> = inside.iter().filter(|s| s.1 == 0).map(|s| s.0).collect();
-        let series: Vec<String> = inside.iter().map(|(s, f, b)| format!("{s}:{f}/{b}")).collect();
+        let busy: Vec<u64> = inside.iter().filter(|(_, r)| r[1] > 0).map(|(s, _)| *s).collect();
+        let idle: Vec<u64> = inside.iter().filter(|(_, r)| r[0] == 0).map(|(s, _)| *s).collect();
+        let series: Vec<String> = inside
+            .iter()
+            .map(|(s, r)| format!("{s}:{}/{}+{}/{}", r[2], r[3], r[4], r[5]))
+            .collect();
         format!(
             "seconds with busy answers: {} ({}); seconds with no frame acknowledged: {}; per second \
-             (acknowledged/busy): {}",
+             (gateway-0 acknowledged/busy + gateway-1 acknowledged/busy): {}",
             busy.len(),
             match (busy.first(), busy.last()) {
                 (Some(first), Some(last)) => format!("{first}..{last} s"),

@@ -119,6 +119,37 @@ pub async fn stream_leader(urls: &[String], stream: &str) -> String {
     panic!("{stream} has no leader after 30 s");
 }
 
+/// Which node each of `roles` (name, process id) is connected to, as `name->node`: the clients' ports
+/// each node's monitoring endpoint (`/connz`) lists, matched to their processes with `ss`.
+pub fn role_nodes(nats: &[NatsServer], roles: &[(String, u32)]) -> String {
+    let mut found = Vec::new();
+    for node in nats {
+        let Some(body) = node.monitor("/connz?limit=1024") else {
+            found.push(format!("{}: no answer", node.name));
+            continue;
+        };
+        let ports = body.split("\"port\":").skip(1).filter_map(|rest| {
+            let digits: String = rest.trim_start().chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u16>().ok()
+        });
+        for port in ports {
+            let ss = Command::new("ss")
+                .args(["-Htnp", "state", "established", &format!("( sport = :{port} )")])
+                .output();
+            let text = ss
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            for (name, pid) in roles {
+                if text.contains(&format!("pid={pid},")) {
+                    found.push(format!("{name}->{}", node.name));
+                }
+            }
+        }
+    }
+    found.sort();
+    found.join(" ")
+}
+
 /// The end of every rule [`Partition`] adds: a comment that names it (`scripts/cluster-faults.sh` removes
 /// rules left by a test killed before its drop), and the verdict.
 pub const RULE_END: [&str; 6] = ["-m", "comment", "--comment", "tsbc-cluster-test", "-j", "DROP"];

@@ -121,6 +121,11 @@ impl RoleProcess {
         self.child.kill();
     }
 
+    /// Its process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.0.as_ref().map(Child::id)
+    }
+
     /// SIGSTOP: the process holds its connections and its frames but does nothing (a stalled machine).
     pub fn pause(&mut self) {
         self.child.signal("-STOP");
