@@ -1,13 +1,13 @@
 //! The gateway role: the device protocol over TCP (length-delimited frames in, 46-byte acknowledgement
 //! records out, `docs/wire-format.md`), in front of the JetStream frames stream. Everything is bounded:
 //!
-//! * at most [`GatewayLimits::max_connections`] connections (further ones wait in the kernel's backlog);
-//!   accept errors (out of file descriptors) back off from 10 ms to 1 s, and are logged at most once a
-//!   second with the count of those not logged;
-//! * a connection that sends nothing for [`GatewayLimits::idle_timeout`], or takes longer than
-//!   [`GatewayLimits::frame_timeout`] to deliver a frame it announced, is closed;
+//! * connections are accepted by the bounded listener ([`crate::listener`], [`GatewayLimits::listener`]): a
+//!   connection cap and a per-address cap, where a new connection closes the one that has waited longest on
+//!   its device, an idle timeout and a frame timeout; accept errors (out of file descriptors) back off from
+//!   10 ms to 1 s, and are logged at most once a second with the count of those not logged;
 //! * a frame's bytes are buffered only after its fixed-size header names a registered device and its
-//!   announced length is at most the largest frame; each connection holds at most one frame;
+//!   announced length is at most the largest frame, and only as they arrive; each connection holds at most
+//!   one frame;
 //! * a frame is acknowledged "accepted" only after it is published to the frames work queue **and**
 //!   admitted by the device's ledger ([`tfhe_sbc_adapter::commit`], a compare-and-swap in the devices
 //!   bucket): the window and every limit are decided there, so a worker never refuses an acknowledged
@@ -20,32 +20,25 @@
 
 use crate::jetstream::{Handles, Topology};
 use crate::ledger_store::{self, CONFLICT_PATIENCE, Swap, conflict_pause};
+use crate::listener::{self, Connection, Ended, ListenerLimits};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::commit::ChunkId;
-use tfhe_sbc_adapter::intake::{Intake, header_of};
+use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::results::frames_subject;
-use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
-use tfhe_sbc_device::frame::HEADER_BYTES;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tfhe_sbc_device::frame::mac::MacKey;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
 use tracing::{debug, info, warn};
 
 /// The gateway's bounds.
 #[derive(Clone, Debug)]
 pub struct GatewayLimits {
-    /// Connections served at once.
-    pub max_connections: usize,
-    /// Silence after which a connection is closed.
-    pub idle_timeout: Duration,
-    /// The most time a frame may take to arrive once its length is read.
-    pub frame_timeout: Duration,
+    /// The listener's bounds (connections, per address, idle and frame timeouts).
+    pub listener: ListenerLimits,
     /// The most time JetStream may take to acknowledge a publish.
     pub publish_timeout: Duration,
 }
@@ -53,9 +46,7 @@ pub struct GatewayLimits {
 impl Default for GatewayLimits {
     fn default() -> Self {
         Self {
-            max_connections: 1024,
-            idle_timeout: Duration::from_secs(120),
-            frame_timeout: Duration::from_secs(10),
+            listener: ListenerLimits::default(),
             publish_timeout: Duration::from_secs(5),
         }
     }
@@ -157,84 +148,55 @@ impl Gateway {
         }
     }
 
-    /// Accepts connections for ever, at most `max_connections` at once.
+    /// Accepts connections for ever, within the listener's bounds.
     pub async fn serve(self: Arc<Self>, listener: TcpListener) {
-        let permits = Arc::new(Semaphore::new(self.limits.max_connections));
-        let mut log = RateLimitedLog::default();
-        loop {
-            let Ok(permit) = permits.clone().acquire_owned().await else {
-                return;
-            };
-            let (socket, peer) = accept_with_backoff(&listener, &mut log).await;
-            let gateway = self.clone();
-            tokio::spawn(async move {
-                let reason = gateway.connection(socket).await;
+        let limits = self.limits.listener.clone();
+        listener::serve(listener, limits, move |connection| {
+            let gateway = Arc::clone(&self);
+            async move {
+                let peer = connection.peer;
+                let reason = gateway.connection(connection).await;
                 debug!(%peer, "connection ended: {reason}");
-                drop(permit);
-            });
-        }
+            }
+        })
+        .await;
     }
 
     /// One connection, until it ends; why it ended.
-    async fn connection(&self, mut socket: TcpStream) -> String {
-        let _ = socket.set_nodelay(true);
+    async fn connection(&self, mut connection: Connection) -> Ended {
+        // A frame's body is read only for a registered device.
+        let registered = |header: &tfhe_sbc_device::frame::FrameHeader| match self.intake.mac_key(header.device_id) {
+            Some(_) => Ok(()),
+            None => Err(Ack::new(AckStatus::UnknownDevice, header.device_id, header.sequence)),
+        };
         loop {
-            let mut length = [0u8; 4];
-            match tokio::time::timeout(self.limits.idle_timeout, socket.read_exact(&mut length)).await {
-                Err(_) => {
-                    self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
-                    metrics::counter!("tsbc_gateway_timeouts_total", "kind" => "idle").increment(1);
-                    return "idle".into();
+            let frame = match connection.next_frame(registered).await {
+                Ok(frame) => frame,
+                Err(ended) => {
+                    match &ended {
+                        Ended::Idle => {
+                            self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                            metrics::counter!("tsbc_gateway_timeouts_total", "kind" => "idle").increment(1);
+                        }
+                        Ended::FrameTooSlow => {
+                            self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ended::Refused(_) => {
+                            self.counts.refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ended::Closed(_) | Ended::Evicted => {}
+                    }
+                    return ended;
                 }
-                Ok(Err(e)) => return format!("closed: {e}"),
-                Ok(Ok(_)) => {}
-            }
-            let length = u32::from_le_bytes(length) as usize;
-            let frame =
-                match tokio::time::timeout(self.limits.frame_timeout, self.read_frame(&mut socket, length)).await {
-                    Err(_) => {
-                        self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
-                        return "frame too slow".into();
-                    }
-                    Ok(Err(refusal)) => {
-                        // Refused before its body was read: answer (unauthenticated) and close, the stream is
-                        // out of step.
-                        let _ = socket.write_all(&refusal.unauthenticated()).await;
-                        self.counts.refused.fetch_add(1, Ordering::Relaxed);
-                        return format!("refused: {:?}", refusal.status);
-                    }
-                    Ok(Ok(frame)) => frame,
-                };
+            };
             let (ack, record) = self.answer(&frame).await;
-            if let Err(e) = socket.write_all(&record).await {
-                return format!("cannot acknowledge: {e}");
+            if let Err(ended) = connection.answer(&record).await {
+                return ended;
             }
             if ack.status == AckStatus::Malformed && ack.device_id == 0 {
-                return "not a tfhe-sbc device".into();
+                return Ended::Refused(ack.status);
             }
         }
-    }
-
-    /// Reads a frame of `length` bytes: its header first (on the stack), and the rest only for a registered
-    /// device and a length no frame exceeds.
-    async fn read_frame(&self, socket: &mut TcpStream, length: usize) -> Result<Vec<u8>, Ack> {
-        let malformed = Ack::new(AckStatus::Malformed, 0, 0);
-        if !(HEADER_BYTES..=DEFAULT_MAX_FRAME_BYTES).contains(&length) {
-            return Err(malformed);
-        }
-        let mut head = [0u8; HEADER_BYTES];
-        socket.read_exact(&mut head).await.map_err(|_| malformed)?;
-        let header = header_of(&head).ok_or(malformed)?;
-        if self.intake.mac_key(header.device_id).is_none() {
-            return Err(Ack::new(AckStatus::UnknownDevice, header.device_id, header.sequence));
-        }
-        let mut frame = vec![0u8; length];
-        frame[..HEADER_BYTES].copy_from_slice(&head);
-        socket
-            .read_exact(&mut frame[HEADER_BYTES..])
-            .await
-            .map_err(|_| Ack::new(AckStatus::Malformed, header.device_id, header.sequence))?;
-        Ok(frame)
     }
 
     /// Authenticates, checks the window, publishes; the acknowledgement and its sealed record.

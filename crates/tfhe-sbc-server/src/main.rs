@@ -19,9 +19,11 @@
 //! * `net`: the connections (tokio, tokio-util's length-delimited codec, the acknowledgement encoder);
 //! * `pipeline`: the intake thread and the tfhe-rs thread.
 
+mod conversion_queue;
 mod gateway;
 mod jetstream;
 mod ledger_store;
+mod listener;
 mod net;
 mod pipeline;
 mod replay_state;
@@ -93,12 +95,27 @@ struct Cli {
     /// With --nats: replicas of every stream and bucket (3 in a cluster).
     #[arg(long, value_name = "N", default_value_t = 1, requires = "nats")]
     replicas: usize,
-    /// With --nats: the gateway's connection cap.
-    #[arg(long, value_name = "N", default_value_t = 1024, requires = "nats")]
+    /// The connection cap (the single process and the gateway). At the cap, a new connection closes the
+    /// one that has waited longest on its device (idle, or stalled in a frame), so idle sockets cannot lock
+    /// devices out.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
     max_connections: usize,
-    /// With --nats: seconds of silence after which the gateway closes a connection.
-    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "nats")]
+    /// The connection cap per IP address (the single process and the gateway); a new connection from an
+    /// address at the cap closes that address's longest-waiting one, or is refused.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    max_connections_per_peer: usize,
+    /// Seconds of silence after which a connection is closed (the single process and the gateway).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     idle_timeout: u64,
+    /// Without --nats: the most bytes of completed inputs waiting for conversion (ciphertexts as held in
+    /// memory, compact lists as received); past it, frames are answered "busy" (the device sends them again
+    /// later), never acknowledged and dropped.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, conflicts_with = "nats")]
+    conversion_queue_bytes: usize,
+    /// Without --nats: the most inputs of one device waiting for conversion (its share; the devices are
+    /// converted in turn); past it, that device's frames are answered "busy".
+    #[arg(long, value_name = "N", default_value_t = 8, conflicts_with = "nats")]
+    conversion_queue_per_device: usize,
     /// With --nats: serve Prometheus-format metrics on http://HOST:PORT/metrics.
     #[arg(long, value_name = "HOST:PORT", requires = "nats")]
     metrics_listen: Option<std::net::SocketAddr>,
@@ -112,6 +129,24 @@ struct Cli {
 }
 
 impl Cli {
+    /// The listener's bounds (`--max-connections`, `--max-connections-per-peer`, `--idle-timeout`).
+    fn listener_limits(&self) -> listener::ListenerLimits {
+        listener::ListenerLimits {
+            max_connections: self.max_connections.max(1),
+            max_per_peer: self.max_connections_per_peer.max(1),
+            idle_timeout: std::time::Duration::from_secs(self.idle_timeout.max(1)),
+            ..Default::default()
+        }
+    }
+
+    /// The conversion queue's bounds of the single-process server.
+    fn queue_limits(&self) -> conversion_queue::QueueLimits {
+        conversion_queue::QueueLimits {
+            max_bytes: self.conversion_queue_bytes,
+            per_device: self.conversion_queue_per_device.max(1),
+        }
+    }
+
     /// The replay state of the single-process server (`--state`, or `replay_state.txt` in the key set).
     fn floors(&self) -> Result<ReplayState, String> {
         match &self.state {
@@ -170,8 +205,7 @@ fn main() -> ExitCode {
                 ..Default::default()
             },
             limits: gateway::GatewayLimits {
-                max_connections: cli.max_connections.max(1),
-                idle_timeout: std::time::Duration::from_secs(cli.idle_timeout.max(1)),
+                listener: cli.listener_limits(),
                 ..Default::default()
             },
         }),

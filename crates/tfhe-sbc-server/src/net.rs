@@ -1,79 +1,68 @@
-//! The network side (tokio): one task per connection. Frames arrive length-delimited (`u32` little-endian,
-//! tokio-util's `LengthDelimitedCodec`); each goes to the intake thread, and its acknowledgement goes back
-//! (`tfhe_sbc_device::frame::ack`, [`AckCodec`]) before the next frame of the connection is read, so
-//! acknowledgements come in frame order.
+//! The single-process server's network side (tokio): the bounded listener ([`crate::listener`]: connection
+//! caps, eviction of the longest-waiting connection, idle and frame timeouts), one task per connection.
+//! Each frame goes to the intake thread, and its acknowledgement goes back (`tfhe_sbc_device::frame::ack`)
+//! before the next frame of the connection is read, so acknowledgements come in frame order and each
+//! connection has at most one frame in the intake's queue.
 
+use crate::listener::{self, Connection, ListenerLimits};
 use crate::pipeline::Job;
-use bytes::BytesMut;
-use futures_util::{SinkExt, StreamExt};
-use std::io;
-use std::net::SocketAddr;
-use std::sync::mpsc;
-use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
-use tfhe_sbc_device::frame::ack::{ACK_BYTES, AckStatus};
-use tokio::net::{TcpListener, TcpStream};
+use std::collections::HashSet;
+use std::sync::{Arc, mpsc};
+use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
+use tokio::net::TcpListener;
 use tokio::sync::oneshot;
-use tokio_util::codec::{Encoder, FramedRead, FramedWrite, LengthDelimitedCodec};
 use tracing::{debug, info};
 
-/// Writes acknowledgement records (already sealed).
-pub struct AckCodec;
-
-impl Encoder<[u8; ACK_BYTES]> for AckCodec {
-    type Error = io::Error;
-
-    fn encode(&mut self, record: [u8; ACK_BYTES], dst: &mut BytesMut) -> io::Result<()> {
-        dst.extend_from_slice(&record);
-        Ok(())
-    }
+/// What the connections share.
+#[derive(Clone)]
+pub struct Intake {
+    /// The intake thread's queue (one frame per connection at most: its capacity is the connection cap).
+    pub jobs: mpsc::SyncSender<Job>,
+    /// The registered devices: a frame of another is refused from its header, before its body is read.
+    pub devices: Arc<HashSet<u64>>,
+    /// Testing: close each connection after every Nth frame, before acknowledging it.
+    pub drop_every: Option<u64>,
 }
 
-/// The frame codec: a little-endian `u32` length, at most [`DEFAULT_MAX_FRAME_BYTES`].
-pub fn frame_codec() -> LengthDelimitedCodec {
-    LengthDelimitedCodec::builder()
-        .little_endian()
-        .length_field_length(4)
-        .max_frame_length(DEFAULT_MAX_FRAME_BYTES)
-        .new_codec()
-}
-
-/// Accepts connections for ever, one task each (accept errors back off, logged once a second at most).
-pub async fn accept(listener: TcpListener, jobs: mpsc::Sender<Job>, drop_every: Option<u64>) {
-    let mut log = crate::gateway::RateLimitedLog::default();
-    loop {
-        let (socket, peer) = crate::gateway::accept_with_backoff(&listener, &mut log).await;
-        tokio::spawn(connection(socket, peer, jobs.clone(), drop_every));
-    }
+/// Accepts connections for ever within `limits`, one task each.
+pub async fn accept(listener: TcpListener, limits: ListenerLimits, intake: Intake) {
+    listener::serve(listener, limits, move |connection| {
+        connection_task(connection, intake.clone())
+    })
+    .await;
 }
 
 /// One device connection.
-async fn connection(socket: TcpStream, peer: SocketAddr, jobs: mpsc::Sender<Job>, drop_every: Option<u64>) {
+async fn connection_task(mut connection: Connection, intake: Intake) {
+    let peer = connection.peer;
     info!(%peer, "device connected");
-    let _ = socket.set_nodelay(true);
-    let (read, write) = socket.into_split();
-    let mut frames = FramedRead::new(read, frame_codec());
-    let mut acks = FramedWrite::new(write, AckCodec);
+    let check = |header: &tfhe_sbc_device::frame::FrameHeader| {
+        if intake.devices.contains(&header.device_id) {
+            Ok(())
+        } else {
+            Err(Ack::new(AckStatus::UnknownDevice, header.device_id, header.sequence))
+        }
+    };
     let mut received = 0u64;
     let reason = loop {
-        let frame = match frames.next().await {
-            Some(Ok(frame)) => frame.freeze(),
-            Some(Err(e)) => break format!("unreadable stream: {e}"),
-            None => break "closed by the device".to_owned(),
+        let frame = match connection.next_frame(check).await {
+            Ok(frame) => bytes::Bytes::from(frame),
+            Err(ended) => break ended.to_string(),
         };
         received += 1;
         let (reply, answer) = oneshot::channel();
-        if jobs.send(Job { frame, reply }).is_err() {
+        if intake.jobs.try_send(Job { frame, reply }).is_err() {
             break "the intake stopped".to_owned();
         }
         let Ok((ack, record)) = answer.await else {
             break "the intake stopped".to_owned();
         };
-        if drop_every.is_some_and(|n| received.is_multiple_of(n)) {
+        if intake.drop_every.is_some_and(|n| received.is_multiple_of(n)) {
             break format!("fault injection: dropped after frame {received}, before its acknowledgement");
         }
         debug!(%peer, sequence = ack.sequence, status = ?ack.status, "acknowledged");
-        if let Err(e) = acks.send(record).await {
-            break format!("cannot acknowledge: {e}");
+        if let Err(ended) = connection.answer(&record).await {
+            break format!("cannot acknowledge: {ended}");
         }
         if ack.status == AckStatus::Malformed && ack.device_id == 0 {
             break "not a tfhe-sbc device".to_owned();

@@ -2,15 +2,17 @@
 //! reassembly: a `KeyedIntake` of any converter) and the tfhe-rs side (the converter's conversion into gate
 //! inputs, and the optional demo computation).
 
+use crate::conversion_queue::{ConversionQueue, Full};
 use crate::replay_state::ReplayState;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tfhe::boolean::ciphertext::Ciphertext;
 use tfhe::boolean::server_key::ServerKey;
+use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
-use tfhe_sbc_adapter::intake::{IntegerInput, Message};
+use tfhe_sbc_adapter::intake::{IntegerInput, Message, header_of};
 use tfhe_sbc_adapter::interop::boolean_circuits::any_byte_above;
 use tfhe_sbc_adapter::interop::integer::IntegerBridge;
 use tfhe_sbc_adapter::interop::{Converter, FrameUnit, Input, Messages};
@@ -38,6 +40,8 @@ pub struct DeviceCounts {
     pub duplicates: u64,
     /// Frames refused.
     pub refused: u64,
+    /// Frames answered "busy" (no room in the conversion queue: the device sends them again later).
+    pub busy: u64,
     /// Messages completed and converted.
     pub messages: u64,
     /// Message bytes (each bit one gate input).
@@ -53,14 +57,37 @@ fn count(counts: &Counts, device_id: u64, update: impl FnOnce(&mut DeviceCounts)
     }
 }
 
-/// The intake thread: frames in arrival order; acknowledges each, hands complete messages on, drops expired
-/// messages every second. Every accepted sequence number is written to `floors` before its
-/// acknowledgement leaves (one write per batch of waiting frames), so that after a restart the server
-/// accepts no frame twice.
+/// The size in bytes of an input waiting for conversion (what [`ConversionQueue`] bounds).
+pub type InputBytes<C> = fn(&Input<C>) -> usize;
+
+/// The bytes a message holds while it waits: its ciphertexts (a seeded mask is expanded on intake).
+pub fn message_bytes(message: &Message) -> usize {
+    message
+        .frames
+        .iter()
+        .map(|frame| size_of_val(frame.ciphertext.as_slice()))
+        .sum()
+}
+
+/// The bytes an integer input holds while it waits: its ciphertext, or its compact list's bytes.
+pub fn integer_input_bytes(input: &IntegerInput) -> usize {
+    match input {
+        IntegerInput::Frame(frame) => size_of_val(frame.ciphertext.as_slice()),
+        IntegerInput::CompactList(list) => list.list.len(),
+    }
+}
+
+/// The intake thread: frames in arrival order; acknowledges each, hands complete inputs to the conversion
+/// queue, drops expired messages every second. A frame is accepted only if the conversion queue has room
+/// for its device (else it is answered "busy", authenticated, and the device sends it again later), so that
+/// every accepted frame is converted and the queue stays bounded. Every accepted sequence number is
+/// written to `floors` before its acknowledgement leaves (one write per batch of waiting frames), so that
+/// after a restart the server accepts no frame twice.
 pub fn run_intake<C: Converter>(
     mut intake: KeyedIntake<C>,
     jobs: mpsc::Receiver<Job>,
-    complete: mpsc::Sender<Input<C>>,
+    complete: Arc<ConversionQueue<Input<C>>>,
+    input_bytes: InputBytes<C>,
     counts: Counts,
     mut floors: ReplayState,
 ) {
@@ -69,7 +96,10 @@ pub fn run_intake<C: Converter>(
         let mut batch = match jobs.recv_timeout(Duration::from_secs(1)) {
             Ok(job) => vec![job],
             Err(mpsc::RecvTimeoutError::Timeout) => Vec::new(),
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                complete.close();
+                return;
+            }
         };
         while batch.len() < 64
             && let Ok(job) = jobs.try_recv()
@@ -78,42 +108,72 @@ pub fn run_intake<C: Converter>(
         }
         let mut replies = Vec::with_capacity(batch.len());
         let mut completed = Vec::new();
+        // This batch's inputs, not yet in the queue: per device, and their bytes.
+        let mut pending: HashMap<u64, usize> = HashMap::new();
+        let mut pending_bytes = 0usize;
         let mut moved = false;
         for Job { frame, reply } in batch {
-            {
-                let result = intake.receive(&frame, Instant::now());
-                let ack = ack_for(&frame, &result);
-                match &result {
-                    Ok(_) => {
-                        debug!(device = ack.device_id, sequence = ack.sequence, "frame accepted");
-                        count(&counts, ack.device_id, |c| c.frames += 1);
-                    }
-                    Err(e) if ack.status == AckStatus::Duplicate => {
-                        info!(
-                            device = ack.device_id,
-                            sequence = ack.sequence,
-                            "{e}: acknowledged again (a resend)"
-                        );
-                        count(&counts, ack.device_id, |c| c.duplicates += 1);
-                    }
-                    Err(e) => {
-                        warn!(device = ack.device_id, sequence = ack.sequence, status = ?ack.status, "frame refused: {e}");
-                        count(&counts, ack.device_id, |c| c.refused += 1);
-                    }
+            if let Some(busy) = busy_answer(&intake, &complete, &frame, &pending, pending_bytes) {
+                let ack = match &busy {
+                    Ok(()) => Ack {
+                        status: AckStatus::Busy,
+                        ..ack_for(&frame, &busy)
+                    },
+                    Err(_) => ack_for(&frame, &busy),
+                };
+                if ack.status == AckStatus::Busy {
+                    debug!(
+                        device = ack.device_id,
+                        sequence = ack.sequence,
+                        "no room to convert: busy"
+                    );
+                    count(&counts, ack.device_id, |c| c.busy += 1);
+                } else {
+                    warn!(device = ack.device_id, sequence = ack.sequence, status = ?ack.status, "frame refused");
+                    count(&counts, ack.device_id, |c| c.refused += 1);
                 }
-                if result.is_ok()
-                    && let Some(window) = intake.intake().replay_window(ack.device_id)
-                {
-                    moved |= floors.update(ack.device_id, window);
-                }
-                completed.extend(result.ok().and_then(<C::Unit as FrameUnit>::completed));
                 let record = seal_ack(&frame, &ack, intake.intake().mac_key(ack.device_id));
                 replies.push((reply, (ack, record)));
+                continue;
             }
+            let result = intake.receive(&frame, Instant::now());
+            let ack = ack_for(&frame, &result);
+            match &result {
+                Ok(_) => {
+                    debug!(device = ack.device_id, sequence = ack.sequence, "frame accepted");
+                    count(&counts, ack.device_id, |c| c.frames += 1);
+                }
+                Err(e) if ack.status == AckStatus::Duplicate => {
+                    info!(
+                        device = ack.device_id,
+                        sequence = ack.sequence,
+                        "{e}: acknowledged again (a resend)"
+                    );
+                    count(&counts, ack.device_id, |c| c.duplicates += 1);
+                }
+                Err(e) => {
+                    warn!(device = ack.device_id, sequence = ack.sequence, status = ?ack.status, "frame refused: {e}");
+                    count(&counts, ack.device_id, |c| c.refused += 1);
+                }
+            }
+            if result.is_ok()
+                && let Some(window) = intake.intake().replay_window(ack.device_id)
+            {
+                moved |= floors.update(ack.device_id, window);
+            }
+            if let Some(input) = result.ok().and_then(<C::Unit as FrameUnit>::completed) {
+                let bytes = input_bytes(&input);
+                *pending.entry(ack.device_id).or_default() += 1;
+                pending_bytes += bytes;
+                completed.push((ack.device_id, input, bytes));
+            }
+            let record = seal_ack(&frame, &ack, intake.intake().mac_key(ack.device_id));
+            replies.push((reply, (ack, record)));
         }
         if moved && let Err(e) = floors.save() {
             // Without the floors on disk the acknowledgements would promise what a restart forgets.
             error!("cannot write {}: {e}; stopping", floors.path().display());
+            complete.close();
             return;
         }
         for (reply, ack) in replies {
@@ -121,10 +181,8 @@ pub fn run_intake<C: Converter>(
             let _ = reply.send(ack);
         }
         // Converted only once recorded and answered (so that `--exit-after` cannot cut an acknowledgement).
-        for input in completed {
-            if complete.send(input).is_err() {
-                return;
-            }
+        for (device, input, bytes) in completed {
+            complete.push(device, input, bytes);
         }
         if last_eviction.elapsed() >= Duration::from_secs(1) {
             last_eviction = Instant::now();
@@ -133,6 +191,34 @@ pub fn run_intake<C: Converter>(
             }
         }
     }
+}
+
+/// `Some` answer for `frame` instead of the intake's when the conversion queue (with this batch's
+/// `pending` inputs per device and `pending_bytes`) has no room for its device: "busy" (`Ok`, answered
+/// "busy" under the device's key) for an authentic frame, or why it is not authentic. `None` when there is
+/// room, and for a resend of an accepted frame (it completes nothing: the intake answers "duplicate").
+fn busy_answer<C: Converter>(
+    intake: &KeyedIntake<C>,
+    queue: &ConversionQueue<Input<C>>,
+    frame: &[u8],
+    pending: &HashMap<u64, usize>,
+    pending_bytes: usize,
+) -> Option<Result<(), IntakeError>> {
+    let device = header_of(frame)?.device_id;
+    let full = queue.has_room(device, pending.get(&device).copied().unwrap_or(0), pending_bytes);
+    match full {
+        Ok(()) => return None,
+        Err(Full::Bytes | Full::DeviceShare) => {}
+    }
+    let header = match intake.intake().verify(frame) {
+        Ok(parsed) => parsed.header,
+        Err(e) => return Some(Err(e)),
+    };
+    let replayed = intake
+        .intake()
+        .replay_window(device)
+        .is_some_and(|window| matches!(window.check(device, header.sequence), Err(IntakeError::Replayed { .. })));
+    if replayed { None } else { Some(Ok(())) }
 }
 
 /// What the tfhe-rs thread computes besides the conversion.
@@ -148,13 +234,13 @@ pub struct Demo {
 /// `exit_after` conversions, or when the intake stops.
 fn convert_each<C: Converter>(
     converter: &C,
-    inputs: mpsc::Receiver<Input<C>>,
+    inputs: &ConversionQueue<Input<C>>,
     exit_after: Option<u64>,
     ids: impl Fn(&Input<C>) -> (u64, u32),
     mut then: impl FnMut(&Input<C>, C::Output, Duration),
 ) {
     let mut done = 0u64;
-    for input in inputs {
+    while let Some(input) = inputs.pop() {
         let started = Instant::now();
         match converter.convert(&input) {
             Ok(output) => then(&input, output, started.elapsed()),
@@ -175,13 +261,13 @@ fn convert_each<C: Converter>(
 /// decryption). Returns after `exit_after` messages, or when the intake stops.
 pub fn run_compute<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
     converter: Arc<C>,
-    messages: mpsc::Receiver<Message>,
+    messages: Arc<ConversionQueue<Message>>,
     demo: Demo,
     counts: Counts,
     exit_after: Option<u64>,
 ) {
     let ids = |message: &Message| (message.device_id, message.message_id);
-    convert_each(&*converter, messages, exit_after, ids, |message, bits, conversion| {
+    convert_each(&*converter, &messages, exit_after, ids, |message, bits, conversion| {
         count(&counts, message.device_id, |c| {
             c.messages += 1;
             c.bytes += u64::from(message.message_length);
@@ -236,13 +322,13 @@ pub fn run_compute<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
 /// `exit_after` frames, or when the intake stops.
 pub fn run_integer_compute(
     converter: Arc<IntegerBridge>,
-    frames: mpsc::Receiver<IntegerInput>,
+    frames: Arc<ConversionQueue<IntegerInput>>,
     client_key: Option<SecretIntegerClientKey>,
     counts: Counts,
     exit_after: Option<u64>,
 ) {
     let ids = |frame: &IntegerInput| (frame.header().device_id, frame.header().message_id);
-    convert_each(&*converter, frames, exit_after, ids, |frame, readings, conversion| {
+    convert_each(&*converter, &frames, exit_after, ids, |frame, readings, conversion| {
         let header = frame.header();
         count(&counts, header.device_id, |c| {
             c.messages += 1;

@@ -3,10 +3,12 @@
 //! values with the key set's converter.
 
 use crate::Cli;
+use crate::conversion_queue::{ConversionQueue, QueueLimits};
 use crate::net;
 use crate::pipeline;
 use crate::replay_state::ReplayState;
-use pipeline::{Counts, Demo};
+use pipeline::{Counts, Demo, InputBytes};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, mpsc};
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
@@ -50,6 +52,7 @@ pub fn run(cli: &Cli) -> Result<(), String> {
     let (header, server_key) = read_server_key(&server_key_path).map_err(|e| e.to_string())?;
     let store = load_key_store(cli.key_set()?, &header.server_key_fingerprint)?;
     let devices = device_list(&store);
+    let registered = registered(&store);
     let client_key = demo_client_key(cli, header.server_key_fingerprint, read_client_key, |h| {
         h.server_key_fingerprint
     })?;
@@ -68,17 +71,19 @@ pub fn run(cli: &Cli) -> Result<(), String> {
         counts: counts.clone(),
         floors,
         exit_after: cli.exit_after,
+        queue: cli.queue_limits(),
+        max_connections: cli.listener_limits().max_connections,
     };
     let (jobs, all_done) = if header.set == BooleanSet::TfheLib {
         let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
         let intake = KeyedIntake::resuming(config, store, bridge, &known).map_err(|e| e.to_string())?;
-        workers.start(intake, move |c, m, counts, n| {
+        workers.start(intake, pipeline::message_bytes, move |c, m, counts, n| {
             pipeline::run_compute(c, m, demo, counts, n)
         })?
     } else {
         let bridge = BigKeyBridge::for_server_key(header.set, &server_key).map_err(|e| e.to_string())?;
         let intake = KeyedIntake::resuming(config, store, bridge, &known).map_err(|e| e.to_string())?;
-        workers.start(intake, move |c, m, counts, n| {
+        workers.start(intake, pipeline::message_bytes, move |c, m, counts, n| {
             pipeline::run_compute(c, m, demo, counts, n)
         })?
     };
@@ -90,13 +95,14 @@ pub fn run(cli: &Cli) -> Result<(), String> {
         devices.len(),
         devices.join(", ")
     );
-    serve(cli, jobs, all_done, &counts, &banner)
+    serve(cli, jobs, registered, all_done, &counts, &banner)
 }
 
 /// The network (until `exit_after` inputs are done, or an interrupt), then the summary.
 fn serve(
     cli: &Cli,
-    jobs: mpsc::Sender<pipeline::Job>,
+    jobs: mpsc::SyncSender<pipeline::Job>,
+    devices: HashSet<u64>,
     all_done: oneshot::Receiver<()>,
     counts: &Counts,
     banner: &str,
@@ -115,9 +121,20 @@ fn serve(
             std::fs::write(path, format!("{address}\n"))
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
-        info!("listening on {address}: {banner}");
+        let limits = cli.listener_limits();
+        let queue = cli.queue_limits();
+        info!(
+            "listening on {address}: {banner}; at most {} connections ({} per address, idle {:?}), conversion \
+             queue {} bytes ({} inputs per device)",
+            limits.max_connections, limits.max_per_peer, limits.idle_timeout, queue.max_bytes, queue.per_device
+        );
+        let intake = net::Intake {
+            jobs,
+            devices: Arc::new(devices),
+            drop_every: cli.drop_connection_every,
+        };
         tokio::select! {
-            () = net::accept(listener, jobs, cli.drop_connection_every) => {}
+            () = net::accept(listener, limits, intake) => {}
             _ = all_done => {
                 info!("{} messages done", cli.exit_after.unwrap_or(0));
                 // The last acknowledgements are handed to their connections' tasks just before the last
@@ -130,16 +147,21 @@ fn serve(
     })?;
     drop(runtime);
 
-    println!("device | frames | resent frames acknowledged again | refused | messages | message bytes");
+    println!("device | frames | resent frames acknowledged again | refused | messages | message bytes | busy");
     if let Ok(counts) = counts.lock() {
         for (device, c) in counts.iter() {
             println!(
-                "{device:>6} | {:>6} | {:>32} | {:>7} | {:>8} | {:>13}",
-                c.frames, c.duplicates, c.refused, c.messages, c.bytes
+                "{device:>6} | {:>6} | {:>32} | {:>7} | {:>8} | {:>13} | {:>6}",
+                c.frames, c.duplicates, c.refused, c.messages, c.bytes, c.busy
             );
         }
     }
     Ok(())
+}
+
+/// The ids of the devices of `store`: a frame of another is refused from its header.
+fn registered(store: &KeyStore) -> HashSet<u64> {
+    store.iter().map(|r| r.device_id()).collect()
 }
 
 /// "id (mode)" of every device of `store`, for the log.
@@ -180,6 +202,7 @@ fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
     let (envelope, server_key) = read_integer_server_key(server_key_path).map_err(|e| e.to_string())?;
     let store = load_key_store(cli.key_set()?, &envelope.server_key_fingerprint)?;
     let devices = device_list(&store);
+    let registered = registered(&store);
     let client_key = demo_client_key(cli, envelope.server_key_fingerprint, read_integer_client_key, |h| {
         h.server_key_fingerprint
     })?;
@@ -196,8 +219,10 @@ fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
         counts: counts.clone(),
         floors,
         exit_after: cli.exit_after,
+        queue: cli.queue_limits(),
+        max_connections: cli.listener_limits().max_connections,
     };
-    let (jobs, all_done) = workers.start(intake, move |c, frames, counts, n| {
+    let (jobs, all_done) = workers.start(intake, pipeline::integer_input_bytes, move |c, frames, counts, n| {
         pipeline::run_integer_compute(c, frames, client_key, counts, n);
     })?;
     let banner = format!(
@@ -207,7 +232,7 @@ fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
         devices.len(),
         devices.join(", ")
     );
-    serve(cli, jobs, all_done, &counts, &banner)
+    serve(cli, jobs, registered, all_done, &counts, &banner)
 }
 
 /// What the worker threads share, before they start.
@@ -215,33 +240,40 @@ struct Workers {
     counts: Counts,
     floors: ReplayState,
     exit_after: Option<u64>,
+    queue: QueueLimits,
+    /// The connection cap: each connection has at most one frame in the intake's queue.
+    max_connections: usize,
 }
 
 /// Where the network sends frames, and what says that `exit_after` inputs are done.
-type Started = (mpsc::Sender<pipeline::Job>, oneshot::Receiver<()>);
+type Started = (mpsc::SyncSender<pipeline::Job>, oneshot::Receiver<()>);
 
 impl Workers {
     /// Starts the intake thread on `intake` and the tfhe-rs thread, which runs `compute` on the intake's
-    /// converter and the inputs the intake completes.
-    fn start<C, F>(self, intake: KeyedIntake<C>, compute: F) -> Result<Started, String>
+    /// converter and the inputs the intake completes (through the bounded conversion queue, which weighs
+    /// them with `input_bytes`).
+    fn start<C, F>(self, intake: KeyedIntake<C>, input_bytes: InputBytes<C>, compute: F) -> Result<Started, String>
     where
         C: Converter + 'static,
         Input<C>: 'static,
-        F: FnOnce(Arc<C>, mpsc::Receiver<Input<C>>, Counts, Option<u64>) + Send + 'static,
+        F: FnOnce(Arc<C>, Arc<ConversionQueue<Input<C>>>, Counts, Option<u64>) + Send + 'static,
     {
-        let (jobs, job_queue) = mpsc::channel();
-        let (complete, inputs) = mpsc::channel();
-        let converter = Arc::clone(intake.converter());
         let Self {
             counts,
             floors,
             exit_after,
+            queue,
+            max_connections,
         } = self;
+        let (jobs, job_queue) = mpsc::sync_channel(max_connections.max(1));
+        let inputs = Arc::new(ConversionQueue::new(queue));
+        let complete = Arc::clone(&inputs);
+        let converter = Arc::clone(intake.converter());
         {
             let counts = counts.clone();
             std::thread::Builder::new()
                 .name("intake".into())
-                .spawn(move || pipeline::run_intake(intake, job_queue, complete, counts, floors))
+                .spawn(move || pipeline::run_intake(intake, job_queue, complete, input_bytes, counts, floors))
                 .map_err(|e| format!("cannot start the intake thread: {e}"))?;
         }
         let (finished, all_done) = oneshot::channel::<()>();
