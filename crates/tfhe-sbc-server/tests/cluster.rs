@@ -252,6 +252,7 @@ fn inject(
             std::thread::sleep(fault_s);
             drop(cut);
             timeline.mark(&format!("{}'s routes healed", nats[i].name));
+            println!("{FRAMES_STREAM} is now led by {}", nats[leader(nats, runtime)].name);
             Some((from, timeline.now()))
         }
         Fault::Leader => {

@@ -104,6 +104,17 @@ pub async fn check(fleet: &Fleet, urls: &[String], acknowledged: u64) -> Finding
         }
         repeats += copies.len() as u64 - 1;
     }
+    let repeated: Vec<String> = raw
+        .iter()
+        .filter(|(_, copies)| copies.len() > 1)
+        .map(|(name, copies)| format!("{name:?} x{}", copies.len()))
+        .collect();
+    if !repeated.is_empty() {
+        println!(
+            "announcements published more than once (identical): {}",
+            repeated.join(", ")
+        );
+    }
     let missing: Vec<(u64, u64)> = fleet
         .expected
         .keys()
