@@ -35,7 +35,7 @@ pub async fn accept(listener: TcpListener, limits: ListenerLimits, intake: Intak
 /// One device connection.
 async fn connection_task(mut connection: Connection, intake: Intake) {
     let peer = connection.peer;
-    info!(%peer, "device connected");
+    debug!(%peer, "connected");
     let check = |header: &tfhe_sbc_device::frame::FrameHeader| {
         if intake.devices.contains(&header.device_id) {
             Ok(())
@@ -51,8 +51,11 @@ async fn connection_task(mut connection: Connection, intake: Intake) {
         };
         received += 1;
         let (reply, answer) = oneshot::channel();
-        if intake.jobs.try_send(Job { frame, reply }).is_err() {
-            break "the intake stopped".to_owned();
+        match intake.jobs.try_send(Job { frame, reply }) {
+            Ok(()) => {}
+            // Not while each connection has one frame at most in a queue of the connection cap.
+            Err(mpsc::TrySendError::Full(_)) => break "the intake's queue is full".to_owned(),
+            Err(mpsc::TrySendError::Disconnected(_)) => break "the intake stopped".to_owned(),
         }
         let Ok((ack, record)) = answer.await else {
             break "the intake stopped".to_owned();
@@ -68,5 +71,10 @@ async fn connection_task(mut connection: Connection, intake: Intake) {
             break "not a tfhe-sbc device".to_owned();
         }
     };
-    info!(%peer, frames = received, "connection ended: {reason}");
+    // Sockets that sent no frame (idle, or closed for a newer connection) are not worth a line each.
+    if received > 0 {
+        info!(%peer, frames = received, "connection ended: {reason}");
+    } else {
+        debug!(%peer, "connection ended without a frame: {reason}");
+    }
 }
