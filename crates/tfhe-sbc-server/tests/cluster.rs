@@ -243,6 +243,7 @@ fn inject(
         Fault::Partition => {
             wait_for(seen, total * 30 / 100);
             let i = leader(nats, runtime);
+            println!("  roles' nodes: {}", role_nodes(nats, &role_pids(roles)));
             let cut = Partition::cut(nats, i);
             let from = timeline.now();
             timeline.mark(&format!(
