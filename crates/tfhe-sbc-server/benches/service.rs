@@ -235,7 +235,15 @@ fn main() {
         &keys,
         &nats.url(),
         &address_file,
-        &["--role", "gateway", "--max-connections", "4096"],
+        // Every socket from 127.0.0.1: lift the per-address cap (16) so that all of them are held.
+        &[
+            "--role",
+            "gateway",
+            "--max-connections",
+            "4096",
+            "--max-connections-per-peer",
+            "4096",
+        ],
         Stdio::null(),
         "ulimit -n 8192;",
     );
