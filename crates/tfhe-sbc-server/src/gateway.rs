@@ -19,7 +19,7 @@
 //! "busy", as the single-process server answers.
 
 use crate::jetstream::{Handles, Topology};
-use crate::ledger_store::{self, CONFLICT_PATIENCE, Swap, conflict_pause};
+use crate::ledger_store::{self, Conflicts, Swap};
 use crate::listener::{self, Connection, Ended, ListenerLimits};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -242,7 +242,7 @@ impl Gateway {
             limit: tfhe_sbc_adapter::commit::MAX_CHUNKS,
         }))?;
         let started = Instant::now();
-        let deadline = started + self.limits.publish_timeout.max(CONFLICT_PATIENCE);
+        let mut conflicts = Conflicts::new();
         let mut published = false;
         loop {
             let (mut ledger, revision) =
@@ -275,7 +275,7 @@ impl Gateway {
                     metrics::histogram!("tsbc_gateway_publish_seconds").record(started.elapsed().as_secs_f64());
                     return Ok(false);
                 }
-                Ok(Swap::Conflict) if Instant::now() < deadline => conflict_pause().await,
+                Ok(Swap::Conflict) if conflicts.redo().await => {}
                 Ok(Swap::Conflict) => return Err(Refusal::Busy),
                 Err(e) => {
                     // Published, not admitted: a worker admits it (the device's resend is then a duplicate).

@@ -2,7 +2,8 @@
 //! [`DeviceLedger`] per device, changed only by compare-and-swap on the entry's revision. The gateway's
 //! admission and the workers' storage are transitions of the same ledger; a lost compare-and-swap is a
 //! conflict (another gateway or worker changed the device's ledger first), not a failure: the caller reads
-//! the ledger again and redoes its transition at once, after a short random pause.
+//! the ledger again and redoes its transition at once, and after a short random pause when it conflicts
+//! again ([`Conflicts`]).
 //!
 //! nats-server answers a lost compare-and-swap with JetStream error 10071 ("wrong last sequence: N") or,
 //! in clustered streams, 10164 ("wrong last sequence", without the number); async-nats 0.51 maps only the
@@ -19,7 +20,7 @@
 
 use async_nats::jetstream::kv;
 use std::error::Error as StdError;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::commit::DeviceLedger;
 use tfhe_sbc_device::frame::mac::{MacKey, TAG_BYTES};
 
@@ -100,14 +101,51 @@ pub fn is_conflict(error: &(dyn StdError + 'static)) -> bool {
     false
 }
 
-/// A random pause of 0-15 ms before a transition is redone, so that two writers in step part.
-pub async fn conflict_pause() {
-    let nanos = std::time::SystemTime::now()
+/// The conflicts of one transition: the first is redone at once (the usual case: the other writer is done,
+/// and a read is all it takes), each next one after a random pause of up to 1, 2, 4, 8, then 16 ms, so that
+/// writers in lock-step part; past [`CONFLICT_PATIENCE`] the caller treats it as an outage.
+#[derive(Debug)]
+pub struct Conflicts {
+    deadline: Instant,
+    count: u32,
+}
+
+impl Default for Conflicts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Conflicts {
+    /// No conflict yet; the patience starts now.
+    pub fn new() -> Self {
+        Self {
+            deadline: Instant::now() + CONFLICT_PATIENCE,
+            count: 0,
+        }
+    }
+
+    /// After a lost compare-and-swap: pauses as above and returns `true` (redo), or `false` when the
+    /// patience is over.
+    pub async fn redo(&mut self) -> bool {
+        if Instant::now() >= self.deadline {
+            return false;
+        }
+        self.count += 1;
+        if self.count > 1 {
+            let ceiling_us = 1_000u64 << (self.count - 2).min(4);
+            tokio::time::sleep(Duration::from_micros(jitter() % ceiling_us)).await;
+        }
+        true
+    }
+}
+
+/// A few random bits: the clock's low bits, jitter enough to break lock-step between processes.
+fn jitter() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    // The low bits of the clock are jitter enough to break lock-step between processes.
-    tokio::time::sleep(Duration::from_micros(u64::from(nanos % 15_000))).await;
+        .map(|d| u64::from(d.subsec_micros()))
+        .unwrap_or(0)
 }
 
 /// The device's ledger and its entry's revision (`None`: no entry yet), authenticated under `mac_key`.

@@ -300,6 +300,21 @@ fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
     let mut stream = connect(&address);
     let frame = meter.message(&readings(meter.id, 0)).remove(0);
     meter.send_expecting(&mut stream, &frame, AckStatus::Accepted);
+    // The accepted frame's announcement, awaited before the attacks below: a forged ledger stops the worker
+    // from committing the device's frames (as it must), so a frame still in flight then would wait for an
+    // operator, and this test is not about that.
+    let genuine = runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut results = js.get_stream("TSBC_RESULTS").await.unwrap();
+            if results.info().await.unwrap().state.messages >= 2 {
+                break results.get_raw_message(2).await.unwrap().payload;
+            }
+            assert!(Instant::now() < deadline, "the accepted frame was never announced");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
 
     runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
@@ -342,16 +357,7 @@ fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
     runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
         let js = async_nats::jetstream::new(client);
-        // Wait for the genuine announcement, then publish a copy under a new message id.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let genuine = loop {
-            let mut results = js.get_stream("TSBC_RESULTS").await.unwrap();
-            if results.info().await.unwrap().state.messages >= 2 {
-                break results.get_raw_message(2).await.unwrap().payload;
-            }
-            assert!(Instant::now() < deadline, "the accepted frame was never announced");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        };
+        // Publish a copy of the genuine announcement (read above) under a new message id.
         let publish = async_nats::jetstream::message::PublishMessage::build()
             .payload(genuine)
             .message_id("attacker-copy");

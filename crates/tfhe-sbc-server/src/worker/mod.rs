@@ -26,8 +26,10 @@
 //! long as it takes: an admitted frame is never dead-lettered. Nothing is held in a worker's memory between
 //! frames.
 
+mod announcement;
+
 use crate::jetstream::{Handles, JETSTREAM_PATIENCE, Topology, with_patience};
-use crate::ledger_store::{self, CONFLICT_PATIENCE, Swap, conflict_pause};
+use crate::ledger_store::{self, CONFLICT_PATIENCE, Conflicts, Swap};
 use async_nats::HeaderMap;
 use async_nats::jetstream::message::{AckKind, Message};
 use futures_util::StreamExt;
@@ -36,10 +38,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::{ChunkId, Stored};
-use tfhe_sbc_adapter::intake::{Intake, header_of};
-use tfhe_sbc_adapter::results::{MessageCommitted, dead_letter_subject, frame_key, results_subject};
+use tfhe_sbc_adapter::intake::Intake;
+use tfhe_sbc_adapter::results::{MessageCommitted, dead_letter_subject, frame_key};
 use tfhe_sbc_device::frame::mac::MacKey;
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
 /// How long a frame that failed for a transient reason waits before its next delivery: 250 ms after its
 /// first delivery, twice as long after each next one, at most 10 s.
@@ -127,75 +129,43 @@ impl Worker {
         })
         .await?;
         info!("worker: reading the {} consumer", crate::jetstream::WORKERS_CONSUMER);
-        let mut lag_measured = Instant::now();
         loop {
-            // Consumer lag (frames not yet delivered, and delivered but unacknowledged), every 2 s.
-            if lag_measured.elapsed() >= Duration::from_secs(2) {
-                lag_measured = Instant::now();
-                if let Ok(info) = consumer.info().await {
-                    metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);
-                    metrics::gauge!("tsbc_consumer_unacknowledged_frames").set(info.num_ack_pending as f64);
-                }
-            }
-            // Small batches: every frame of a batch is finished well within `ack_wait`.
-            let mut batch = match consumer
-                .fetch()
-                .max_messages(16)
-                .expires(Duration::from_secs(1))
+            // A continuous pull of small batches (the next requested when half of one is done): every frame
+            // of a batch is finished well within `ack_wait`, and an idle worker waits in the server, not in
+            // a loop of requests. A missed heartbeat (a stalled connection) ends the pull and starts another.
+            let mut frames = match consumer
+                .stream()
+                .max_messages_per_batch(16)
+                .heartbeat(Duration::from_secs(5))
                 .messages()
                 .await
             {
-                Ok(batch) => batch,
+                Ok(frames) => frames,
                 Err(e) => {
-                    warn!("worker: cannot fetch frames: {e}");
+                    warn!("worker: cannot pull frames: {e}");
                     tokio::time::sleep(Duration::from_millis(500)).await;
                     continue;
                 }
             };
-            while let Some(message) = batch.next().await {
+            let mut lag_measured = Instant::now();
+            while let Some(message) = frames.next().await {
                 match message {
                     Ok(message) => self.handle(message).await,
                     Err(e) => {
-                        debug!("worker: fetch ended: {e}");
+                        warn!("worker: pull ended: {e}");
                         break;
+                    }
+                }
+                // Consumer lag (frames not yet delivered, and delivered but unacknowledged), every 2 s.
+                if lag_measured.elapsed() >= Duration::from_secs(2) {
+                    lag_measured = Instant::now();
+                    if let Ok(info) = consumer.info().await {
+                        metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);
+                        metrics::gauge!("tsbc_consumer_unacknowledged_frames").set(info.num_ack_pending as f64);
                     }
                 }
             }
         }
-    }
-
-    /// The repair pass, every `period` for ever: announces every message a ledger holds as complete and
-    /// unannounced (its worker stopped between the commit and the announcement).
-    pub async fn repair_every(&self, period: Duration) -> Result<(), String> {
-        loop {
-            match self.repair().await {
-                Ok(0) => {}
-                Ok(n) => info!("worker: repair pass announced {n} message(s)"),
-                Err(e) => warn!("worker: repair pass stopped: {e}"),
-            }
-            tokio::time::sleep(period).await;
-        }
-    }
-
-    /// One repair pass over every device's ledger; the number of messages it announced.
-    pub async fn repair(&self) -> Result<u64, String> {
-        let mut keys = self.handles.devices.keys().await.map_err(|e| e.to_string())?;
-        let mut devices = Vec::new();
-        while let Some(key) = keys.next().await {
-            let key = key.map_err(|e| e.to_string())?;
-            if let Some(id) = key.strip_prefix("device.").and_then(|id| id.parse::<u64>().ok())
-                && self.intake.mac_key(id).is_some()
-            {
-                devices.push(id);
-            }
-        }
-        let mut announced = 0;
-        for device_id in devices {
-            announced += self.announce_pending(device_id).await?;
-        }
-        self.counts.repaired.fetch_add(announced, Ordering::Relaxed);
-        metrics::counter!("tsbc_worker_repaired_announcements_total").increment(announced);
-        Ok(announced)
     }
 
     /// One delivery: store (or find stored, or dead-letter), then acknowledge; a transient failure
@@ -270,7 +240,7 @@ impl Worker {
         let mut frame_stored = false;
         // Announced by an earlier pass of the loop below (a conflict redoes the commit, not the announcement).
         let mut announced = false;
-        let deadline = Instant::now() + CONFLICT_PATIENCE;
+        let mut conflicts = Conflicts::new();
         loop {
             let (mut ledger, revision) =
                 ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
@@ -332,9 +302,8 @@ impl Worker {
             .await?
             {
                 Swap::Done => {}
-                Swap::Conflict if Instant::now() < deadline => {
+                Swap::Conflict if conflicts.redo().await => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
-                    conflict_pause().await;
                     continue;
                 }
                 Swap::Conflict => {
@@ -343,83 +312,6 @@ impl Worker {
             }
             return Ok(Outcome::Committed);
         }
-    }
-
-    /// Publishes `record`, sealed under its device's MAC key, on the device's results subject, without a
-    /// message id (one that anyone on NATS could publish first would make JetStream drop this record as
-    /// its duplicate); readers keep one record per message.
-    async fn announce(&self, record: &MessageCommitted) -> Result<(), String> {
-        let sealed = record.seal(self.mac_key(record.device_id)?);
-        let ack = self
-            .handles
-            .js
-            .publish(results_subject(&self.topology.prefix, record.device_id), sealed.into())
-            .await
-            .map_err(|e| format!("cannot announce a message: {e}"))?;
-        ack.await.map_err(|e| format!("announcement not stored: {e}"))?;
-        self.counts.messages.fetch_add(1, Ordering::Relaxed);
-        metrics::counter!("tsbc_worker_messages_total").increment(1);
-        debug!(
-            device = record.device_id,
-            first_sequence = record.first_sequence,
-            "message committed"
-        );
-        Ok(())
-    }
-
-    /// Removes the message at `first_sequence` from the device's unannounced list.
-    async fn record_announced(&self, device_id: u64, first_sequence: u64) -> Result<(), String> {
-        let deadline = Instant::now() + CONFLICT_PATIENCE;
-        loop {
-            let (mut ledger, revision) =
-                ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
-            if !ledger.announced(first_sequence) {
-                return Ok(());
-            }
-            match ledger_store::swap(
-                &self.handles.devices,
-                self.mac_key(device_id)?,
-                device_id,
-                &ledger,
-                revision,
-            )
-            .await?
-            {
-                Swap::Done => return Ok(()),
-                Swap::Conflict if Instant::now() < deadline => {
-                    self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
-                    conflict_pause().await;
-                }
-                Swap::Conflict => return Err(format!("device {device_id}: conflicts for {CONFLICT_PATIENCE:?}")),
-            }
-        }
-    }
-
-    /// Announces every message the device's ledger holds as complete and unannounced, each from its stored
-    /// chunk 0 (which names the message); the number announced.
-    async fn announce_pending(&self, device_id: u64) -> Result<u64, String> {
-        let (ledger, _) = ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
-        let mut announced = 0;
-        for &(first_sequence, chunk_count) in &ledger.unannounced {
-            let name = frame_key(device_id, first_sequence, 0);
-            let stored = self
-                .handles
-                .results
-                .get(&name)
-                .await
-                .map_err(|e| format!("cannot read {name}: {e}"))?
-                .ok_or_else(|| format!("{name} is missing: a complete message without its chunk 0"))?;
-            let record = header_of(&stored)
-                .map(|h| MessageCommitted::of_chunk(&h))
-                .filter(|r| {
-                    r.device_id == device_id && r.first_sequence == first_sequence && r.chunk_count == chunk_count
-                })
-                .ok_or_else(|| format!("{name} does not hold chunk 0 of the message it names"))?;
-            self.announce(&record).await?;
-            self.record_announced(device_id, first_sequence).await?;
-            announced += 1;
-        }
-        Ok(announced)
     }
 
     /// Publishes `frame` with its reason on the dead-letter subject.
