@@ -10,6 +10,9 @@
 //!
 //! then the gateway's resident memory with 2,000 idle connections (goal: < 20 MiB more than idle).
 //!
+//! With `TSBC_BENCH_BASELINE_SERVER=<a tfhe-sbc-server binary>`, the JetStream configurations also run on
+//! that binary, alternating with this build, and print this build's rate over the baseline's.
+//!
 //! `cargo bench -p tfhe-sbc-server --bench service` runs the full sizes (8 devices x 100 frames); run as a
 //! test (`cargo test --benches`) it runs 2 devices x 5 frames and 50 idle connections, to check it works.
 #![allow(clippy::unwrap_used)]
@@ -189,7 +192,18 @@ fn main() {
         );
     }
 
-    // JetStream: the gateway alone, then with 1 and 2 workers.
+    // JetStream: the gateway alone, then with 1 and 2 workers; with a baseline server binary
+    // (`TSBC_BENCH_BASELINE_SERVER`, e.g. an earlier commit's build), each configuration runs on the baseline
+    // and on this build in turn, twice, and the ratio of their best rates is printed: same machine, same run.
+    let baseline = std::env::var("TSBC_BENCH_BASELINE_SERVER").ok();
+    let builds: Vec<(&str, String)> = match &baseline {
+        Some(path) => vec![
+            ("baseline", format!("ulimit -n 8192; exec {path:?} \"$@\";")),
+            ("this build", "ulimit -n 8192;".to_owned()),
+        ],
+        None => vec![("this build", "ulimit -n 8192;".to_owned())],
+    };
+    let rounds = if baseline.is_some() { 2 } else { 1 };
     for (name, extra) in [
         (
             "JetStream, gateway alone (acks after JetStream's)",
@@ -204,29 +218,40 @@ fn main() {
             &["--role", "both", "--workers", "2"][..],
         ),
     ] {
-        let nats = NatsServer::start();
-        let (server, address) = Server::start_with(
-            &keys,
-            &nats.url(),
-            &address_file,
-            extra,
-            Stdio::null(),
-            "ulimit -n 8192;",
-        );
-        // A gateway alone admits at most a device's ledger backlog (64 messages) before answering "busy":
-        // nothing stores them. It sends 60 frames per device.
-        let alone = !extra.contains(&"both");
-        let frames: Vec<(u64, Vec<Vec<u8>>)> = frames
-            .iter()
-            .map(|(id, f)| (*id, f[..if alone { f.len().min(60) } else { f.len() }].to_vec()))
-            .collect();
-        let started = Instant::now();
-        let (mut latencies, _) = drive(&address, &keys, &frames);
-        if extra.contains(&"both") {
-            wait_committed(&nats.url(), total);
+        let mut best = vec![0f64; builds.len()];
+        for _ in 0..rounds {
+            for (b, (build, shell)) in builds.iter().enumerate() {
+                let nats = NatsServer::start();
+                let (server, address) =
+                    Server::start_with(&keys, &nats.url(), &address_file, extra, Stdio::null(), shell);
+                // A gateway alone admits at most a device's ledger backlog (64 messages) before answering
+                // "busy": nothing stores them. It sends 60 frames per device.
+                let alone = !extra.contains(&"both");
+                let frames: Vec<(u64, Vec<Vec<u8>>)> = frames
+                    .iter()
+                    .map(|(id, f)| (*id, f[..if alone { f.len().min(60) } else { f.len() }].to_vec()))
+                    .collect();
+                let started = Instant::now();
+                let (mut latencies, _) = drive(&address, &keys, &frames);
+                if extra.contains(&"both") {
+                    wait_committed(&nats.url(), total);
+                }
+                let label = if baseline.is_some() {
+                    format!("{name}, {build}")
+                } else {
+                    name.to_owned()
+                };
+                best[b] = best[b].max(latencies.len() as f64 / started.elapsed().as_secs_f64());
+                report(&label, &mut latencies, started.elapsed());
+                drop(server);
+            }
         }
-        report(name, &mut latencies, started.elapsed());
-        drop(server);
+        if baseline.is_some() {
+            println!(
+                "{name}: this build / baseline = {:.2} (best of {rounds} each)",
+                best[1] / best[0]
+            );
+        }
     }
 
     // The gateway's memory with idle connections.
