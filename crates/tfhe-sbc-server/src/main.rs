@@ -24,6 +24,7 @@ mod gateway;
 mod jetstream;
 mod ledger_store;
 mod listener;
+mod nats_connection;
 mod net;
 mod pipeline;
 mod replay_state;
@@ -126,6 +127,8 @@ struct Cli {
     /// when the workers' consumer is created).
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "nats")]
     ack_wait: u64,
+    #[command(flatten)]
+    nats_connection: nats_connection::NatsConnection,
 }
 
 impl Cli {
@@ -192,6 +195,7 @@ fn main() -> ExitCode {
     let outcome = match &cli.nats {
         Some(nats) => service::run(service::ServiceOptions {
             nats,
+            connection: &cli.nats_connection,
             role: cli.role,
             keys: &cli.keys,
             listen: &cli.listen,

@@ -31,6 +31,8 @@ pub enum Role {
 pub struct ServiceOptions<'a> {
     /// The NATS server URL(s), comma-separated.
     pub nats: &'a str,
+    /// How to authenticate and secure the connection (`--nats-creds`, `--nats-tls-ca`, ...).
+    pub connection: &'a crate::nats_connection::NatsConnection,
     /// The roles.
     pub role: Role,
     /// The key set directories (one or more; device ids differ between them).
@@ -83,18 +85,11 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 .map_err(|e| format!("cannot serve metrics on {address}: {e}"))?;
             info!("metrics on http://{address}/metrics");
         }
-        let client = async_nats::ConnectOptions::new()
-            .retry_on_initial_connect()
-            .connection_timeout(Duration::from_secs(5))
-            .max_reconnects(None)
-            .connect(options.nats.split(',').map(str::trim).collect::<Vec<_>>())
+        let client = options
+            .connection
+            .connect(options.nats)
             .await
-            .map_err(|e| {
-                format!(
-                    "cannot connect to NATS at {}: {e} (is nats-server running?)",
-                    options.nats
-                )
-            })?;
+            .map_err(|e| e.to_string())?;
         let mut tasks = tokio::task::JoinSet::new();
         let gateway_counts = Arc::new(GatewayCounts::default());
         let worker_counts = Arc::new(WorkerCounts::default());
