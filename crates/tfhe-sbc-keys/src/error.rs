@@ -43,6 +43,23 @@ pub enum Error {
         /// The credential file.
         path: PathBuf,
     },
+    /// The journal of an interrupted `issue` does not agree with the key set (or is not a journal): recovery
+    /// touched nothing.
+    InconsistentJournal {
+        /// The journal.
+        path: PathBuf,
+        /// What does not agree.
+        problem: String,
+        /// What to do.
+        fix: &'static str,
+    },
+    /// `check-frame`: the key set's intake refused the frame.
+    FrameRefused {
+        /// The frame's length.
+        bytes: usize,
+        /// The intake's reason.
+        reason: tfhe_sbc_adapter::IntakeError,
+    },
     /// An argument that contradicts the key set.
     BadArgument {
         /// What is wrong, and what to do.
@@ -109,10 +126,20 @@ impl fmt::Display for Error {
             ),
             Self::OrphanCredentials { device_id, path } => write!(
                 f,
-                "{} exists but the key store has no device {device_id} (an interrupted issue?): delete the file \
-                 and run issue again",
-                path.display()
+                "{} exists but the key store has no device {device_id} (left by an interrupted issue of an older \
+                 tfhe-sbc-keys, or copied in): run `tfhe-sbc-keys repair --dir {}`, which removes the files of \
+                 devices the key store does not hold, then issue again",
+                path.display(),
+                path.parent().and_then(Path::parent).unwrap_or(Path::new(".")).display()
             ),
+            Self::FrameRefused { bytes, reason } => write!(
+                f,
+                "frame refused ({bytes} bytes): {reason} [{}]",
+                format!("{reason:?}").split(['(', ' ', '{']).next().unwrap_or_default()
+            ),
+            Self::InconsistentJournal { path, problem, fix } => {
+                write!(f, "the issue journal {} {problem}: {fix}", path.display())
+            }
             Self::Entropy => f.write_str("the operating system's entropy source failed: cannot draw keys safely"),
             Self::Provisioning { message } => write!(f, "provisioning failed: {message}"),
         }

@@ -30,7 +30,12 @@
 //!   public-key devices, one code path for both kinds of set; per-device keys on every set.
 //!   [`commands::issue_compact_list_devices`] (`--mode compact-list`): the compact public-key file and
 //!   public-key credentials.
+//!   `issue --count N` is crash-consistent: an intent journal, the key store as the commit point, and a
+//!   recovery that finishes or rolls back an interrupted pass (`issue` runs it first; [`commands::repair`]).
+//!   [`commands::issue_dev_devices`] (`--unsafe-dev-credential`): firmware development credentials, UNSAFE
+//!   FOR PRODUCTION (their keys are derived from the id by a public XOF).
 //! * [`commands::show`]: the key set and its devices, no secret.
+//! * [`commands::check_frame`]: one frame through the key set's intake, and what it decrypts to.
 //!
 //! The files' formats (the tfhe-rs key files' envelope, the key store), names and modes, and the atomic
 //! writer are the adapter's key-set module (`tfhe_sbc_adapter::key_set`), which the server reads them with;

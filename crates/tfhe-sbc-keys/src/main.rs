@@ -43,7 +43,8 @@ enum Command {
         #[arg(long)]
         device_id: u64,
         /// How many devices to provision, numbered from --device-id, in one pass (the server key is read
-        /// once and the key store written once).
+        /// once and the key store written once). Crash-consistent: a pass interrupted at any point is
+        /// finished or rolled back by the next issue (or repair) from its journal, issue.journal.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         count: u64,
         /// The key mode. Every parameter set takes fleet, public-key and per-device;
@@ -53,6 +54,38 @@ enum Command {
         /// The key id the device's frames carry (default: the key set's; per-device mode only may differ).
         #[arg(long, value_parser = parse_u32)]
         key_id: Option<u32>,
+        /// UNSAFE FOR PRODUCTION: a firmware development credential (--mode per-device, tfhe-lib key set):
+        /// the key, MAC key and seed are derived from the device id by a public XOF, exactly as
+        /// firmware/examples/test_credential.rs makes them (key id 0), so ANYONE can decrypt and forge this
+        /// device's frames. Writes devices/<ID>.UNSAFE-DEV.tsdc and devices/<ID>.UNSAFE-DEV.seed and the
+        /// device's record (its key-switching key), so that this key set's check-frame accepts and decrypts a
+        /// development firmware's frames. Never in a deployment: show marks such devices UNSAFE-DEV.
+        #[arg(long)]
+        unsafe_dev_credential: bool,
+    },
+    /// Finish or roll back an interrupted issue (issue does this itself first), remove temporary files and
+    /// the files of devices the key store does not hold.
+    Repair {
+        /// The key set directory written by init.
+        #[arg(long)]
+        dir: PathBuf,
+    },
+    /// Check one frame against the key set, as the server's intake does, and decrypt what it carries (the
+    /// trusted party's client key): for firmware bring-up. Exit 1 and the intake's reason if it is refused.
+    CheckFrame {
+        /// The key set directory written by init.
+        #[arg(long)]
+        dir: PathBuf,
+        /// The frame's bytes, as the device sent them.
+        #[arg(long, conflicts_with = "hex", required_unless_present = "hex")]
+        file: Option<PathBuf>,
+        /// The frame's bytes in hexadecimal (whitespace ignored).
+        #[arg(long)]
+        hex: Option<String>,
+        /// Accept full-mask secret-key frames, as a server configured with allow_full_frames (off by default,
+        /// as on the server).
+        #[arg(long)]
+        allow_full_frames: bool,
     },
     /// List the key set and its devices (no secret is printed).
     Show {
@@ -151,6 +184,34 @@ fn parse_u32(s: &str) -> Result<u32, String> {
     parsed.map_err(|e| format!("{e} (a key id is a u32, decimal or 0x hexadecimal)"))
 }
 
+/// A frame from `--file` or `--hex`.
+fn frame_bytes(file: Option<PathBuf>, hex: Option<String>) -> Result<Vec<u8>, Error> {
+    match (file, hex) {
+        (Some(path), _) => Ok(tfhe_sbc_keys::files::read(&path, "frame")?.to_vec()),
+        (None, Some(hex)) => {
+            let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+            let bad = || Error::BadArgument {
+                message: "--hex takes the frame as pairs of hexadecimal digits".to_owned(),
+            };
+            if digits.len() % 2 != 0 {
+                return Err(bad());
+            }
+            digits
+                .chunks(2)
+                .map(|pair| {
+                    std::str::from_utf8(pair)
+                        .ok()
+                        .and_then(|p| u8::from_str_radix(p, 16).ok())
+                        .ok_or_else(bad)
+                })
+                .collect()
+        }
+        (None, None) => Err(Error::BadArgument {
+            message: "check-frame takes --file FRAME or --hex HEX".to_owned(),
+        }),
+    }
+}
+
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Init {
@@ -176,14 +237,32 @@ fn main() -> ExitCode {
             count,
             mode,
             key_id,
-        } => match mode {
-            Mode::Key(mode) => commands::issue_devices(&dir, device_id, count, mode, key_id),
-            Mode::CompactList => commands::issue_compact_list_devices(&dir, device_id, count, key_id),
+            unsafe_dev_credential,
+        } => match (mode, unsafe_dev_credential) {
+            (Mode::Key(KeyMode::PerDeviceSecretKey), true) => {
+                commands::issue_dev_devices(&dir, device_id, count, key_id)
+            }
+            (Mode::Key(_) | Mode::CompactList, true) => Err(Error::BadArgument {
+                message: "--unsafe-dev-credential takes --mode per-device (test_credential's files)".to_owned(),
+            }),
+            (Mode::Key(mode), false) => commands::issue_devices(&dir, device_id, count, mode, key_id),
+            (Mode::CompactList, false) => commands::issue_compact_list_devices(&dir, device_id, count, key_id),
         },
+        Command::Repair { dir } => commands::repair(&dir),
+        Command::CheckFrame {
+            dir,
+            file,
+            hex,
+            allow_full_frames,
+        } => frame_bytes(file, hex).and_then(|frame| commands::check_frame(&dir, &frame, allow_full_frames)),
         Command::Show { dir } => commands::show(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e @ Error::FrameRefused { .. }) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)

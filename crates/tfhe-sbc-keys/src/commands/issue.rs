@@ -1,10 +1,12 @@
 //! `issue`: provisions one device in one key mode, its credential file and its record in the key store.
 
 use super::compact_list::load_compact_public_key;
-use super::credentials::new_device;
-use super::key_files::{load_client_key, load_integer_client_key, load_key_store, load_public_key};
+use super::dev_credential::{DEV_KEY_ID, UNSAFE_DEV, dev_credentials_path, dev_device, dev_seed_path};
+use super::device_kinds::{KeySetPublicKey, boolean_device, integer_device, key_set_public_key, public_key_device};
+use super::journal::{self, FileSet, Journal, Outcome};
+use super::key_files::{load_client_key, load_key_store};
 use super::report::size;
-use super::{check_dir, glwe_parameters, os_rng, provisioning};
+use super::{check_dir, os_rng};
 use crate::KeySetParameters;
 use crate::error::Error;
 use crate::files::{
@@ -13,17 +15,9 @@ use crate::files::{
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tfhe_sbc_adapter::interop::big_key::{BooleanSet, glwe_key_from_client_key};
-use tfhe_sbc_adapter::interop::big_key_per_device::provision_big_key_per_device;
-use tfhe_sbc_adapter::interop::integer::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
-use tfhe_sbc_adapter::interop::integer::per_device::{provision_integer_fleet_device, provision_integer_per_device};
-use tfhe_sbc_adapter::interop::integer::public_key::integer_public_key_from_client_key;
-use tfhe_sbc_adapter::interop::{DeviceSecrets, PublicKeyDevice, provision_per_device};
-use tfhe_sbc_adapter::key_set::envelope::KeyFileEnvelope;
-use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeyStore};
+use tfhe_sbc_adapter::interop::big_key::BooleanSet;
+use tfhe_sbc_adapter::key_set::key_store::KeyMode;
 use tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope;
-use tfhe_sbc_device::csprng::xof::Blake2bXof;
-use zeroize::Zeroizing;
 
 /// `issue`: provisions device `device_id` in `mode`. Writes its credential file (`devices/<ID>.tsdc`, mode
 /// 0600) and adds its record to the key store (rewritten atomically), with the key set's parameter set.
@@ -41,7 +35,7 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
 /// and checked once (hundreds of MB on the integer set) and the key store written once, after every
 /// credential file (on failure, the credential files written are removed and the store is unchanged).
 pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_id: Option<u32>) -> Result<(), Error> {
-    issue_into(dir, first_id, count, mode, false, key_id)
+    issue_into(dir, first_id, count, mode, FileSet::Credentials, key_id)
 }
 
 /// `issue --mode compact-list`: `count` devices numbered from `first_id` that encrypt tfhe-rs
@@ -53,24 +47,59 @@ pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_i
 /// also send its lists (or anything else) in our authenticated frames, and the cloud knows it, can list it
 /// and can revoke it, as any public-key device. Like a public-key device it holds nothing that decrypts.
 pub fn issue_compact_list_devices(dir: &Path, first_id: u64, count: u64, key_id: Option<u32>) -> Result<(), Error> {
-    issue_into(dir, first_id, count, KeyMode::PublicKey, true, key_id)
+    issue_into(dir, first_id, count, KeyMode::PublicKey, FileSet::CompactList, key_id)
 }
 
-/// [`issue_devices`] in `mode`, and each device also gets the compact public key if `compact_list`
-/// ([`issue_compact_list_devices`]).
+/// `issue --mode per-device --unsafe-dev-credential`: `count` firmware development devices numbered from
+/// `first_id`, on a `tfhe-lib` key set, UNSAFE FOR PRODUCTION (`super::dev_credential`): each one's key, MAC
+/// key and seed are derived from its id by a public XOF (`firmware/examples/test_credential.rs`'s files,
+/// key id 0); the key store gets its key-switching key, so the key set accepts and decrypts its frames.
+/// Writes `devices/<ID>.UNSAFE-DEV.tsdc` and `devices/<ID>.UNSAFE-DEV.seed`.
+pub fn issue_dev_devices(dir: &Path, first_id: u64, count: u64, key_id: Option<u32>) -> Result<(), Error> {
+    issue_into(
+        dir,
+        first_id,
+        count,
+        KeyMode::PerDeviceSecretKey,
+        FileSet::UnsafeDev,
+        key_id,
+    )
+}
+
+/// [`issue_devices`] in `mode`, each device getting `files`: also the compact public key
+/// ([`issue_compact_list_devices`]), or development files ([`issue_dev_devices`]).
 fn issue_into(
     dir: &Path,
     first_id: u64,
     count: u64,
     mode: KeyMode,
-    compact_list: bool,
+    files: FileSet,
     key_id: Option<u32>,
 ) -> Result<(), Error> {
+    let compact_list = files == FileSet::CompactList;
+    let dev = files == FileSet::UnsafeDev;
     check_dir(dir)?;
     let _lock = DirLock::acquire(dir)?;
     let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
     let parameters = server.parameters;
     let mode_name = if compact_list { "compact-list" } else { mode.name() };
+    if dev && (parameters != KeySetParameters::Boolean(BooleanSet::TfheLib) || key_id.is_some_and(|k| k != DEV_KEY_ID))
+    {
+        return Err(Error::BadArgument {
+            message: format!(
+                "--unsafe-dev-credential makes test_credential's files (TFHE_LIB_GLWE_1024, key id 0): it takes a \
+                 tfhe-lib key set (this one is {}) and no --key-id but 0",
+                parameters.name()
+            ),
+        });
+    }
+    let key_id = if dev { Some(DEV_KEY_ID) } else { key_id };
+    // How the journal names the pass (a re-run of the same pass recognizes it).
+    let pass_mode = if dev {
+        format!("{mode_name} --unsafe-dev-credential")
+    } else {
+        mode_name.to_owned()
+    };
     let compact_public_key = if compact_list {
         Some(load_compact_public_key(dir, &server)?)
     } else {
@@ -94,6 +123,33 @@ fn issue_into(
     })?;
     let mut store = load_key_store(dir, &server)?;
     let store_path = dir.join(KEY_STORE_FILE);
+    let recovery = journal::recover(dir, &store)?;
+    if let Some(line) = recovery.describe() {
+        println!("{line}");
+    }
+    // A re-run of a pass that was interrupted after its commit point: done, if it asked for those devices.
+    if let Some((done, Outcome::Finished)) = &recovery.pass
+        && done.mode == pass_mode
+        && ids.clone().all(|id| done.device_ids.contains(&id))
+    {
+        println!(
+            "devices {}..={} ({mode_name} mode) are issued: the interrupted run had written them",
+            ids.start,
+            ids.end - 1
+        );
+        return Ok(());
+    }
+    // A re-run of a pass that had finished: every device in the store in this mode, with its files.
+    let issued_already =
+        |id: u64| store.get(id).is_some_and(|r| r.mode() == mode) && files.paths(dir, id).iter().all(|p| p.exists());
+    if ids.clone().all(issued_already) {
+        println!(
+            "devices {}..={} ({pass_mode} mode) are issued already, with their files: nothing to do",
+            ids.start,
+            ids.end - 1
+        );
+        return Ok(());
+    }
     for device_id in ids.clone() {
         if store.get(device_id).is_some() {
             return Err(Error::DuplicateDevice {
@@ -101,10 +157,8 @@ fn issue_into(
                 path: store_path,
             });
         }
-        for path in [
-            credentials_path(dir, device_id),
-            compact_public_key_path(dir, device_id),
-        ] {
+        let every_file = [FileSet::CompactList, FileSet::UnsafeDev].map(|set| set.paths(dir, device_id));
+        for path in every_file.into_iter().flatten() {
             if path.exists() {
                 return Err(Error::OrphanCredentials { device_id, path });
             }
@@ -116,7 +170,14 @@ fn issue_into(
     let mut issued = Vec::new();
     for device_id in ids {
         let started = Instant::now();
+        let mut seed = None;
         let (credentials_file, record) = match (parameters, mode) {
+            (KeySetParameters::Boolean(BooleanSet::TfheLib), KeyMode::PerDeviceSecretKey) if dev => {
+                let client_key = load_client_key(dir, &server)?;
+                let (file, dev_seed, record) = dev_device(client_key.get(), device_id, &mut rng)?;
+                seed = Some(dev_seed);
+                (file, record)
+            }
             (_, KeyMode::PublicKey) => {
                 // One public key for every device of the pass, also when this pass makes it.
                 let public_key = match &new_public_key {
@@ -133,7 +194,7 @@ fn issue_into(
             }
             (KeySetParameters::Integer, _) => integer_device(dir, &server, mode, device_id, key_id, &mut rng)?,
         };
-        issued.push((device_id, credentials_file, record, started.elapsed()));
+        issued.push((device_id, credentials_file, seed, record, started.elapsed()));
     }
 
     let public_key_path = dir.join(PUBLIC_KEY_FILE);
@@ -141,23 +202,41 @@ fn issue_into(
         files::write_atomic(&public_key_path, public_key, PUBLIC_MODE)?;
     }
     files::create_dir(&dir.join(DEVICES_DIR))?;
+    // The intent, before any device file: an interrupted pass is finished or rolled back from it.
+    journal::write(
+        dir,
+        &Journal {
+            mode: pass_mode,
+            device_ids: issued.iter().map(|(id, ..)| *id).collect(),
+            files,
+        },
+    )?;
     let mut written = Vec::new();
     let remove_written = |written: &[PathBuf]| {
         for path in written {
             let _ = std::fs::remove_file(path);
         }
+        let _ = journal::remove(dir);
     };
     let mut stored = Vec::new();
-    for (device_id, credentials_file, record, provisioning_time) in issued {
-        let path = credentials_path(dir, device_id);
+    for (device_id, credentials_file, seed, record, provisioning_time) in issued {
+        let path = if dev {
+            dev_credentials_path(dir, device_id)
+        } else {
+            credentials_path(dir, device_id)
+        };
         if let Err(e) = files::write_atomic(&path, &credentials_file, SECRET_MODE) {
             remove_written(&written);
             return Err(e);
         }
         written.push(path);
-        if let Some(compact) = &compact_public_key {
-            let path = compact_public_key_path(dir, device_id);
-            if let Err(e) = files::write_atomic(&path, compact, PUBLIC_MODE) {
+        let second = match (&compact_public_key, &seed) {
+            (Some(compact), _) => Some((compact_public_key_path(dir, device_id), &compact[..], PUBLIC_MODE)),
+            (None, Some(seed)) => Some((dev_seed_path(dir, device_id), &seed[..], SECRET_MODE)),
+            (None, None) => None,
+        };
+        if let Some((path, bytes, file_mode)) = second {
+            if let Err(e) = files::write_atomic(&path, bytes, file_mode) {
                 remove_written(&written);
                 return Err(e);
             }
@@ -179,10 +258,18 @@ fn issue_into(
         remove_written(&written);
         return Err(e);
     }
+    // Committed: the journal has served.
+    journal::remove(dir)?;
 
+    let dev_mark = if dev {
+        format!(" {UNSAFE_DEV} (NOT FOR PRODUCTION)")
+    } else {
+        String::new()
+    };
     for (device_id, _, _, provisioning_time) in &stored {
         println!(
-            "device {device_id}: {mode_name} mode, key id {key_id:#010x}, parameter set {} ({provisioning_time:.2?})",
+            "device {device_id}: {mode_name} mode{dev_mark}, key id {key_id:#010x}, parameter set {} \
+             ({provisioning_time:.2?})",
             parameters.name(),
         );
     }
@@ -194,7 +281,7 @@ fn issue_into(
             size(public_key.len()),
         );
     }
-    let per_device = if compact_list { 2 } else { 1 };
+    let per_device = if compact_list || dev { 2 } else { 1 };
     let more = |written: usize| {
         if written > per_device {
             format!(" (and {} more)", written / per_device - 1)
@@ -224,6 +311,19 @@ fn issue_into(
                 _ => "its key",
             }
         );
+        if dev {
+            println!(
+                "  {}{}  {SECRET_MODE:04o}  {:>9}  to the board: its CSPRNG seed (boards without an RNG)",
+                dev_seed_path(dir, *device_id).display(),
+                more(written.len()),
+                size(32),
+            );
+            println!(
+                "{UNSAFE_DEV}: NOT FOR PRODUCTION: these devices' keys, MAC keys and seeds are derived from their ids \
+                 by a public XOF (firmware/examples/test_credential.rs): anyone can decrypt and forge their frames. \
+                 Use them to bring a firmware up against this key set (check-frame), never in a deployment."
+            );
+        }
         println!(
             "  {}  {SECRET_MODE:04o}  {:>9}  to the cloud: {} device{}, {} of key material for each new one",
             store_path.display(),
@@ -234,130 +334,4 @@ fn issue_into(
         );
     }
     Ok(())
-}
-
-/// A secret-key device (per-device or fleet) of a boolean key set (`server`'s, of parameter set `set`): its
-/// credential file and its key store record.
-fn boolean_device(
-    dir: &Path,
-    server: &KeyFileEnvelope,
-    set: BooleanSet,
-    mode: KeyMode,
-    device_id: u64,
-    key_id: u32,
-    rng: &mut Blake2bXof,
-) -> Result<(Zeroizing<Vec<u8>>, DeviceRecord), Error> {
-    let params = set.glwe_parameters();
-    Ok(match mode {
-        KeyMode::PerDeviceSecretKey => {
-            let client_key = load_client_key(dir, server)?;
-            let (secrets, record) = if set.is_big_key() {
-                provision_big_key_per_device(set, client_key.get(), device_id, key_id, rng)
-            } else {
-                provision_per_device(client_key.get(), device_id, key_id, rng)
-            }
-            .map_err(provisioning)?;
-            let file = secrets
-                .credentials_file(KeyMode::PerDeviceSecretKey, &params)
-                .map_err(provisioning)?;
-            (file, record)
-        }
-        KeyMode::FleetSecretKey => {
-            let client_key = load_client_key(dir, server)?;
-            let key = glwe_key_from_client_key(set, client_key.get()).map_err(provisioning)?;
-            let (credentials, record) = new_device(device_id, key_id, &params, DeviceKeyMaterial::Fleet, rng)?;
-            let secrets = DeviceSecrets { key, credentials };
-            let file = secrets
-                .credentials_file(KeyMode::FleetSecretKey, &params)
-                .map_err(provisioning)?;
-            (file, record)
-        }
-        other => {
-            return Err(Error::BadArgument {
-                message: format!("key mode {} is not one this build provisions", other.name()),
-            });
-        }
-    })
-}
-
-/// A secret-key device (per-device or fleet) of the integer key set: its credential file (parameter set 4,
-/// its key packed in 256 bytes) and its key store record.
-fn integer_device(
-    dir: &Path,
-    server: &KeyFileEnvelope,
-    mode: KeyMode,
-    device_id: u64,
-    key_id: u32,
-    rng: &mut Blake2bXof,
-) -> Result<(Zeroizing<Vec<u8>>, DeviceRecord), Error> {
-    let client_key = load_integer_client_key(dir, server)?;
-    let (secrets, record, key_mode) = match mode {
-        KeyMode::PerDeviceSecretKey => {
-            let (secrets, record) =
-                provision_integer_per_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
-            (secrets, record, KeyMode::PerDeviceSecretKey)
-        }
-        KeyMode::FleetSecretKey => {
-            let (secrets, record) =
-                provision_integer_fleet_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
-            (secrets, record, KeyMode::FleetSecretKey)
-        }
-        other => {
-            return Err(Error::BadArgument {
-                message: format!("key mode {} is not one this build provisions", other.name()),
-            });
-        }
-    };
-    let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe();
-    let file = secrets.credentials_file(key_mode, &params).map_err(provisioning)?;
-    Ok((file, record))
-}
-
-/// Where a public-key device's public key comes from.
-enum KeySetPublicKey {
-    /// `public_key.tspk`, as `init` (or an earlier `issue`) wrote it.
-    Existing(Vec<u8>),
-    /// Made now, to be written as `public_key.tspk`.
-    New(Vec<u8>),
-}
-
-/// The public key of `dir`'s key set (`server`'s), checked to be of its parameter set and key id. An integer
-/// key set made before the integer set had public keys has no `public_key.tspk`: as long as `store` holds
-/// no public-key device, the first public-key device makes it from the client key (a lost file of a key set
-/// that has public-key devices is restored from a backup instead, so that they all keep one key).
-fn key_set_public_key(
-    dir: &Path,
-    server: &KeyFileEnvelope,
-    store: &KeyStore,
-    rng: &mut Blake2bXof,
-) -> Result<KeySetPublicKey, Error> {
-    let missing = !dir.join(PUBLIC_KEY_FILE).exists();
-    let has_public_key_devices = store.iter().any(|r| r.mode() == KeyMode::PublicKey);
-    if server.parameters == KeySetParameters::Integer && missing && !has_public_key_devices {
-        let client_key = load_integer_client_key(dir, server)?;
-        let bytes = integer_public_key_from_client_key(client_key.get(), server.key_id, rng).map_err(provisioning)?;
-        return Ok(KeySetPublicKey::New(bytes));
-    }
-    load_public_key(dir, server.parameters, server.key_id).map(KeySetPublicKey::Existing)
-}
-
-/// A public-key device of a key set with parameters `parameters`, boolean or integer alike: fresh
-/// credentials (a new MAC key) beside the key set's `public_key` (already checked to be of this key set),
-/// its credential file (`68 +` the public-key file's bytes: 4,223 on `tfhe-lib`, 16,511 on the integer
-/// set) and its key store record (nothing of its own: its frames are under the client key's GLWE key).
-fn public_key_device(
-    parameters: KeySetParameters,
-    public_key: Vec<u8>,
-    device_id: u64,
-    key_id: u32,
-    rng: &mut Blake2bXof,
-) -> Result<(Zeroizing<Vec<u8>>, DeviceRecord), Error> {
-    let params = glwe_parameters(parameters);
-    let (credentials, record) = new_device(device_id, key_id, &params, DeviceKeyMaterial::PublicKey, rng)?;
-    let device = PublicKeyDevice {
-        public_key,
-        credentials,
-    };
-    let file = device.credentials_file().map_err(provisioning)?;
-    Ok((file, record))
 }

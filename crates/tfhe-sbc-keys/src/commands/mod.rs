@@ -1,17 +1,25 @@
-//! The three commands: `init` (boolean key sets) or `init_integer` / `init_compact_list` (the integer key
-//! set), `issue` (`issue_compact_list_devices` for compact-list devices), `show`.
+//! The commands: `init` (boolean key sets) or `init_integer` / `init_compact_list` (the integer key set),
+//! `issue` (`issue_compact_list_devices` for compact-list devices, `issue_dev_devices` for development ones),
+//! `repair`, `show`, `check_frame`.
 //! Each prints what it did to stdout and returns a typed [`Error`] on failure.
 
+mod check_frame;
 mod compact_list;
 mod credentials;
+mod dev_credential;
+mod device_kinds;
 mod init;
 mod issue;
+mod journal;
 mod key_files;
+mod repair;
 mod report;
 mod show;
 
+pub use check_frame::check_frame;
 pub use init::{init, init_compact_list, init_integer};
-pub use issue::{issue, issue_compact_list_devices, issue_devices};
+pub use issue::{issue, issue_compact_list_devices, issue_dev_devices, issue_devices};
+pub use repair::repair;
 pub use show::show;
 
 use crate::KeySetParameters;

@@ -3,6 +3,7 @@
 use super::check_dir;
 use super::compact_list::load_compact_public_key;
 use super::credentials::check_credentials_file;
+use super::dev_credential::{UNSAFE_DEV, dev_credentials_path, is_dev_record};
 use super::key_files::{load_key_store, load_public_key};
 use super::report::{describe_key_set, size};
 use crate::KeySetParameters;
@@ -49,6 +50,7 @@ pub fn show(dir: &Path) -> Result<(), Error> {
         ),
     ];
     let mut warnings = Vec::new();
+    let mut dev_warnings = Vec::new();
     let mut check_mode = |path: &Path, mode: u32, expected: u32| {
         if mode & 0o077 != 0 && expected == SECRET_MODE {
             warnings.push(format!(
@@ -88,15 +90,30 @@ pub fn show(dir: &Path) -> Result<(), Error> {
     }
     for record in store.iter() {
         let stored = record.key().stored_bytes();
-        let path = credentials_path(dir, record.device_id());
+        let dev = is_dev_record(record);
+        let path = match dev_credentials_path(dir, record.device_id()) {
+            dev_path if dev && dev_path.exists() => dev_path,
+            _ => credentials_path(dir, record.device_id()),
+        };
         let mut file = match files::mode_of(&path) {
             Some(mode) => {
                 check_credentials_file(&path, record, server.parameters, public_key.as_deref())?;
                 check_mode(&path, mode, SECRET_MODE);
-                format!("{DEVICES_DIR}/{}.tsdc ({mode:04o})", record.device_id())
+                format!(
+                    "{DEVICES_DIR}/{} ({mode:04o})",
+                    path.file_name().unwrap_or_default().to_string_lossy()
+                )
             }
             None => format!("not in {DEVICES_DIR}/ (delivered?)"),
         };
+        if dev {
+            file.push_str(&format!(", {UNSAFE_DEV}: its keys are public"));
+            dev_warnings.push(format!(
+                "device {} is a development device ({UNSAFE_DEV}, issue --unsafe-dev-credential): anyone can \
+                 decrypt and forge its frames; never deploy this key store with it",
+                record.device_id()
+            ));
+        }
         let compact_path = compact_public_key_path(dir, record.device_id());
         if compact_path.exists() {
             let bytes = files::read(&compact_path, "compact public key")?;
@@ -122,23 +139,38 @@ pub fn show(dir: &Path) -> Result<(), Error> {
     if let Ok(entries) = std::fs::read_dir(dir.join(DEVICES_DIR)) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let known = [".tsdc", ".tscp"].iter().any(|suffix| {
-                name.strip_suffix(suffix)
-                    .and_then(|id| id.parse::<u64>().ok())
-                    .is_some_and(|id| store.get(id).is_some() && name == format!("{id}{suffix}"))
-            });
+            let known = [".tsdc", ".tscp", ".UNSAFE-DEV.tsdc", ".UNSAFE-DEV.seed"]
+                .iter()
+                .any(|suffix| {
+                    name.strip_suffix(suffix)
+                        .and_then(|id| id.parse::<u64>().ok())
+                        .is_some_and(|id| store.get(id).is_some() && name == format!("{id}{suffix}"))
+                });
             if !known {
+                let fix = if super::journal::is_device_file(&name) {
+                    format!("`tfhe-sbc-keys repair --dir {}` removes it", dir.display())
+                } else {
+                    "delete it".to_owned()
+                };
                 warnings.push(format!(
-                    "{} is not the credential file of a device in the key store: delete it",
+                    "{} is not a file of a device in the key store: {fix}",
                     entry.path().display()
                 ));
             }
         }
     }
+    if dir.join(super::journal::JOURNAL_FILE).exists() {
+        warnings.push(format!(
+            "{} exists: an issue was interrupted; `tfhe-sbc-keys repair --dir {}` (or the next issue) finishes or \
+             rolls it back",
+            dir.join(super::journal::JOURNAL_FILE).display(),
+            dir.display()
+        ));
+    }
     for line in out {
         println!("{line}");
     }
-    for warning in warnings {
+    for warning in dev_warnings.into_iter().chain(warnings) {
         eprintln!("warning: {warning}");
     }
     Ok(())
