@@ -193,7 +193,7 @@ fn frame_bytes(file: Option<PathBuf>, hex: Option<String>) -> Result<Vec<u8>, Er
             let bad = || Error::BadArgument {
                 message: "--hex takes the frame as pairs of hexadecimal digits".to_owned(),
             };
-            if digits.len() % 2 != 0 {
+            if !digits.len().is_multiple_of(2) {
                 return Err(bad());
             }
             digits

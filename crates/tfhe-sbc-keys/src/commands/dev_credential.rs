@@ -63,13 +63,19 @@ fn derive(device_id: u64) -> Result<(DeviceSecrets, Zeroizing<[u8; 32]>), Error>
     Ok((DeviceSecrets { key, credentials }, seed))
 }
 
+/// What `issue` writes for a development device.
+pub(super) struct DevDevice {
+    /// The credential file (`test_credential`'s).
+    pub file: Zeroizing<Vec<u8>>,
+    /// The board's CSPRNG seed.
+    pub seed: Zeroizing<[u8; 32]>,
+    /// The key store record (its key-switching key into the key set's client key).
+    pub record: DeviceRecord,
+}
+
 /// A development device of a `tfhe-lib` key set (its boolean `client_key`): its credential file, its seed
 /// and its key store record, whose key-switching key's randomness comes from `rng`.
-pub(super) fn dev_device(
-    client_key: &ClientKey,
-    device_id: u64,
-    rng: &mut Blake2bXof,
-) -> Result<(Zeroizing<Vec<u8>>, Zeroizing<[u8; 32]>, DeviceRecord), Error> {
+pub(super) fn dev_device(client_key: &ClientKey, device_id: u64, rng: &mut Blake2bXof) -> Result<DevDevice, Error> {
     let (secrets, seed) = derive(device_id)?;
     let file = secrets
         .credentials_file(KeyMode::PerDeviceSecretKey, &TFHE_LIB_GLWE_1024)
@@ -81,7 +87,7 @@ pub(super) fn dev_device(
         MacKey::from_bytes(*secrets.credentials.mac_key().as_bytes()),
     );
     let record = DeviceRecord::new(record_credentials, DeviceKeyMaterial::PerDevice(ksk));
-    Ok((file, seed, record))
+    Ok(DevDevice { file, seed, record })
 }
 
 /// Whether `record` is a development device: its MAC key is the public derivation's for its id.

@@ -174,9 +174,9 @@ fn issue_into(
         let (credentials_file, record) = match (parameters, mode) {
             (KeySetParameters::Boolean(BooleanSet::TfheLib), KeyMode::PerDeviceSecretKey) if dev => {
                 let client_key = load_client_key(dir, &server)?;
-                let (file, dev_seed, record) = dev_device(client_key.get(), device_id, &mut rng)?;
-                seed = Some(dev_seed);
-                (file, record)
+                let made = dev_device(client_key.get(), device_id, &mut rng)?;
+                seed = Some(made.seed);
+                (made.file, made.record)
             }
             (_, KeyMode::PublicKey) => {
                 // One public key for every device of the pass, also when this pass makes it.

@@ -294,11 +294,10 @@ pub(super) fn is_device_file(name: &str) -> bool {
 /// of device files in `devices/`; returns how many.
 fn remove_temporary_files(dir: &Path) -> Result<usize, Error> {
     let mut removed = 0;
-    let targets: [(PathBuf, &dyn Fn(&str) -> bool); 2] = [
-        (dir.to_owned(), &|target: &str| {
-            [KEY_STORE_FILE, PUBLIC_KEY_FILE, JOURNAL_FILE].contains(&target)
-        }),
-        (dir.join(DEVICES_DIR), &is_device_file),
+    let is_key_set_file: fn(&str) -> bool = |name| [KEY_STORE_FILE, PUBLIC_KEY_FILE, JOURNAL_FILE].contains(&name);
+    let targets = [
+        (dir.to_owned(), is_key_set_file),
+        (dir.join(DEVICES_DIR), is_device_file as fn(&str) -> bool),
     ];
     for (directory, is_target) in targets {
         let entries = match std::fs::read_dir(&directory) {
