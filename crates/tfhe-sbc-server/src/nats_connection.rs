@@ -358,7 +358,12 @@ impl NatsConnection {
     pub async fn connect(&self, urls: &str) -> Result<async_nats::Client, NatsConnectError> {
         let mut addresses = Vec::new();
         for url in urls.split(',').map(str::trim) {
-            let address: ServerAddr = url.parse().map_err(|e| NatsConnectError::BadUrl(url.to_owned(), e))?;
+            // A URL that does not parse is named without what may be credentials (anything before an '@').
+            let named = match url.rsplit_once('@') {
+                Some((_, host)) => format!("***@{host}"),
+                None => url.to_owned(),
+            };
+            let address: ServerAddr = url.parse().map_err(|e| NatsConnectError::BadUrl(named, e))?;
             if address.username().is_some() || address.password().is_some() {
                 return Err(NatsConnectError::CredentialsInUrl(format!(
                     "{}://***@{}:{}",

@@ -196,7 +196,8 @@ pub fn run_intake<C: Converter>(
 /// `Some` answer for `frame` instead of the intake's when the conversion queue (with this batch's
 /// `pending` inputs per device and `pending_bytes`) has no room for its device: "busy" (`Ok`, answered
 /// "busy" under the device's key) for an authentic frame, or why it is not authentic. `None` when there is
-/// room, and for a resend of an accepted frame (it completes nothing: the intake answers "duplicate").
+/// room, for a chunk of a message already open (some of its chunks accepted), and for a resend of an
+/// accepted frame (it completes nothing: the intake answers "duplicate").
 fn busy_answer<C: Converter>(
     intake: &KeyedIntake<C>,
     queue: &ConversionQueue<Input<C>>,
@@ -214,6 +215,12 @@ fn busy_answer<C: Converter>(
         Ok(parsed) => parsed.header,
         Err(e) => return Some(Err(e)),
     };
+    // A chunk of a message whose other chunks were accepted is taken whatever the queue holds: "busy" here
+    // could make the message expire with accepted chunks. The reassembler's limit on a device's open
+    // messages bounds what this adds to the queue.
+    if header.chunk_count > 1 && intake.intake().is_message_open(device, header.message_id) {
+        return None;
+    }
     let replayed = intake
         .intake()
         .replay_window(device)

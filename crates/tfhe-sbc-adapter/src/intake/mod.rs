@@ -152,6 +152,12 @@ impl Intake {
         self.reassembler.open_messages()
     }
 
+    /// Whether message `message_id` of `device_id` is being reassembled (some of its chunks accepted): its
+    /// other chunks must be accepted too, or the accepted ones are lost when the message expires.
+    pub fn is_message_open(&self, device_id: u64, message_id: u32) -> bool {
+        self.reassembler.is_open(device_id, message_id)
+    }
+
     /// The number of expired messages remembered, so that their late chunks are refused
     /// ([`reassembly::EXPIRED_REMEMBERED_PER_DEVICE`] per device at most).
     pub fn expired_remembered(&self) -> usize {

@@ -40,8 +40,13 @@ impl Worker {
             }
         }
         let mut announced = 0;
+        // One device that fails (its ledger does not authenticate, its chunk 0 is missing) is logged and
+        // passed over: the pass goes on with the others.
         for device_id in devices {
-            announced += self.announce_pending(device_id).await?;
+            match self.announce_pending(device_id).await {
+                Ok(n) => announced += n,
+                Err(e) => warn!(device = device_id, "worker: repair pass passed over the device: {e}"),
+            }
         }
         self.counts.repaired.fetch_add(announced, Ordering::Relaxed);
         metrics::counter!("tsbc_worker_repaired_announcements_total").increment(announced);
