@@ -145,7 +145,7 @@ impl Cli {
     /// The conversion queue's bounds of the single-process server.
     fn queue_limits(&self) -> conversion_queue::QueueLimits {
         conversion_queue::QueueLimits {
-            max_bytes: self.conversion_queue_bytes,
+            max_bytes: self.conversion_queue_bytes.max(1),
             per_device: self.conversion_queue_per_device.max(1),
         }
     }

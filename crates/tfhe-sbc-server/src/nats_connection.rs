@@ -59,7 +59,8 @@ pub struct NatsConnection {
     /// With --nats-tls-cert: the client certificate's private key (PEM).
     #[arg(long, value_name = "FILE", requires = "nats_tls_cert")]
     pub nats_tls_key: Option<PathBuf>,
-    /// With --nats: refuse to talk to a server without TLS (also implied by `tls://` URLs).
+    /// With --nats: refuse to talk to a server without TLS (also implied by `tls://` URLs, --nats-tls-ca and
+    /// --nats-tls-cert).
     #[arg(long, requires = "nats")]
     pub nats_tls_required: bool,
     /// With --nats: seconds to keep trying to reach an unreachable NATS server at start-up (connection
@@ -349,7 +350,10 @@ impl NatsConnection {
         if let (Some(cert), Some(key)) = (&self.nats_tls_cert, &self.nats_tls_key) {
             options = options.add_client_certificate(cert.clone(), key.clone());
         }
-        Ok(options.require_tls(self.nats_tls_required))
+        // A CA or a client certificate means TLS is wanted: required, so that a peer on the path cannot
+        // answer in plain text and receive the credentials.
+        let tls = self.nats_tls_required || self.nats_tls_ca.is_some() || self.nats_tls_cert.is_some();
+        Ok(options.require_tls(tls))
     }
 
     /// Connects to the NATS server(s) `urls` (comma-separated): fails at once, with the cause named, on a
