@@ -263,9 +263,12 @@ where
         let permit = match Arc::clone(&permits).try_acquire_owned() {
             Ok(permit) => permit,
             Err(_) => {
-                // The global cap: the longest-waiting connection of any address makes room; if none is
-                // waiting, the new one waits for a slot.
-                lock(&registry).evict_oldest(None);
+                // The global cap: the longest-waiting connection of any address makes room, unless the
+                // address's own connection was just closed for it (its slot is about to be freed: another
+                // address's connection must not pay for it); if none is waiting, the new one waits.
+                if !full {
+                    lock(&registry).evict_oldest(None);
+                }
                 let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
                     return;
                 };
