@@ -9,7 +9,6 @@ use crate::ledger_store::{self, CONFLICT_PATIENCE, Conflicts, Swap};
 use futures_util::StreamExt;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tfhe_sbc_adapter::intake::header_of;
 use tfhe_sbc_adapter::results::{MessageCommitted, frame_key, results_subject};
 use tracing::{debug, info, warn};
 
@@ -103,7 +102,7 @@ impl Worker {
     }
 
     /// Announces every message the device's ledger holds as complete and unannounced, each from its stored
-    /// chunk 0 (which names the message); the number announced.
+    /// chunk 0 (which names the message, once it authenticates); the number announced.
     pub(super) async fn announce_pending(&self, device_id: u64) -> Result<u64, String> {
         let (ledger, _) = ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
         let mut announced = 0;
@@ -116,12 +115,16 @@ impl Worker {
                 .await
                 .map_err(|e| format!("cannot read {name}: {e}"))?
                 .ok_or_else(|| format!("{name} is missing: a complete message without its chunk 0"))?;
-            let record = header_of(&stored)
-                .map(|h| MessageCommitted::of_chunk(&h))
+            // Authenticated before it names what is announced: the results bucket is NATS, not the service.
+            let record = self
+                .intake
+                .verify(&stored)
+                .ok()
+                .map(|parsed| MessageCommitted::of_chunk(&parsed.header))
                 .filter(|r| {
                     r.device_id == device_id && r.first_sequence == first_sequence && r.chunk_count == chunk_count
                 })
-                .ok_or_else(|| format!("{name} does not hold chunk 0 of the message it names"))?;
+                .ok_or_else(|| format!("{name} does not authenticate as chunk 0 of the message it names"))?;
             self.announce(&record).await?;
             self.record_announced(device_id, first_sequence).await?;
             announced += 1;
