@@ -250,7 +250,31 @@ impl Worker {
                 Stored::NotAdmitted => match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                     Ok(()) => ledger.store(chunk),
                     Err(IntakeError::Replayed { .. }) => Stored::Before,
-                    Err(e) => return Ok(Outcome::Dead(format!("never acknowledged: {e}"))),
+                    Err(e) => {
+                        // A refusal read from a replica that lags the gateway's admission would dead-letter
+                        // an acknowledged frame: the verdict stands only if the ledger it was read from is
+                        // still the latest, shown by writing it back unchanged at its revision.
+                        match ledger_store::swap(
+                            &self.handles.devices,
+                            self.mac_key(device_id)?,
+                            device_id,
+                            &ledger,
+                            revision,
+                        )
+                        .await?
+                        {
+                            Swap::Done => return Ok(Outcome::Dead(format!("never acknowledged: {e}"))),
+                            Swap::Conflict if conflicts.redo().await => {
+                                self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
+                                continue;
+                            }
+                            Swap::Conflict => {
+                                return Err(
+                                    format!("device {device_id}: conflicts for {CONFLICT_PATIENCE:?}").into()
+                                );
+                            }
+                        }
+                    }
                 },
                 other => other,
             };
