@@ -269,9 +269,7 @@ impl Worker {
                                 continue;
                             }
                             Swap::Conflict => {
-                                return Err(
-                                    format!("device {device_id}: conflicts for {CONFLICT_PATIENCE:?}").into()
-                                );
+                                return Err(format!("device {device_id}: conflicts for {CONFLICT_PATIENCE:?}").into());
                             }
                         }
                     }
