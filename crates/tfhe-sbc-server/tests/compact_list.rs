@@ -152,3 +152,82 @@ fn compact_list_frames_are_sized_and_checked_by_their_header() {
         IntakeError::WrongFrameLength { .. }
     ));
 }
+
+/// A device whose frames authenticate (it holds its credential) sends a list that tfhe-rs's conformance
+/// accepts but whose per-value declarations were changed: 6 and 2 blocks where two u8 values have 4 and 4,
+/// the same total, so the same size. The server refuses it before the expansion (a key switch and a
+/// bootstrap per block, minutes in release for a full list, spent before the value types were read), and
+/// converts the device's next genuine list.
+#[test]
+fn a_list_with_redeclared_values_is_refused_before_its_expansion() {
+    use std::io::BufRead;
+    use tfhe_sbc_device::frame::mac::TAG_BYTES;
+
+    let (root, dir) = compact_list_key_set(0x1d00_0009);
+    let mut meter = Meter::compact_list(&dir, DEVICE, DEVICE, 0, 8);
+    let readings: Vec<u8> = (0..512u32).map(|i| (i * 3) as u8).collect();
+    let mut crafted = meter.seal(&readings).remove(0);
+    // The per-value info (docs/compact-list.md): DataKind V1 (u32 1), Unsigned (u32 0), its blocks (u64).
+    let entry = |blocks: u64| {
+        [
+            1u32.to_le_bytes().as_slice(),
+            &0u32.to_le_bytes(),
+            &blocks.to_le_bytes(),
+        ]
+        .concat()
+    };
+    let (four, six, two) = (entry(4), entry(6), entry(2));
+    let at = crafted
+        .windows(32)
+        .position(|w| w[..16] == four[..] && w[16..] == four[..])
+        .unwrap();
+    crafted[at..at + 16].copy_from_slice(&six);
+    crafted[at + 16..at + 32].copy_from_slice(&two);
+    let end = crafted.len() - TAG_BYTES;
+    let tag = meter.credentials.mac_key().tag(&crafted[..end]);
+    crafted[end..].copy_from_slice(&tag);
+    let genuine = meter.seal(&[9, 8, 7]).remove(0);
+
+    let address_file = root.path().join("address");
+    let mut server = common::process::demo_server(&dir, &address_file, &[]);
+    let lines = {
+        let stderr = server.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        rx
+    };
+    let address = common::process::wait_for_address(&address_file, Duration::from_secs(120), String::new);
+    let mut stream = connect(&address);
+    // Accepted: the frame authenticates and its list is conformant; the conversion decides the rest.
+    meter.send_expecting(&mut stream, &crafted, AckStatus::Accepted);
+    let sent = Instant::now();
+    meter.send_expecting(&mut stream, &genuine, AckStatus::Accepted);
+    let deadline = sent + Duration::from_secs(600);
+    let (mut refusal, mut converted) = (None, None);
+    while (refusal.is_none() || converted.is_none()) && Instant::now() < deadline {
+        let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) else {
+            continue;
+        };
+        if line.contains("conversion failed") && refusal.is_none() {
+            refusal = Some((line, sent.elapsed()));
+        } else if line.contains("decrypted with the demo client key") && line.contains(&format!("device={DEVICE}")) {
+            converted = Some(line);
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let (refusal, after) = refusal.expect("no conversion failure logged for the crafted list");
+    assert!(
+        refusal.contains("value 0 is declared Some(Uint12), not Uint8: refused before expansion"),
+        "{refusal}"
+    );
+    let converted = converted.expect("the genuine list after it was not converted");
+    assert!(converted.contains("[9, 8, 7]"), "{converted}");
+    println!("crafted list refused {after:.1?} after it was sent: {refusal}");
+}

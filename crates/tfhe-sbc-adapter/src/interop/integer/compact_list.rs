@@ -17,8 +17,8 @@ use tfhe::shortint::parameters::{
     PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
 };
 use tfhe::{
-    CompactCiphertextList, CompactCiphertextListConformanceParams, CompactCiphertextListExpander, FheUint, FheUint8Id,
-    FheUint16Id, FheUint32Id, FheUintId,
+    CompactCiphertextList, CompactCiphertextListConformanceParams, CompactCiphertextListExpander, FheTypes, FheUint,
+    FheUint8Id, FheUint16Id, FheUint32Id, FheUintId,
 };
 
 /// The high-level configuration of an integer key set that takes compact lists: the compute set
@@ -77,10 +77,42 @@ pub fn compact_list_readings<Id: FheUintId>(
     let list: CompactCiphertextList =
         safe_deserialize_conformant(frame.list.as_slice(), SERIALIZED_LIMIT, &conformance)
             .map_err(|e| refused(format!("tfhe-rs refused the list: {e}")))?;
+    declared_values(&list, readings, frame.value_bits(), &refused)?;
     let expanded = list
         .expand_with_key(server_key)
         .map_err(|e| refused(format!("tfhe-rs could not expand the list (does the server key hold the casting key of a --compact-list key set?): {e}")))?;
     values::<Id>(&expanded, readings, &refused)
+}
+
+/// Checks, before the expansion, that `list` declares exactly `count` values, each a `bits`-bit unsigned
+/// integer. Conformance bounds only the list's total size and block count: a list whose per-value block
+/// counts were changed (6 and 2 blocks where a u8 has 4 and 4) passes it, and its expansion (a key switch
+/// and a bootstrap per block, minutes for a full frame) would be spent before the value types are read.
+fn declared_values(
+    list: &CompactCiphertextList,
+    count: usize,
+    bits: u32,
+    refused: &dyn Fn(String) -> InteropError,
+) -> Result<(), InteropError> {
+    let expected = match bits {
+        8 => FheTypes::Uint8,
+        16 => FheTypes::Uint16,
+        32 => FheTypes::Uint32,
+        other => return Err(refused(format!("{other}-bit readings are not a compact-list width"))),
+    };
+    if list.len() != count {
+        return Err(refused(format!(
+            "the list declares {} values, the frame {count} readings: refused before expansion",
+            list.len()
+        )));
+    }
+    match (0..count).find(|&i| list.get_kind_of(i) != Some(expected)) {
+        Some(i) => Err(refused(format!(
+            "value {i} is declared {:?}, not {expected:?}: refused before expansion",
+            list.get_kind_of(i)
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Every value of `expanded` as `FheUint<Id>`; a value of another type is refused.
