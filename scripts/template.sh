@@ -160,6 +160,25 @@ if [ -n "$first" ]; then
   fi
 fi
 
+# docs/firmware.md's "Start here" states this run's figures: a comment, and the same numbers in its text.
+GUIDE=docs/firmware.md
+STATED=$(sed -n 's/^<!-- template-figures: \(.*\) -->$/\1/p' "$GUIDE")
+[ -n "$STATED" ] || FAILURES+=("$GUIDE has no '<!-- template-figures: ... -->' line")
+declare -A MEASURED=([ram]=$ram [flash]=$flash) LABEL=([ram]=RAM [flash]=flash)
+for pair in $STATED; do
+  key=${pair%%=*} stated=${pair#*=} measured=${MEASURED[${pair%%=*}]:-}
+  grouped=$(printf '%s' "$stated" | rev | sed 's/[0-9]\{3\}/&,/g; s/,$//' | rev)
+  grep -qF "$grouped bytes of ${LABEL[$key]:-$key}" "$GUIDE" ||
+    FAILURES+=("$GUIDE states $key=$stated, but its text never says '$grouped bytes of ${LABEL[$key]:-$key}'")
+  if [ -z "$measured" ]; then
+    FAILURES+=("$GUIDE states $key, which this run does not measure")
+  elif diff=$((measured - stated)) && [ "${diff#-}" -gt $((stated / 50)) ]; then
+    FAILURES+=("$key: $GUIDE says $stated, this run measured $measured: update its template-figures line and text")
+  else
+    echo "  $GUIDE: $key stated $stated, measured $measured"
+  fi
+done
+
 if [ "${#FAILURES[@]}" -ne 0 ]; then
   printf 'template: FAILED: %s\n' "${FAILURES[@]}"
   exit 1
