@@ -28,7 +28,7 @@ use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::commit::ChunkId;
 use tfhe_sbc_adapter::intake::Intake;
-use tfhe_sbc_adapter::results::frames_subject;
+use tfhe_sbc_adapter::results::{frame_key, frames_subject};
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tokio::net::{TcpListener, TcpStream};
@@ -253,10 +253,17 @@ impl Gateway {
                         return Err(Refusal::Busy);
                     }
                 };
+            let highest = ledger.window.highest();
             match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                 Ok(()) => {}
                 Err(IntakeError::Replayed { .. }) => return Ok(true),
                 Err(e) => return Err(Refusal::Intake(e)),
+            }
+            if !published
+                && highest.is_none_or(|h| chunk.sequence < h)
+                && self.stored_before(frame, device_id, chunk, highest.is_none()).await?
+            {
+                return Ok(true);
             }
             if !published {
                 self.publish_frame(frame, device_id).await?;
@@ -282,6 +289,40 @@ impl Gateway {
                     info!(device = device_id, "admission failed, answering busy: {e}");
                     return Err(Refusal::Busy);
                 }
+            }
+        }
+    }
+
+    /// A frame the ledger would admit although it is no newer than the device's last one, or whose device
+    /// has no ledger at all (`no_ledger`: no entry, or one deleted or purged): the results bucket is asked whether this very frame is stored. A ledger admits
+    /// each number once, so a stored frame the ledger does not know means the entry was deleted or an older
+    /// one written back (NATS is reachable by others?): the frame is a replay, answered "duplicate" (true:
+    /// it is committed), never accepted again, and the alarm `tsbc_ledger_rollback_total` counts it. Only
+    /// frames sent out of order or a device's first frame pay this read. `Err`: the bucket cannot be read.
+    async fn stored_before(
+        &self,
+        frame: &[u8],
+        device_id: u64,
+        chunk: ChunkId,
+        no_ledger: bool,
+    ) -> Result<bool, Refusal> {
+        let name = frame_key(device_id, chunk.first_sequence, chunk.chunk_index);
+        match self.handles.results.get(&name).await {
+            Ok(Some(stored)) if stored.as_ref() == frame => {
+                metrics::counter!("tsbc_ledger_rollback_total").increment(1);
+                warn!(
+                    device = device_id,
+                    sequence = chunk.sequence,
+                    "a stored frame sent again, which the device's ledger does not know ({}): the devices \
+                     bucket was purged or rolled back by something other than this service; answered duplicate",
+                    if no_ledger { "no ledger entry" } else { "an older entry" }
+                );
+                Ok(true)
+            }
+            Ok(_) => Ok(false),
+            Err(e) => {
+                warn!(device = device_id, "cannot read {name}, answering busy: {e}");
+                Err(Refusal::Busy)
             }
         }
     }

@@ -380,6 +380,79 @@ fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
     });
 }
 
+/// The devices bucket is NATS, so an attacker can delete a device's ledger entry, or write back an older
+/// authentic one, and then replay frames the device sent: a ledger admits each number once, and it no longer
+/// knows them. The gateway asks the results bucket about a device's first frame and about any frame older
+/// than the device's newest: a frame stored there is answered "duplicate" (it is committed), never accepted
+/// a second time. (A rollback to before the replayed frame's own number is not caught here: its replay is
+/// accepted and re-stored with the same bytes, and readers keep one record per message - docs/security.md.)
+#[test]
+fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_a_duplicate() {
+    use tfhe_sbc_adapter::results::frame_key;
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_000c);
+    let nats = NatsServer::start();
+    let (_server, address) = Server::start(&keys, &nats.url(), &root.path().join("address"));
+    let id = METERS[0].0;
+    let runtime = common::service::runtime();
+    let stored = |first_sequence: u64| {
+        runtime.block_on(async {
+            let js = async_nats::jetstream::new(js_client(&nats).await);
+            let results = js.get_key_value("tsbc-results").await.unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while results.get(frame_key(id, first_sequence, 0)).await.unwrap().is_none() {
+                assert!(Instant::now() < deadline, "frame {first_sequence} never stored");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    let ledger = |write: Option<bytes::Bytes>| {
+        runtime.block_on(async {
+            let js = async_nats::jetstream::new(js_client(&nats).await);
+            let devices = js.get_key_value("tsbc-devices").await.unwrap();
+            let key = format!("device.{id}");
+            let current = devices.get(&key).await.unwrap();
+            match write {
+                Some(value) => drop(devices.put(&key, value).await.unwrap()),
+                None => devices.purge(&key).await.unwrap(),
+            }
+            current
+        })
+    };
+    let mut stream = connect(&address);
+
+    // Purged: the device's first message, stored, then its ledger entry gone, then the frame again.
+    let mut first = Meter::new(&keys, id, 0);
+    let frame0 = first.message(&readings(id, 0)).remove(0);
+    first.send_expecting(&mut stream, &frame0, AckStatus::Accepted);
+    stored(0);
+    ledger(None);
+    first.send_expecting(&mut stream, &frame0, AckStatus::Duplicate);
+
+    // Rolled back: number 20, then number 10 (out of order, inside the window); the entry saved between
+    // the two written back; number 10 again.
+    let mut late = Meter::new(&keys, id, 20);
+    let frame20 = late.message(&readings(id, 2)).remove(0);
+    late.send_expecting(&mut stream, &frame20, AckStatus::Accepted);
+    stored(20);
+    let saved = runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        devices.get(format!("device.{id}")).await.unwrap().unwrap()
+    });
+    let mut early = Meter::new(&keys, id, 10);
+    let frame10 = early.message(&readings(id, 4)).remove(0);
+    early.send_expecting(&mut stream, &frame10, AckStatus::Accepted);
+    stored(10);
+    ledger(Some(saved));
+    early.send_expecting(&mut stream, &frame10, AckStatus::Duplicate);
+    // The device's next new frame is accepted as usual.
+    let frame21 = late.message(&readings(id, 6)).remove(0);
+    late.send_expecting(&mut stream, &frame21, AckStatus::Accepted);
+    println!("replays after a purge and after a rollback: answered duplicate, not accepted");
+}
+
 async fn js_client(nats: &NatsServer) -> async_nats::Client {
     async_nats::connect(nats.url()).await.unwrap()
 }
