@@ -3,14 +3,22 @@
 //! timeout, plus two rules of its own so that idle sockets cannot lock devices out:
 //!
 //! * at most [`ListenerLimits::max_connections`] connections at once, and at most
-//!   [`ListenerLimits::max_per_peer`] from one IP address;
-//! * a connection the server is waiting on (for its next frame, or for the rest of a frame) is *evictable*:
-//!   when a new connection would exceed either cap, the evictable connection that has waited longest (of
-//!   the same address for the per-address cap, of any address for the global cap) is closed and the new one
-//!   is served at once. A connection is never closed while the server works on its frame. When no
-//!   connection is evictable, a new one waits for a slot (in the kernel's backlog, as in mini-redis);
+//!   [`ListenerLimits::max_per_peer`] from one peer ([`PeerKey`]: an IPv4 address, or an IPv6 /64, the
+//!   prefix one subscriber is given (RFC 6177), so that a host cannot multiply its cap by its interface
+//!   identifiers; an IPv4-mapped IPv6 address counts as its IPv4 address). 0 means no per-peer cap (a fleet
+//!   behind one NAT or load balancer address);
+//! * a connection the server is waiting on (for its next frame, for the rest of a frame, or to take its
+//!   answer) is *evictable*: when a new connection would exceed either cap, an evictable connection (of the
+//!   same peer for the per-peer cap, of any peer for the global cap) is closed and the new one is served at
+//!   once: the one idle between frames that has waited longest, and only when none is idle, the one inside
+//!   a frame (or its answer) that has waited longest (the frame timeout bounds those anyway). A connection is
+//!   never closed while the server works on its frame. When no connection is evictable, a new one waits for
+//!   a slot (in the kernel's backlog, as in mini-redis);
 //! * a connection silent for [`ListenerLimits::idle_timeout`] is closed, and so is one that takes longer
-//!   than [`ListenerLimits::frame_timeout`] to deliver a frame whose length it sent, or to take its answer.
+//!   than [`ListenerLimits::frame_timeout`] to deliver a frame whose length it sent, or to take its answer;
+//! * a connection is closed after its first unauthenticated answer (a frame whose MAC does not verify, or
+//!   refused from its header): its sender has shown no key, and it must not keep a slot by pipelining such
+//!   frames (each one costs a MAC check) without reading their answers.
 //!
 //! Frames are the device protocol's (`docs/wire-format.md`): a little-endian `u32` length, then the frame.
 //! Nothing is reserved for an announced length: the frame's fixed-size header is read first (on the stack)
@@ -19,12 +27,12 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::intake::header_of;
 use tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
-use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckStatus};
+use tfhe_sbc_device::frame::ack::{ACK_BYTES, ACK_FIELDS_BYTES, Ack, AckRecord, AckStatus};
 use tfhe_sbc_device::frame::{FrameHeader, HEADER_BYTES};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -36,7 +44,7 @@ use tracing::debug;
 pub struct ListenerLimits {
     /// Connections served at once.
     pub max_connections: usize,
-    /// Connections served at once from one IP address.
+    /// Connections served at once from one peer ([`PeerKey`]); 0: no per-peer cap.
     pub max_per_peer: usize,
     /// Silence (no frame begun) after which a connection is closed.
     pub idle_timeout: Duration,
@@ -84,11 +92,45 @@ impl std::fmt::Display for Ended {
     }
 }
 
+/// Whom the per-peer cap counts a connection against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PeerKey {
+    /// An IPv4 address (also written as an IPv4-mapped IPv6 address, `::ffff:a.b.c.d`, by a dual-stack
+    /// listener).
+    V4(Ipv4Addr),
+    /// The /64 prefix of an IPv6 address (its upper 64 bits): one subscriber's network (RFC 6177), whose
+    /// host can take any of its 2^64 interface identifiers.
+    V6Prefix(u64),
+}
+
+impl PeerKey {
+    /// The key of a connection from `ip`.
+    pub fn of(ip: IpAddr) -> Self {
+        match ip {
+            IpAddr::V4(v4) => Self::V4(v4),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => Self::V4(v4),
+                None => Self::V6Prefix((v6.to_bits() >> 64) as u64),
+            },
+        }
+    }
+}
+
+/// What the server waits on an evictable connection for; evicted in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Wait {
+    /// Its next frame (idle between frames): evicted first.
+    Idle,
+    /// The rest of a frame whose length it sent, or that it takes its answer: bounded by the frame timeout,
+    /// evicted only when no connection is idle.
+    InFrame,
+}
+
 /// One open connection in the registry.
 struct Slot {
-    peer: IpAddr,
-    /// Since when the server has been waiting on the device (`None`: working on its frame).
-    waiting_since: Option<Instant>,
+    peer: PeerKey,
+    /// What and since when the server has been waiting on the device for (`None`: working on its frame).
+    waiting: Option<(Wait, Instant)>,
     close: Arc<Notify>,
 }
 
@@ -100,19 +142,22 @@ struct Registry {
 }
 
 impl Registry {
-    /// Closes the evictable connection of `peer` (any peer: `None`) that has waited longest; whether there
-    /// was one.
-    fn evict_oldest(&mut self, peer: Option<IpAddr>) -> bool {
+    /// Closes an evictable connection of `peer` (any peer: `None`): the idle one that has waited longest,
+    /// else the one in a frame that has waited longest; whether there was one.
+    fn evict_oldest(&mut self, peer: Option<PeerKey>) -> bool {
         let oldest = self
             .open
             .iter_mut()
             .filter(|(_, s)| peer.is_none_or(|p| s.peer == p))
-            .filter_map(|(id, s)| Some((s.waiting_since?, *id, s)))
-            .min_by_key(|(since, id, _)| (*since, *id));
+            .filter_map(|(id, s)| {
+                let (wait, since) = s.waiting?;
+                Some(((wait, since, *id), s))
+            })
+            .min_by_key(|(order, _)| *order);
         match oldest {
-            Some((_, _, slot)) => {
+            Some((_, slot)) => {
                 // Evicted once: it is no longer a candidate while it closes.
-                slot.waiting_since = None;
+                slot.waiting = None;
                 slot.close.notify_one();
                 true
             }
@@ -120,7 +165,7 @@ impl Registry {
         }
     }
 
-    fn count_of_peer(&self, peer: IpAddr) -> usize {
+    fn count_of_peer(&self, peer: PeerKey) -> usize {
         self.open.values().filter(|s| s.peer == peer).count()
     }
 }
@@ -144,16 +189,17 @@ pub struct Connection {
 }
 
 impl Connection {
-    fn set_waiting(&self, waiting: bool) {
+    /// Marks the connection evictable (waiting on the device for `wait`, from now) or not (`None`).
+    fn set_waiting(&self, wait: Option<Wait>) {
         if let Some(slot) = lock(&self.registry).open.get_mut(&self.id) {
-            slot.waiting_since = waiting.then(Instant::now);
+            slot.waiting = wait.map(|wait| (wait, Instant::now()));
         }
     }
 
     /// The next frame, whose header `check` accepts (`Err`: the answer for a frame refused from its header,
     /// e.g. an unknown device); or why the connection ended (a refusal is answered before).
     pub async fn next_frame(&mut self, check: impl Fn(&FrameHeader) -> Result<(), Ack>) -> Result<Vec<u8>, Ended> {
-        self.set_waiting(true);
+        self.set_waiting(Some(Wait::Idle));
         let close = Arc::clone(&self.close);
         let mut length = [0u8; 4];
         tokio::select! {
@@ -166,7 +212,7 @@ impl Connection {
             },
         }
         // Progress: the wait for the body starts now.
-        self.set_waiting(true);
+        self.set_waiting(Some(Wait::InFrame));
         let length = u32::from_le_bytes(length) as usize;
         let frame = tokio::select! {
             biased;
@@ -178,7 +224,7 @@ impl Connection {
                 }
             }
         };
-        self.set_waiting(false);
+        self.set_waiting(None);
         match frame {
             Ok(frame) => Ok(frame),
             Err(FrameError::Closed(e)) => Err(Ended::Closed(e)),
@@ -189,13 +235,28 @@ impl Connection {
         }
     }
 
-    /// Writes `record` (an acknowledgement), within the frame timeout.
+    /// Writes `record` (an acknowledgement), within the frame timeout; evictable while the device does not
+    /// take it. An unauthenticated record (all-zero tag: the frame's MAC did not verify, or it was refused
+    /// from its header) ends the connection once written (`Err(Ended::Refused)`).
     pub async fn answer(&mut self, record: &[u8; ACK_BYTES]) -> Result<(), Ended> {
-        match tokio::time::timeout(self.limits.frame_timeout, self.socket.write_all(record)).await {
-            Err(_) => Err(Ended::FrameTooSlow),
-            Ok(Err(e)) => Err(Ended::Closed(e)),
-            Ok(Ok(())) => Ok(()),
+        self.set_waiting(Some(Wait::InFrame));
+        let close = Arc::clone(&self.close);
+        let written = tokio::select! {
+            biased;
+            () = close.notified() => Err(Ended::Evicted),
+            write = tokio::time::timeout(self.limits.frame_timeout, self.socket.write_all(record)) => match write {
+                Err(_) => Err(Ended::FrameTooSlow),
+                Ok(Err(e)) => Err(Ended::Closed(e)),
+                Ok(Ok(())) => Ok(()),
+            },
+        };
+        self.set_waiting(None);
+        written?;
+        if record[ACK_FIELDS_BYTES..].iter().all(|&b| b == 0) {
+            let status = AckRecord::decode(record).map_or(AckStatus::Malformed, |r| r.claimed.status);
+            return Err(Ended::Refused(status));
         }
+        Ok(())
     }
 }
 
@@ -253,11 +314,12 @@ where
     let mut log = crate::gateway::RateLimitedLog::default();
     loop {
         let (socket, peer) = crate::gateway::accept_with_backoff(&listener, &mut log).await;
-        // The per-address cap: the longest-waiting connection of that address makes room, or the new one
-        // is refused (its address's connections are all being served).
-        let full = lock(&registry).count_of_peer(peer.ip()) >= limits.max_per_peer.max(1);
-        if full && !lock(&registry).evict_oldest(Some(peer.ip())) {
-            debug!(%peer, "refused: {} connections from this address are being served", limits.max_per_peer);
+        // The per-peer cap (unless 0): a waiting connection of that peer makes room, or the new one is
+        // refused (its peer's connections are all being served).
+        let key = PeerKey::of(peer.ip());
+        let full = limits.max_per_peer > 0 && lock(&registry).count_of_peer(key) >= limits.max_per_peer;
+        if full && !lock(&registry).evict_oldest(Some(key)) {
+            debug!(%peer, "refused: {} connections from this peer are being served", limits.max_per_peer);
             continue;
         }
         let permit = match Arc::clone(&permits).try_acquire_owned() {
@@ -284,8 +346,8 @@ where
             open.open.insert(
                 id,
                 Slot {
-                    peer: peer.ip(),
-                    waiting_since: None,
+                    peer: key,
+                    waiting: None,
                     close: Arc::clone(&close),
                 },
             );

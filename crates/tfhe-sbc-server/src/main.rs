@@ -101,8 +101,9 @@ struct Cli {
     /// devices out.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     max_connections: usize,
-    /// The connection cap per IP address (the single process and the gateway); a new connection from an
-    /// address at the cap closes that address's longest-waiting one, or is refused.
+    /// The connection cap per peer (the single process and the gateway): an IPv4 address, or an IPv6 /64; a
+    /// new connection from a peer at the cap closes that peer's longest-waiting one, or is refused. 0: no
+    /// per-peer cap (devices behind one NAT or load balancer address; see docs/operations.md).
     #[arg(long, value_name = "N", default_value_t = 16)]
     max_connections_per_peer: usize,
     /// Seconds of silence after which a connection is closed (the single process and the gateway).
@@ -136,7 +137,7 @@ impl Cli {
     fn listener_limits(&self) -> listener::ListenerLimits {
         listener::ListenerLimits {
             max_connections: self.max_connections.max(1),
-            max_per_peer: self.max_connections_per_peer.max(1),
+            max_per_peer: self.max_connections_per_peer,
             idle_timeout: std::time::Duration::from_secs(self.idle_timeout.max(1)),
             ..Default::default()
         }

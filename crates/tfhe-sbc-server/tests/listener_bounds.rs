@@ -9,7 +9,14 @@
 //!   them (the listener evicts the longest-waiting connection at its cap, and reads a frame's body only as
 //!   it arrives);
 //! * the gateway (on a real nats-server) with 1,100 idle connections from 127.0.0.1 answers a device from
-//!   127.0.0.2, and one from 127.0.0.1, in under a second (the per-address cap and the eviction).
+//!   127.0.0.2, and one from 127.0.0.1, in under a second (the per-address cap and the eviction);
+//! * the per-peer cap counts an IPv6 /64 as one peer (20 addresses of one /64 keep 4 connections) and an
+//!   IPv4-mapped address as its IPv4 address (12 addresses of 127/8 on a dual-stack listener keep all 12),
+//!   in a network namespace of its own (`unshare --net`, addresses on its loopback);
+//! * at the cap, a connection idle between frames is closed before one inside a frame, which then completes;
+//! * a raw client pipelining frames whose MAC does not verify gets one unauthenticated answer and the
+//!   connection is closed;
+//! * `--max-connections-per-peer 0` is no per-peer cap: 40 connections from one address all stay open.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -18,7 +25,7 @@ use common::process::{ChildSlot, demo_server, wait_for_address};
 use common::service::{Meter, Server, key_set_and_nats, readings, send};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::net::{IpAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -324,4 +331,249 @@ fn the_gateway_answers_a_device_despite_1100_idle_connections() {
     assert_eq!((status, crowded), (AckStatus::Accepted, AckStatus::Accepted));
     assert!(took < Duration::from_secs(1) && took_crowded < Duration::from_secs(1));
     drop(idle);
+}
+
+/// How many of `sockets` the server has closed (end of stream or reset; open ones would block).
+fn closed_by_server(sockets: &[TcpStream]) -> usize {
+    sockets
+        .iter()
+        .filter(|socket| {
+            socket.set_nonblocking(true).unwrap();
+            let mut byte = [0u8; 1];
+            let closed = match (&**socket).read(&mut byte) {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+            };
+            socket.set_nonblocking(false).unwrap();
+            closed
+        })
+        .count()
+}
+
+/// A connection from `source` to `address` (a socket address of either family), blocking, reads timing out
+/// after 10 s.
+fn connect_any(source: IpAddr, address: SocketAddr) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let stream = runtime.block_on(async {
+        let socket = match address {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+        }
+        .unwrap();
+        socket.bind(SocketAddr::new(source, 0)).unwrap();
+        socket.connect(address).await.unwrap()
+    });
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream.set_nodelay(true).unwrap();
+    stream
+}
+
+/// Runs this test again in a network namespace of its own (`unshare --net`), where it may add addresses to
+/// the loopback interface; `false` in the namespace (go on with the test), `true` outside (done).
+fn ran_in_own_network_namespace(test: &str) -> bool {
+    const INSIDE: &str = "TSBC_TEST_IN_NETNS";
+    if std::env::var_os(INSIDE).is_some() {
+        return false;
+    }
+    let output = std::process::Command::new("unshare")
+        .args(["--net", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(INSIDE, "1")
+        .output()
+        .expect("unshare (util-linux) runs the test in a network namespace");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!("{log}");
+    assert!(output.status.success(), "in the namespace: {log}");
+    assert!(log.contains("1 passed"), "the test did not run in the namespace: {log}");
+    true
+}
+
+/// `ip ARGS`, which must succeed.
+fn ip(args: &[&str]) {
+    let status = std::process::Command::new("ip").args(args).status().unwrap();
+    assert!(status.success(), "ip {args:?}");
+}
+
+#[test]
+fn an_ipv6_64_is_one_peer_and_an_ipv4_mapped_address_is_its_ipv4_address() {
+    if ran_in_own_network_namespace("an_ipv6_64_is_one_peer_and_an_ipv4_mapped_address_is_its_ipv4_address") {
+        return;
+    }
+    const CAP: usize = 4;
+    ip(&["link", "set", "lo", "up"]);
+    let v6: Vec<IpAddr> = (1..=20)
+        .map(|i| format!("2001:db8:64::{i:x}").parse().unwrap())
+        .collect();
+    for address in &v6 {
+        ip(&["-6", "addr", "add", &format!("{address}/128"), "dev", "lo", "nodad"]);
+    }
+    ip(&["-6", "addr", "add", "2001:db8:65::1/128", "dev", "lo", "nodad"]);
+    let (root, keys) = boolean_key_set(0x1d00_0074);
+    let address_file = root.path().join("address");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args(["--keys", keys.to_str().unwrap(), "--listen", "[::]:0"])
+        .args(["--address-file", address_file.to_str().unwrap()])
+        .args(["--max-connections-per-peer", &CAP.to_string()])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = collect_lines(child.stderr.take().unwrap());
+    let mut server = ChildSlot::default();
+    server.set(child);
+    let listening: SocketAddr = wait_for_address(&address_file, Duration::from_secs(120), || {
+        lines.lock().unwrap().join("\n")
+    })
+    .parse()
+    .unwrap();
+    let port = listening.port();
+
+    // 20 addresses of one /64, one idle connection each.
+    let target6 = SocketAddr::new("2001:db8:64::1".parse().unwrap(), port);
+    let one_64: Vec<TcpStream> = v6.iter().map(|&source| connect_any(source, target6)).collect();
+    // 12 IPv4 addresses to the same dual-stack socket (seen as ::ffff:127.0.0.x), one idle connection each.
+    let target4 = SocketAddr::new("127.0.0.1".parse().unwrap(), port);
+    let mapped: Vec<TcpStream> = (1..=12)
+        .map(|i| connect_any(format!("127.0.0.{i}").parse().unwrap(), target4))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (closed6, closed4) = (closed_by_server(&one_64), closed_by_server(&mapped));
+
+    // A device from another /64 is served.
+    let mut meter = Meter::new(&keys, DEVICE, 1);
+    let frame = meter.seal(b"from another /64").remove(0);
+    let mut stream = connect_any("2001:db8:65::1".parse().unwrap(), target6);
+    let status = send(&mut stream, &frame, meter.credentials.mac_key()).unwrap().status;
+    println!(
+        "per-peer cap {CAP}: 20 addresses of 2001:db8:64::/64 -> {closed6} of their connections closed; 12 \
+         IPv4-mapped addresses -> {closed4} closed; a device from 2001:db8:65::/64 answered {status:?}"
+    );
+    assert_eq!(closed6, 20 - CAP, "an IPv6 /64 is one peer");
+    assert_eq!(closed4, 0, "IPv4-mapped addresses are IPv4 addresses, each a peer");
+    assert_eq!(status, AckStatus::Accepted);
+}
+
+/// Writes `frame` (length first) on `stream` and reads its answer; the status (authenticated or not), or
+/// why none came.
+fn exchange(stream: &mut TcpStream, frame: &[u8]) -> Result<AckStatus, std::io::Error> {
+    stream.write_all(&(frame.len() as u32).to_le_bytes())?;
+    stream.write_all(frame)?;
+    let mut record = [0u8; ACK_BYTES];
+    stream.read_exact(&mut record)?;
+    Ok(AckRecord::decode(&record).unwrap().claimed.status)
+}
+
+#[test]
+fn at_the_cap_an_idle_connection_is_closed_before_one_inside_a_frame() {
+    let (root, keys) = boolean_key_set(0x1d00_0075);
+    let (_server, _pid, address, _lines) = single_process(root.path(), &keys, &["--max-connections-per-peer", "2"]);
+    let mut meter = Meter::new(&keys, DEVICE, 1);
+    let frame = meter.seal(b"sent slowly").remove(0);
+
+    // A: inside a frame (its length and header sent, the body held back), then B: idle, younger.
+    let mut in_frame = TcpStream::connect(&address).unwrap();
+    in_frame.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    in_frame.write_all(&(frame.len() as u32).to_le_bytes()).unwrap();
+    in_frame.write_all(&frame[..HEADER_BYTES]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = TcpStream::connect(&address).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // C, over the cap of 2.
+    let mut third = TcpStream::connect(&address).unwrap();
+    third.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let idle_closed = closed_by_server(std::slice::from_ref(&idle)) == 1;
+
+    in_frame.write_all(&frame[HEADER_BYTES..]).unwrap();
+    let mut record = [0u8; ACK_BYTES];
+    let in_frame_answer = in_frame
+        .read_exact(&mut record)
+        .map(|()| AckRecord::decode(&record).unwrap().claimed.status);
+    let next = meter.seal(b"on the new connection").remove(0);
+    let third_answer = exchange(&mut third, &next);
+    println!(
+        "cap 2: idle connection closed: {idle_closed}; the one inside a frame answered {in_frame_answer:?}; the \
+         new one {third_answer:?}"
+    );
+    assert!(idle_closed, "the idle connection makes room");
+    assert_eq!(in_frame_answer.unwrap(), AckStatus::Accepted);
+    assert_eq!(third_answer.unwrap(), AckStatus::Accepted);
+}
+
+#[test]
+fn pipelined_frames_with_bad_macs_get_one_unauthenticated_answer_and_the_connection_closed() {
+    const FRAMES: usize = 200;
+    let (root, keys) = boolean_key_set(0x1d00_0076);
+    let (_server, _pid, address, _lines) = single_process(root.path(), &keys, &[]);
+    let mut meter = Meter::new(&keys, DEVICE, 1);
+    let mut burst = Vec::new();
+    for i in 0..FRAMES {
+        let mut forged = meter.seal(&(i as u32).to_le_bytes()).remove(0);
+        *forged.last_mut().unwrap() ^= 1;
+        burst.extend_from_slice(&(forged.len() as u32).to_le_bytes());
+        burst.extend_from_slice(&forged);
+    }
+    // A raw client: every forged frame in one go, answers read afterwards.
+    let started = Instant::now();
+    let mut stream = TcpStream::connect(&address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let written = stream.write_all(&burst);
+    let mut answers = Vec::new();
+    let ended = loop {
+        let mut record = [0u8; ACK_BYTES];
+        match stream.read_exact(&mut record) {
+            Ok(()) => answers.push(AckRecord::decode(&record).unwrap().claimed.status),
+            Err(e) => break e,
+        }
+        if answers.len() > FRAMES {
+            panic!("more answers than frames");
+        }
+    };
+    let took = started.elapsed();
+    println!(
+        "{FRAMES} forged frames pipelined (write: {written:?}): {} answers (first: {:?}), then {:?} after {took:?}",
+        answers.len(),
+        answers.first(),
+        ended.kind()
+    );
+    assert!(answers.len() <= 1 && answers.iter().all(|&s| s == AckStatus::BadCredentials));
+    assert!(
+        !matches!(
+            ended.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "the connection stays open: {ended:?}"
+    );
+    assert!(took < Duration::from_secs(2), "closed after {took:?}");
+}
+
+#[test]
+fn max_connections_per_peer_0_is_no_per_peer_cap() {
+    const SOCKETS: usize = 40;
+    let (root, keys) = boolean_key_set(0x1d00_0077);
+    let (_server, _pid, address, _lines) = single_process(root.path(), &keys, &["--max-connections-per-peer", "0"]);
+    let sockets: Vec<TcpStream> = (0..SOCKETS).map(|_| TcpStream::connect(&address).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let closed = closed_by_server(&sockets);
+    let mut meter = Meter::new(&keys, DEVICE, 1);
+    let frame = meter.seal(b"behind the same NAT").remove(0);
+    let mut stream = TcpStream::connect(&address).unwrap();
+    let status = send(&mut stream, &frame, meter.credentials.mac_key()).unwrap().status;
+    println!(
+        "--max-connections-per-peer 0: {SOCKETS} connections from 127.0.0.1, {closed} closed; one more answered {status:?}"
+    );
+    assert_eq!(closed, 0);
+    assert_eq!(status, AckStatus::Accepted);
 }
