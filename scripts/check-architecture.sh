@@ -17,6 +17,12 @@
 # crates/tfhe-sbc-device/src (until then it says it skipped); from then on a wing the page lists but the crate
 # lacks is an error too.
 #
+# Inside each crate, no module cycle: scripts/lib/module_cycles.py builds the graph of a crate's module files
+# (an edge where one file names another by a `use` or a path in code, `super`/`self`/`crate` resolved) and
+# fails on every strongly connected component of more than one file that its ALLOWED list (a ratchet that
+# may only shrink) does not name. `--self-test` runs its own self-test too (cycles planted in synthetic
+# crates).
+#
 # Usage:
 #   bash scripts/check-architecture.sh                 check the workspace against the page
 #   bash scripts/check-architecture.sh --self-test     show that the check fails on violations it must catch
@@ -59,6 +65,14 @@ if [ -z "$METADATA" ]; then
   METADATA=$(mktemp)
   trap 'rm -f "$METADATA"' EXIT
   cargo metadata --format-version 1 --all-features --quiet >"$METADATA"
+fi
+
+# Module cycles inside each crate: its own check (and self-test); the crate rules below still run if it fails.
+MODULE_CYCLES=0
+if [ "$MODE" = self-test ]; then
+  python3 scripts/lib/module_cycles.py --self-test || MODULE_CYCLES=1
+else
+  python3 scripts/lib/module_cycles.py || MODULE_CYCLES=1
 fi
 
 python3 - "$MODE" "$PAGE" "$METADATA" "$DEVICE_SRC" "${INJECT[@]+"${INJECT[@]}"}" <<'PY'
@@ -435,3 +449,4 @@ except RuleError as error:
     print(f"check-architecture: FAILED: {error}")
     sys.exit(1)
 PY
+exit "$MODULE_CYCLES"
