@@ -72,36 +72,76 @@ cargo test --workspace --all-features
 # --- results page: begin ---
 step "results page: the quick mode of crates/tfhe-sbc-results into a temporary directory; every table and plot produced"
 # The host tests above built the binary (its integration test needs it) with their features, so nothing of
-# tfhe-rs is rebuilt. Checks that the page and the plots exist and carry their axes and legends, not the values.
+# tfhe-rs is rebuilt. Checks that the page and the plots exist and carry their axes (quantity and unit),
+# legends and the tree's stamp, not the values.
 SECONDS_START=$SECONDS
+RESULTS_BIN="${CARGO_TARGET_DIR:-target}/debug/results"
 RESULTS_OUT="$(mktemp -d)"
-"${CARGO_TARGET_DIR:-target}/debug/results" --quick --out "$RESULTS_OUT"
+# Without --allow-dirty a tree no commit holds is refused before anything is measured (exit 2, one line);
+# tests/cli.rs checks a modified repository, this the case of no commit at all.
+set +e
+REFUSAL="$(GIT_DIR="$RESULTS_OUT/no-git" "$RESULTS_BIN" --quick --out "$RESULTS_OUT" 2>&1 >/dev/null)"
+REFUSAL_STATUS=$?
+set -e
+[ "$REFUSAL_STATUS" = 2 ] && [ "$(printf '%s\n' "$REFUSAL" | wc -l)" = 1 ] \
+  && [[ "$REFUSAL" == *"--allow-dirty"* ]] && [ ! -e "$RESULTS_OUT/results.md" ] \
+  || { echo "results: a tree with no commit was not refused (status $REFUSAL_STATUS): $REFUSAL"; exit 1; }
+# This page goes to a temporary directory, never into docs/: --allow-dirty, so that a developer's modified
+# tree runs it too (the page then says it is not reproducible; a CI clone is clean and names its commit).
+"$RESULTS_BIN" --quick --allow-dirty --out "$RESULTS_OUT"
+if [ -z "$(git status --porcelain)" ]; then
+  TREE_STAMP="commit $(git rev-parse --short=10 HEAD)"
+else
+  TREE_STAMP="generated from a modified tree of commit $(git rev-parse --short=10 HEAD): not reproducible"
+fi
+grep -qF "$TREE_STAMP" "$RESULTS_OUT/results.md" || { echo "results.md lacks the stamp: $TREE_STAMP"; exit 1; }
 grep -q "^## 1\. Client-side encryption" "$RESULTS_OUT/results.md"
 for heading in "## 2. Server-side conversion" "## 3. CSPRNG, noise and product" "## 4. Microcontrollers" \
     "## 5. Integers" "## 6. Scale" "**Machine:**" "| bits | TLWE per bit (tfhe-rs)"; do
   grep -qF "$heading" "$RESULTS_OUT/results.md" || { echo "results.md lacks: $heading"; exit 1; }
 done
-# plot: the texts it must hold (axis labels with units, a legend entry)
-while IFS='|' read -r plot texts; do
+# Each plot: linked with a caption; each axis' label is its quantity with a unit ("time per call [µs]"), or
+# "(log scale)" with the unit on every tick ("10 µs", "1 ms"); its legend entries; the stamp; no tick
+# label in SI-suffixed base units ("10.0k", "100M").
+UNIT='(ns|µs|ms|s|B|KiB|MiB|GiB|bits|1/s)'
+while IFS='|' read -r plot axes legend; do
   svg="$RESULTS_OUT/results/$plot"
   [ -s "$svg" ] || { echo "missing or empty plot: $plot"; exit 1; }
   grep -qF "(results/$plot)" "$RESULTS_OUT/results.md" || { echo "results.md does not link $plot"; exit 1; }
-  IFS=';' read -ra want <<< "$texts"
-  for text in "${want[@]}" "commit" "cores"; do
+  CAPTION="$(grep -A2 -F "(results/$plot)" "$RESULTS_OUT/results.md")"
+  [[ "$CAPTION" == *"_What to see:_"* ]] || { echo "results.md has no caption under $plot"; exit 1; }
+  IFS=';' read -ra quantities <<< "$axes"
+  for q in "${quantities[@]}"; do
+    grep -qxE "$q \[$UNIT\]( \(log scale\))?" "$svg" && continue
+    grep -qxF "$q (log scale)" "$svg" && grep -qxE "[0-9.]+ $UNIT" "$svg" && continue
+    echo "$plot: no axis '$q' with its unit"; exit 1
+  done
+  IFS=';' read -ra want <<< "$legend"
+  for text in "${want[@]}" "$TREE_STAMP" "cores"; do
     grep -qF "$text" "$svg" || { echo "$plot lacks the text: $text"; exit 1; }
   done
+  if grep -qxE '[0-9.]+ ?[kMG]( [^ ]+)?' "$svg"; then echo "$plot: a tick label in SI-suffixed units"; exit 1; fi
 done <<'PLOTS'
-table1-time.svg|plaintext size [bits];encryption time [ms];ours, secret key;TLWE per bit (tfhe-rs)
-fig3-time.svg|plaintext size [bits];conversion time [ms];extraction only;boolean fleet
-fig3-memory.svg|peak heap [MiB];extraction only;boolean public key
-fig3-integer-time.svg|plaintext size [bits];conversion time [ms];integer fleet;integer per-device
-fig3-integer-memory.svg|peak heap [MiB];integer public key
-table6-csprng.svg|time per call [µs];BLAKE2b XOF (ours);ChaCha20
-table6-noise.svg|time per call [µs];TUniform(8);Ziggurat;polar
-table7-product.svg|time per call [µs];FFT, key spectrum reused (ours);naive schoolbook
-integers-time.svg|time per value [µs];tfhe-rs FheUint8::encrypt
-integers-bytes.svg|bytes per value [B];tfhe-rs CompactCiphertextList
+table1-time.svg|plaintext size;encryption time|ours, secret key;TLWE per bit (tfhe-rs)
+fig3-time.svg|plaintext size;conversion time|extraction only;boolean fleet
+fig3-memory.svg|plaintext size;peak heap|extraction only;boolean public key
+fig3-integer-time.svg|plaintext size;conversion time|integer fleet;integer per-device
+fig3-integer-memory.svg|plaintext size;peak heap|integer public key
+table6-csprng.svg|time per call|BLAKE2b XOF (ours);ChaCha20
+table6-noise.svg|time per call|TUniform(8);Ziggurat;polar
+table7-product.svg|time per call|FFT, key spectrum reused (ours);naive schoolbook
+integers-time.svg|time per value|tfhe-rs FheUint8::encrypt
+integers-bytes.svg|bytes per value|tfhe-rs CompactCiphertextList
 PLOTS
+# Table 1's axes fit its data: a tick at every measured size, 256 bits included, and a time axis that ends
+# at 100 s (the paper's slowest figure is 61.6 s), not at 100 M ms.
+T1="$RESULTS_OUT/results/table1-time.svg"
+for tick in 256 1024 4096 8192 "1 ms" "100 s"; do
+  grep -qxF "$tick" "$T1" || { echo "table1-time.svg lacks the tick: $tick"; exit 1; }
+done
+if grep -qxE '[0-9.]+ s' "$T1" && [ "$(grep -xE '[0-9.]+ s' "$T1" | sort -n | tail -1)" != "100 s" ]; then
+  echo "table1-time.svg: its time axis runs past 100 s"; exit 1
+fi
 rm -rf "$RESULTS_OUT"
 echo "results page step: $((SECONDS - SECONDS_START)) s"
 # --- results page: end ---
@@ -222,6 +262,9 @@ RUSTFLAGS="--cfg negacyclic_ntt_mul16" CARGO_TARGET_DIR=target/mul16 cargo test 
 
 step "publishable crates: cargo package (verified for the device-side crates), and their own tests from the unpacked packages"
 bash scripts/package.sh
+
+step "firmware template: templates/cortex-m against the packaged crates under qemu-system-arm, RAM <= 24 KiB, flash <= 64 KiB, every frame checked by tfhe-sbc-keys check-frame"
+bash scripts/template.sh
 
 step "constant-time check: ctgrind (valgrind memcheck; default path clean, Ziggurat and self-test flagged)"
 bash scripts/ctgrind.sh

@@ -25,8 +25,8 @@ pub struct Cli {
     /// The device's credential file (devices/<ID>.tsdc from `tfhe-sbc-keys issue`).
     #[arg(long, value_name = "FILE")]
     pub credentials: PathBuf,
-    /// The server, host:port.
-    #[arg(long, value_name = "HOST:PORT")]
+    /// The server, host:port (an IPv6 address in brackets: [::1]:7000).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_host_port)]
     pub server: String,
     /// Read readings from this file ("-": standard input, the default).
     #[arg(long, value_name = "FILE", conflicts_with = "command")]
@@ -139,5 +139,47 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     match number.parse::<f64>() {
         Ok(value) if (value * scale).is_finite() && value * scale <= 1e9 => Ok(Duration::from_secs_f64(value * scale)),
         _ => Err(format!("{text:?} is not a duration (for example 500ms, 10s, 5m)")),
+    }
+}
+
+/// `HOST:PORT` with a host and a port number (1-65535): an address without a port would be retried for
+/// ever instead of refused.
+fn parse_host_port(text: &str) -> Result<String, String> {
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(format!("'{text}' has no port: write HOST:PORT, e.g. {text}:7000"));
+    };
+    let bracketed = host.starts_with('[') && host.ends_with(']') && host.len() > 2;
+    if host.is_empty() || ((host.contains(':') || host.starts_with('[')) && !bracketed) {
+        return Err(format!(
+            "'{text}' is not HOST:PORT (an IPv6 address goes in brackets: [::1]:7000)"
+        ));
+    }
+    match port.parse::<u16>() {
+        Ok(0) | Err(_) => Err(format!("'{port}' in '{text}' is not a port number (1-65535)")),
+        Ok(_) => Ok(text.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_host_port;
+
+    #[test]
+    fn a_server_address_needs_a_host_and_a_port() {
+        for good in ["127.0.0.1:7000", "localhost:1", "[::1]:65535", "gateway.example:7000"] {
+            assert_eq!(parse_host_port(good).as_deref(), Ok(good));
+        }
+        for bad in [
+            "127.0.0.1",
+            "localhost",
+            ":7000",
+            "host:",
+            "host:0",
+            "host:70000",
+            "::1:7000",
+            "[]:7000",
+        ] {
+            assert!(parse_host_port(bad).is_err(), "{bad}");
+        }
     }
 }

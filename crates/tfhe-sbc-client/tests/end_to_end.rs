@@ -12,7 +12,7 @@ mod common;
 use common::{Act, DEVICE, Fault, KEY_ID, Provisioned, TestServer, client, read_counter, readings, registry, stderr};
 use std::net::TcpListener;
 use std::process::Output;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::registry::DeviceRegistry;
 use tfhe_sbc_device::frame::ack::AckStatus;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -150,6 +150,20 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
     assert_exit(&output, 1, "line 2 of standard input: \"300\" is not a u8");
     let output = client(&device, closed, &["--batch", "5000"], "");
     assert_exit(&output, 2, "use --batch 2048 or less");
+    // A server address without a port (or not HOST:PORT at all): refused at start-up, not retried for ever.
+    for address in ["127.0.0.1", "gateway.example", "::1:7000"] {
+        let started = Instant::now();
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-client"))
+            .arg("--credentials")
+            .arg(device.credentials())
+            .args(["--server", address])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_exit(&output, 2, "--server <HOST:PORT>");
+        assert!(stderr(&output).contains("HOST:PORT"), "{}", stderr(&output));
+        assert!(started.elapsed() < Duration::from_secs(10), "{address}: {:?}", started.elapsed());
+    }
     std::fs::write(device.credentials(), b"TSDC but not really").unwrap();
     let output = client(&device, closed, &[], "");
     assert_eq!(output.status.code(), Some(2));
