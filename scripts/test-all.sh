@@ -26,6 +26,19 @@ step() { printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
 # A CI run builds once from scratch: incremental caches only cost disk there (gigabytes with tfhe-rs).
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
+# TFHE_SBC_BACKEND=avx2|soft runs every x86_64 build of the run on that instance of the SIMD dispatch (the
+# XOF lanes, the FFT kernels), as a machine without AVX-512 (avx2) or without AVX2 (soft) would: no verdict
+# may depend on the host's instruction set. Target-scoped, so the Cortex-M and aarch64 builds keep their own
+# flags; the steps below that force an instance themselves (RUSTFLAGS) still do.
+case "${TFHE_SBC_BACKEND:-}" in
+  "") ;;
+  avx2|soft)
+    export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="--cfg tfhe_sbc_backend=\"$TFHE_SBC_BACKEND\""
+    echo "every x86_64 build forced to the $TFHE_SBC_BACKEND instance ($CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS)" ;;
+  *) echo "TFHE_SBC_BACKEND=$TFHE_SBC_BACKEND: use avx2 or soft (or leave it unset: the instance the CPU picks)" >&2
+     exit 2 ;;
+esac
+
 # Keep a copy of everything for the final count of tests.
 mkdir -p target
 LOG=target/test-all.log
