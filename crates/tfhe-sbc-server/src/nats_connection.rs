@@ -4,10 +4,11 @@
 //! <https://docs.nats.io/running-a-nats-service/configuration/securing_nats>; `docs/operations.md`, "A
 //! hardened deployment").
 //!
-//! Secrets come from files or the environment, never from the command line or the URL (a URL with
-//! credentials is refused: async-nats would not send them and the server would answer "authorization
-//! violation"). They are held in [`Zeroizing`] buffers, which [`Secret`]'s `Debug` redacts; async-nats keeps its
-//! own copy of what it sends, which this crate cannot wipe.
+//! * [`credentials`]: where the secrets come from (files, or the environment, which stays readable in
+//!   `/proc/<pid>/environ`), never from the command line or the URL (a URL with credentials is refused:
+//!   async-nats would not send them and the server would answer "authorization violation"); async-nats
+//!   keeps its own copy of what it sends, which this crate cannot wipe;
+//! * [`failure`]: what a failed connection means, every server's cause named.
 //!
 //! The first connection is made without async-nats's retry on initial connect, which retries every error
 //! forever and hides it: a refused authorization, an authentication failure or a TLS error ends start-up
@@ -15,18 +16,16 @@
 //! unresolved name) is tried again for `--nats-connect-patience` seconds. Once connected, the client
 //! reconnects without limit and logs every server or client error it meets.
 
-use async_nats::rustls;
-use async_nats::{ConnectError, ConnectErrorKind, ConnectOptions, Event, ServerAddr};
+mod credentials;
+mod failure;
+
+use async_nats::{ConnectOptions, Event, ServerAddr};
+use credentials::{Authentication, PASSWORD_ENV, TOKEN_ENV};
+use failure::{Failure, classify, every_cause};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 use tracing::{info, warn};
-use zeroize::Zeroizing;
-
-/// The environment variable a password may come from (with `--nats-user`, instead of a file).
-pub const PASSWORD_ENV: &str = "TSBC_NATS_PASSWORD";
-/// The environment variable a token may come from (instead of `--nats-token-file`).
-pub const TOKEN_ENV: &str = "TSBC_NATS_TOKEN";
 
 /// How the roles authenticate to NATS and secure the connection (flattened into the command line).
 #[derive(clap::Args, Debug, Clone)]
@@ -39,14 +38,16 @@ pub struct NatsConnection {
     #[arg(long, value_name = "FILE", requires = "nats", conflicts_with_all = ["nats_user", "nats_token_file"])]
     pub nats_nkey: Option<PathBuf>,
     /// With --nats: the NATS user name; its password from --nats-password-file or the environment variable
-    /// TSBC_NATS_PASSWORD.
+    /// TSBC_NATS_PASSWORD (prefer the file: a variable stays readable in /proc/<pid>/environ by this user
+    /// and root while the process runs).
     #[arg(long, value_name = "NAME", requires = "nats", conflicts_with = "nats_token_file")]
     pub nats_user: Option<String>,
     /// With --nats-user: a file holding the user's password (one line).
     #[arg(long, value_name = "FILE", requires = "nats_user")]
     pub nats_password_file: Option<PathBuf>,
     /// With --nats: a file holding the NATS authentication token (or the environment variable
-    /// TSBC_NATS_TOKEN).
+    /// TSBC_NATS_TOKEN, which stays readable in /proc/<pid>/environ while the process runs: prefer the
+    /// file).
     #[arg(long, value_name = "FILE", requires = "nats")]
     pub nats_token_file: Option<PathBuf>,
     /// With --nats: the certificate authority (PEM) that signed the NATS servers' certificates (a private
@@ -67,70 +68,6 @@ pub struct NatsConnection {
     /// refused, timed out) before exiting; authentication and TLS errors end start-up at once.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "nats")]
     pub nats_connect_patience: u64,
-}
-
-/// A secret read from a file or the environment: wiped from memory when dropped, never printed.
-pub struct Secret(Zeroizing<String>);
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
-
-impl Secret {
-    /// The secret in `path`, without its trailing line break; `flag` names it in errors.
-    fn read(flag: &'static str, path: &Path) -> Result<Self, NatsConnectError> {
-        let bytes = Zeroizing::new(std::fs::read(path).map_err(|source| NatsConnectError::ReadSecret {
-            flag,
-            path: path.to_owned(),
-            source,
-        })?);
-        let text = std::str::from_utf8(&bytes).map_err(|_| NatsConnectError::BadSecret {
-            flag,
-            path: path.to_owned(),
-            why: "it is not UTF-8 text",
-        })?;
-        let secret = text.trim_end_matches(['\n', '\r']);
-        if secret.is_empty() || secret.contains(['\n', '\r']) {
-            return Err(NatsConnectError::BadSecret {
-                flag,
-                path: path.to_owned(),
-                why: "it must hold the secret on one line",
-            });
-        }
-        Ok(Self(Zeroizing::new(secret.to_owned())))
-    }
-
-    /// The secret in the environment variable `name`, if set.
-    fn from_env(name: &'static str) -> Result<Option<Self>, NatsConnectError> {
-        match std::env::var(name) {
-            Ok(value) if value.is_empty() => Err(NatsConnectError::EmptyEnv(name)),
-            Ok(value) => Ok(Some(Self(Zeroizing::new(value)))),
-            Err(std::env::VarError::NotPresent) => Ok(None),
-            Err(std::env::VarError::NotUnicode(_)) => Err(NatsConnectError::EmptyEnv(name)),
-        }
-    }
-
-    /// A copy for async-nats (which holds its own; see the module's documentation).
-    fn exposed(&self) -> String {
-        self.0.as_str().to_owned()
-    }
-}
-
-/// The one way this process authenticates, with its secret loaded.
-#[derive(Debug)]
-enum Authentication {
-    /// No credentials (a server without authorization).
-    Anonymous,
-    /// A `.creds` file (read by async-nats).
-    CredentialsFile(PathBuf),
-    /// An NKey user's seed.
-    NKey(Secret),
-    /// A user and password.
-    UserPassword(String, Secret),
-    /// A token.
-    Token(Secret),
 }
 
 /// Why the roles could not connect to NATS.
@@ -215,108 +152,7 @@ impl fmt::Display for NatsConnectError {
 
 impl std::error::Error for NatsConnectError {}
 
-/// What a failed connection attempt means for start-up.
-enum Failure {
-    /// Fatal: say this and stop.
-    Fatal(String),
-    /// The server may come up: say this and try again.
-    Unreachable(String),
-}
-
-/// The TLS error inside a connection error, if there is one.
-fn tls_error(error: &ConnectError) -> Option<&rustls::Error> {
-    let source = std::error::Error::source(error)?;
-    let io = source.downcast_ref::<std::io::Error>()?;
-    io.get_ref()?.downcast_ref::<rustls::Error>()
-}
-
-/// A hint for a TLS error: what is usually wrong.
-fn tls_hint(error: &rustls::Error) -> &'static str {
-    use rustls::{AlertDescription, CertificateError};
-    if let rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) = error {
-        return "unknown certificate authority: the server's certificate is not signed by a CA this process \
-                trusts (give the CA with --nats-tls-ca)";
-    }
-    if let rustls::Error::InvalidCertificate(_) = error {
-        return "the server's certificate was refused (is it issued for the host in --nats, and still valid?)";
-    }
-    if let rustls::Error::AlertReceived(AlertDescription::CertificateRequired) = error {
-        return "the server requires a client certificate (give --nats-tls-cert and --nats-tls-key)";
-    }
-    if let rustls::Error::AlertReceived(_) = error {
-        return "the server refused the TLS handshake (is the client certificate signed by the CA the server \
-                verifies with?)";
-    }
-    "TLS failed"
-}
-
-/// What `error` means: the causes NATS and TLS name, with a hint.
-fn classify(error: &ConnectError) -> Failure {
-    match error.kind() {
-        ConnectErrorKind::AuthorizationViolation => Failure::Fatal(format!(
-            "authorization violation: the server refused this role's credentials (check --nats-user and its \
-             password, --nats-token-file, --nats-nkey or --nats-creds) [{error}]"
-        )),
-        ConnectErrorKind::Authentication => Failure::Fatal(format!(
-            "authentication failed: the NKey seed or .creds file cannot sign the server's nonce [{error}]"
-        )),
-        ConnectErrorKind::Tls => Failure::Fatal(format!(
-            "TLS configuration error (--nats-tls-ca, --nats-tls-cert, --nats-tls-key) [{error}]"
-        )),
-        ConnectErrorKind::ServerParse => Failure::Fatal(format!("{error}")),
-        ConnectErrorKind::MaxReconnects => Failure::Fatal(format!("{error}")),
-        ConnectErrorKind::Io => match tls_error(error) {
-            Some(tls) => Failure::Fatal(format!("TLS handshake failed: {tls}: {}", tls_hint(tls))),
-            None => {
-                let refused = std::error::Error::source(error)
-                    .and_then(|s| s.downcast_ref::<std::io::Error>())
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
-                if refused {
-                    Failure::Unreachable("connection refused".to_owned())
-                } else {
-                    Failure::Unreachable(format!("{error}"))
-                }
-            }
-        },
-        ConnectErrorKind::TimedOut | ConnectErrorKind::Dns => Failure::Unreachable(format!("{error}")),
-    }
-}
-
 impl NatsConnection {
-    /// The one way of authenticating the flags and environment give, its secret read.
-    fn authentication(&self) -> Result<Authentication, NatsConnectError> {
-        let env_token = Secret::from_env(TOKEN_ENV)?;
-        let others = self.nats_creds.is_some() || self.nats_nkey.is_some() || self.nats_user.is_some();
-        if env_token.is_some() && (others || self.nats_token_file.is_some()) {
-            return Err(NatsConnectError::AmbiguousToken);
-        }
-        if let Some(path) = &self.nats_creds {
-            return Ok(Authentication::CredentialsFile(path.clone()));
-        }
-        if let Some(path) = &self.nats_nkey {
-            let seed = Secret::read("--nats-nkey", path)?;
-            if !seed.0.starts_with("SU") {
-                return Err(NatsConnectError::BadSecret {
-                    flag: "--nats-nkey",
-                    path: path.clone(),
-                    why: "it must hold an NKey user seed (SU...)",
-                });
-            }
-            return Ok(Authentication::NKey(seed));
-        }
-        if let Some(user) = &self.nats_user {
-            let password = match &self.nats_password_file {
-                Some(path) => Secret::read("--nats-password-file", path)?,
-                None => Secret::from_env(PASSWORD_ENV)?.ok_or(NatsConnectError::MissingPassword)?,
-            };
-            return Ok(Authentication::UserPassword(user.clone(), password));
-        }
-        if let Some(path) = &self.nats_token_file {
-            return Ok(Authentication::Token(Secret::read("--nats-token-file", path)?));
-        }
-        Ok(env_token.map_or(Authentication::Anonymous, Authentication::Token))
-    }
-
     /// The options of one connection attempt: credentials, TLS, no retry of the first connection, then
     /// reconnection without limit, every server and client error logged.
     async fn options(&self, authentication: &Authentication) -> Result<ConnectOptions, NatsConnectError> {
@@ -360,14 +196,14 @@ impl NatsConnection {
     /// refused authorization, an authentication or a TLS error; tries an unreachable server again for
     /// `--nats-connect-patience` seconds.
     pub async fn connect(&self, urls: &str) -> Result<async_nats::Client, NatsConnectError> {
-        let mut addresses = Vec::new();
+        let mut servers = Vec::new();
         for url in urls.split(',').map(str::trim) {
             // A URL that does not parse is named without what may be credentials (anything before an '@').
             let named = match url.rsplit_once('@') {
                 Some((_, host)) => format!("***@{host}"),
                 None => url.to_owned(),
             };
-            let address: ServerAddr = url.parse().map_err(|e| NatsConnectError::BadUrl(named, e))?;
+            let address: ServerAddr = url.parse().map_err(|e| NatsConnectError::BadUrl(named.clone(), e))?;
             if address.username().is_some() || address.password().is_some() {
                 return Err(NatsConnectError::CredentialsInUrl(format!(
                     "{}://***@{}:{}",
@@ -376,8 +212,9 @@ impl NatsConnection {
                     address.port()
                 )));
             }
-            addresses.push(address);
+            servers.push((address, named));
         }
+        let addresses: Vec<ServerAddr> = servers.iter().map(|(address, _)| address.clone()).collect();
         let authentication = self.authentication()?;
         let patience = Duration::from_secs(self.nats_connect_patience);
         let deadline = tokio::time::Instant::now() + patience;
@@ -391,7 +228,11 @@ impl NatsConnection {
                 }
                 Err(error) => error,
             };
-            match classify(&error) {
+            let failure = match servers.as_slice() {
+                [_] => classify(&error),
+                _ => every_cause(self, &authentication, &servers).await?,
+            };
+            match failure {
                 Failure::Fatal(cause) => {
                     return Err(NatsConnectError::Refused {
                         urls: urls.to_owned(),
@@ -425,33 +266,5 @@ fn log_event(event: &Event) {
             warn!("NATS connection: {event}")
         }
         Event::SlowConsumer(_) | Event::ServerError(_) | Event::ClientError(_) => warn!("NATS connection: {event}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_secret_is_never_printed() {
-        let secret = Secret(Zeroizing::new("hunter2".to_owned()));
-        assert!(!format!("{secret:?}").contains("hunter2"));
-        let auth = Authentication::UserPassword("svc".to_owned(), secret);
-        assert!(!format!("{auth:?}").contains("hunter2"));
-    }
-
-    #[test]
-    fn a_secret_file_holds_one_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("password");
-        std::fs::write(&path, "pw one\n").unwrap();
-        assert_eq!(
-            Secret::read("--nats-password-file", &path).unwrap().0.as_str(),
-            "pw one"
-        );
-        std::fs::write(&path, "pw\ntwo\n").unwrap();
-        assert!(Secret::read("--nats-password-file", &path).is_err());
-        std::fs::write(&path, "\n").unwrap();
-        assert!(Secret::read("--nats-password-file", &path).is_err());
     }
 }

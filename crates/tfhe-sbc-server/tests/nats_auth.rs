@@ -10,7 +10,11 @@
 //!   timeout a minute later;
 //! * credentials in a `--nats` URL are refused at start-up; an unreachable server is tried for
 //!   `--nats-connect-patience` seconds, then named ("connection refused");
-//! * the password never appears in the role's log, even at `RUST_LOG=debug`.
+//! * the password never appears in the role's log, even at `RUST_LOG=debug`;
+//! * a password from the environment is warned about at start-up (it stays readable in
+//!   `/proc/<pid>/environ`, which the test reads, as root or the same user can) and `--help` says so;
+//! * with two servers (`--nats a,b`), one refusing the credentials or the TLS handshake and one down, the
+//!   one-line error names each server with its own cause.
 //!
 //! A `.creds` (JWT) file needs an operator and account setup (`nsc`), which this machine does not have:
 //! `--nats-creds` is passed to async-nats's `credentials_file` and is not exercised here.
@@ -357,4 +361,93 @@ fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
             "{name} met a permissions violation:\n{log}"
         );
     }
+}
+
+#[test]
+fn a_password_from_the_environment_is_warned_about_and_stays_in_proc_environ() {
+    let nats = SecureNats::start(USERS);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let address_file = dir.path().join("address");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args(["--keys", keys().to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args(["--address-file", address_file.to_str().unwrap()])
+        .args(["--nats", &nats.url(), "--role", "gateway", "--nats-user", "gateway"])
+        .env("TSBC_NATS_PASSWORD", "pw-of-the-gateway")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !address_file.exists() && started.elapsed() < Duration::from_secs(60) && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap_or_default();
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let in_environ = environ
+        .split(|&b| b == 0)
+        .any(|entry| entry == b"TSBC_NATS_PASSWORD=pw-of-the-gateway");
+    let warning = text.lines().find(|l| l.contains("TSBC_NATS_PASSWORD")).unwrap_or("");
+    println!(
+        "listening: {}; password in /proc/<pid>/environ: {in_environ}; warning: {warning}",
+        address_file.exists()
+    );
+    assert!(address_file.exists(), "the gateway did not start: {text}");
+    assert!(in_environ, "what docs/security.md says an environment secret exposes");
+    assert!(
+        warning.contains("/proc/") && warning.contains("--nats-password-file"),
+        "no warning: {text}"
+    );
+    assert!(
+        !text.contains("pw-of-the-gateway"),
+        "the password is in the log:\n{text}"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert_eq!(help.matches("/proc/<pid>/environ").count(), 2, "--help: {help}");
+}
+
+#[test]
+fn with_two_servers_the_error_names_each_ones_cause() {
+    let refusing = SecureNats::start(USERS);
+    let pki = Pki::new();
+    let tls = SecureNats::start(&pki.server_block());
+    // Killed after the others started, so that none of them takes its port.
+    let mut down = SecureNats::start(USERS);
+    down.kill();
+    let (a, b) = (refusing.url(), down.url());
+    let line = role_fails_fast(
+        &format!("{a},{b}"),
+        &["--nats-user", "gateway", "--nats-connect-patience", "3"],
+        &[("TSBC_NATS_PASSWORD", "not-the-password")],
+    );
+    names(&line, &format!("{a}: authorization violation"));
+    names(&line, &format!("{b}: connection refused"));
+
+    // The TLS case: async-nats keeps only the last server's error, so a refused connection could hide
+    // the unknown certificate authority.
+    let a = tls.url();
+    let line = role_fails_fast(
+        &format!("{a},{b}"),
+        &[
+            "--nats-tls-ca",
+            &pki.arg("stranger-ca.pem"),
+            "--nats-tls-cert",
+            &pki.arg("client.pem"),
+            "--nats-tls-key",
+            &pki.arg("client-key.pem"),
+            "--nats-connect-patience",
+            "3",
+        ],
+        &[],
+    );
+    names(&line, &format!("{a}: TLS handshake failed"));
+    names(&line, "unknown certificate authority");
+    names(&line, &format!("{b}: connection refused"));
 }
