@@ -19,6 +19,7 @@
 mod meter;
 mod report;
 
+use indicatif::{ProgressBar, ProgressStyle};
 use meter::{MeterKey, Provisioned, Sent, run_meter};
 use rand_core::{Rng, SeedableRng};
 pub use report::{Answer, JobReport, MeterReport};
@@ -117,6 +118,7 @@ fn key_rng(config: &JobConfig, stream: u64) -> Blake2bXof {
 /// Runs the whole job: keys, meters, TCP, intake, tfhe-rs, decryption.
 pub fn run(config: &JobConfig) -> JobReport {
     // Trusted party: tfhe-rs's default integer keys.
+    let progress = step("[trusted party] generating tfhe-rs's integer keys (ClientKey, ServerKey)");
     let t = Instant::now();
     let tfhe_config = ConfigBuilder::default().build();
     let client_key = match config.key_seed {
@@ -125,10 +127,13 @@ pub fn run(config: &JobConfig) -> JobReport {
     };
     let server_key = client_key.generate_server_key();
     let keygen = t.elapsed();
+    progress.finish_and_clear();
 
     // Trusted party: per meter, MAC credentials (the adapter gets a copy) and a key: the meter's own with a
     // seeded key-switching key for the cloud (per-device), the key set's public key (one for all public-key
     // meters), or the client key's GLWE key (fleet).
+    let progress =
+        step("[trusted party] provisioning the meters (MAC keys, per-device keys and their KSKs, public key)");
     let t = Instant::now();
     let mut rng = key_rng(config, 0);
     let fleet_key = glwe_key_from_client_key(&client_key).expect("the default config is the integer set");
@@ -174,6 +179,7 @@ pub fn run(config: &JobConfig) -> JobReport {
     }
     drop(fleet_key);
     let provisioning = t.elapsed();
+    progress.finish_and_clear();
     let ksk_stored_bytes = device_ksks.first().map_or(0, |(_, k)| k.stored_bytes());
 
     // Cloud: the per-device keys decompressed and transformed ahead of their frames (steady state).
@@ -225,6 +231,10 @@ pub fn run(config: &JobConfig) -> JobReport {
         })
         .collect();
     let body_bits = config.body_bits;
+    let progress = step(&format!(
+        "[meters] {meters} meters encrypting and sending {} readings each",
+        config.readings
+    ));
     let senders: Vec<_> = provisioned
         .into_iter()
         .zip(clear.clone())
@@ -233,6 +243,8 @@ pub fn run(config: &JobConfig) -> JobReport {
     let sent: Vec<Sent> = senders.into_iter().map(|s| s.join().expect("meter thread")).collect();
     let mut opened = adapter.join().expect("adapter thread");
     opened.sort_by_key(|(f, _)| (f.header.device_id, f.header.sequence));
+    progress.finish_and_clear();
+    let progress = step("[adapter] frames to FheUint16 (extraction; a GLWE key switch per per-device frame)");
 
     // Adapter: frames to FheUint16, per meter in reading order.
     let extractor = IntegerExtractor::new();
@@ -273,11 +285,13 @@ pub fn run(config: &JobConfig) -> JobReport {
         });
     }
     drop(ksks);
+    progress.finish_and_clear();
 
     // Cloud: tfhe-rs's high-level API on the readings of every meter.
     set_server_key(server_key);
     let total = readings.len();
     let mut ops = Vec::new();
+    let progress = step(&format!("[cloud] tfhe-rs on {total} readings: cast, sum, mean, max"));
     let t = Instant::now();
     let wide: Vec<FheUint32> = readings.iter().map(|r| r.clone().cast_into()).collect();
     ops.push((format!("cast {total} FheUint16 -> FheUint32"), t.elapsed()));
@@ -288,9 +302,14 @@ pub fn run(config: &JobConfig) -> JobReport {
     let mean = &sum / total as u32;
     ops.push((format!("mean: FheUint32 sum / {total} (scalar division)"), t.elapsed()));
     let value_bytes_device = safe_serialized_size(&readings[0]).expect("serializable");
+    progress.set_message(format!(
+        "[cloud] tfhe-rs: max of {total} FheUint16 ({} max ops)",
+        total - 1
+    ));
     let t = Instant::now();
     let (max, first_max) = tree_max(readings);
     ops.push((format!("max of {total} FheUint16 ({} max ops)", total - 1), t.elapsed()));
+    progress.set_message("[cloud] tfhe-rs's own encryption of one meter's readings (the peer)".to_owned());
 
     // Peers in the same run: tfhe-rs's own encryption of one meter's readings, and one max on it.
     let first = &reports[0].readings;
@@ -301,6 +320,7 @@ pub fn run(config: &JobConfig) -> JobReport {
     let t = Instant::now();
     let _ = own[0].max(&own[own.len().min(2) - 1]);
     let peer_max = t.elapsed();
+    progress.finish_and_clear();
 
     // Trusted party: decrypt and check against the clear answers.
     let t = Instant::now();
@@ -342,6 +362,15 @@ pub fn run(config: &JobConfig) -> JobReport {
         decryption,
         answers,
     }
+}
+
+/// A spinner on standard error for one long step, with its elapsed time (drawn only on a terminal).
+fn step(message: &str) -> ProgressBar {
+    let spinner = ProgressBar::new_spinner()
+        .with_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("a valid template"));
+    spinner.set_message(message.to_owned());
+    spinner.enable_steady_tick(Duration::from_millis(100));
+    spinner
 }
 
 /// The maximum of `values` by pairwise rounds (each `max` parallel inside tfhe-rs; running a round's pairs
