@@ -11,11 +11,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::time::Instant;
 
+mod axis;
 #[path = "../../../benches/common/mod.rs"]
 mod common;
 mod kit;
 mod peak;
 mod plot;
+mod provenance;
 mod report;
 mod sections;
 mod timing;
@@ -40,6 +42,10 @@ struct Args {
     /// Take the scale table from this log of `cargo bench -p tfhe-sbc-server --bench service`.
     #[arg(long, value_name = "PATH")]
     service_log: Option<PathBuf>,
+    /// Write the page even when the work tree has changes (or no git commit is found); the page and every
+    /// plot then say that it is not reproducible. Without it, such a run is refused (exit status 2).
+    #[arg(long)]
+    allow_dirty: bool,
 }
 
 fn main() {
@@ -57,6 +63,13 @@ fn main() {
             return;
         }
     };
+    let tree = provenance::Tree::read(&sections::firmware::workspace_root());
+    if let Some(why) = tree.refusal()
+        && !args.allow_dirty
+    {
+        eprintln!("error: {why}");
+        std::process::exit(2);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -64,13 +77,13 @@ fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
-    if let Err(e) = run(&args) {
+    if let Err(e) = run(&args, tree) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
+fn run(args: &Args, tree: provenance::Tree) -> Result<(), String> {
     let started = Instant::now();
     let plot_dir = args.out.join("results");
     std::fs::create_dir_all(&plot_dir).map_err(|e| format!("{}: {e}", plot_dir.display()))?;
@@ -83,7 +96,7 @@ fn run(args: &Args) -> Result<(), String> {
         quick: args.quick,
         budget: timing::Budget::new(args.quick),
         plot_dir,
-        stamp: timing::Stamp::now(),
+        stamp: timing::Stamp::now(tree),
         progress,
     };
     tracing::info!("stamp: {}", ctx.stamp.line());
@@ -145,6 +158,13 @@ fn page(ctx: &report::Context, args: &Args, sections: &[report::Section], second
          **Machine:** {}\n\n",
         ctx.stamp.line()
     );
+    if ctx.stamp.tree.refusal().is_some() {
+        s.push_str(&format!(
+            "**Not reproducible:** written with `--allow-dirty`, {}. The figures may come from code that no \
+             commit holds; a page for the repository is generated from a clean tree.\n\n",
+            ctx.stamp.tree.stamp()
+        ));
+    }
     for (what, log) in [
         ("firmware table", &args.firmware_log),
         ("scale table", &args.service_log),

@@ -1,7 +1,10 @@
-//! SVG plots (plotters' SVG backend: `<text>` elements, no font stack or system library), each with axes,
-//! units, a legend and the run's stamp at the bottom.
+//! SVG plots (plotters' SVG backend: `<text>` elements, no font stack or system library), each with axes
+//! fitted to its data ([`crate::axis`]), a legend beside the plot (never over the data) and the run's stamp
+//! at the bottom.
 
+use crate::axis::{Axis, Unit};
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -17,24 +20,68 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
+/// The legend panel's width, right of the plot.
+const LEGEND_WIDTH: u32 = 290;
+
+/// An axis in plot space with exactly the ticks of an [`Axis`] (plotters' own `f64` axis chooses its ticks
+/// itself, and its key-point wrapper takes no label formatter).
+struct Ticked {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn of(axis: &Axis, hi: f64) -> Self {
+        Self {
+            lo: axis.range.0,
+            hi,
+            ticks: axis.ticks.clone(),
+        }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let share = (value - self.lo) / (self.hi - self.lo);
+        limit.0 + (share * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        // Bold mesh lines and labels at the ticks; no light lines between them.
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
 /// One line of a line chart: its legend and its `(x, y)` points.
 pub struct Series {
     /// The legend entry.
     pub name: String,
-    /// The points, x ascending.
+    /// The points, x ascending, in the axes' base units.
     pub points: Vec<(f64, f64)>,
     /// Dashed (for a second family of lines, e.g. all cores vs one thread).
     pub dashed: bool,
 }
 
-/// A line chart on log-log axes.
+/// A line chart: x at the measured sizes, y fitted to the data.
 pub struct LineChart<'a> {
     /// The title.
     pub title: &'a str,
-    /// The x axis' label, with its unit.
-    pub x_label: &'a str,
-    /// The y axis' label, with its unit.
-    pub y_label: &'a str,
+    /// The x axis' quantity and unit (its values in the unit's base).
+    pub x: (&'a str, Unit),
+    /// The y axis' quantity and unit.
+    pub y: (&'a str, Unit),
     /// The lines.
     pub series: Vec<Series>,
 }
@@ -46,13 +93,12 @@ fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("plot: {e:?}")
 }
 
-/// The drawing area above the stamp line, after writing the stamp.
-fn framed<'a>(
-    root: &DrawingArea<SVGBackend<'a>, Shift>,
-    stamp: &str,
-) -> Result<DrawingArea<SVGBackend<'a>, Shift>, String> {
+/// The plot area and the legend panel, after writing the stamp below both.
+type Areas<'a> = (DrawingArea<SVGBackend<'a>, Shift>, DrawingArea<SVGBackend<'a>, Shift>);
+
+fn framed<'a>(root: &DrawingArea<SVGBackend<'a>, Shift>, stamp: &str) -> Result<Areas<'a>, String> {
     root.fill(&WHITE).map_err(err)?;
-    let (_, height) = root.dim_in_pixel();
+    let (width, height) = root.dim_in_pixel();
     let (main, footer) = root.split_vertically(height - 24);
     footer
         .draw(&Text::new(
@@ -61,55 +107,85 @@ fn framed<'a>(
             ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90)),
         ))
         .map_err(err)?;
-    Ok(main)
+    Ok(main.split_horizontally(width - LEGEND_WIDTH))
 }
 
-fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    if lo.is_finite() {
-        (lo / 1.4, hi * 1.4)
-    } else {
-        (0.1, 10.0)
+/// How a legend entry is drawn.
+#[derive(Clone, Copy)]
+enum Swatch {
+    /// A line (dashed or not) with a point marker.
+    Line { dashed: bool },
+    /// A filled box (bar charts).
+    Box,
+}
+
+/// The legend: one entry per `(name, colour, swatch)`, from the top of the panel.
+fn legend(panel: &DrawingArea<SVGBackend<'_>, Shift>, entries: &[(String, RGBColor, Swatch)]) -> PlotResult {
+    let font = ("sans-serif", 13).into_font();
+    for (i, (name, colour, swatch)) in entries.iter().enumerate() {
+        let y = 48 + 22 * i as i32;
+        match swatch {
+            Swatch::Line { dashed: true } => {
+                for x in [6, 20] {
+                    panel
+                        .draw(&PathElement::new(vec![(x, y), (x + 9, y)], colour.stroke_width(2)))
+                        .map_err(err)?;
+                }
+            }
+            Swatch::Line { dashed: false } => {
+                panel
+                    .draw(&PathElement::new(vec![(6, y), (30, y)], colour.stroke_width(2)))
+                    .map_err(err)?;
+            }
+            Swatch::Box => {
+                panel
+                    .draw(&Rectangle::new([(10, y - 6), (26, y + 6)], colour.filled()))
+                    .map_err(err)?;
+            }
+        }
+        if let Swatch::Line { .. } = swatch {
+            panel.draw(&Circle::new((18, y), 3, colour.filled())).map_err(err)?;
+        }
+        panel
+            .draw(&Text::new(name.clone(), (38, y - 7), font.clone()))
+            .map_err(err)?;
     }
+    Ok(())
 }
 
 impl LineChart<'_> {
     /// Writes the chart to `path` as SVG, `stamp` at the bottom.
     pub fn write(&self, path: &Path, stamp: &str) -> PlotResult {
-        let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-        let main = framed(&root, stamp)?;
+        let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
+        let (main, panel) = framed(&root, stamp)?;
         let all = || self.series.iter().flat_map(|s| s.points.iter());
-        let (x0, x1) = bounds(all().map(|p| p.0));
-        let (y0, y1) = bounds(all().map(|p| p.1));
-        // Head room above the data for the legend: a share of the (log) height that grows with the entries.
-        let share = (0.04 + 0.04 * self.series.len() as f64).min(0.6);
-        let y1 = (y0.ln() + (y1.ln() - y0.ln()) / (1.0 - share)).exp();
+        let xs: Vec<f64> = all().map(|p| p.0).collect();
+        let ys: Vec<f64> = all().map(|p| p.1).collect();
+        let x = Axis::measured(self.x.0, self.x.1, &xs);
+        let y = Axis::values(self.y.0, self.y.1, &ys);
         let mut chart = ChartBuilder::on(&main)
             .caption(self.title, ("sans-serif", 19))
             .margin(12)
             .x_label_area_size(48)
             .y_label_area_size(78)
-            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+            .build_cartesian_2d(Ticked::of(&x, x.range.1), Ticked::of(&y, y.range.1))
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc(self.x_label)
-            .y_desc(self.y_label)
-            .x_labels(12)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_desc(x.label.as_str())
+            .y_desc(y.label.as_str())
+            .x_label_formatter(&|v| x.tick_label(*v))
+            .y_label_formatter(&|v| y.tick_label(*v))
             .axis_desc_style(("sans-serif", 15))
             .draw()
             .map_err(err)?;
+        let mut entries = Vec::new();
         for (i, s) in self.series.iter().enumerate() {
             let colour = COLOURS[i % COLOURS.len()];
             let points: Vec<(f64, f64)> = s
                 .points
                 .iter()
-                .copied()
-                .filter(|(x, y)| *x > 0.0 && *y > 0.0 && y.is_finite())
+                .filter_map(|&(px, py)| Some((x.to_plot(px)?, y.to_plot(py)?)))
                 .collect();
             let style = colour.stroke_width(2);
             let drawn = if s.dashed {
@@ -117,25 +193,23 @@ impl LineChart<'_> {
             } else {
                 chart.draw_series(LineSeries::new(points.clone(), style))
             };
-            drawn
-                .map_err(err)?
-                .label(s.name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], colour.stroke_width(2)));
+            drawn.map_err(err)?;
             chart
                 .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
                 .map_err(err)?;
+            entries.push((s.name.clone(), colour, Swatch::Line { dashed: s.dashed }));
         }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        legend(&panel, &entries)?;
         root.present().map_err(err)
     }
 }
 
-/// A horizontal bar chart on a log axis: one bar per row, grouped by colour.
+/// A horizontal bar chart: one bar per row, grouped by colour, the value axis fitted to the data.
 pub struct BarChart<'a> {
     /// The title.
     pub title: &'a str,
-    /// The value axis' label, with its unit.
-    pub x_label: &'a str,
+    /// The value axis' quantity and unit (the values in the unit's base).
+    pub value: (&'a str, Unit),
     /// The rows: group (legend and colour), label, value.
     pub bars: Vec<(String, String, f64)>,
 }
@@ -145,9 +219,12 @@ impl BarChart<'_> {
     pub fn write(&self, path: &Path, stamp: &str) -> PlotResult {
         let rows = self.bars.len().max(1);
         let height = (130 + 34 * rows) as u32;
-        let root = SVGBackend::new(path, (960, height)).into_drawing_area();
-        let main = framed(&root, stamp)?;
-        let (x0, x1) = bounds(self.bars.iter().map(|b| b.2));
+        let root = SVGBackend::new(path, (1100, height)).into_drawing_area();
+        let (main, panel) = framed(&root, stamp)?;
+        let values: Vec<f64> = self.bars.iter().map(|b| b.2).collect();
+        let x = Axis::values(self.value.0, self.value.1, &values);
+        // Room right of the longest bar for its value.
+        let right = x.range.1 + 0.12 * (x.range.1 - x.range.0);
         let labels: Vec<String> = self.bars.iter().map(|b| b.1.clone()).collect();
         let mut chart = ChartBuilder::on(&main)
             .caption(self.title, ("sans-serif", 19))
@@ -155,20 +232,19 @@ impl BarChart<'_> {
             .x_label_area_size(48)
             .y_label_area_size(330)
             .build_cartesian_2d(
-                (x0..x1 * 2.0).log_scale(),
+                Ticked::of(&x, right),
                 (0..rows.saturating_sub(1).max(1)).into_segmented(),
             )
             .map_err(err)?;
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .x_desc(self.x_label)
-            .x_labels(12)
-            .x_label_formatter(&|v| tick(*v))
+            .x_desc(x.label.as_str())
+            .x_label_formatter(&|v| x.tick_label(*v))
             .y_labels(rows)
             .y_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => labels.get(*i).map(|l| fit(l)).unwrap_or_default(),
-                _ => String::new(),
+                SegmentValue::Exact(_) | SegmentValue::Last => String::new(),
             })
             .axis_desc_style(("sans-serif", 15))
             .draw()
@@ -179,74 +255,39 @@ impl BarChart<'_> {
                 groups.push(&b.0);
             }
         }
+        let mut entries = Vec::new();
         for (g, group) in groups.iter().enumerate() {
             let colour = COLOURS[g % COLOURS.len()];
-            let rects: Vec<_> = self
+            let shown: Vec<(usize, f64, f64)> = self
                 .bars
                 .iter()
                 .enumerate()
-                .filter(|(_, b)| b.0 == *group && b.2.is_finite() && b.2 > 0.0)
-                .map(|(i, b)| {
+                .filter(|(_, b)| b.0 == *group)
+                .filter_map(|(i, b)| Some((i, x.to_plot(b.2)?, b.2)))
+                .collect();
+            chart
+                .draw_series(shown.iter().map(|&(i, end, _)| {
                     let mut r = Rectangle::new(
-                        [(x0, SegmentValue::Exact(i)), (b.2, SegmentValue::Exact(i + 1))],
+                        [(x.base(), SegmentValue::Exact(i)), (end, SegmentValue::Exact(i + 1))],
                         colour.filled(),
                     );
                     r.set_margin(4, 4, 0, 0);
                     r
-                })
-                .collect();
-            chart
-                .draw_series(rects)
-                .map_err(err)?
-                .label(*group)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], colour.filled()));
-            chart
-                .draw_series(
-                    self.bars
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, b)| b.0 == *group && b.2 > 0.0)
-                        .map(|(i, b)| {
-                            Text::new(
-                                format!(" {}", short(b.2)),
-                                (b.2, SegmentValue::CenterOf(i)),
-                                ("sans-serif", 12).into_font(),
-                            )
-                        }),
-                )
+                }))
                 .map_err(err)?;
+            chart
+                .draw_series(shown.iter().map(|&(i, end, v)| {
+                    Text::new(
+                        format!(" {}", self.value.1.text(v)),
+                        (end, SegmentValue::CenterOf(i)),
+                        ("sans-serif", 12).into_font(),
+                    )
+                }))
+                .map_err(err)?;
+            entries.push(((*group).to_string(), colour, Swatch::Box));
         }
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        legend(&panel, &entries)?;
         root.present().map_err(err)
-    }
-}
-
-/// The legend of `chart`'s labelled series, boxed, at `position`.
-fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    position: SeriesLabelPosition,
-) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .position(position)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(err)
-}
-
-/// A log axis' tick label: only at 1, 2 and 5 times a power of ten (the others stay blank, so that labels
-/// near the end of a decade do not run into each other).
-fn tick(v: f64) -> String {
-    if v <= 0.0 || !v.is_finite() {
-        return String::new();
-    }
-    let mantissa = v / 10f64.powf(v.log10().floor());
-    if [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 0.02 * m) {
-        short(v)
-    } else {
-        String::new()
     }
 }
 
@@ -264,35 +305,102 @@ fn fit(label: &str) -> String {
     }
 }
 
-/// A number with three significant digits and an SI suffix (k, M, G; m, µ, n).
-pub fn short(v: f64) -> String {
-    let a = v.abs();
-    let (scaled, suffix) = if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e3 {
-        (v / 1e3, "k")
-    } else if a >= 1.0 || a == 0.0 {
-        (v, "")
-    } else if a >= 1e-3 {
-        (v * 1e3, "m")
-    } else if a >= 1e-6 {
-        (v * 1e6, "µ")
-    } else {
-        (v * 1e9, "n")
-    };
-    let digits = if scaled.abs() >= 100.0 {
-        0
-    } else if scaled.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    if suffix == "m" || suffix == "µ" || suffix == "n" {
-        // Below 1: plain decimals with three significant digits (an SI prefix would read as a unit prefix).
-        let digits = (2.0 - a.log10().floor()).max(0.0) as usize;
-        return format!("{v:.digits$}");
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text lines of an SVG (plotters writes each `<text>`'s content on a line of its own).
+    fn texts(svg: &str) -> Vec<String> {
+        svg.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('<'))
+            .map(String::from)
+            .collect()
     }
-    format!("{scaled:.digits$}{suffix}")
+
+    fn written(name: &str, write: impl FnOnce(&Path) -> PlotResult) -> Vec<String> {
+        let dir = std::env::temp_dir().join(format!("results-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join(name);
+        write(&path).expect("the plot is drawn");
+        let svg = std::fs::read_to_string(&path).expect("the plot is written");
+        let _ = std::fs::remove_file(&path);
+        texts(&svg)
+    }
+
+    /// Table 1 from the committed page's figures (ours, tfhe-rs, the paper's): ticks at 256 to 8192 bits,
+    /// the time axis from 10 µs to 100 s with its unit on each tick, the legend, the stamp.
+    #[test]
+    fn table1_is_drawn_with_fitted_axes() {
+        let bits = [256.0, 1024.0, 4096.0, 8192.0];
+        let line = |name: &str, ms: [f64; 4], dashed: bool| Series {
+            name: name.into(),
+            points: bits.iter().zip(ms).map(|(b, t)| (*b, t * 1e-3)).collect(),
+            dashed,
+        };
+        let chart = LineChart {
+            title: "Table 1: encryption time vs plaintext size",
+            x: ("plaintext size", Unit::Bits),
+            y: ("encryption time", Unit::Seconds),
+            series: vec![
+                line("TLWE per bit (tfhe-rs)", [3.204, 12.856, 51.687, 102.299], false),
+                line("ours, secret key", [0.01137, 0.01136, 0.03394, 0.06372], false),
+                line(
+                    "paper: TLWE (TFHEpp, Pi Zero 2 W)",
+                    [1922.6, 7705.6, 30781.2, 61587.5],
+                    true,
+                ),
+            ],
+        };
+        let text = written("table1.svg", |p| chart.write(p, "stamp · commit 0123456789 · 2 cores"));
+        for want in [
+            "256",
+            "1024",
+            "4096",
+            "8192",
+            "10 µs",
+            "1 ms",
+            "100 s",
+            "plaintext size [bits] (log scale)",
+            "encryption time (log scale)",
+            "ours, secret key",
+            "paper: TLWE (TFHEpp, Pi Zero 2 W)",
+            "stamp · commit 0123456789 · 2 cores",
+        ] {
+            assert!(text.iter().any(|t| t == want), "{want} in {text:?}");
+        }
+        assert!(
+            !text
+                .iter()
+                .any(|t| t.ends_with('k') || t.ends_with('M') || t == "1000 s"),
+            "{text:?}"
+        );
+    }
+
+    /// A bar chart of data within a decade: a linear axis from zero in µs, each bar's value in its unit.
+    #[test]
+    fn narrow_bars_are_linear_in_their_unit() {
+        let chart = BarChart {
+            title: "Table 6: CSPRNG, time per 64 KiB",
+            value: ("time per call", Unit::Seconds),
+            bars: vec![
+                ("ours".into(), "BLAKE2b XOF (ours)".into(), 35.9e-6),
+                ("peers".into(), "/dev/urandom".into(), 174e-6),
+            ],
+        };
+        let text = written("bars.svg", |p| chart.write(p, "stamp"));
+        for want in [
+            "time per call [µs]",
+            "0",
+            "50",
+            "100",
+            "150",
+            "35.9 µs",
+            "174 µs",
+            "ours",
+            "peers",
+        ] {
+            assert!(text.iter().any(|t| t == want), "{want} in {text:?}");
+        }
+    }
 }

@@ -33,8 +33,8 @@ pub struct Section {
     pub title: String,
     /// The Markdown body.
     pub markdown: String,
-    /// The plots' file names.
-    pub plots: Vec<String>,
+    /// The plots: file name and caption (what the reader should see in it).
+    pub plots: Vec<(String, String)>,
     /// Plots that failed, with the reason.
     pub errors: Vec<String>,
 }
@@ -50,11 +50,18 @@ impl Section {
         }
     }
 
-    /// Draws one plot with `draw(path, stamp)` into the plot directory as `name` and links it.
-    pub fn plot(&mut self, ctx: &Context, name: &str, draw: impl FnOnce(&Path, &str) -> Result<(), String>) {
+    /// Draws one plot with `draw(path, stamp)` into the plot directory as `name` and links it, `caption`
+    /// (what the reader should see in it) below.
+    pub fn plot(
+        &mut self,
+        ctx: &Context,
+        name: &str,
+        caption: String,
+        draw: impl FnOnce(&Path, &str) -> Result<(), String>,
+    ) {
         let path = ctx.plot_dir.join(name);
         match draw(&path, &ctx.stamp.line()) {
-            Ok(()) => self.plots.push(name.to_string()),
+            Ok(()) => self.plots.push((name.to_string(), caption)),
             Err(e) => {
                 tracing::error!("{name}: {e}");
                 self.errors.push(format!("{name}: {e}"));
@@ -62,18 +69,16 @@ impl Section {
         }
     }
 
-    /// [`Section::plot`] of a bar chart `name` (an SVG file name) titled `title`, with value axis `x_label`
-    /// and `bars` (group, label, value).
-    pub fn bars(&mut self, ctx: &Context, name: &str, title: &str, x_label: &str, bars: Vec<(String, String, f64)>) {
-        let chart = crate::plot::BarChart { title, x_label, bars };
-        self.plot(ctx, name, |path, stamp| chart.write(path, stamp));
+    /// [`Section::plot`] of a bar chart: `chart` into `name` (an SVG file name), `caption` below.
+    pub fn bars(&mut self, ctx: &Context, name: &str, caption: String, chart: &crate::plot::BarChart<'_>) {
+        self.plot(ctx, name, caption, |path, stamp| chart.write(path, stamp));
     }
 
     /// The section as Markdown, plots linked from `results/`.
     pub fn render(&self) -> String {
         let mut s = format!("## {}\n\n{}\n", self.title, self.markdown.trim_end());
-        for p in &self.plots {
-            s.push_str(&format!("\n![{p}](results/{p})\n"));
+        for (p, caption) in &self.plots {
+            s.push_str(&format!("\n![{p}](results/{p})\n\n_What to see:_ {caption}\n"));
         }
         for e in &self.errors {
             s.push_str(&format!("\nPlot not drawn: {e}\n"));

@@ -1,5 +1,6 @@
 //! Wall-clock medians with a time budget, and the machine's stamp (date, commit, CPU, cores, load).
 
+use crate::provenance::Tree;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -72,8 +73,8 @@ pub fn median(values: &mut [f64]) -> f64 {
 pub struct Stamp {
     /// UTC date and time.
     pub date: String,
-    /// The git commit (short), with `+dirty` when the tree had changes.
-    pub commit: String,
+    /// The source tree: a clean commit, or why the page is not reproducible.
+    pub tree: Tree,
     /// The CPU model from /proc/cpuinfo.
     pub cpu: String,
     /// Cores available to this process.
@@ -82,25 +83,18 @@ pub struct Stamp {
     pub load: String,
 }
 
-fn command(program: &str, args: &[&str]) -> Option<String> {
-    let out = std::process::Command::new(program).args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
 impl Stamp {
-    /// Reads this machine's stamp now.
-    pub fn now() -> Self {
-        let date = command("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_else(|| "unknown date".into());
-        let commit = command("git", &["rev-parse", "--short=10", "HEAD"]).map_or_else(
-            || "unknown commit".into(),
-            |c| {
-                let dirty =
-                    command("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-                if dirty { format!("{c}+dirty") } else { c }
-            },
-        );
+    /// Reads this machine's stamp now, for a run from `tree`.
+    pub fn now(tree: Tree) -> Self {
+        let date = std::process::Command::new("date")
+            .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map_or_else(
+                || "unknown date".into(),
+                |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            );
         let cpu = std::fs::read_to_string("/proc/cpuinfo")
             .ok()
             .and_then(|s| {
@@ -117,18 +111,22 @@ impl Stamp {
             .unwrap_or_else(|| "unknown".into());
         Self {
             date,
-            commit,
+            tree,
             cpu,
             cores,
             load,
         }
     }
 
-    /// One line: date, commit, CPU, cores, load.
+    /// One line: date, commit (or why not reproducible), CPU, cores, load.
     pub fn line(&self) -> String {
         format!(
-            "{} · commit {} · {} · {} cores · load {}",
-            self.date, self.commit, self.cpu, self.cores, self.load
+            "{} · {} · {} · {} cores · load {}",
+            self.date,
+            self.tree.stamp(),
+            self.cpu,
+            self.cores,
+            self.load
         )
     }
 }

@@ -3,6 +3,8 @@
 //! is parsed from a log (`--service-log`), or the bench is run (`cargo bench -p tfhe-sbc-server --bench
 //! service`) in a full run when `TSBC_NATS_SERVER` names a nats-server binary.
 
+use crate::axis::Unit;
+use crate::plot::BarChart;
 use crate::report::{Context, Section, table};
 use std::path::Path;
 use std::process::Command;
@@ -100,23 +102,36 @@ pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
     }
     let mut section = Section::new("6. Scale (frames per second and ack latency vs workers)", md);
     if !rows.is_empty() {
-        let fps = rows
-            .iter()
-            .map(|r| ("frames/s".to_string(), r.0.clone(), r.1))
-            .collect();
-        let title = "Service: frames per second per configuration";
-        section.bars(ctx, "scale-fps.svg", title, "frames per second [1/s] (log scale)", fps);
-        let latency = rows
-            .iter()
-            .flat_map(|r| {
-                [
-                    ("p50".to_string(), format!("{} p50", r.0), r.2),
-                    ("p99".to_string(), format!("{} p99", r.0), r.3),
-                ]
-            })
-            .collect();
-        let title = "Service: acknowledgement latency per configuration";
-        section.bars(ctx, "scale-latency.svg", title, "ack latency [ms] (log scale)", latency);
+        let fps = BarChart {
+            title: "Service: frames per second per configuration",
+            value: ("frames per second", Unit::PerSecond),
+            bars: rows
+                .iter()
+                .map(|r| ("frames/s".to_string(), r.0.clone(), r.1))
+                .collect(),
+        };
+        let caption = "the single process against the JetStream deployment: the gateway alone acknowledges \
+                       once a frame is stored, and the rows with workers count frames until their conversion \
+                       is committed, so adding a worker should lengthen the bar."
+            .to_string();
+        section.bars(ctx, "scale-fps.svg", caption, &fps);
+        let latency = BarChart {
+            title: "Service: acknowledgement latency per configuration",
+            value: ("ack latency", Unit::Seconds),
+            bars: rows
+                .iter()
+                .flat_map(|r| {
+                    [
+                        ("p50".to_string(), format!("{} p50", r.0), r.2 * 1e-3),
+                        ("p99".to_string(), format!("{} p99", r.0), r.3 * 1e-3),
+                    ]
+                })
+                .collect(),
+        };
+        let caption = "the time from a frame sent to its acknowledgement, median (p50) and tail (p99): \
+                       JetStream's acknowledgement waits for the stream's store, so its bars are the longer."
+            .to_string();
+        section.bars(ctx, "scale-latency.svg", caption, &latency);
     }
     section
 }
