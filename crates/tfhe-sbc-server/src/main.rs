@@ -59,8 +59,9 @@ struct Cli {
     #[arg(long, value_name = "T")]
     threshold: Option<u8>,
     /// Demonstrations only: the trusted party's client key (client_key.bin), to decrypt and print what
-    /// arrived. A real server never holds it.
-    #[arg(long, value_name = "FILE")]
+    /// arrived. A real server never holds it. Without --nats only: with --nats, the trusted party reads the
+    /// results store (`examples/fleet_sum.rs`).
+    #[arg(long, value_name = "FILE", conflicts_with = "nats")]
     demo_client_key: Option<PathBuf>,
     /// The replay state file: the highest sequence number accepted from each device, written before
     /// acknowledgements leave, so that after a restart no frame is accepted twice (default:

@@ -36,6 +36,22 @@ fn help_and_one_line_errors() {
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 
+    // --demo-client-key with --nats: refused at once (the JetStream roles never decrypt; the trusted party
+    // reads the results store), not silently ignored.
+    let (code, _, stderr) = server(&[
+        "--keys",
+        missing.to_str().unwrap(),
+        "--nats",
+        "nats://127.0.0.1:4222",
+        "--demo-client-key",
+        "client_key.bin",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("cannot be used with") && stderr.contains("--demo-client-key") && stderr.contains("--nats"),
+        "{stderr}"
+    );
+
     // A file that is not a server key.
     std::fs::write(dir.path().join("server_key.bin"), b"not a key").unwrap();
     let (code, _, stderr) = server(&["--keys", dir.path().to_str().unwrap()]);
