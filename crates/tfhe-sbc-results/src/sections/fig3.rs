@@ -322,10 +322,11 @@ fn render(ctx: &Context, curves: &[Curve], notes: String) -> Section {
         };
         let caption = format!(
             "each curve rises roughly in proportion to the plaintext: twice the bits, about twice the time. \
-             The dashed curves ({cores} threads) sit below their solid one-thread \
-             curves by at most the core count; the gap between \"extraction only\" and the full {kind} \
-             conversions is the MAC, reassembly and key switch. The paper's server: 1.0 ms per 1024-bit TRLWE, \
-             one thread.",
+             Where a dashed curve ({cores} threads) lies below its solid one-thread curve, the conversion used \
+             the other cores (at best {cores} times faster; on a loaded machine it may not be faster at all). \
+             The gap between \"extraction only\" and the full {kind} conversions is the rest of the intake: \
+             MAC, reassembly, key switch, conversion into tfhe-rs values. The paper's server: 1.0 ms per \
+             1024-bit TRLWE, one thread.",
             cores = ctx.stamp.cores,
         );
         section.plot(ctx, &format!("fig3{suffix}-time.svg"), caption, |path, stamp| {
@@ -337,9 +338,9 @@ fn render(ctx: &Context, curves: &[Curve], notes: String) -> Section {
             y: ("peak heap", Unit::Bytes),
             series: series(&|p| p.2 as f64, integer),
         };
-        let caption = "the peak heap grows linearly with the plaintext, as in the paper's Fig. 3(b) (4 MiB of \
-                       TLWE per 1024-bit ciphertext before the key switch); more threads hold more \
-                       ciphertexts in flight at once, so the dashed curves may lie above the solid ones."
+        let caption = "the peak heap grows linearly with the plaintext, as in the paper's Fig. 3(b) (4 MiB per \
+                       TRLWE): extraction alone holds 4 MiB of TLWE per 1024-bit ciphertext; more threads hold \
+                       more ciphertexts in flight at once, so the dashed curves may lie above the solid ones."
             .to_string();
         section.plot(ctx, &format!("fig3{suffix}-memory.svg"), caption, |path, stamp| {
             memory.write(path, stamp)

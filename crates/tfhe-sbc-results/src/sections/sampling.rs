@@ -238,7 +238,7 @@ fn render(ctx: &Context, rows: &[Row]) -> Section {
             "Table 7: negacyclic product, N = 1024",
             "reusing the key's spectrum (ours) against transforming it on every call, for the FFT (servers, \
              the Pi) and the NTT (Cortex-M, no floating point); the naive schoolbook product is the scale: \
-             the transforms are one to two orders of magnitude below it.",
+             every transform is far below it (the table gives the times).",
         ),
     ] {
         let chart = BarChart {
