@@ -102,12 +102,19 @@ set -e
 # This page goes to a temporary directory, never into docs/: --allow-dirty, so that a developer's modified
 # tree runs it too (the page then says it is not reproducible; a CI clone is clean and names its commit).
 "$RESULTS_BIN" --quick --allow-dirty --out "$RESULTS_OUT"
-if [ -z "$(git status --porcelain)" ]; then
-  TREE_STAMP="commit $(git rev-parse --short=10 HEAD)"
+# The stamp names a commit that exists, and says "not reproducible" exactly when the tree had changes (read
+# from the page: a developer's tree may change while the run lasts; a CI clone is clean).
+STAMP_COMMIT="$(grep -m1 -oE '^\*\*Machine:\*\* .* · (commit|generated from a modified tree of commit) [0-9a-f]{10}' \
+  "$RESULTS_OUT/results.md" | grep -oE '[0-9a-f]{10}$' || true)"
+git cat-file -e "${STAMP_COMMIT:-none}^{commit}" 2>/dev/null \
+  || { echo "results.md's stamp names no commit of this repository: '${STAMP_COMMIT}'"; exit 1; }
+if grep -qF "generated from a modified tree of commit $STAMP_COMMIT: not reproducible" "$RESULTS_OUT/results.md"; then
+  TREE_STAMP="generated from a modified tree of commit $STAMP_COMMIT: not reproducible"
+  grep -qF "**Not reproducible:**" "$RESULTS_OUT/results.md" || { echo "results.md: a modified tree, not said"; exit 1; }
 else
-  TREE_STAMP="generated from a modified tree of commit $(git rev-parse --short=10 HEAD): not reproducible"
+  TREE_STAMP="commit $STAMP_COMMIT"
+  if grep -qF "Not reproducible" "$RESULTS_OUT/results.md"; then echo "results.md: clean tree called not reproducible"; exit 1; fi
 fi
-grep -qF "$TREE_STAMP" "$RESULTS_OUT/results.md" || { echo "results.md lacks the stamp: $TREE_STAMP"; exit 1; }
 grep -q "^## 1\. Client-side encryption" "$RESULTS_OUT/results.md"
 for heading in "## 2. Server-side conversion" "## 3. CSPRNG, noise and product" "## 4. Microcontrollers" \
     "## 5. Integers" "## 6. Scale" "**Machine:**" "| bits | TLWE per bit (tfhe-rs)"; do
