@@ -164,7 +164,7 @@ impl Axis {
     fn linear(quantity: &str, unit: Unit, hi: f64) -> Axis {
         let (per, name) = unit.scale(hi);
         let top = hi / per;
-        let step = round_step(top, 5.0);
+        let step = round_step(top, 6.0);
         let count = (top / step).floor() as usize;
         let ticks = (0..=count).map(|i| i as f64 * step).collect();
         Axis {
@@ -325,6 +325,9 @@ mod tests {
         assert!(axis.range.1 > 174.0 && axis.range.1 < 174.0 * 1.3);
         assert_eq!(labels(&axis), ["0", "50", "100", "150"]);
         assert!(axis.to_plot(144e-6).is_some_and(|p| (p - 144.0).abs() < 1e-9));
+        // The quick run's CSPRNG bars (up to 263 µs): about six intervals, not three.
+        let wider = Axis::values("time per call", Unit::Seconds, &[36.4e-6, 263e-6]);
+        assert_eq!(labels(&wider), ["0", "50", "100", "150", "200", "250"]);
     }
 
     /// Bytes on a log axis: ticks at powers of 4 in B/KiB/MiB.
