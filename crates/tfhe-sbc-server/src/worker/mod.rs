@@ -216,8 +216,10 @@ impl Worker {
                 warn!(device, "worker: frame dead-lettered: {reason}");
             }
         }
-        if let Err(e) = message.double_ack().await {
-            // Stored but not acknowledged: the redelivery finds it stored.
+        // A plain acknowledgement, not JetStream's confirmed one: nothing waits on its confirmation, since
+        // the frame is committed (or dead-lettered) already, and a lost one only brings a redelivery that
+        // finds the frame stored. Waiting for it cost a round trip and the work queue's delete per frame.
+        if let Err(e) = message.ack().await {
             warn!("worker: acknowledgement to JetStream failed: {e}");
         }
     }
