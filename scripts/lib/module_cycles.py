@@ -53,11 +53,6 @@ ALLOWED = {
         {"encoding.rs", "parameters/integer.rs", "parameters/mod.rs", "parameters/named_sets.rs"},
         {"gaussian/mod.rs", "gaussian/polar.rs", "gaussian/ziggurat.rs"},
     ],
-    "crates/tfhe-sbc-device/src/lib.rs": [
-        {"compact_list/format.rs", "compact_list/mod.rs"},
-        {"encrypt/public_key_check.rs", "encrypt/public_key_encryption.rs"},
-        {"frame/compact_list.rs", "frame/header.rs"},
-    ],
     "crates/tfhe-sbc-adapter/src/lib.rs": [
         {"fuzzing/corpus.rs", "fuzzing/dump.rs", "fuzzing/mod.rs"},
         {"intake/mod.rs", "intake/parse.rs", "intake/reassembly.rs", "interop/big_key.rs",

@@ -20,7 +20,7 @@
 //! (the adapter's `tests/compact_list.rs`). tfhe-rs 1.8.2 reads exactly these version indices; an older
 //! server may not read newer ones.
 
-use super::{CompactPkeParameters, ValueKind};
+use crate::compact_list::parameters::{CompactPkeParameters, ValueKind};
 use crate::error::{Error, Result};
 
 /// `SerializationHeader::header_version` (`SERIALIZATION_VERSION`).
@@ -229,7 +229,7 @@ impl Cursor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compact_list::PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as P;
+    use crate::compact_list::parameters::PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as P;
 
     const U8: ValueKind = ValueKind::Unsigned { blocks: 4 };
 

@@ -27,7 +27,8 @@
 //! bounds and indices depend on `N`, the bin and the list's length only.
 
 use crate::compact_list::{CompactReading, ListLayout, packed_plaintext};
-use crate::encrypt::public_key_encryption::{PublicKeyBody, check_public_key_with_mask};
+use crate::encrypt::public_key_body::PublicKeyBody;
+use crate::encrypt::public_key_check::check_public_key_with_mask;
 use crate::error::{Error, Result};
 use crate::noise::DeviceNoise;
 use rand_core::Rng;

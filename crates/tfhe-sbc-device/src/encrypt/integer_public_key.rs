@@ -40,7 +40,7 @@
 
 use crate::encrypt::integer::{check_integer_parameters, encode_readings};
 use crate::encrypt::public_key::PublicKey;
-use crate::encrypt::public_key_encryption::PublicKeyBody;
+use crate::encrypt::public_key_body::PublicKeyBody;
 use crate::encrypt::shell::Encryptor;
 use crate::error::{Error, Result};
 use crate::frame::{FrameKind, frame_bytes};

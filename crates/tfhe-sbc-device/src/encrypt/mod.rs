@@ -30,6 +30,7 @@ pub mod glwe_encryption;
 pub mod integer;
 pub mod integer_public_key;
 pub mod public_key;
+pub mod public_key_body;
 pub mod public_key_check;
 pub mod public_key_encryption;
 pub mod secret_key;

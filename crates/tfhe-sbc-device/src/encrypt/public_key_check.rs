@@ -40,7 +40,7 @@
 //! problem, and the provisioning channel's: the device can only refuse keys that are visibly broken.
 
 use crate::csprng::mask::for_each_mask_run;
-use crate::encrypt::public_key_encryption::PublicKeyBody;
+use crate::encrypt::public_key_body::PublicKeyBody;
 use crate::error::{Error, PublicKeyDefect, Result};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::torus::UnsignedTorus;

@@ -38,6 +38,7 @@ use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::torus::UnsignedTorus;
 use zeroize::Zeroize;
 
+pub use crate::encrypt::public_key_body::PublicKeyBody;
 pub use crate::encrypt::public_key_check::{check_public_key, check_public_key_with_mask};
 
 /// The trusted party's side: a seeded public key under `key_spectrum` (`k * N`), i.e. a seeded encryption of
@@ -52,47 +53,6 @@ pub fn generate_seeded_glwe_public_key<P: NegacyclicProduct, R: Rng + ?Sized>(
 ) -> Result<[u8; MASK_SEED_BYTES]> {
     body.iter_mut().for_each(|b| *b = P::Torus::ZERO);
     encrypt_seeded_glwe_ciphertext_assign(product, key_spectrum, noise, body, scratch, rng)
-}
-
-/// A public key's body `b` as the caller holds it: words, or the little-endian bytes of a public-key file
-/// (read in place, so a device never copies a flash-resident key into RAM).
-#[derive(Clone, Copy, Debug)]
-pub enum PublicKeyBody<'a, T> {
-    /// The `N` body words.
-    Words(&'a [T]),
-    /// The `N` body words' little-endian bytes (`N * T::BYTES`).
-    LeBytes(&'a [u8]),
-}
-
-impl<T: UnsignedTorus> PublicKeyBody<'_, T> {
-    /// The number of body words.
-    pub fn len(&self) -> usize {
-        match self {
-            Self::Words(words) => words.len(),
-            Self::LeBytes(bytes) => bytes.len() / T::BYTES,
-        }
-    }
-
-    /// Whether the body has no word.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Checks that the body has exactly `n` words (and, as bytes, no partial word).
-    pub(crate) fn check_length(&self, n: usize) -> Result<()> {
-        match self {
-            Self::Words(words) => Error::check_length(n, words.len()),
-            Self::LeBytes(bytes) => Error::check_length(n * T::BYTES, bytes.len()),
-        }
-    }
-
-    /// Word `i`.
-    pub(crate) fn word(&self, i: usize) -> T {
-        match self {
-            Self::Words(words) => words[i],
-            Self::LeBytes(bytes) => T::from_le_slice(&bytes[i * T::BYTES..(i + 1) * T::BYTES]),
-        }
-    }
 }
 
 /// A public key's mask `a` as it travels: a seed that expands into the `k` mask polynomials (our seeded

@@ -19,48 +19,17 @@
 //! The payload's length follows from the header: [`compact_list_payload_bytes`] of the chunk's reading
 //! bytes, `211 + 8 (2048 + 2 b) + 16 b / w` for `b` reading bytes of `w`-byte readings.
 
-use crate::compact_list::{PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, ValueKind, list_bytes};
 use crate::frame::header::{FrameHeader, FrameKind, HEADER_BYTES};
 use crate::frame::mac::TAG_BYTES;
 use tfhe_sbc_core::parameters::ParameterSetId;
 
-/// The reading bytes of one compact-list frame: 1,024 (4,096 two-bit blocks, packed two per LWE: one bin
-/// of `N = 2048` LWEs).
-pub const COMPACT_LIST_CHUNK_BYTES: usize = 1024;
+pub use crate::frame::compact_list_payload::{COMPACT_LIST_CHUNK_BYTES, compact_list_payload_bytes, value_kind};
 
 /// The parameter set compact-list frames name: the integer set their lists expand into.
 pub const COMPACT_LIST_FRAME_SET: ParameterSetId = ParameterSetId::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048;
 
 /// The longest compact-list frame: a whole chunk of `u8` readings (1,024 values, 49,363 bytes of list).
 pub const MAX_COMPACT_LIST_FRAME_BYTES: usize = compact_list_frame_bytes(8, COMPACT_LIST_CHUNK_BYTES);
-
-/// The list value kind of `value_bits`-bit readings (8, 16 or 32), if lists take that width.
-pub const fn value_kind(value_bits: u32) -> Option<ValueKind> {
-    match value_bits {
-        8 | 16 | 32 => Some(ValueKind::Unsigned {
-            blocks: value_bits as usize / 2,
-        }),
-        _ => None,
-    }
-}
-
-/// The payload of a compact-list frame carrying `reading_bytes` bytes of `value_bits`-bit readings: the
-/// packed list of its `8 reading_bytes / value_bits` values. `None` for a width lists do not take, a byte
-/// count that is not a whole number of readings, or more than [`COMPACT_LIST_CHUNK_BYTES`].
-pub const fn compact_list_payload_bytes(value_bits: u32, reading_bytes: usize) -> Option<usize> {
-    let Some(kind) = value_kind(value_bits) else {
-        return None;
-    };
-    let width = value_bits as usize / 8;
-    if reading_bytes > COMPACT_LIST_CHUNK_BYTES || !reading_bytes.is_multiple_of(width) {
-        return None;
-    }
-    Some(list_bytes(
-        &PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128,
-        kind,
-        reading_bytes / width,
-    ))
-}
 
 /// The whole compact-list frame (header, list, tag) for `reading_bytes` of `value_bits`-bit readings; 0
 /// where [`compact_list_payload_bytes`] is `None`.

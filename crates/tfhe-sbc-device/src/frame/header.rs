@@ -171,16 +171,16 @@ pub const fn body_bytes(n: usize, body_bits: u32) -> usize {
 /// The exact payload length of a `kind` frame for a set with GLWE dimension `k`, polynomial size `n` and a
 /// `torus_bits`-bit torus, of which `body_bits` travel per body coefficient. For
 /// [`FrameKind::CompactList`], the list of a whole chunk of `body_bits`-bit readings
-/// ([`crate::frame::compact_list::compact_list_payload_bytes`]; a last, shorter chunk's is shorter; 0 for
+/// ([`crate::frame::compact_list_payload::compact_list_payload_bytes`]; a last, shorter chunk's is shorter; 0 for
 /// a width lists do not take).
 pub const fn payload_bytes(kind: FrameKind, k: usize, n: usize, torus_bits: u32, body_bits: u32) -> usize {
     let mask = match kind {
         FrameKind::Seeded => MASK_SEED_BYTES,
         FrameKind::Full | FrameKind::PublicKey => k * n * (torus_bits as usize / 8),
         FrameKind::CompactList => {
-            return match crate::frame::compact_list::compact_list_payload_bytes(
+            return match crate::frame::compact_list_payload::compact_list_payload_bytes(
                 body_bits,
-                crate::frame::compact_list::COMPACT_LIST_CHUNK_BYTES,
+                crate::frame::compact_list_payload::COMPACT_LIST_CHUNK_BYTES,
             ) {
                 Some(bytes) => bytes,
                 None => 0,

@@ -17,6 +17,7 @@
 
 pub mod ack;
 pub mod compact_list;
+pub mod compact_list_payload;
 pub mod counter;
 pub mod header;
 pub mod mac;
