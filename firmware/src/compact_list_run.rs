@@ -10,7 +10,7 @@
 //! algorithm, bit for bit.
 
 use crate::kat_inputs::{COMPACT_RNG_SEED, COMPACT_SHORT_READINGS, INTEGER_READINGS};
-use crate::run::{Phase, Probe, frame_digest};
+use crate::probe::{Phase, Probe, frame_digest};
 use tfhe_sbc_device::encrypt::compact_list::{CompactListEncryptor, compact_list_bytes};
 
 /// No product: the streaming form sums key words selected by the bits of `r` (the name the firmware

@@ -12,9 +12,9 @@ use crate::compact_list_run as variant;
 use crate::integer_public_key_run as variant;
 #[cfg(feature = "integer")]
 use crate::integer_run as variant;
+use crate::probe::{Phase, Probe};
 #[cfg(not(any(feature = "integer", feature = "integer-public-key", feature = "compact-list")))]
 use crate::run as variant;
-use crate::run::{Phase, Probe};
 use core::sync::atomic::{AtomicU32, Ordering};
 use cortex_m::peripheral::SYST;
 use cortex_m::peripheral::syst::SystClkSource;

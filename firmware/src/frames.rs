@@ -4,7 +4,7 @@
 //! Each returns the frame's [`frame_digest`] and hands the frame to the [`Probe`].
 
 use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, KEY_ID, MAC_KEY};
-use crate::run::{Phase, Probe, frame_digest};
+use crate::probe::{Phase, Probe, frame_digest};
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::{Chunk, chunks};

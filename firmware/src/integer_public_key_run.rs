@@ -10,8 +10,8 @@
 use crate::frames::first_two_frames;
 use crate::kat_inputs::{INTEGER_READINGS, INTEGER_RNG_SEED, KEY_ID};
 #[cfg(doc)]
-use crate::run::Phase;
-use crate::run::Probe;
+use crate::probe::Phase;
+use crate::probe::Probe;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
 use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
 use tfhe_sbc_device::files::public_key::public_key_body;
@@ -35,7 +35,7 @@ pub use crate::expected::INTEGER_PUBLIC_KEY_EXPECTED_DIGEST as EXPECTED_DIGEST;
 
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes two authenticated public-key
 /// frames of the 512 readings into `frame`, returning the digests of frames 0 and 1
-/// ([`crate::run::frame_digest`]). Frame 0 is written with `write_frame_in_place` around `encrypt_u8` (mask and
+/// ([`crate::probe::frame_digest`]). Frame 0 is written with `write_frame_in_place` around `encrypt_u8` (mask and
 /// body straight into the frame buffer), so that the encryption alone is measured ([`Phase::Encrypt`]);
 /// frame 1 through `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {

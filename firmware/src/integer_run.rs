@@ -7,7 +7,7 @@
 
 use crate::frames::{first_two_frames, sealed_frame};
 use crate::kat_inputs::{INTEGER_READINGS, INTEGER_RNG_SEED};
-use crate::run::{Phase, Probe};
+use crate::probe::{Phase, Probe};
 use negacyclic_ntt::NttPlan64;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
@@ -34,7 +34,7 @@ pub use crate::expected::INTEGER_PACKED_KEY as PACKED_KEY;
 pub use crate::expected::INTEGER_EXPECTED_DIGEST as EXPECTED_DIGEST;
 
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes three authenticated seeded frames
-/// of the 512 readings into `frame`, returning the digests of frames 0, 1 and 2 ([`crate::run::frame_digest`]). Frame 0 is
+/// of the 512 readings into `frame`, returning the digests of frames 0, 1 and 2 ([`crate::probe::frame_digest`]). Frame 0 is
 /// written with `write_frame_in_place` around `encrypt_u8`, so that the encryption alone is measured
 /// ([`Phase::Encrypt`]); frame 1 through `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]);
 /// frame 2 the same with the compact body ([`Phase::CompactFrame`]).

@@ -19,7 +19,7 @@ pub const KEY_ID: u32 = 7;
 /// The frame MAC key.
 pub const MAC_KEY: [u8; 32] = [0x5a; 32];
 /// The (public) key of the run's digest: each frame's digest is its BLAKE2b-128 under this key, computed by
-/// the device crate's frame MAC code (`run::frame_digest`).
+/// the device crate's frame MAC code (`probe::frame_digest`).
 pub const DIGEST_KEY: [u8; 32] = *b"tfhe-sbc firmware KAT digest key";
 /// The frame counter's first sequence number.
 pub const FIRST_SEQUENCE: u64 = 1000;

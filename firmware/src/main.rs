@@ -50,6 +50,8 @@ mod integer_public_key_run;
 mod integer_run;
 #[cfg_attr(target_os = "none", allow(dead_code))]
 mod kat_inputs;
+#[cfg_attr(target_os = "none", allow(dead_code))]
+mod probe;
 #[cfg_attr(
     all(
         target_os = "none",
@@ -59,10 +61,7 @@ mod kat_inputs;
 )]
 mod run;
 
-/// The packed KAT key and the expected digest, computed by `build.rs` on the host.
-mod expected {
-    include!(concat!(env!("OUT_DIR"), "/expected.rs"));
-}
+mod expected;
 
 #[cfg(target_os = "none")]
 #[allow(unsafe_code)] // Linker symbols, the stack scan, the calibration loop: each `unsafe` has a SAFETY comment.
@@ -73,9 +72,9 @@ mod firmware;
 #[cfg(not(target_os = "none"))]
 fn main() {
     struct Quiet;
-    impl run::Probe for Quiet {
-        fn start(&mut self, _: run::Phase) {}
-        fn end(&mut self, _: run::Phase) {}
+    impl probe::Probe for Quiet {
+        fn start(&mut self, _: probe::Phase) {}
+        fn end(&mut self, _: probe::Phase) {}
     }
     let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
     let mut encryptor = Box::new(run::Encryptor::EMPTY);

@@ -6,11 +6,13 @@
 //! encryption goes straight into the one frame buffer.
 
 use crate::frames::first_two_frames;
-use crate::kat_inputs::{DIGEST_KEY, MESSAGE, RNG_SEED};
+use crate::kat_inputs::{MESSAGE, RNG_SEED};
+#[cfg(doc)]
+use crate::probe::Phase;
+use crate::probe::Probe;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
-use tfhe_sbc_device::frame::mac::MacKey;
 
 /// The product being measured: the f64 FFT, named explicitly (feature `fft`).
 #[cfg(feature = "fft")]
@@ -32,38 +34,8 @@ pub use crate::expected::PACKED_KEY;
 /// The run's expected digest, computed by build.rs on the host.
 pub use crate::expected::EXPECTED_DIGEST;
 
-/// A measured phase of the run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    /// Setting the key (its spectrum, from the packed key in flash) and keying the CSPRNG in the empty
-    /// encryptor.
-    Construct,
-    /// One seeded encryption, its body computed inside the frame buffer.
-    Encrypt,
-    /// One whole frame: `encrypt_frame_into` (the encryption, the header and the MAC).
-    Frame,
-    /// One whole frame with a compact body (the integer run only): `encrypt_frame_into` after
-    /// `set_body_bits(compact_body_bits())` (the encryption, rounding and packing the body, header, MAC).
-    CompactFrame,
-    /// The compact-list run ([`crate::compact_list_run`]): one tfhe-rs list of 64 `u8` readings
-    /// (`encrypt_list`: header, encryption, trailer, into the list buffer).
-    List64,
-    /// The compact-list run: one tfhe-rs list of 512 `u8` readings.
-    List512,
-}
-
-/// What the run reports around each phase, and each frame it writes.
-pub trait Probe {
-    /// `phase` starts.
-    fn start(&mut self, phase: Phase);
-    /// `phase` ended.
-    fn end(&mut self, phase: Phase);
-    /// Frame `index` (0, 1, and 2 in the integer run; list 0 and 1 in the compact-list run) was written.
-    fn frame(&mut self, _index: usize, _bytes: &[u8]) {}
-}
-
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes two authenticated seeded frames of
-/// [`MESSAGE`] into `frame`, returning the digests of frame 0 and frame 1 ([`frame_digest`]). Frame 0 is written with
+/// [`MESSAGE`] into `frame`, returning the digests of frame 0 and frame 1 ([`crate::probe::frame_digest`]). Frame 0 is written with
 /// `write_frame_in_place`, so that the encryption alone is measured ([`Phase::Encrypt`]); frame 1 through
 /// `FrameEncryptor::encrypt_frame_into`, what firmware calls ([`Phase::Frame`]).
 pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) -> Result<[u8; 32], &'static str> {
@@ -77,14 +49,6 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
         |encryptor, bytes, body| encryptor.encrypt_seeded_glwe_ciphertext(bytes, body),
     )?;
     Ok(digest)
-}
-
-/// The digest of one frame: BLAKE2b-128 keyed with the public [`DIGEST_KEY`], through the device crate's own
-/// frame MAC code, so that checking adds no hash to flash and no hash state to the encryptions' stack.
-/// build.rs computes the same on the host.
-#[inline(never)]
-pub fn frame_digest(frame: &[u8]) -> [u8; 16] {
-    MacKey::from_bytes(DIGEST_KEY).tag(frame)
 }
 
 /// Sets the key from its packed form in flash and keys the CSPRNG with the KAT seed, in place. Its own stack

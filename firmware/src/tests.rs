@@ -2,7 +2,8 @@
 //! decrypted, and the digests build.rs computed.
 
 use crate::kat_inputs::*;
-use crate::run::{Encryptor, PACKED_KEY, Phase, Probe, run};
+use crate::probe::{Phase, Probe};
+use crate::run::{Encryptor, PACKED_KEY, run};
 use negacyclic_ntt::NttPlan64;
 use rand_core::SeedableRng;
 use sha2::{Digest, Sha256};
