@@ -53,6 +53,16 @@ pub enum Error {
         /// What to do.
         fix: &'static str,
     },
+    /// An `issue` pass failed after its journal was written: the journal is kept for the recovery (`repair`,
+    /// or the next `issue`), which finishes the pass if the key store was written, or rolls it back.
+    Interrupted {
+        /// The pass's journal.
+        journal: PathBuf,
+        /// The key set directory.
+        dir: PathBuf,
+        /// What failed.
+        cause: Box<Error>,
+    },
     /// `check-frame`: the key set's intake refused the frame.
     FrameRefused {
         /// The frame's length.
@@ -127,8 +137,8 @@ impl fmt::Display for Error {
             Self::OrphanCredentials { device_id, path } => write!(
                 f,
                 "{} exists but the key store has no device {device_id} (left by an interrupted issue of an older \
-                 tfhe-sbc-keys, or copied in): run `tfhe-sbc-keys repair --dir {}`, which removes the files of \
-                 devices the key store does not hold, then issue again",
+                 tfhe-sbc-keys, or copied in): run `tfhe-sbc-keys repair --dir {}`, which moves the files of \
+                 devices the key store does not hold into its quarantine/ directory, then issue again",
                 path.display(),
                 path.parent().and_then(Path::parent).unwrap_or(Path::new(".")).display()
             ),
@@ -136,6 +146,14 @@ impl fmt::Display for Error {
                 f,
                 "frame refused ({bytes} bytes): {reason} [{}]",
                 format!("{reason:?}").split(['(', ' ', '{']).next().unwrap_or_default()
+            ),
+            Self::Interrupted { journal, dir, cause } => write!(
+                f,
+                "{cause}; the issue pass did not finish and its journal {} is kept: run `tfhe-sbc-keys repair --dir \
+                 {}` (or the same issue again), which finishes the pass if the key store was written, or rolls it \
+                 back",
+                journal.display(),
+                dir.display()
             ),
             Self::InconsistentJournal { path, problem, fix } => {
                 write!(f, "the issue journal {} {problem}: {fix}", path.display())
@@ -150,6 +168,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::KeySet(e) => std::error::Error::source(e),
+            Self::Interrupted { cause, .. } => Some(cause.as_ref()),
             _ => None,
         }
     }

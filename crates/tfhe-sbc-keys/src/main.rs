@@ -63,8 +63,9 @@ enum Command {
         #[arg(long)]
         unsafe_dev_credential: bool,
     },
-    /// Finish or roll back an interrupted issue (issue does this itself first), remove temporary files and
-    /// the files of devices the key store does not hold.
+    /// Finish or roll back an interrupted issue (issue does this itself first), remove temporary files, and
+    /// move the files of devices the key store does not hold into DIR/quarantine/ (never deleted: a key store
+    /// restored from an older backup does not list the devices issued since).
     Repair {
         /// The key set directory written by init.
         #[arg(long)]

@@ -5,6 +5,11 @@
 //! each credential file authenticating a frame against the key store's MAC keys (the adapter's intake), `show`
 //! clean, no journal, no orphan and no temporary file. Public-key mode: the cheapest devices (no client key, no
 //! key switching), so the test exercises the pass's files and store, not the key generation.
+//!
+//! Also with the shipped binary: an I/O error injected (strace's `inject`) at every `fsync` and `renameat` of a
+//! two-device pass leaves a key set that `repair` makes complete or empty, never a store listing a device
+//! without its credential file; and `repair` with a key store restored from an older backup moves the
+//! newer devices' credential files into `quarantine/`, byte for byte, instead of deleting them.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -147,7 +152,7 @@ fn assert_complete(dir: &Path) {
         "devices/ holds exactly the 50 credential files"
     );
     assert_eq!(
-        names(dir),
+        names(dir).into_iter().filter(|n| n != "quarantine").collect::<Vec<_>>(),
         [
             ".lock",
             "client_key.bin",
@@ -251,9 +256,10 @@ fn issue_killed_at_eight_points_is_completed_by_a_plain_rerun() {
 }
 
 /// Files of devices the key store does not hold, without a journal (an older tool's interrupted pass): the
-/// refusal names `repair`, which removes them (and temporary files), and the plain re-run then completes.
+/// refusal names `repair`, which moves them into `quarantine/` (and removes temporary files), and the plain
+/// re-run then completes.
 #[test]
-fn orphans_without_a_journal_are_removed_by_repair() {
+fn orphans_without_a_journal_are_moved_into_quarantine_by_repair() {
     let scratch = scratch_copy(&key_set().dir());
     let dir = scratch.path();
     std::fs::write(credentials_path(dir, FIRST + 3), b"left over").unwrap();
@@ -264,10 +270,142 @@ fn orphans_without_a_journal_are_removed_by_repair() {
     let repaired = run_ok(&["repair", "--dir", s(dir)]);
     assert!(repaired.contains("removed 1 temporary file"), "{repaired}");
     assert!(
-        repaired.contains("removed 1 file of devices the key store does not hold: 1003.tsdc"),
+        repaired.contains("moved 1 file of devices the key store does not hold into")
+            && repaired.contains("quarantine (a key store restored")
+            && repaired.ends_with(": 1003.tsdc\n"),
         "{repaired}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("quarantine").join("1003.tsdc")).unwrap(),
+        b"left over"
     );
     assert!(run_ok(&["repair", "--dir", s(dir)]).contains("is consistent: 0 devices, nothing to repair"));
     run_ok(&issue_args(s(dir)).iter().map(String::as_str).collect::<Vec<_>>());
     assert_complete(dir);
+}
+
+/// The device ids in `dir`'s key store.
+fn stored_ids(dir: &Path) -> Vec<u64> {
+    let store = KeyStore::decode(&std::fs::read(dir.join("key_store.bin")).unwrap()).unwrap();
+    let mut ids: Vec<u64> = store.iter().map(|r| r.device_id()).collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[test]
+fn an_io_error_at_any_fsync_or_rename_of_a_pass_leaves_a_key_set_that_repair_completes_or_empties() {
+    const IDS: [u64; 2] = [2000, 2001];
+    let args = [
+        "issue",
+        "--dir",
+        "DIR",
+        "--device-id",
+        "2000",
+        "--count",
+        "2",
+        "--mode",
+        "public-key",
+    ];
+    // A clean pass of two devices: 9 fsyncs (journal, its directory, 2 x (credential file, directory), key
+    // store, directory, the directory after the journal's removal) and 4 renames.
+    let mut outcomes = Vec::new();
+    for (syscall, calls) in [("fsync", 9), ("renameat", 4)] {
+        for k in 1..=calls {
+            let scratch = scratch_copy(&key_set().dir());
+            let dir = scratch.path();
+            let output = Command::new("strace")
+                .args(["-f", "-o", "/dev/null", "-e", &format!("trace={syscall}")])
+                .arg("-e")
+                .arg(format!("inject={syscall}:error=EIO:when={k}"))
+                .arg("--")
+                .arg(env!("CARGO_BIN_EXE_tfhe-sbc-keys"))
+                .args(args.map(|a| if a == "DIR" { s(dir) } else { a }))
+                .output()
+                .expect("strace (fault injection into the shipped binary)");
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            let journal = dir.join("issue.journal").exists();
+            assert!(
+                !output.status.success(),
+                "{syscall} #{k}: the injected error was not reported"
+            );
+            if journal {
+                assert!(
+                    stderr.contains("tfhe-sbc-keys repair --dir"),
+                    "{syscall} #{k}: {stderr}"
+                );
+            }
+            let (stored_before, files_before) = (stored_ids(dir), credentials(dir));
+            let repaired = run_ok(&["repair", "--dir", s(dir)]);
+            let ids = stored_ids(dir);
+            let expected_files: Vec<String> = ids.iter().map(|id| format!("{id}.tsdc")).collect();
+            let outcome = format!(
+                "{syscall} #{k}: journal kept {journal}, store {stored_before:?}, {files_before} credential files; \
+                 repair -> store {ids:?}: {}",
+                repaired.lines().next().unwrap_or_default()
+            );
+            println!("{outcome}");
+            assert!(ids.is_empty() || ids == IDS, "{outcome}");
+            assert_eq!(names(&dir.join("devices")), expected_files, "{outcome}");
+            assert!(
+                !dir.join("issue.journal").exists() && !dir.join("quarantine").exists(),
+                "{outcome}"
+            );
+            outcomes.push(ids.len());
+        }
+    }
+    println!(
+        "13 injected errors: {} passes completed by repair, {} rolled back",
+        outcomes.iter().filter(|&&n| n == 2).count(),
+        outcomes.iter().filter(|&&n| n == 0).count()
+    );
+}
+
+#[test]
+fn repair_with_a_key_store_from_an_older_backup_moves_the_newer_credentials_into_quarantine() {
+    let scratch = scratch_copy(&key_set().dir());
+    let dir = scratch.path();
+    run_ok(&["issue", "--dir", s(dir), "--device-id", "3000", "--mode", "public-key"]);
+    let backup = std::fs::read(dir.join("key_store.bin")).unwrap();
+    run_ok(&[
+        "issue",
+        "--dir",
+        s(dir),
+        "--device-id",
+        "3001",
+        "--count",
+        "2",
+        "--mode",
+        "public-key",
+    ]);
+    let newer = std::fs::read(dir.join("key_store.bin")).unwrap();
+    let files: Vec<Vec<u8>> = [3001, 3002]
+        .iter()
+        .map(|&id| std::fs::read(credentials_path(dir, id)).unwrap())
+        .collect();
+    // The key store restored from the backup taken before 3001 and 3002 were issued.
+    std::fs::write(dir.join("key_store.bin"), &backup).unwrap();
+    let repaired = run_ok(&["repair", "--dir", s(dir)]);
+    println!("{repaired}");
+    let quarantine = dir.join("quarantine");
+    assert!(
+        repaired.contains(&format!(
+            "moved 2 files of devices the key store does not hold into {}",
+            quarantine.display()
+        )) && repaired.contains("3001.tsdc, 3002.tsdc"),
+        "{repaired}"
+    );
+    assert_eq!(names(&dir.join("devices")), ["3000.tsdc"]);
+    for (id, file) in [3001, 3002].iter().zip(&files) {
+        assert_eq!(
+            &std::fs::read(quarantine.join(format!("{id}.tsdc"))).unwrap(),
+            file,
+            "device {id}"
+        );
+    }
+    // The operator's way back: the newer key store, the files moved back; the set is whole again.
+    std::fs::write(dir.join("key_store.bin"), &newer).unwrap();
+    for id in [3001, 3002] {
+        std::fs::rename(quarantine.join(format!("{id}.tsdc")), credentials_path(dir, id)).unwrap();
+    }
+    assert!(run_ok(&["repair", "--dir", s(dir)]).contains("is consistent: 3 devices, nothing to repair"));
 }

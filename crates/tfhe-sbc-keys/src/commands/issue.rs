@@ -13,7 +13,7 @@ use crate::files::{
     self, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
     compact_public_key_path, credentials_path,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 use tfhe_sbc_adapter::interop::big_key::BooleanSet;
 use tfhe_sbc_adapter::key_set::key_store::KeyMode;
@@ -33,7 +33,9 @@ pub fn issue(dir: &Path, device_id: u64, mode: KeyMode, key_id: Option<u32>) -> 
 
 /// [`issue`] for `count` devices numbered from `first_id`, in one pass: the server key's envelope is read
 /// and checked once (hundreds of MB on the integer set) and the key store written once, after every
-/// credential file (on failure, the credential files written are removed and the store is unchanged).
+/// credential file. A failure after the pass's journal is written leaves the journal
+/// ([`Error::Interrupted`]): the next `issue` or `repair` finishes the pass if the key store was written, or
+/// rolls it back.
 pub fn issue_devices(dir: &Path, first_id: u64, count: u64, mode: KeyMode, key_id: Option<u32>) -> Result<(), Error> {
     issue_into(dir, first_id, count, mode, FileSet::Credentials, key_id)
 }
@@ -191,7 +193,16 @@ fn issue_into(
         files::write_atomic(&public_key_path, public_key, PUBLIC_MODE)?;
     }
     files::create_dir(&dir.join(DEVICES_DIR))?;
-    // The intent, before any device file: an interrupted pass is finished or rolled back from it.
+    // From here on, any failure leaves the journal: an error of the atomic writer may come after its rename
+    // (the directory's fsync), when the file is in place, so only the key store on disk tells whether the
+    // pass committed, and the recovery (the next `issue`, or `repair`) reads it.
+    let interrupted = |cause: Error| Error::Interrupted {
+        journal: dir.join(journal::JOURNAL_FILE),
+        dir: dir.to_owned(),
+        cause: Box::new(cause),
+    };
+    // The intent, before any device file: an interrupted pass is finished or rolled back from it (a write
+    // that failed after its rename leaves the journal too).
     journal::write(
         dir,
         &Journal {
@@ -199,14 +210,15 @@ fn issue_into(
             device_ids: issued.iter().map(|(id, ..)| *id).collect(),
             files,
         },
-    )?;
-    let mut written = Vec::new();
-    let remove_written = |written: &[PathBuf]| {
-        for path in written {
-            let _ = std::fs::remove_file(path);
+    )
+    .map_err(|e| {
+        if dir.join(journal::JOURNAL_FILE).exists() {
+            interrupted(e)
+        } else {
+            e
         }
-        let _ = journal::remove(dir);
-    };
+    })?;
+    let mut written = Vec::new();
     let mut stored = Vec::new();
     for (device_id, credentials_file, seed, record, provisioning_time) in issued {
         let path = if dev {
@@ -214,10 +226,7 @@ fn issue_into(
         } else {
             credentials_path(dir, device_id)
         };
-        if let Err(e) = files::write_atomic(&path, &credentials_file, SECRET_MODE) {
-            remove_written(&written);
-            return Err(e);
-        }
+        files::write_atomic(&path, &credentials_file, SECRET_MODE).map_err(interrupted)?;
         written.push(path);
         let second = match (&compact_public_key, &seed) {
             (Some(compact), _) => Some((compact_public_key_path(dir, device_id), &compact[..], PUBLIC_MODE)),
@@ -225,10 +234,7 @@ fn issue_into(
             (None, None) => None,
         };
         if let Some((path, bytes, file_mode)) = second {
-            if let Err(e) = files::write_atomic(&path, bytes, file_mode) {
-                remove_written(&written);
-                return Err(e);
-            }
+            files::write_atomic(&path, bytes, file_mode).map_err(interrupted)?;
             written.push(path);
         }
         stored.push((
@@ -237,18 +243,17 @@ fn issue_into(
             credentials_file.len(),
             provisioning_time,
         ));
-        store.insert(record).map_err(|_| Error::DuplicateDevice {
-            device_id,
-            path: store_path.clone(),
+        store.insert(record).map_err(|_| {
+            interrupted(Error::DuplicateDevice {
+                device_id,
+                path: store_path.clone(),
+            })
         })?;
     }
     let encoded = store.encode();
-    if let Err(e) = files::write_atomic(&store_path, &encoded, SECRET_MODE) {
-        remove_written(&written);
-        return Err(e);
-    }
+    files::write_atomic(&store_path, &encoded, SECRET_MODE).map_err(interrupted)?;
     // Committed: the journal has served.
-    journal::remove(dir)?;
+    journal::remove(dir).map_err(interrupted)?;
 
     let dev_mark = if dev {
         format!(" {UNSAFE_DEV} (NOT FOR PRODUCTION)")

@@ -2,18 +2,26 @@
 //! issuing anything: the journal's recovery (`super::journal`), then the device files of devices the key
 //! store does not hold (left by an interrupted `issue` of a tool without the journal, or copied in), which no
 //! server accepts.
+//!
+//! Such files are moved into `<DIR>/quarantine/` (mode 0700), never deleted: a key store restored from an
+//! older backup does not list the devices issued since, whose credential files are then the only copy of
+//! their keys (the operator issues them again, or restores the newer store and moves the files back). Only
+//! the files a journal names as its pass's own are removed (the journal's rollback).
 
 use super::check_dir;
 use super::journal::{self, is_device_file};
 use super::key_files::load_key_store;
 use crate::error::Error;
-use crate::files::{DEVICES_DIR, DirLock, SERVER_KEY_FILE};
-use std::path::Path;
+use crate::files::{self, DEVICES_DIR, DirLock, SERVER_KEY_FILE};
+use std::path::{Path, PathBuf};
 use tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope;
 
+/// The directory the files of devices the key store does not hold are moved into.
+pub const QUARANTINE_DIR: &str = "quarantine";
+
 /// `repair`: finishes or rolls back the interrupted `issue` pass of `dir` (its journal), removes the atomic
-/// writer's temporary files and every `devices/<ID>.tsdc` or `.tscp` of a device the key store does not
-/// hold. Prints what it did, or that the key set was consistent.
+/// writer's temporary files and moves every device file (`devices/<ID>.tsdc`, `.tscp`, ...) of a device the
+/// key store does not hold into `quarantine/`. Prints what it did, or that the key set was consistent.
 pub fn repair(dir: &Path) -> Result<(), Error> {
     check_dir(dir)?;
     let _lock = DirLock::acquire(dir)?;
@@ -34,18 +42,27 @@ pub fn repair(dir: &Path) -> Result<(), Error> {
         }
     }
     orphans.sort();
+    let quarantine = dir.join(QUARANTINE_DIR);
+    let mut moved = Vec::new();
     for (_, path) in &orphans {
-        journal::remove_file(path)?;
+        files::create_dir(&quarantine)?;
+        let to = free_name(&quarantine, path);
+        std::fs::rename(path, &to).map_err(|source| Error::io("move into quarantine", path, source))?;
+        moved.push(to);
     }
-    if !orphans.is_empty() {
+    if !moved.is_empty() {
+        journal::sync_dir(&quarantine)?;
         journal::sync_dir(&devices)?;
         did.push(format!(
-            "removed {} file{} of devices the key store does not hold: {}",
-            orphans.len(),
-            if orphans.len() == 1 { "" } else { "s" },
-            orphans
+            "moved {} file{} of devices the key store does not hold into {} (a key store restored from an older \
+             backup does not list devices issued since: issue them again, or restore the newer key store and move \
+             their files back; delete the rest): {}",
+            moved.len(),
+            if moved.len() == 1 { "" } else { "s" },
+            quarantine.display(),
+            moved
                 .iter()
-                .map(|(_, path)| path.file_name().unwrap_or_default().to_string_lossy().into_owned())
+                .map(|path| path.file_name().unwrap_or_default().to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
@@ -61,4 +78,17 @@ pub fn repair(dir: &Path) -> Result<(), Error> {
         println!("{line}");
     }
     Ok(())
+}
+
+/// Where `path` goes in `quarantine`: its own name, or with `.1`, `.2`, ... appended if a file of that name
+/// is there already (an earlier repair's).
+fn free_name(quarantine: &Path, path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let mut candidate = quarantine.join(&name);
+    let mut n = 0u32;
+    while candidate.exists() && n < u32::MAX {
+        n += 1;
+        candidate = quarantine.join(format!("{name}.{n}"));
+    }
+    candidate
 }
