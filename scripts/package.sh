@@ -8,13 +8,34 @@
 #      tfhe-sbc-client, tfhe-sbc-keys, tfhe-sbc-server): a verification would build tfhe-rs once per crate.
 #      Every .crate of (a) and (b) must hold README.md, LICENSE-MIT and LICENSE-APACHE, and its normalized
 #      Cargo.toml must give every dependency a version (no path left);
-#  (c) unpacks the four device-side packages into a fresh directory, puts a generated workspace around them
-#      (`[patch.crates-io]` pointing at the unpacked siblings, the repository's test profile, its Cargo.lock
-#      for the same dependency versions) and runs their own test suites there, all features, as CI runs
-#      them in the repository: a test that reads a file outside its crate fails here;
-#  (d) `cargo install --path` of the unpacked tfhe-sbc-keys package (its dependencies on our crates patched to
-#      their unpacked packages) into a temporary --root, and that binary's init, issue (a development
-#      credential, 20 public-key devices), repair, show and check-frame (a good and a corrupted frame).
+#  (c) unpacks all eight packages into a fresh directory, puts a generated workspace around them
+#      (`[patch.crates-io]` pointing at the unpacked siblings, the repository's profiles, its Cargo.lock for the
+#      same dependency versions), runs tfhe-sbc-device's stack budgets without feature std and builds the
+#      eight, all features (every test of them with PACKAGE_UNPACKED_TESTS=all). The build reuses the
+#      repository's (see "Reusing the repository's build" below): tfhe-rs is not compiled again;
+#  (d) tfhe-sbc-keys from its unpacked package, put into a temporary --root as `cargo install` would, and that
+#      binary's init, issue (a development credential, 20 public-key devices), repair, show and check-frame
+#      (a good and a corrupted frame);
+#  (e) runs the packages' own test suites there, all features, as CI runs them in the repository: a test that
+#      reads a file outside its crate fails here. The device-side four by default; all eight with
+#      PACKAGE_UNPACKED_TESTS=all (about 11 more minutes of tests on a 2-core machine).
+#
+# Reusing the repository's build. CI runs this after `cargo test --workspace --all-features`, which compiled
+# tfhe-rs and every other dependency in the test profile. Cargo reuses a registry dependency's artifacts when
+# its version, resolved features (its own and its dependencies'), profile, target and rustc are the same, so:
+#  - the unpacked workspace's build directory (`CARGO_BUILD_BUILD_DIR`: intermediate artifacts, fingerprints)
+#    is the repository's (`$CARGO_TARGET_DIR`, else target/; PACKAGE_BUILD_DIR overrides it), while its final
+#    artifacts (the binaries cargo copies out) go to target/package-tests/target-unpacked, so that the
+#    repository's target/debug/tfhe-sbc-* are never replaced by the unpacked packages' builds;
+#  - the generated workspace has the repository's [profile] sections, Cargo.lock and one more member,
+#    feature-unification (publish = false, empty), whose dependencies are the crates.io dependencies of the
+#    repository's unpublished members (the root package, results, ctgrind, firmware) with their features:
+#    without it, features those members switch on (num-traits "default" and "libm" through rand_distr and
+#    proptest, for one) would be off, and tfhe-rs, which depends on num-traits through pulp, would be
+#    compiled again (5 to 25 minutes on a 2-core machine). It adds no feature the repository's own tests do
+#    not already run with;
+#  - the build step checks it: "Compiling tfhe v" in its output is reported (the run goes on, slower).
+# (a) and (b) build in target/package-tests/target as before (cargo's verification needs its own).
 #
 # Everything goes under target/package-tests (PACKAGE_TESTS_DIR overrides it). Runs without a network only
 # if the registry cache already holds every dependency (`cargo fetch` first).
@@ -23,6 +44,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${PACKAGE_TESTS_DIR:-$root/target/package-tests}"
+# The repository's build directory, where the host tests built everything (made absolute: cargo reads a
+# relative one from the directory it runs in).
+repo_build="${PACKAGE_BUILD_DIR:-${CARGO_BUILD_BUILD_DIR:-${CARGO_TARGET_DIR:-target}}}"
+case "$repo_build" in /*) ;; *) repo_build="$root/$repo_build" ;; esac
 export CARGO_TARGET_DIR="$out/target"
 mkdir -p "$out"
 start=$SECONDS
@@ -84,90 +109,135 @@ if declared - kept:
 done
 echo "packaging: $((SECONDS - start)) s"
 
-echo "== (c) the device-side packages' own tests, unpacked"
+echo "== (c) the unpacked packages (all eight) and their tests, built in the repository's build directory"
 tests_start=$SECONDS
 ws="$out/unpacked"
 rm -rf "$ws"
-mkdir -p "$ws/crates"
-members=""
+# As in cargo's registry cache, the packages are siblings named <name>-<version>: a path that reaches into
+# another crate of the repository (`../tfhe-sbc-device/...`) does not resolve here either.
+mkdir -p "$ws/crates" "$ws/feature-unification/src"
+members='"feature-unification"'
 patches=""
-for c in "${DEVICE_SIDE[@]}"; do
+for c in "${DEVICE_SIDE[@]}" "${SERVER_SIDE[@]}"; do
     tar -xzf "$pkgdir/$c-$version.crate" -C "$ws/crates"
-    mv "$ws/crates/$c-$version" "$ws/crates/$c"
-    members="$members\"crates/$c\", "
-    patches="$patches$c = { path = \"crates/$c\" }"$'\n'
+    members="$members, \"crates/$c-$version\""
+    patches="$patches$c = { path = \"crates/$c-$version\" }"$'\n'
 done
-# The repository's test profile (opt-level 2 for our crates, dependencies optimized): the statistical tests
-# need it, and the stack budgets are measured with it (tests/common/painted_stack.rs reads ../../Cargo.toml).
-cat >"$ws/Cargo.toml" <<EOF
-# Generated by scripts/package.sh: the unpacked device-side packages, resolving each other.
-[workspace]
-resolver = "3"
-members = [${members%, }]
-
-[patch.crates-io]
-${patches}
-[profile.dev]
-opt-level = 2
-debug = "line-tables-only"
-
-[profile.dev.package."*"]
-opt-level = 3
-debug = false
-debug-assertions = false
-overflow-checks = false
-EOF
-# The same dependency versions as the repository (cargo drops what these four do not use).
+# The repository's profiles: the test profile (opt-level 2 for our crates, dependencies optimized) is what the
+# statistical tests need, what the stack budgets were measured with (tests/common/painted_stack.rs reads
+# ../../Cargo.toml), and what the repository's build of the dependencies was made with.
+{
+    echo '# Generated by scripts/package.sh: the unpacked packages, resolving each other, and feature-unification.'
+    echo '[workspace]'
+    echo 'resolver = "3"'
+    echo "members = [$members]"
+    echo
+    echo '[patch.crates-io]'
+    echo "$patches"
+    sed -n '/^\[profile/,$p' Cargo.toml
+} >"$ws/Cargo.toml"
+# feature-unification: the crates.io dependencies of the repository's unpublished members, with their
+# features, so that every dependency resolves as in the repository (see the top of this file).
+python3 - "$out/metadata.json" "$ws/feature-unification/Cargo.toml" <<'PY'
+import json, sys
+metadata, manifest = sys.argv[1:]
+tables = {}
+for package in json.load(open(metadata))["packages"]:
+    if package["publish"] != []:
+        continue
+    for dep in package["dependencies"]:
+        if dep["source"] is None:
+            continue
+        section = {None: "dependencies", "dev": "dev-dependencies", "build": "build-dependencies"}[dep["kind"]]
+        if dep["target"]:
+            section = f"target.{json.dumps(dep['target'])}.{section}"
+        entry = tables.setdefault(section, {}).setdefault(dep["rename"] or dep["name"], {
+            "package": dep["name"], "version": dep["req"], "default": False, "features": set(), "from": set()})
+        entry["default"] |= dep["uses_default_features"]
+        entry["features"] |= set(dep["features"])
+        entry["from"].add(package["name"])
+with open(manifest, "w") as f:
+    f.write("# Generated by scripts/package.sh: the crates.io dependencies of the repository's unpublished members.\n")
+    f.write('[package]\nname = "feature-unification"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n')
+    for section in sorted(tables):
+        f.write(f"\n[{section}]\n")
+        for name, e in sorted(tables[section].items()):
+            f.write(f'{name} = {{ package = {json.dumps(e["package"])}, version = {json.dumps(e["version"])}, '
+                    f'default-features = {str(e["default"]).lower()}, features = {json.dumps(sorted(e["features"]))} }}'
+                    f'  # {", ".join(sorted(e["from"]))}\n')
+PY
+echo '//! Generated by scripts/package.sh: no code; its dependencies unify features as in the repository.' \
+    >"$ws/feature-unification/src/lib.rs"
+# The same dependency versions as the repository (cargo drops what the workspace does not use).
 cp Cargo.lock "$ws/Cargo.lock"
+# Which suites (e) runs: "device" (default: the four device-side packages') or "all" (the eight; the
+# server-side ones take about 11 minutes of test time on a 2-core machine, as in the repository).
+unpacked_tests="${PACKAGE_UNPACKED_TESTS:-device}"
+case "$unpacked_tests" in
+    device | all) ;;
+    *) echo "package.sh: PACKAGE_UNPACKED_TESTS is 'device' or 'all', not '$unpacked_tests'" >&2; exit 2 ;;
+esac
+# The JetStream tests of tfhe-sbc-server need the pinned nats-server (scripts/test-all.sh exports it).
+if [ -z "${TSBC_NATS_SERVER:-}" ]; then
+    TSBC_NATS_SERVER="$(bash scripts/nats-server.sh)"
+    export TSBC_NATS_SERVER
+fi
 (
     cd "$ws"
-    export CARGO_TARGET_DIR="$out/target-unpacked"
+    export CARGO_BUILD_BUILD_DIR="$repo_build" CARGO_TARGET_DIR="$out/target-unpacked"
     # Feature std wipes the stack it would measure, so the stack budgets are checked without it, as CI does
     # in the repository (the generated workspace carries the test profile they were measured with).
     cargo test -p tfhe-sbc-device --features hazmat,getrandom --test stack --test compact_list
-    cargo test --workspace --all-features
+    build_start=$SECONDS
+    # Always with the whole workspace selected, all features: a narrower selection resolves other features
+    # and compiles tfhe-rs again. `--test tfhe_lib` (one of tfhe-sbc-keys's tests) builds every library and
+    # the tfhe-sbc-keys binary that (d) needs; PACKAGE_UNPACKED_TESTS=all builds every test of the eight.
+    build_targets=(--test tfhe_lib)
+    [ "$unpacked_tests" = all ] && build_targets=()
+    cargo test --workspace --all-features --no-run "${build_targets[@]}" 2>&1 | tee "$out/unpacked-build.log"
+    if grep -q '^ *Compiling tfhe v' "$out/unpacked-build.log"; then
+        echo "package.sh: NOTE: tfhe-rs was compiled again ($repo_build held no build of it with these features:"
+        echo "  is this run after 'cargo test --workspace --all-features', with the same RUSTFLAGS and toolchain?)"
+    else
+        echo "tfhe-rs: reused from $repo_build (not compiled)"
+    fi
+    echo "unpacked build: $((SECONDS - build_start)) s"
 )
-echo "unpacked tests: $((SECONDS - tests_start)) s"
+echo "(c): $((SECONDS - tests_start)) s"
 
-echo "== (d) tfhe-sbc-keys installed from its package: init, issue, repair, show, check-frame"
-# `cargo install --path` of the unpacked tfhe-sbc-keys package, in a generated workspace that patches its
-# crates.io dependencies on our crates to their unpacked packages (as crates.io would serve them), with the
-# repository's Cargo.lock (the same dependency versions) and test profile, building in (c)'s target directory
-# (the device-side crates are built there already). The installed binary, run from its --root, then makes a
-# key set and checks the checked-in frame of development device 1, and a corrupted copy of it.
-# It builds tfhe-rs once more (the keys tool's features alone differ from the workspace's): several minutes on
-# a 2-core machine, which the README's test command cannot afford within its 40-minute budget. So it runs
-# only with PACKAGE_INSTALL=1 (`PACKAGE_INSTALL=1 bash scripts/package.sh`), and says so when skipped.
-if [ "${PACKAGE_INSTALL:-0}" != "1" ]; then
-  echo "(d) SKIPPED: set PACKAGE_INSTALL=1 to install tfhe-sbc-keys from its package and run it (a tfhe-rs build)"
-  echo "package.sh: $((SECONDS - start)) s in all"
-  exit 0
-fi
+echo "== (d) tfhe-sbc-keys from its package, in a temporary --root: init, issue, repair, show, check-frame"
+# The binary is the unpacked tfhe-sbc-keys package's, built by (c) (its integration tests run it) with the
+# repository's Cargo.lock, test profile and features, so without compiling tfhe-rs again. It is put into
+# <root>/bin as `cargo install --root` would put it. `cargo install --path` itself cannot reuse that build:
+# it resolves features for tfhe-sbc-keys alone (no dev-dependency, no other member), so tfhe-rs's dependencies
+# get other features and tfhe-rs is compiled again (several minutes); PACKAGE_CARGO_INSTALL=1 runs it instead,
+# in a workspace of its own, with the same checks of the installed binary.
 install_start=$SECONDS
-kws="$out/unpacked-keys"
-rm -rf "$kws"
-mkdir -p "$kws/crates"
-for c in tfhe-sbc-adapter tfhe-sbc-keys; do
-    tar -xzf "$pkgdir/$c-$version.crate" -C "$kws/crates"
-    mv "$kws/crates/$c-$version" "$kws/crates/$c"
-done
-{
-    echo '# Generated by scripts/package.sh: the unpacked tfhe-sbc-keys package and the packages it depends on.'
-    echo '[workspace]'
-    echo 'resolver = "3"'
-    echo 'members = ["crates/tfhe-sbc-keys"]'
-    echo
-    echo '[patch.crates-io]'
-    for c in "${DEVICE_SIDE[@]}"; do echo "$c = { path = \"../unpacked/crates/$c\" }"; done
-    echo 'tfhe-sbc-adapter = { path = "crates/tfhe-sbc-adapter" }'
-    echo
-    # The profile sections of (c)'s workspace: the same build of the shared dependencies.
-    sed -n '/^\[profile/,$p' "$ws/Cargo.toml"
-} >"$kws/Cargo.toml"
-cp Cargo.lock "$kws/Cargo.lock"
 keys_root="$out/keys-root"
 rm -rf "$keys_root"
-CARGO_TARGET_DIR="$out/target-unpacked" cargo install --debug --locked --path "$kws/crates/tfhe-sbc-keys" --root "$keys_root"
+if [ "${PACKAGE_CARGO_INSTALL:-0}" = "1" ]; then
+    kws="$out/unpacked-keys"
+    rm -rf "$kws"
+    mkdir -p "$kws/crates"
+    cp -a "$ws/crates/tfhe-sbc-keys-$version" "$kws/crates/"
+    {
+        echo '# Generated by scripts/package.sh: the unpacked tfhe-sbc-keys package and the packages it depends on.'
+        echo '[workspace]'
+        echo 'resolver = "3"'
+        echo "members = [\"crates/tfhe-sbc-keys-$version\"]"
+        echo
+        echo '[patch.crates-io]'
+        for c in "${DEVICE_SIDE[@]}" tfhe-sbc-adapter; do echo "$c = { path = \"../unpacked/crates/$c-$version\" }"; done
+        echo
+        sed -n '/^\[profile/,$p' "$ws/Cargo.toml"
+    } >"$kws/Cargo.toml"
+    cp Cargo.lock "$kws/Cargo.lock"
+    CARGO_TARGET_DIR="$out/target-install" cargo install --debug --locked --path "$kws/crates/tfhe-sbc-keys-$version" \
+        --root "$keys_root"
+else
+    mkdir -p "$keys_root/bin"
+    cp "$out/target-unpacked/debug/tfhe-sbc-keys" "$keys_root/bin/"
+fi
 keys="$keys_root/bin/tfhe-sbc-keys"
 frame="$root/crates/tfhe-sbc-keys/tests/data/dev-device-1.frame"
 kd="$out/keys-run"
@@ -195,5 +265,18 @@ mkdir -p "$kd"
         exit 1
     fi
 )
-echo "installed tfhe-sbc-keys: $((SECONDS - install_start)) s"
+echo "tfhe-sbc-keys from its package: $((SECONDS - install_start)) s"
+
+echo "== (e) the unpacked packages' own test suites, all features: $unpacked_tests"
+run_start=$SECONDS
+(
+    cd "$ws"
+    export CARGO_BUILD_BUILD_DIR="$repo_build" CARGO_TARGET_DIR="$out/target-unpacked"
+    case "$unpacked_tests" in
+        all) cargo test --workspace --all-features ;;
+        # The device-side suites alone: resolved for these four (no tfhe-rs among their dependencies).
+        device) cargo test --all-features -p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-device ;;
+    esac
+)
+echo "unpacked test suites: $((SECONDS - run_start)) s"
 echo "package.sh: $((SECONDS - start)) s in all"
