@@ -71,6 +71,4 @@ pub use coefficient::{Coefficient, RoundedCoefficient};
 pub use dispatch::backend;
 pub use plan::{FftError, MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, Plan};
 
-mod tables {
-    include!(concat!(env!("OUT_DIR"), "/tables.rs"));
-}
+mod tables;

@@ -1,7 +1,7 @@
 //! Marsaglia's polar method (Marsaglia & Bray 1964): the Gaussian sampler of TFHEpp (through
 //! `std::normal_distribution`) and of tfhe-rs, kept as the baseline the Ziggurat is measured against.
 
-use super::NormalSampler;
+use super::sampler::NormalSampler;
 use rand_core::Rng;
 
 /// The polar method. Each accepted pair gives two samples; the second is kept for the next call, as

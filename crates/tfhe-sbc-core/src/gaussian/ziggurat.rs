@@ -9,7 +9,7 @@
 //!
 //! The tables come from `build.rs` (computed with `libm` at build time, never on the device).
 
-use super::{NormalSampler, round_to_i64, uniform_open_closed};
+use super::sampler::{NormalSampler, round_to_i64, uniform_open_closed};
 use crate::torus::UnsignedTorus;
 use rand_core::Rng;
 use zeroize::Zeroize;
