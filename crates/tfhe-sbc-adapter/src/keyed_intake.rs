@@ -7,7 +7,7 @@
 //! * `KeyedIntake<BigKeyBridge>`: the 128-bit boolean sets (extraction only);
 //! * `KeyedIntake<IntegerBridge>` ([`IntegerKeyedIntake`]): the integer set (`FheUint` readings).
 
-use crate::IntakeError;
+use crate::error::IntakeError;
 use crate::intake::{Intake, IntakeConfig, IntegerInput};
 use crate::interop::integer::IntegerBridge;
 use crate::interop::{Converter, FrameUnit, Input, InteropError};

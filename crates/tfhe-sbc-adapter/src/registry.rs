@@ -5,7 +5,7 @@
 //! (`Intake::highest_sequence` + 1): replay windows live in memory, so after a restart the floor is what
 //! keeps old frames from being replayed.
 
-use crate::IntakeError;
+use crate::error::IntakeError;
 use crate::replay::ReplayWindow;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;

@@ -8,7 +8,7 @@
 //! [`ReplayWindow::check`] does not change the window; [`ReplayWindow::accept`] records a number. Intake calls
 //! `accept` only after the frame's MAC verified, so forged frames cannot move the window.
 
-use crate::IntakeError;
+use crate::error::IntakeError;
 
 /// The window's width: how far out of order (in sequence numbers) a frame may arrive.
 pub const WINDOW: u64 = 128;

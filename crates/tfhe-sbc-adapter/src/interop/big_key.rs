@@ -20,8 +20,9 @@ pub use super::boolean_set::{BooleanSet, check_server_key, generate_keys, glwe_k
 
 use super::converter::{Converter, Devices, Messages};
 use super::device_keys::{BigKeyGlweSwitch, CacheStats, DeviceKeys};
+use super::error::InteropError;
+use super::fingerprint::server_key_fingerprint;
 use super::glwe_ksk::keyswitch_frame;
-use super::{InteropError, server_key_fingerprint};
 use crate::extraction::extract_lwe_sample;
 use crate::intake::{Frame, Message};
 use rayon::prelude::*;

@@ -10,19 +10,18 @@
 //! bits below a gate's own output noise.
 
 use super::boolean_set::{BooleanSet, glwe_key_from_client_key};
+use super::device_glwe_key::tfhe_glwe_key;
 use super::device_record::{DeviceKeyMaterial, DeviceRecord};
+use super::error::InteropError;
 use super::glwe_ksk::{GlweKsShape, SeededGlweKsk};
 use super::per_device::{DeviceSecrets, credentials_and_record};
-use super::{InteropError, tfhe_glwe_key};
 use rand_core::CryptoRng;
 use tfhe::boolean::client_key::ClientKey;
 use tfhe::core_crypto::prelude::{DecompositionBaseLog, DecompositionLevelCount, GlweSize, PolynomialSize};
 use tfhe_sbc_core::entities::{GlweSecretKey, GlweSecretKeyOwned};
 use zeroize::Zeroize;
 
-/// A per-device key of a big-key boolean set: [`SeededGlweKsk`] on the 32-bit torus, `k * 2 * N` body
-/// words (12 KiB at `k = 3`, `N = 512`; 16 KiB at `k = 2`, `N = 1024`) and a 16-byte seed.
-pub type BigKeyDeviceKsk = SeededGlweKsk<u32>;
+pub use super::glwe_ksk::BigKeyDeviceKsk;
 
 /// The decomposition of the big-key sets' per-device keys: base `2^10`, 2 levels (the top 20 bits of each
 /// mask coefficient kept).

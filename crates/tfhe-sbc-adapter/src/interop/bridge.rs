@@ -6,9 +6,9 @@
 //! The bridge is `Send + Sync` and meant to be shared through an `Arc` by the threads that compute; it
 //! key-switches slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
 
-use super::InteropError;
 use super::converter::{Converter, Devices, Messages};
 use super::device_keys::{CacheStats, DeviceKeys};
+use super::error::InteropError;
 use super::fingerprint::fingerprint;
 use super::ksk::TfheLibKeySwitch;
 use super::strategy::{KeySwitchStrategy, switch_all};

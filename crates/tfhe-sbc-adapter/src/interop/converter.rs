@@ -7,10 +7,10 @@
 //! | [`BigKeyBridge`](super::BigKeyBridge) | the 128-bit boolean sets (big key) | [`Message`] | extraction only | gate inputs |
 //! | [`IntegerBridge`](super::integer::IntegerBridge) | the integer set | [`IntegerInput`] | extraction (fleet, public key), one GLWE key switch (per-device), tfhe-rs's `expand` (compact lists) | `FheUint` readings |
 
-use super::InteropError;
 use super::device_keys::DeviceTable;
 use super::device_record::DeviceKeyMaterial;
-use crate::IntakeError;
+use super::error::InteropError;
+use crate::error::IntakeError;
 use crate::intake::{Intake, IntegerInput, Message, Received};
 use std::time::Instant;
 use tfhe_sbc_core::parameters::ParameterSetId;
@@ -70,7 +70,7 @@ impl FrameUnit for Messages {
             return Err(IntakeError::MessageMismatch {
                 device_id: header.device_id,
                 message_id: header.message_id,
-                field: crate::MessageField::ChunkCount,
+                field: crate::error::MessageField::ChunkCount,
             });
         }
         Ok(vec![Message {

@@ -7,9 +7,9 @@
 //! that miss on the same key at once wait for the one decompression (`OnceLock`). Keys evicted while a
 //! thread still uses them live until it is done, so memory is bounded by `capacity` plus the keys in use.
 
-use super::InteropError;
 use super::device_record::DeviceKeyMaterial;
 use super::device_record::check_material;
+use super::error::InteropError;
 use super::glwe_ksk::SeededGlweKsk;
 use super::glwe_ksk_spectra::GlweKskSpectra;
 use super::ksk::{SeededKsk, TfheLibKeySwitch};

@@ -3,9 +3,8 @@
 //! which key mode. The key store (`key_set::key_store`) keeps one record per device; the converters take the
 //! material; provisioning makes the records.
 
-use super::big_key_per_device::BigKeyDeviceKsk;
 use super::boolean_set::BooleanSet;
-use super::glwe_ksk::IntegerDeviceKsk;
+use super::glwe_ksk::{BigKeyDeviceKsk, IntegerDeviceKsk};
 use super::ksk::DeviceKsk;
 use crate::error::KeySetError;
 use crate::registry::DeviceEncryption;

@@ -2,7 +2,7 @@
 //! enum for every converter (small-key boolean, big-key boolean, integer) and every trusted-party helper, so
 //! that a caller matches on one type whatever the parameter set.
 
-use super::boolean_set::BooleanSet;
+use super::boolean_parameter_set::BooleanSet;
 
 /// Why a key, a device registration or a conversion into tfhe-rs values was refused. Every check of
 /// untrusted input ends here, never in a panic.

@@ -1,7 +1,7 @@
 //! Server key fingerprints: BLAKE2b-256 of a server key's key-switching key (its words, little-endian,
 //! after a domain string), what a `KeyStore` is bound to so that it is never used with another key set.
 
-use super::InteropError;
+use super::error::InteropError;
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use tfhe::boolean::server_key::ServerKey;

@@ -14,39 +14,22 @@
 //! body words and a 128-bit seed from which the masks are regenerated. Its noise term and the failure
 //! probability it leaves are recomputed from the parameters by the adapter's GLWE key-switching tests.
 
+use super::error::InteropError;
 use super::glwe_ksk_spectra::{GlweKskSpectra, SwitchWord, check_exact_range};
-use super::integer::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key, tfhe_glwe_key_u64};
-use super::{InteropError, RngSeeder};
+use super::integer::keys::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key, tfhe_glwe_key_u64};
+use super::rng_seeder::RngSeeder;
 use rand_core::CryptoRng;
 use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
 use tfhe::core_crypto::prelude::{
-    CiphertextModulus, Container, ContiguousEntityContainer, DecompositionBaseLog, DecompositionLevelCount,
-    DynamicDistribution, GlweCiphertext, GlweCiphertextCount, GlweCiphertextList, GlweKeyswitchKey,
-    GlweKeyswitchKeyOwned, GlweSecretKey, GlweSize, PlaintextList, PolynomialSize, SeededGlweCiphertextList,
-    SeededGlweCiphertextListOwned, UnsignedTorus, decompress_seeded_glwe_ciphertext_list,
-    encrypt_seeded_glwe_ciphertext_list, keyswitch_glwe_ciphertext,
+    CiphertextModulus, Container, ContiguousEntityContainer, DynamicDistribution, GlweCiphertext, GlweCiphertextCount,
+    GlweCiphertextList, GlweKeyswitchKey, GlweKeyswitchKeyOwned, GlweSecretKey, GlweSize, PlaintextList,
+    PolynomialSize, SeededGlweCiphertextList, SeededGlweCiphertextListOwned, UnsignedTorus,
+    decompress_seeded_glwe_ciphertext_list, encrypt_seeded_glwe_ciphertext_list, keyswitch_glwe_ciphertext,
 };
 use tfhe_sbc_core::entities::GlweSecretKeyOwned;
 use zeroize::Zeroize;
 
-/// The decomposition of a GLWE key switch: base `2^base_log`, `levels` levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GlweKsShape {
-    /// `log2` of the decomposition base.
-    pub base_log: DecompositionBaseLog,
-    /// The number of levels.
-    pub levels: DecompositionLevelCount,
-}
-
-impl GlweKsShape {
-    /// Base `2^12`, 2 levels: the top 24 bits of each mask coefficient are kept. The rounding of the other 40
-    /// dominates the switch's noise (std `2^43.2` on the 2^64 torus at `N = 2048`), and the key is
-    /// `2 * N` body words (32 KiB at `N = 2048`).
-    pub const INTEGER: Self = Self {
-        base_log: DecompositionBaseLog(12),
-        levels: DecompositionLevelCount(2),
-    };
-}
+pub use super::glwe_ks_shape::GlweKsShape;
 
 /// A seeded GLWE key-switching key from a device's key to the server's big key (public: it encrypts the
 /// device key under the big key, which the server does not hold).
@@ -265,6 +248,10 @@ pub fn keyswitch_frame<T: SwitchWord + tfhe_sbc_core::torus::UnsignedTorus, F: A
     tfhe_sbc_core::entities::GlweCiphertext::from_container(output.into_container(), frame.polynomial_size())
         .map_err(InteropError::Encoding)
 }
+
+/// A per-device key of a big-key boolean set: [`SeededGlweKsk`] on the 32-bit torus, `k * 2 * N` body
+/// words (12 KiB at `k = 3`, `N = 512`; 16 KiB at `k = 2`, `N = 1024`) and a 16-byte seed.
+pub type BigKeyDeviceKsk = SeededGlweKsk<u32>;
 
 /// A per-device key of the integer set (`PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`): from the device's
 /// binary GLWE key (`k = 1`, `N = 2048`) to the client key's GLWE key, [`GlweKsShape::INTEGER`], the set's

@@ -18,8 +18,8 @@
 //! digits are read centred (`|w| <= 2^31`) and widened to `u64`; the exact product, wrapped modulo `2^64`,
 //! is also the product modulo `2^32`, so the low word is the 32-bit result.
 
-use super::InteropError;
-use super::glwe_ksk::GlweKsShape;
+use super::error::InteropError;
+use super::glwe_ks_shape::GlweKsShape;
 use negacyclic_ntt::NttPlan64;
 use tfhe::core_crypto::commons::math::decomposition::SignedDecomposer;
 use tfhe::core_crypto::prelude::{

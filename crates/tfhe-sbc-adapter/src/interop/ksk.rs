@@ -16,7 +16,9 @@
 //! The key is not secret in the sense of the MAC key: it encrypts the device key under the small key,
 //! which the cloud does not have (the per-device key mode's premise).
 
-use super::{InteropError, RngSeeder, tfhe_glwe_key};
+use super::device_glwe_key::tfhe_glwe_key;
+use super::error::InteropError;
+use super::rng_seeder::RngSeeder;
 use rand_core::CryptoRng;
 use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
 use tfhe::core_crypto::commons::math::random::{CompressionSeed, DefaultRandomGenerator, Seed};
@@ -233,4 +235,9 @@ impl<S: KeySwitchSet> SeededKsk<S> {
         par_decompress_seeded_lwe_keyswitch_key::<_, _, _, DefaultRandomGenerator>(&mut out, &self.key);
         out
     }
+}
+
+/// The number of body words of a seeded `TFHE_LIB_PARAMETERS` per-device key (`1024 * 8`).
+pub fn device_ksk_words() -> usize {
+    DeviceKsk::body_words()
 }

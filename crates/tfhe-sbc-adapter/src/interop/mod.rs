@@ -18,17 +18,22 @@
 //!
 //! [`BooleanBridge`] holds both kinds and picks the sending device's; it is `Send + Sync` and key-switches
 //! slices of ciphertexts with rayon ([`KeySwitchStrategy`]).
+//!
+//! [`TFHE_LIB_GLWE_1024`]: tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024
 
 pub mod big_key;
 pub mod big_key_per_device;
 pub mod boolean_circuits;
+mod boolean_parameter_set;
 pub mod boolean_set;
 mod bridge;
 mod converter;
+mod device_glwe_key;
 mod device_keys;
 pub mod device_record;
 mod error;
 mod fingerprint;
+pub mod glwe_ks_shape;
 pub mod glwe_ksk;
 pub mod glwe_ksk_spectra;
 pub mod integer;
@@ -36,11 +41,13 @@ mod keyswitch;
 pub mod ksk;
 mod lru;
 mod per_device;
+mod rng_seeder;
 mod strategy;
 
 pub use big_key::BigKeyBridge;
 pub use bridge::{BooleanBridge, DEFAULT_CACHE_CAPACITY};
 pub use converter::{Converter, Devices, FrameUnit, Input, IntegerFrames, Messages};
+pub use device_glwe_key::{client_key_from_device_key, tfhe_glwe_key};
 pub use device_keys::CacheStats;
 pub use device_record::{DeviceKeyMaterial, DeviceRecord};
 pub use error::InteropError;
@@ -48,61 +55,9 @@ pub use fingerprint::server_key_fingerprint;
 pub use glwe_ksk::IntegerDeviceKsk;
 pub use integer::IntegerBridge;
 pub use keyswitch::KEYSWITCH_BLOCK;
-pub use ksk::{DeviceKsk, KeySwitchSet, SeededKsk};
+pub use ksk::{DeviceKsk, KeySwitchSet, SeededKsk, device_ksk_words};
 pub use per_device::{
     DeviceSecrets, PublicKeyDevice, credentials_and_record, provision_fleet_device, provision_per_device,
     provision_public_key_device, public_key_from_client_key,
 };
 pub use strategy::KeySwitchStrategy;
-
-/// The number of body words of a seeded `TFHE_LIB_PARAMETERS` per-device key (`1024 * 8`).
-pub fn device_ksk_words() -> usize {
-    DeviceKsk::body_words()
-}
-
-use tfhe::boolean::client_key::ClientKey;
-use tfhe::boolean::parameters::TFHE_LIB_PARAMETERS;
-use tfhe::core_crypto::prelude::{
-    GlweSecretKey as TfheGlweSecretKey, GlweSecretKeyOwned as TfheGlweSecretKeyOwned,
-    PolynomialSize as TfhePolynomialSize,
-};
-use tfhe_sbc_core::entities::GlweSecretKeyOwned;
-use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
-use zeroize::Zeroize;
-
-/// Trusted party: a tfhe-rs client key whose GLWE key is `device_key` (its LWE key is freshly generated), so
-/// that a device provisioned first can join a tfhe-rs deployment. The server key must then be generated
-/// from the returned client key.
-pub fn client_key_from_device_key(device_key: &GlweSecretKeyOwned) -> Result<ClientKey, InteropError> {
-    if device_key.glwe_dimension().0 != 1 || device_key.polynomial_size() != TFHE_LIB_GLWE_1024.polynomial_size() {
-        return Err(InteropError::BadDeviceKey);
-    }
-    let (lwe, fresh_glwe, parameters) = ClientKey::new(&TFHE_LIB_PARAMETERS).into_raw_parts();
-    fresh_glwe.into_container().zeroize();
-    let glwe = tfhe_glwe_key(device_key);
-    Ok(ClientKey::new_from_raw_parts(lwe, glwe, parameters))
-}
-
-/// The device key as a tfhe-rs `GlweSecretKey<Vec<u32>>`.
-pub fn tfhe_glwe_key(device_key: &GlweSecretKeyOwned) -> TfheGlweSecretKeyOwned<u32> {
-    let words: Vec<u32> = device_key.as_bytes().iter().map(|&b| u32::from(b)).collect();
-    TfheGlweSecretKey::from_container(words, TfhePolynomialSize(device_key.polynomial_size().0))
-}
-
-/// A tfhe-rs `Seeder` that draws its 128-bit seeds from a caller's CSPRNG, so that key generation takes its
-/// randomness from the same place as the rest of provisioning (the OS in production, fixed seeds in tests).
-pub(crate) struct RngSeeder<'a, R: ?Sized>(pub(crate) &'a mut R);
-
-impl<R: rand_core::CryptoRng + ?Sized> tfhe::core_crypto::commons::math::random::Seeder for RngSeeder<'_, R> {
-    fn seed(&mut self) -> tfhe::core_crypto::commons::math::random::Seed {
-        let mut bytes = [0u8; 16];
-        self.0.fill_bytes(&mut bytes);
-        let seed = tfhe::core_crypto::commons::math::random::Seed(u128::from_le_bytes(bytes));
-        bytes.zeroize();
-        seed
-    }
-
-    fn is_available() -> bool {
-        true
-    }
-}

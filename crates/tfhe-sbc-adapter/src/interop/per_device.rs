@@ -11,9 +11,9 @@
 //! `ClientKey`'s GLWE key) and public key ([`provision_public_key_device`]: the device gets a seeded public
 //! key under the `ClientKey`'s GLWE key, [`public_key_from_client_key`], and nothing that decrypts).
 
-use super::InteropError;
 use super::boolean_set::{BooleanSet, glwe_key_from_client_key};
 use super::device_record::{DeviceKeyMaterial, DeviceRecord};
+use super::error::InteropError;
 use super::ksk::DeviceKsk;
 use negacyclic_fft::Plan;
 use rand_core::CryptoRng;

@@ -6,9 +6,9 @@
 //! value as the `FheUint` of the frame's width. Nothing of ours decrypts or re-encrypts: the values are
 //! tfhe-rs's own expansion (one key switch and one PBS per block).
 
-use super::InteropError;
-use super::bridge::FheUintReadings;
+use super::readings::FheUintReadings;
 use crate::intake::CompactListFrame;
+use crate::interop::error::InteropError;
 use tfhe::conformance::ListSizeConstraint;
 use tfhe::prelude::CiphertextList;
 use tfhe::safe_serialization::safe_deserialize_conformant;

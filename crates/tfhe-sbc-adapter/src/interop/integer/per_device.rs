@@ -10,10 +10,11 @@
 //! Sizes: the seeded key is `2 * 2048` body words (32 KiB) and a 16-byte seed; decompressed it is
 //! `2 * 2 * 2048` words (64 KiB).
 
-pub use super::IntegerDeviceKsk;
-use super::{InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128, check_parameters};
-use crate::interop::DeviceSecrets;
+use super::keys::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, check_parameters, glwe_key_from_client_key};
 use crate::interop::device_record::{DeviceKeyMaterial, DeviceRecord};
+use crate::interop::error::InteropError;
+pub use crate::interop::glwe_ksk::IntegerDeviceKsk;
+use crate::interop::per_device::DeviceSecrets;
 use crate::interop::per_device::credentials_and_record;
 use rand_core::CryptoRng;
 use tfhe::shortint::atomic_pattern::AtomicPatternServerKey;
@@ -82,7 +83,7 @@ pub fn provision_integer_per_device<R: CryptoRng + ?Sized>(
 }
 
 /// Trusted party, integer fleet mode: the device gets the client key's GLWE key
-/// ([`glwe_key_from_client_key`](super::glwe_key_from_client_key)) and a fresh MAC key; the cloud extracts
+/// ([`glwe_key_from_client_key`]) and a fresh MAC key; the cloud extracts
 /// its blocks with no key switch. One stolen device then exposes every fleet device.
 pub fn provision_integer_fleet_device<R: CryptoRng + ?Sized>(
     client_key: &tfhe::ClientKey,
@@ -90,7 +91,7 @@ pub fn provision_integer_fleet_device<R: CryptoRng + ?Sized>(
     key_id: u32,
     rng: &mut R,
 ) -> Result<(DeviceSecrets, DeviceRecord), InteropError> {
-    let key = super::glwe_key_from_client_key(client_key)?;
+    let key = glwe_key_from_client_key(client_key)?;
     let set = MESSAGE_2_CARRY_2_TUNIFORM_2M128.glwe().id();
     let (credentials, record) = credentials_and_record(device_id, key_id, set, DeviceKeyMaterial::Fleet, rng)?;
     Ok((DeviceSecrets { key, credentials }, record))

@@ -9,8 +9,9 @@
 //! noise, like every fresh ciphertext the server already holds, so it reveals nothing the set's security
 //! estimate does not cover.
 
-use super::{InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key};
+use super::keys::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, glwe_key_from_client_key};
 use crate::interop::device_record::{DeviceKeyMaterial, DeviceRecord};
+use crate::interop::error::InteropError;
 use crate::interop::per_device::{PublicKeyDevice, credentials_and_record, seeded_public_key_file};
 use negacyclic_ntt::NttPlan64;
 use rand_core::CryptoRng;

@@ -1,8 +1,9 @@
 //! A host-side stand-in for an integer device (feature `test-utils`, for tests and benches): tfhe-rs's
 //! `encrypt_glwe_ciphertext` of the set's radix encoding, packed as [`super`] says.
 
-use super::{IntegerParameters, InteropError, MESSAGE_2_CARRY_2_TUNIFORM_2M128, tfhe_glwe_key_u64};
-use crate::interop::RngSeeder;
+use super::keys::{IntegerParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128, tfhe_glwe_key_u64};
+use crate::interop::error::InteropError;
+use crate::interop::rng_seeder::RngSeeder;
 use rand_core::CryptoRng;
 use tfhe::core_crypto::commons::math::random::{DefaultRandomGenerator, Seed};
 use tfhe::core_crypto::prelude::{

@@ -4,7 +4,8 @@
 use super::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeySetError, KeyStore};
 use crate::interop::big_key_per_device::{big_key_device_ksk_from_parts, big_key_device_ksk_words};
 use crate::interop::device_record::{SetFamily, set_family};
-use crate::interop::{DeviceKsk, IntegerDeviceKsk, device_ksk_words};
+use crate::interop::glwe_ksk::IntegerDeviceKsk;
+use crate::interop::ksk::{DeviceKsk, device_ksk_words};
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use serde::{Deserialize, Serialize};

@@ -49,8 +49,9 @@ pub use format::{KEY_STORE_MAGIC, KEY_STORE_VERSION};
 
 use super::error::{RESTORE, bad};
 use super::files::{SECRET_MODE, read, write_atomic};
+use crate::interop::InteropError;
 use crate::interop::integer::integer_server_key_fingerprint;
-use crate::interop::{InteropError, server_key_fingerprint};
+use crate::interop::server_key_fingerprint;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tfhe::boolean::server_key::ServerKey;
@@ -145,7 +146,7 @@ impl KeyStore {
     /// Registers every device of the store in `intake` (MAC key, key id, the frame kinds of its mode), so
     /// that one intake authenticates the devices of several key sets; stops at the first device id `intake`
     /// already holds ([`IntakeError::DuplicateDevice`](crate::IntakeError::DuplicateDevice)).
-    pub fn register_into(self, intake: &mut crate::intake::Intake) -> Result<(), crate::IntakeError> {
+    pub fn register_into(self, intake: &mut crate::intake::Intake) -> Result<(), crate::error::IntakeError> {
         for record in self.into_records() {
             let (credentials, material) = record.into_parts();
             intake.register_device_with_window(
