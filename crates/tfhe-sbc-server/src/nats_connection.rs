@@ -38,7 +38,7 @@ pub struct NatsConnection {
     #[arg(long, value_name = "FILE", requires = "nats", conflicts_with_all = ["nats_user", "nats_token_file"])]
     pub nats_nkey: Option<PathBuf>,
     /// With --nats: the NATS user name; its password from --nats-password-file or the environment variable
-    /// TSBC_NATS_PASSWORD (prefer the file: a variable stays readable in /proc/<pid>/environ by this user
+    /// TSBC_NATS_PASSWORD (prefer the file: a variable stays readable in /proc/PID/environ by this user
     /// and root while the process runs).
     #[arg(long, value_name = "NAME", requires = "nats", conflicts_with = "nats_token_file")]
     pub nats_user: Option<String>,
@@ -46,7 +46,7 @@ pub struct NatsConnection {
     #[arg(long, value_name = "FILE", requires = "nats_user")]
     pub nats_password_file: Option<PathBuf>,
     /// With --nats: a file holding the NATS authentication token (or the environment variable
-    /// TSBC_NATS_TOKEN, which stays readable in /proc/<pid>/environ while the process runs: prefer the
+    /// TSBC_NATS_TOKEN, which stays readable in /proc/PID/environ while the process runs: prefer the
     /// file).
     #[arg(long, value_name = "FILE", requires = "nats")]
     pub nats_token_file: Option<PathBuf>,

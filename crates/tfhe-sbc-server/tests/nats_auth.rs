@@ -410,7 +410,7 @@ fn a_password_from_the_environment_is_warned_about_and_stays_in_proc_environ() {
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
-    assert_eq!(help.matches("/proc/<pid>/environ").count(), 2, "--help: {help}");
+    assert_eq!(help.matches("/proc/PID/environ").count(), 2, "--help: {help}");
 }
 
 #[test]
