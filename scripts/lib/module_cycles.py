@@ -354,7 +354,11 @@ def components(nodes, edges):
 def check(workspace, allowed, out=print):
     """Prints every cycle of every crate; returns (number of failing findings, number of cycles)."""
     failures, total = 0, 0
-    for root in crate_roots(workspace):
+    roots = crate_roots(workspace)
+    for name in sorted(set(allowed) - {os.path.relpath(root, workspace) for root in roots}):
+        out(f"module-cycles: STALE: {name}: allowed cycles are listed for a crate root the workspace does not have")
+        failures += 1
+    for root in roots:
         crate = Crate(root)
         name = os.path.relpath(root, workspace)
         for error in crate.errors:
@@ -475,6 +479,9 @@ def self_test():
     files["lib.rs"] = acyclic["lib.rs"] + "mod missing;\n"
     failures, _, lines = crate(files)
     expect("a `mod` without its file", failures == 1, "refused")
+    failures, _, lines = crate(acyclic, {"src/gone.rs": [{"a.rs", "b.rs"}]})
+    expect("allowed cycles of a crate root that is gone", failures == 1 and any("STALE" in x for x in lines),
+           "failed")
     if failed:
         print(f"module-cycles: self-test FAILED: {len(failed)} of {cases} cases")
         return 1
