@@ -179,6 +179,7 @@ pub const ROLE_ACCOUNTS: &str = r#"accounts {
             "$JS.API.STREAM.CREATE.KV_tsbc-devices", "$JS.API.STREAM.CREATE.KV_tsbc-results",
             "$JS.API.DIRECT.GET.KV_tsbc-devices.>", "$JS.API.STREAM.MSG.GET.KV_tsbc-devices",
             "$KV.tsbc-devices.>",
+            "$JS.API.DIRECT.GET.KV_tsbc-results.>", "$JS.API.STREAM.MSG.GET.KV_tsbc-results",
             "tsbc.frames.>"
           ] }
           subscribe: { allow: ["_INBOX.>"] }
