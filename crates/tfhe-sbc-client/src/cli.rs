@@ -145,6 +145,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// `HOST:PORT` with a host and a port number (1-65535): an address without a port would be retried for
 /// ever instead of refused.
 fn parse_host_port(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.chars().any(char::is_whitespace) {
+        return Err(format!("'{text}' is not HOST:PORT: no spaces, e.g. 127.0.0.1:7000"));
+    }
     let Some((host, port)) = text.rsplit_once(':') else {
         return Err(format!("'{text}' has no port: write HOST:PORT, e.g. {text}:7000"));
     };
@@ -154,8 +157,12 @@ fn parse_host_port(text: &str) -> Result<String, String> {
             "'{text}' is not HOST:PORT (an IPv6 address goes in brackets: [::1]:7000)"
         ));
     }
+    let digits = !port.is_empty() && !port.starts_with('0') && port.bytes().all(|b| b.is_ascii_digit());
     match port.parse::<u16>() {
         Ok(0) | Err(_) => Err(format!("'{port}' in '{text}' is not a port number (1-65535)")),
+        Ok(_) if !digits => Err(format!(
+            "'{port}' in '{text}' is not a port number: write it in plain digits"
+        )),
         Ok(_) => Ok(text.to_owned()),
     }
 }
@@ -170,6 +177,11 @@ mod tests {
             assert_eq!(parse_host_port(good).as_deref(), Ok(good));
         }
         for bad in [
+            "",
+            " 127.0.0.1:7000",
+            "127.0.0.1 :7000",
+            "host:+80",
+            "host:080",
             "127.0.0.1",
             "localhost",
             ":7000",

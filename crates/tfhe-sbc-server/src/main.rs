@@ -55,8 +55,9 @@ struct Cli {
     /// Write the address actually listened on into this file (useful with port 0).
     #[arg(long, value_name = "FILE")]
     address_file: Option<PathBuf>,
-    /// Compute, for each message, the encrypted bit "some byte is above T" with tfhe-rs gates.
-    #[arg(long, value_name = "T")]
+    /// Compute, for each message, the encrypted bit "some byte is above T" with tfhe-rs gates. Without
+    /// --nats only.
+    #[arg(long, value_name = "T", conflicts_with = "nats")]
     threshold: Option<u8>,
     /// Demonstrations only: the trusted party's client key (client_key.bin), to decrypt and print what
     /// arrived. A real server never holds it. Without --nats only: with --nats, the trusted party reads the
@@ -66,7 +67,7 @@ struct Cli {
     /// The replay state file: the highest sequence number accepted from each device, written before
     /// acknowledgements leave, so that after a restart no frame is accepted twice (default:
     /// `replay_state.txt` in the --keys directory). Without --nats only: JetStream keeps it in a KV bucket.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "nats")]
     state: Option<PathBuf>,
     /// With an integer key set (`tfhe-sbc-keys init --parameters integer`): the width of the devices'
     /// readings, which become `FheUint8`, `FheUint16`, `FheUint32` or `FheUint64` (integer frames carry

@@ -52,6 +52,22 @@ fn help_and_one_line_errors() {
         "{stderr}"
     );
 
+    for (flag, value) in [("--threshold", "3"), ("--state", "state.txt")] {
+        let (code, _, stderr) = server(&[
+            "--keys",
+            missing.to_str().unwrap(),
+            "--nats",
+            "nats://127.0.0.1:4222",
+            flag,
+            value,
+        ]);
+        assert_eq!(code, Some(2), "{flag}: {stderr}");
+        assert!(
+            stderr.contains("cannot be used with") && stderr.contains(flag),
+            "{stderr}"
+        );
+    }
+
     // A file that is not a server key.
     std::fs::write(dir.path().join("server_key.bin"), b"not a key").unwrap();
     let (code, _, stderr) = server(&["--keys", dir.path().to_str().unwrap()]);
