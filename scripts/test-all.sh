@@ -201,6 +201,9 @@ step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
 
+step "MSRV: the library crates built with the toolchain rust-version names (host and thumbv7em-none-eabihf)"
+bash scripts/msrv.sh
+
 # --- Cortex-M firmware: begin ---
 step "Cortex-M firmware under qemu-system-arm: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m)"
 bash scripts/firmware.sh
@@ -280,7 +283,7 @@ step "negacyclic-ntt with the 16x16-bit partial-product multiplier of Cortex-M0/
 RUSTFLAGS="--cfg negacyclic_ntt_mul16" CARGO_TARGET_DIR=target/mul16 cargo test -p negacyclic-ntt
 # --- integer NTT: end ---
 
-step "publishable crates: cargo package (verified for the device-side crates), and their own tests from the unpacked packages"
+step "publishable crates: cargo package (verified for the device-side crates); the unpacked packages built in the host tests' build directory (tfhe-rs reused), tfhe-sbc-keys from its package, the device-side packages' own tests"
 bash scripts/package.sh
 
 step "firmware template: templates/cortex-m against the packaged crates under qemu-system-arm, RAM <= 24 KiB, flash <= 64 KiB, every frame checked by tfhe-sbc-keys check-frame"
