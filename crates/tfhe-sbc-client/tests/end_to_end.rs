@@ -162,7 +162,11 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
             .unwrap();
         assert_exit(&output, 2, "--server <HOST:PORT>");
         assert!(stderr(&output).contains("HOST:PORT"), "{}", stderr(&output));
-        assert!(started.elapsed() < Duration::from_secs(10), "{address}: {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{address}: {:?}",
+            started.elapsed()
+        );
     }
     std::fs::write(device.credentials(), b"TSDC but not really").unwrap();
     let output = client(&device, closed, &[], "");
