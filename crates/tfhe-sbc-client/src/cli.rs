@@ -25,7 +25,7 @@ pub struct Cli {
     /// The device's credential file (devices/<ID>.tsdc from `tfhe-sbc-keys issue`).
     #[arg(long, value_name = "FILE")]
     pub credentials: PathBuf,
-    /// The server, host:port (an IPv6 address in brackets: [::1]:7000).
+    /// The server, host:port (an IPv6 address in brackets: `[::1]:7000`).
     #[arg(long, value_name = "HOST:PORT", value_parser = parse_host_port)]
     pub server: String,
     /// Read readings from this file ("-": standard input, the default).

@@ -2,7 +2,7 @@
 //! method (the tfhe-rs/TFHEpp baseline). The device's default noise is [`crate::tuniform`], which is
 //! constant-time; these samplers are not.
 //!
-//! Both draw from any rand_core 0.10 [`Rng`]. [`NormalSampler`] gives standard normal `f64`s;
+//! Both draw from any rand_core 0.10 [`Rng`](rand_core::Rng). [`NormalSampler`] gives standard normal `f64`s;
 //! [`NormalSampler::sample_torus`] scales by a standard deviation in units of `1/q` and rounds to the
 //! nearest integer modulo `q`, which is the noise a fresh TFHE ciphertext carries.
 //!
