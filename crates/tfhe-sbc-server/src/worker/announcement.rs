@@ -5,7 +5,7 @@
 //! (a worker stopped after announcing, before recording it) is absorbed there.
 
 use super::Worker;
-use crate::ledger_store::{self, CONFLICT_PATIENCE, Conflicts, Swap};
+use crate::ledger_store::{CONFLICT_PATIENCE, Conflicts, Swap};
 use futures_util::StreamExt;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -78,20 +78,11 @@ impl Worker {
     async fn record_announced(&self, device_id: u64, first_sequence: u64) -> Result<(), String> {
         let mut conflicts = Conflicts::new();
         loop {
-            let (mut ledger, revision) =
-                ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
+            let (mut ledger, revision) = self.ledger(device_id).await?;
             if !ledger.announced(first_sequence) {
                 return Ok(());
             }
-            match ledger_store::swap(
-                &self.handles.devices,
-                self.mac_key(device_id)?,
-                device_id,
-                &ledger,
-                revision,
-            )
-            .await?
-            {
+            match self.swap(device_id, &ledger, revision).await? {
                 Swap::Done => return Ok(()),
                 Swap::Conflict if conflicts.redo().await => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
@@ -104,7 +95,7 @@ impl Worker {
     /// Announces every message the device's ledger holds as complete and unannounced, each from its stored
     /// chunk 0 (which names the message, once it authenticates); the number announced.
     pub(super) async fn announce_pending(&self, device_id: u64) -> Result<u64, String> {
-        let (ledger, _) = ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
+        let (ledger, _) = self.ledger(device_id).await?;
         let mut announced = 0;
         for &(first_sequence, chunk_count) in &ledger.unannounced {
             let name = frame_key(device_id, first_sequence, 0);

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
-use tfhe_sbc_adapter::commit::{ChunkId, Stored};
+use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, Stored};
 use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::results::{MessageCommitted, dead_letter_subject, frame_key};
 use tfhe_sbc_device::frame::mac::MacKey;
@@ -120,6 +120,23 @@ impl Worker {
         self.intake
             .mac_key(device_id)
             .ok_or_else(|| format!("device {device_id} is not in this worker's key stores"))
+    }
+
+    /// `device_id`'s ledger and its entry's revision ([`ledger_store::read`] in this worker's bucket).
+    async fn ledger(&self, device_id: u64) -> Result<(DeviceLedger, Option<u64>), String> {
+        ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await
+    }
+
+    /// Writes `ledger` as `device_id`'s if its entry is still at `revision` ([`ledger_store::swap`]).
+    async fn swap(&self, device_id: u64, ledger: &DeviceLedger, revision: Option<u64>) -> Result<Swap, String> {
+        ledger_store::swap(
+            &self.handles.devices,
+            self.mac_key(device_id)?,
+            device_id,
+            ledger,
+            revision,
+        )
+        .await
     }
 
     /// Runs until the consumer's stream of messages ends (the NATS connection closed).
@@ -244,8 +261,7 @@ impl Worker {
         let mut announced = false;
         let mut conflicts = Conflicts::new();
         loop {
-            let (mut ledger, revision) =
-                ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
+            let (mut ledger, revision) = self.ledger(device_id).await?;
             let stored = match ledger.store(chunk) {
                 // A gateway publishes a frame, then admits it: the first deliveries leave it the time to.
                 Stored::NotAdmitted if delivered < UNADMITTED_DELIVERIES => return Err(Retry::Unadmitted),
@@ -256,15 +272,7 @@ impl Worker {
                         // A refusal read from a replica that lags the gateway's admission would dead-letter
                         // an acknowledged frame: the verdict stands only if the ledger it was read from is
                         // still the latest, shown by writing it back unchanged at its revision.
-                        match ledger_store::swap(
-                            &self.handles.devices,
-                            self.mac_key(device_id)?,
-                            device_id,
-                            &ledger,
-                            revision,
-                        )
-                        .await?
-                        {
+                        match self.swap(device_id, &ledger, revision).await? {
                             Swap::Done => return Ok(Outcome::Dead(format!("never acknowledged: {e}"))),
                             Swap::Conflict if conflicts.redo().await => {
                                 self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
@@ -316,15 +324,7 @@ impl Worker {
             if completed {
                 ledger.announced(chunk.first_sequence);
             }
-            match ledger_store::swap(
-                &self.handles.devices,
-                self.mac_key(device_id)?,
-                device_id,
-                &ledger,
-                revision,
-            )
-            .await?
-            {
+            match self.swap(device_id, &ledger, revision).await? {
                 Swap::Done => {}
                 Swap::Conflict if conflicts.redo().await => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
