@@ -20,6 +20,7 @@
 
 use crate::jetstream::{Handles, Topology};
 use crate::ledger_store::{self, Conflicts, Swap};
+use crate::ledger_watermark::{LedgerWatermark, Reading};
 use crate::listener::{self, Connection, Ended, ListenerLimits};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,7 +83,12 @@ pub struct Gateway {
     topology: Topology,
     limits: GatewayLimits,
     counts: Arc<GatewayCounts>,
+    watermark: LedgerWatermark,
 }
+
+/// How long a ledger read behind the watermark is asked again (a lagging replica catches up in
+/// milliseconds) before the gateway answers "busy" and raises the alarm.
+const BEHIND_PATIENCE: Duration = Duration::from_secs(2);
 
 /// Logs one line per second at most, counting what it did not log.
 #[derive(Default)]
@@ -145,6 +151,7 @@ impl Gateway {
             topology,
             limits,
             counts,
+            watermark: LedgerWatermark::new(),
         }
     }
 
@@ -244,6 +251,7 @@ impl Gateway {
         let started = Instant::now();
         let mut conflicts = Conflicts::new();
         let mut published = false;
+        let mut behind_since: Option<Instant> = None;
         loop {
             let (mut ledger, revision) =
                 match ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await {
@@ -254,6 +262,27 @@ impl Gateway {
                     }
                 };
             let highest = ledger.window.highest();
+            if let Reading::Behind { seen, read } = self.watermark.check(device_id, highest) {
+                let first_time = behind_since.is_none();
+                let since = *behind_since.get_or_insert_with(Instant::now);
+                if first_time && !published && self.stored_before(frame, device_id, chunk, read.is_none()).await? {
+                    return Ok(true);
+                }
+                if since.elapsed() < BEHIND_PATIENCE {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+                metrics::counter!("tsbc_ledger_behind_total").increment(1);
+                warn!(
+                    device = device_id,
+                    seen,
+                    read = ?read,
+                    "the device's ledger is behind what this gateway saw (deleted, purged or an older entry \
+                     written back by something other than this service?); answering busy until it is restored \
+                     or the gateway restarted"
+                );
+                return Err(Refusal::Busy);
+            }
             match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                 Ok(()) => {}
                 Err(IntakeError::Replayed { .. }) => return Ok(true),
@@ -279,6 +308,7 @@ impl Gateway {
             .await
             {
                 Ok(Swap::Done) => {
+                    self.watermark.wrote(device_id, ledger.window.highest());
                     metrics::histogram!("tsbc_gateway_publish_seconds").record(started.elapsed().as_secs_f64());
                     return Ok(false);
                 }

@@ -23,6 +23,7 @@ mod conversion_queue;
 mod gateway;
 mod jetstream;
 mod ledger_store;
+mod ledger_watermark;
 mod listener;
 mod nats_connection;
 mod net;

@@ -4,6 +4,7 @@
 
 use crate::gateway::{Gateway, GatewayCounts, GatewayLimits};
 use crate::jetstream::{JETSTREAM_PATIENCE, Topology};
+use crate::ledger_watermark::LedgerWatermark;
 use crate::worker::{Worker, WorkerCounts};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -126,12 +127,19 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
             });
         }
         if matches!(options.role, Role::Worker | Role::Both) {
+            let watermark = Arc::new(LedgerWatermark::new());
             for _ in 0..options.workers.max(1) {
                 let handles = options
                     .topology
                     .open_when_ready(client.clone(), JETSTREAM_PATIENCE)
                     .await?;
-                let worker = Worker::new(handles, options.topology.clone(), intake.clone(), worker_counts.clone());
+                let worker = Worker::new(
+                    handles,
+                    options.topology.clone(),
+                    intake.clone(),
+                    worker_counts.clone(),
+                    watermark.clone(),
+                );
                 tasks.spawn(async move { worker.run().await });
             }
             // The repair pass: at start-up, then every 30 s, every message completed and not announced.
@@ -139,7 +147,13 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 .topology
                 .open_when_ready(client.clone(), JETSTREAM_PATIENCE)
                 .await?;
-            let repairer = Worker::new(handles, options.topology.clone(), intake.clone(), worker_counts.clone());
+            let repairer = Worker::new(
+                handles,
+                options.topology.clone(),
+                intake.clone(),
+                worker_counts.clone(),
+                watermark,
+            );
             tasks.spawn(async move { repairer.repair_every(Duration::from_secs(30)).await });
             info!("{} worker(s) started, NATS {}", options.workers.max(1), options.nats);
         }

@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tfhe::FheUint16Id;
 use tfhe::prelude::FheDecrypt;
+use tfhe_sbc_adapter::commit::DeviceLedger;
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
 use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
@@ -382,12 +383,13 @@ fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
 
 /// The devices bucket is NATS, so an attacker can delete a device's ledger entry, or write back an older
 /// authentic one, and then replay frames the device sent: a ledger admits each number once, and it no longer
-/// knows them. The gateway asks the results bucket about a device's first frame and about any frame older
-/// than the device's newest: a frame stored there is answered "duplicate" (it is committed), never accepted
-/// a second time. (A rollback to before the replayed frame's own number is not caught here: its replay is
-/// accepted and re-stored with the same bytes, and readers keep one record per message - docs/security.md.)
+/// knows them. Two pieces of evidence stand against it: the results bucket (a frame stored there is
+/// answered "duplicate", never accepted a second time), and the gateway's watermark, the highest number it
+/// has seen in the device's ledger: a ledger read behind it (deleted, or an older entry) is not trusted, so
+/// a replay whose stored copy was purged too is answered "busy" (the alarm `tsbc_ledger_behind_total`)
+/// until the entry is restored - never "accepted".
 #[test]
-fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_a_duplicate() {
+fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_never_accepted() {
     use tfhe_sbc_adapter::results::frame_key;
     let root = tempfile::tempdir().unwrap();
     let keys: PathBuf = root.path().join("keys");
@@ -396,22 +398,32 @@ fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_a_duplicate() {
     let (_server, address) = Server::start(&keys, &nats.url(), &root.path().join("address"));
     let id = METERS[0].0;
     let runtime = common::service::runtime();
-    let stored = |first_sequence: u64| {
+    let key = format!("device.{id}");
+    // Frame `first_sequence` stored, and the worker's commit and announcement recorded in the ledger (so
+    // that no worker writes the ledger after the test does).
+    let settled = |first_sequence: u64| {
         runtime.block_on(async {
             let js = async_nats::jetstream::new(js_client(&nats).await);
             let results = js.get_key_value("tsbc-results").await.unwrap();
+            let devices = js.get_key_value("tsbc-devices").await.unwrap();
             let deadline = Instant::now() + Duration::from_secs(60);
-            while results.get(frame_key(id, first_sequence, 0)).await.unwrap().is_none() {
-                assert!(Instant::now() < deadline, "frame {first_sequence} never stored");
+            loop {
+                let stored = results.get(frame_key(id, first_sequence, 0)).await.unwrap().is_some();
+                let entry = devices.get(&key).await.unwrap().unwrap();
+                let ledger = DeviceLedger::decode(&entry[..entry.len() - 16]).unwrap();
+                if stored && ledger.messages.is_empty() && ledger.unannounced.is_empty() {
+                    return;
+                }
+                assert!(Instant::now() < deadline, "frame {first_sequence} never committed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         })
     };
+    // Writes the ledger entry (`None`: purges it), returning the entry it replaced (`None`: none).
     let ledger = |write: Option<bytes::Bytes>| {
         runtime.block_on(async {
             let js = async_nats::jetstream::new(js_client(&nats).await);
             let devices = js.get_key_value("tsbc-devices").await.unwrap();
-            let key = format!("device.{id}");
             let current = devices.get(&key).await.unwrap();
             match write {
                 Some(value) => drop(devices.put(&key, value).await.unwrap()),
@@ -420,37 +432,66 @@ fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_a_duplicate() {
             current
         })
     };
+    let current = || {
+        runtime.block_on(async {
+            let js = async_nats::jetstream::new(js_client(&nats).await);
+            let devices = js.get_key_value("tsbc-devices").await.unwrap();
+            devices.get(&key).await.unwrap().unwrap()
+        })
+    };
+    let purge_stored = |first_sequence: u64| {
+        runtime.block_on(async {
+            let js = async_nats::jetstream::new(js_client(&nats).await);
+            let results = js.get_key_value("tsbc-results").await.unwrap();
+            results.purge(frame_key(id, first_sequence, 0)).await.unwrap();
+        })
+    };
     let mut stream = connect(&address);
 
-    // Purged: the device's first message, stored, then its ledger entry gone, then the frame again.
+    // Purged: the device's first message, committed, then its ledger entry gone, then the frame again.
     let mut first = Meter::new(&keys, id, 0);
     let frame0 = first.message(&readings(id, 0)).remove(0);
     first.send_expecting(&mut stream, &frame0, AckStatus::Accepted);
-    stored(0);
-    ledger(None);
+    settled(0);
+    let entry0 = ledger(None).unwrap();
+    first.send_expecting(&mut stream, &frame0, AckStatus::Duplicate);
+    // Its stored copy purged as well: no evidence but the watermark, which refuses the read.
+    purge_stored(0);
+    first.send_expecting(&mut stream, &frame0, AckStatus::Busy);
+    // Restored by the operator: the ledger knows the frame.
+    ledger(Some(entry0));
     first.send_expecting(&mut stream, &frame0, AckStatus::Duplicate);
 
-    // Rolled back: number 20, then number 10 (out of order, inside the window); the entry saved between
-    // the two written back; number 10 again.
+    // Rolled back inside the window: number 20, then number 10 (out of order); the entry saved between the
+    // two written back; number 10 again: older than the ledger's newest, found stored.
     let mut late = Meter::new(&keys, id, 20);
     let frame20 = late.message(&readings(id, 2)).remove(0);
     late.send_expecting(&mut stream, &frame20, AckStatus::Accepted);
-    stored(20);
-    let saved = runtime.block_on(async {
-        let js = async_nats::jetstream::new(js_client(&nats).await);
-        let devices = js.get_key_value("tsbc-devices").await.unwrap();
-        devices.get(format!("device.{id}")).await.unwrap().unwrap()
-    });
+    settled(20);
+    let saved20 = current();
     let mut early = Meter::new(&keys, id, 10);
     let frame10 = early.message(&readings(id, 4)).remove(0);
     early.send_expecting(&mut stream, &frame10, AckStatus::Accepted);
-    stored(10);
-    ledger(Some(saved));
+    settled(10);
+    ledger(Some(saved20));
     early.send_expecting(&mut stream, &frame10, AckStatus::Duplicate);
-    // The device's next new frame is accepted as usual.
-    let frame21 = late.message(&readings(id, 6)).remove(0);
-    late.send_expecting(&mut stream, &frame21, AckStatus::Accepted);
-    println!("replays after a purge and after a rollback: answered duplicate, not accepted");
+
+    // Rolled back below the replayed frame's own number: number 30 committed, the entry from before it
+    // written back, number 30 again: found stored; then its stored copy purged: refused by the watermark.
+    let before30 = current();
+    let mut at30 = Meter::new(&keys, id, 30);
+    let frame30 = at30.message(&readings(id, 6)).remove(0);
+    at30.send_expecting(&mut stream, &frame30, AckStatus::Accepted);
+    settled(30);
+    let after30 = ledger(Some(before30)).unwrap();
+    at30.send_expecting(&mut stream, &frame30, AckStatus::Duplicate);
+    purge_stored(30);
+    at30.send_expecting(&mut stream, &frame30, AckStatus::Busy);
+    // Restored: the device's next new frame is accepted as usual.
+    ledger(Some(after30));
+    let frame31 = at30.message(&readings(id, 8)).remove(0);
+    at30.send_expecting(&mut stream, &frame31, AckStatus::Accepted);
+    println!("replays after a purge and after rollbacks: duplicate while stored, busy once purged, never accepted");
 }
 
 async fn js_client(nats: &NatsServer) -> async_nats::Client {

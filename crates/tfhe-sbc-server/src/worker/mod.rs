@@ -24,12 +24,15 @@
 //! and the next worker finds it stored (step 2) or not (and stores it). Transient failures (NATS
 //! unreachable, a stream without a leader) leave the frame for a redelivery after [`retry_delay`], for as
 //! long as it takes: an admitted frame is never dead-lettered. Nothing is held in a worker's memory between
-//! frames.
+//! frames but the process's [`LedgerWatermark`]: a ledger read behind it (deleted, purged or rolled back by
+//! something other than the service) is such a transient failure, so no worker writes a ledger that forgot
+//! what the device's acknowledged frames were; the frame waits until the entry is restored.
 
 mod announcement;
 
 use crate::jetstream::{Handles, JETSTREAM_PATIENCE, Topology, with_patience};
 use crate::ledger_store::{self, CONFLICT_PATIENCE, Conflicts, Swap};
+use crate::ledger_watermark::{LedgerWatermark, Reading};
 use async_nats::HeaderMap;
 use async_nats::jetstream::message::{AckKind, Message};
 use futures_util::StreamExt;
@@ -102,16 +105,25 @@ pub struct Worker {
     topology: Topology,
     intake: Arc<Intake>,
     counts: Arc<WorkerCounts>,
+    watermark: Arc<LedgerWatermark>,
 }
 
 impl Worker {
-    /// A worker over `handles`, authenticating with `intake` (the key store's devices).
-    pub fn new(handles: Handles, topology: Topology, intake: Arc<Intake>, counts: Arc<WorkerCounts>) -> Self {
+    /// A worker over `handles`, authenticating with `intake` (the key store's devices), comparing every
+    /// ledger it reads with `watermark` (the process's, shared by its workers).
+    pub fn new(
+        handles: Handles,
+        topology: Topology,
+        intake: Arc<Intake>,
+        counts: Arc<WorkerCounts>,
+        watermark: Arc<LedgerWatermark>,
+    ) -> Self {
         Self {
             handles,
             topology,
             intake,
             counts,
+            watermark,
         }
     }
 
@@ -123,20 +135,36 @@ impl Worker {
     }
 
     /// `device_id`'s ledger and its entry's revision ([`ledger_store::read`] in this worker's bucket).
+    /// A ledger behind the process's watermark is an error (the frame waits for a later delivery).
     async fn ledger(&self, device_id: u64) -> Result<(DeviceLedger, Option<u64>), String> {
-        ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await
+        let (ledger, revision) = ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
+        match self.watermark.check(device_id, ledger.window.highest()) {
+            Reading::Current => Ok((ledger, revision)),
+            Reading::Behind { seen, read } => {
+                metrics::counter!("tsbc_ledger_behind_total").increment(1);
+                Err(format!(
+                    "the ledger of device {device_id} is behind what this worker saw (highest {read:?}, seen {seen}): \
+                     deleted, purged or rolled back by something other than the service, or a lagging replica; \
+                     waiting until it is restored"
+                ))
+            }
+        }
     }
 
     /// Writes `ledger` as `device_id`'s if its entry is still at `revision` ([`ledger_store::swap`]).
     async fn swap(&self, device_id: u64, ledger: &DeviceLedger, revision: Option<u64>) -> Result<Swap, String> {
-        ledger_store::swap(
+        let swapped = ledger_store::swap(
             &self.handles.devices,
             self.mac_key(device_id)?,
             device_id,
             ledger,
             revision,
         )
-        .await
+        .await?;
+        if swapped == Swap::Done {
+            self.watermark.wrote(device_id, ledger.window.highest());
+        }
+        Ok(swapped)
     }
 
     /// Runs until the consumer's stream of messages ends (the NATS connection closed).
