@@ -40,7 +40,7 @@ use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::stream::FrameReader;
 use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::{GlweParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128, ParameterSetId, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::csprng::xof::{Blake2bXof, RNG_PERSONALIZATION};
+use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::files::compact_public_key::{
     COMPACT_PUBLIC_KEY_FILE_BYTES, CompactKeyBinding, encode_compact_public_key_file,
 };
@@ -54,120 +54,11 @@ const DEVICE: u64 = 41;
 const KEY_ID: u32 = 0x0123_4567;
 
 // ---------------------------------------------------------------------------------------------------------
-// An independent BLAKE2b compression (RFC 7693), for the keyed chaining values.
+// An independent BLAKE2b compression (RFC 7693), for the keyed chaining values, and the ratchet chain's
+// replay (shared with the firmware's RAM-image scanner).
 
-const IV: [u64; 8] = [
-    0x6a09e667f3bcc908,
-    0xbb67ae8584caa73b,
-    0x3c6ef372fe94f82b,
-    0xa54ff53a5f1d36f1,
-    0x510e527fade682d1,
-    0x9b05688c2b3e6c1f,
-    0x1f83d9abfb41bd6b,
-    0x5be0cd19137e2179,
-];
-
-const SIGMA: [[usize; 16]; 10] = [
-    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
-    [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
-    [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
-    [7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8],
-    [9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13],
-    [2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9],
-    [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11],
-    [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
-    [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
-    [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
-];
-
-fn compress(h: &[u64; 8], m: &[u64; 16], t: u64, last: bool) -> [u64; 8] {
-    let mut v = [0u64; 16];
-    v[..8].copy_from_slice(h);
-    v[8..].copy_from_slice(&IV);
-    v[12] ^= t;
-    if last {
-        v[14] = !v[14];
-    }
-    let mut g = |a: usize, b: usize, c: usize, d: usize, x: u64, y: u64| {
-        v[a] = v[a].wrapping_add(v[b]).wrapping_add(x);
-        v[d] = (v[d] ^ v[a]).rotate_right(32);
-        v[c] = v[c].wrapping_add(v[d]);
-        v[b] = (v[b] ^ v[c]).rotate_right(24);
-        v[a] = v[a].wrapping_add(v[b]).wrapping_add(y);
-        v[d] = (v[d] ^ v[a]).rotate_right(16);
-        v[c] = v[c].wrapping_add(v[d]);
-        v[b] = (v[b] ^ v[c]).rotate_right(63);
-    };
-    for r in 0..12 {
-        let s = &SIGMA[r % 10];
-        g(0, 4, 8, 12, m[s[0]], m[s[1]]);
-        g(1, 5, 9, 13, m[s[2]], m[s[3]]);
-        g(2, 6, 10, 14, m[s[4]], m[s[5]]);
-        g(3, 7, 11, 15, m[s[6]], m[s[7]]);
-        g(0, 5, 10, 15, m[s[8]], m[s[9]]);
-        g(1, 6, 11, 12, m[s[10]], m[s[11]]);
-        g(2, 7, 8, 13, m[s[12]], m[s[13]]);
-        g(3, 4, 9, 14, m[s[14]], m[s[15]]);
-    }
-    core::array::from_fn(|i| h[i] ^ v[i] ^ v[i + 8])
-}
-
-fn words_le(bytes: &[u8]) -> Vec<u64> {
-    bytes
-        .chunks_exact(8)
-        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
-        .collect()
-}
-
-fn bytes_le(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-/// BLAKE2b's chaining value after the block of the 32-byte `key`, for an `out_bytes` digest under
-/// `personalization` (no salt): the keyed state every output of that key is computed from.
-fn keyed_chaining_value(key: &[u8; 32], out_bytes: u64, personalization: &[u8; 16]) -> [u8; 64] {
-    let mut h = IV;
-    h[0] ^= 0x0101_0000 ^ (32 << 8) ^ out_bytes;
-    let p = words_le(personalization);
-    h[6] ^= p[0];
-    h[7] ^= p[1];
-    let mut m = [0u64; 16];
-    m[..4].copy_from_slice(&words_le(key));
-    bytes_le(&compress(&h, &m, 128, false)).try_into().unwrap()
-}
-
-/// Block `index` of the secret stream from a keyed chaining value (the final block `LE64(index)`).
-fn stream_block(chaining_value: &[u8; 64], index: u64) -> [u8; 64] {
-    let h: [u64; 8] = words_le(chaining_value).try_into().unwrap();
-    let mut m = [0u64; 16];
-    m[0] = index;
-    bytes_le(&compress(&h, &m, 136, true)).try_into().unwrap()
-}
-
-/// One step of the generator's ratchet chain: its key, its keyed chaining value and its ratchet block
-/// (whose first half is the next key).
-struct Link {
-    key: [u8; 32],
-    chaining_value: [u8; 64],
-    ratchet_block: [u8; 64],
-}
-
-fn ratchet_chain(seed: &[u8; 32], links: usize) -> Vec<Link> {
-    let mut key = *seed;
-    (0..links)
-        .map(|_| {
-            let chaining_value = keyed_chaining_value(&key, 64, RNG_PERSONALIZATION);
-            let ratchet_block = stream_block(&chaining_value, u64::MAX);
-            let link = Link {
-                key,
-                chaining_value,
-                ratchet_block,
-            };
-            key.copy_from_slice(&ratchet_block[..32]);
-            link
-        })
-        .collect()
-}
+mod common;
+use common::ratchet_replay::{Link, bytes_le, compress, keyed_chaining_value, ratchet_chain, stream_block, words_le};
 
 /// The replay is the device's stream: blocks computed from the chaining value here are the reference blocks
 /// of `Blake2bXof::block`, including the ratchet block.
