@@ -94,6 +94,8 @@ fn main() -> ! {
         #[cfg(feature = "compact-list")]
         stack_list64: 0,
     };
+    #[cfg(feature = "ram-image-plant-seed")]
+    plant_the_seed();
     let digest = match run(ENCRYPTOR, FRAME, &mut probe) {
         Ok(digest) => digest,
         Err(what) => fail(what),
@@ -149,7 +151,10 @@ fn main() -> ! {
     print_hex("expected", &EXPECTED_DIGEST);
     if digest == EXPECTED_DIGEST {
         hprintln!("result=ok");
-        exit(debug::EXIT_SUCCESS)
+        #[cfg(all(feature = "hold-for-ram-image", not(feature = "hold-for-ram-image-after-encryption")))]
+        hold_for_ram_image("after the run");
+        #[cfg(not(all(feature = "hold-for-ram-image", not(feature = "hold-for-ram-image-after-encryption"))))]
+        exit(debug::EXIT_SUCCESS);
     } else {
         hprintln!("result=MISMATCH");
         exit(debug::EXIT_FAILURE)
@@ -185,7 +190,14 @@ impl Probe for Measure {
         }
         if phase == Phase::Construct {
             self.stack_construct = stack_peak();
+            // The RAM-image build leaves the stack as the run left it: painting it again would wipe what the
+            // construction left below the stack pointer.
+            #[cfg(not(feature = "hold-for-ram-image"))]
             repaint_stack();
+        }
+        #[cfg(feature = "hold-for-ram-image-after-encryption")]
+        if phase == Phase::Encrypt {
+            hold_for_ram_image("after the first encryption");
         }
         #[cfg(feature = "compact-list")]
         if phase == Phase::List64 {
@@ -231,6 +243,32 @@ fn overflow_the_stack(_clock: Clock) -> ! {
     let never = recurse(0);
     hprintln!("result=ERROR the recursion returned {}", never);
     exit(debug::EXIT_FAILURE)
+}
+
+/// The RAM-image build (feature `hold-for-ram-image`): prints `ram-image: hold (<when>)` and waits forever,
+/// so that `scripts/firmware-ram-image.sh` can save the RAM through qemu's monitor and then quit qemu.
+#[cfg(feature = "hold-for-ram-image")]
+fn hold_for_ram_image(when: &str) -> ! {
+    hprintln!("ram-image: hold ({})", when);
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+/// The RAM-image test's planted dead secret (feature `ram-image-plant-seed`): a copy of the CSPRNG's seed.
+#[cfg(feature = "ram-image-plant-seed")]
+static PLANTED_SEED: [AtomicU32; 8] = [const { AtomicU32::new(0) }; 8];
+
+/// Copies the CSPRNG's seed into [`PLANTED_SEED`], where nothing wipes it: the scan must report it.
+#[cfg(feature = "ram-image-plant-seed")]
+fn plant_the_seed() {
+    for (word, bytes) in PLANTED_SEED.iter().zip(crate::kat_inputs::RNG_SEED.chunks_exact(4)) {
+        word.store(
+            u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+            Ordering::Relaxed,
+        );
+    }
+    core::hint::black_box(&PLANTED_SEED);
 }
 
 /// Ends the qemu run with `status` (semihosting `SYS_EXIT`).
@@ -287,6 +325,7 @@ fn stack_peak() -> usize {
 /// Paints the unused part of the stack again (below the current stack pointer, less a margin for an
 /// exception frame), so that the next [`stack_peak`] measures what runs from here on.
 #[inline(never)]
+#[cfg_attr(feature = "hold-for-ram-image", allow(dead_code))]
 fn repaint_stack() {
     const MARGIN: usize = 256;
     let sp = cortex_m::register::msp::read() as usize;

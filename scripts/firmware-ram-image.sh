@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Outside-in test that the Cortex-M firmware's RAM holds no dead secret after its encryptions: builds the
+# boolean known-answer firmware (firmware/src/run.rs) with the feature `hold-for-ram-image` (the measured
+# firmware is unchanged), runs it under qemu-system-arm with a monitor on a unix socket, waits for its line
+# `ram-image: hold`, reads the stack pointer (`info registers`), saves the whole RAM (`pmemsave`) and quits
+# qemu, then scans the image on the host (firmware/examples/ram_image_scan.rs): the CSPRNG's seed and every
+# key, keyed chaining value and ratchet block of its chain, the MAC key and its keyed state, the key packed,
+# unpacked and as a spectrum, the plaintext and its encoding. Only the live generator's chaining value and the
+# key's spectrum may be found, once each, inside the static ENCRYPTOR, and both must be (positive controls).
+#
+# Images, per target:
+#   end         after the run (two frames: two encryptions, two ratchets)    on every target given
+#   encryption  right after the first encryption (one ratchet), mid-frame    on every target given
+#   planted     after the run, with a copy of the seed in a static            on thumbv7em-none-eabihf: the
+#               scan must FAIL on it (negative control)
+#
+# Usage: bash scripts/firmware-ram-image.sh [TARGET...]   (default: thumbv7em-none-eabihf thumbv7m-none-eabi
+#        thumbv6m-none-eabi; CARGO_TARGET_DIR is honoured). Exits 1 on a dead secret or a failed control.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# shellcheck source=scripts/lib/firmware-setup.sh
+source scripts/lib/firmware-setup.sh
+TARGETS=("$@")
+[ "${#TARGETS[@]}" -ne 0 ] || TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+WORK=$(mktemp -d)
+echo "work: $WORK"
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
+start=$(date +%s)
+HOLD_TIMEOUT=${HOLD_TIMEOUT:-60}
+
+step() { printf '\n==> firmware-ram-image: %s\n' "$*"; }
+
+step "set-up"
+firmware_setup "${TARGETS[@]}"
+LLVM_NM="$(dirname "$LLVM_SIZE")/llvm-nm"
+for t in "${TARGETS[@]}"; do
+  export "CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=flip-link"
+done
+
+step "build the scanner (host)"
+cargo build -p tfhe-sbc-firmware --example ram_image_scan
+SCANNER="$TARGET_DIR/debug/examples/ram_image_scan"
+
+# machine and RAM size per target (firmware/memory/*.x)
+machine_of() {
+  case "$1" in
+    thumbv7em-none-eabihf) echo "-machine mps2-an386 -cpu cortex-m4 $((4 * 1024 * 1024))" ;;
+    thumbv7m-none-eabi | thumbv6m-none-eabi) echo "-machine lm3s6965evb -cpu cortex-m3 $((64 * 1024))" ;;
+    *) echo "firmware-ram-image.sh: no machine for $1" >&2; return 2 ;;
+  esac
+}
+
+# Runs ELF $1 (target $2) until it holds, saves its RAM to $3 and its sp to $3.sp; prints the firmware's output.
+image_of() {
+  local elf=$1 target=$2 image=$3 m sock out ram
+  read -r -a m < <(machine_of "$target")
+  ram=${m[4]}
+  sock="$WORK/monitor.sock"
+  out="$WORK/qemu.out"
+  rm -f "$sock"
+  timeout "$((HOLD_TIMEOUT + 30))" qemu-system-arm "${m[@]:0:4}" -nographic -monitor "unix:$sock,server,nowait" \
+    -serial none -semihosting-config enable=on,target=native -icount shift=0 -kernel "$elf" >"$out" 2>&1 &
+  local qemu=$!
+  python3 - "$sock" "$out" "$image" "$ram" "$HOLD_TIMEOUT" <<'EOF'
+import re, socket, sys, time
+sock_path, out, image, ram, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+deadline = time.monotonic() + limit
+while True:
+    text = open(out, errors="replace").read()
+    if "ram-image: hold" in text:
+        break
+    if time.monotonic() > deadline or "result=ERROR" in text or "result=MISMATCH" in text:
+        sys.exit("the firmware did not reach 'ram-image: hold' within %gs" % limit)
+    time.sleep(0.05)
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sock_path)
+def prompt():
+    data = b""
+    while not data.rstrip().endswith(b"(qemu)"):
+        data += s.recv(65536)
+    return data.decode(errors="replace")
+def command(line):
+    s.sendall(line.encode() + b"\n")
+    return prompt()
+prompt()  # the banner
+command("stop")
+regs = command("info registers")
+sp = re.search(r"R13=([0-9a-fA-F]{8})", regs)
+if not sp:
+    sys.exit("no R13 in 'info registers': " + regs)
+saved = command("pmemsave 0x20000000 %d \"%s\"" % (ram, image))
+if "\r\n(qemu)" not in saved or "invalid" in saved or "rror" in saved:
+    sys.exit("pmemsave failed: " + saved[-300:])
+open(image + ".sp", "w").write(sp.group(1))
+s.sendall(b"quit\n")
+try:
+    while s.recv(65536):  # until qemu closes the monitor
+        pass
+except socket.timeout:
+    pass
+EOF
+  kill "$qemu" 2>/dev/null || true
+  wait "$qemu" || true
+  sed 's/^/    /' "$out"
+  [ -s "$image" ] && [ "$(stat -c %s "$image")" = "$ram" ]
+}
+
+# Builds with $2 (features), images and scans on target $1 after $3 ratchets; leaves the scan's status in $RC.
+SCAN_SECONDS=0
+scan() {
+  local t=$1 features=$2 live=$3 image elf
+  step "$t, features $features: build, run, image, scan"
+  cargo build -p tfhe-sbc-firmware --profile firmware --target "$t" --features "$features"
+  elf="$TARGET_DIR/$t/firmware/tfhe-sbc-firmware"
+  "$LLVM_NM" -S -C --defined-only "$elf" >"$WORK/symbols"
+  image="$WORK/ram-$t.bin"
+  rm -f "$image"
+  image_of "$elf" "$t" "$image"
+  local s0
+  s0=$(date +%s)
+  set +e
+  "$SCANNER" "$image" 20000000 "$WORK/symbols" "$(cat "$image.sp")" "$live" | tee "$WORK/scan.out"
+  RC=${PIPESTATUS[0]}
+  set -e
+  SCAN_SECONDS=$((SCAN_SECONDS + $(date +%s) - s0))
+}
+
+FAILURES=()
+SUMMARY=()
+for t in "${TARGETS[@]}"; do
+  scan "$t" hold-for-ram-image 2
+  SUMMARY+=("$t end: scan exit $RC")
+  [ "$RC" -eq 0 ] || FAILURES+=("$t: dead secrets after the run (or a positive control failed)")
+  scan "$t" hold-for-ram-image-after-encryption 1
+  SUMMARY+=("$t after the first encryption: scan exit $RC")
+  [ "$RC" -eq 0 ] || FAILURES+=("$t: dead secrets after the first encryption (or a positive control failed)")
+  if [ "$t" = thumbv7em-none-eabihf ]; then
+    scan "$t" ram-image-plant-seed 2
+    if [ "$RC" -eq 1 ] && grep -q '^CSPRNG seed (RNG_SEED, K_0) .*PLANTED_SEED' "$WORK/scan.out"; then
+      SUMMARY+=("$t planted seed: scan exit 1, the seed found in PLANTED_SEED (negative control ok)")
+    else
+      FAILURES+=("$t: the planted seed was not reported (scan exit $RC): the scan proves nothing")
+    fi
+  fi
+done
+
+step "summary"
+printf '  %s\n' "${SUMMARY[@]}"
+echo "firmware-ram-image.sh took $(( $(date +%s) - start )) s (scans: $SCAN_SECONDS s)"
+if [ "${#FAILURES[@]}" -ne 0 ]; then
+  printf 'firmware-ram-image: FAILED: %s\n' "${FAILURES[@]}"
+  exit 1
+fi
+echo "firmware-ram-image: no dead secret in the firmware's RAM; live state found in ENCRYPTOR; planted seed caught"
