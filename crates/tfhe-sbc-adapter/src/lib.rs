@@ -84,6 +84,8 @@ pub mod key_set;
 pub mod keyed_intake;
 pub mod registry;
 pub mod replay;
+#[cfg(feature = "test-utils")]
+pub mod repository;
 pub mod results;
 pub mod stream;
 

@@ -1,7 +1,9 @@
-//! Replays the fuzzing corpus and every crash the fuzzer ever found (fuzz/corpus/intake_v2, the legacy v1
-//! frames in fuzz/corpus/intake_v1, fuzz/artifacts/intake) as ordinary tests, on stable, with the fuzz
-//! target's own checks. Also checks that the checked-in seed corpus and the doc's hex dump are what the
-//! generators produce today.
+//! Replays the fuzzing corpus and every crash the fuzzer ever found as ordinary tests, on stable, with the
+//! fuzz target's own checks: the v2 seed corpus as its generator makes it (`seed_corpus`), the legacy v1
+//! frames the v1 firmware made (`tests/data/intake_v1`, which `fuzz/corpus/intake_v1` links to), and, run
+//! from the repository, the checked-in `fuzz/corpus/intake_v2` and `fuzz/artifacts/intake`. Also checks, in
+//! the repository, that the checked-in seed corpus and the doc's hex dump are what the generators produce
+//! today: from the crate's package (no `fuzz/`, no `docs/`) those checks print why they are skipped.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -11,13 +13,18 @@ use tfhe_sbc_adapter::fuzzing::{FUZZ_DEVICE_ID_2, FUZZ_PUBLIC_KEY_DEVICE_ID, fix
 use tfhe_sbc_adapter::intake::{IntakeConfig, Received, parse_frame};
 use tfhe_sbc_device::frame::FrameKind;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// The repository's root, or `None` (with a line saying what `check` needs) when run from the package.
+fn repository(check: &str) -> Option<PathBuf> {
+    let root = tfhe_sbc_adapter::repository::root(env!("CARGO_MANIFEST_DIR"));
+    if root.is_none() {
+        eprintln!("skipped: {check} needs the repository (fuzz/ and docs/ are not in this package)");
+    }
+    root
 }
 
-fn files(dir: &str) -> Vec<PathBuf> {
-    let dir = root().join("fuzz").join(dir);
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+/// The files of `dir`, sorted (none if it does not exist).
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect(),
         Err(_) => Vec::new(),
     };
@@ -25,32 +32,68 @@ fn files(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-fn read(dir: &str, name: &str) -> Vec<u8> {
-    std::fs::read(root().join("fuzz").join(dir).join(name)).unwrap()
+/// The legacy v1 frames, in this crate.
+fn legacy_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/intake_v1")
+}
+
+fn legacy(name: &str) -> Vec<u8> {
+    std::fs::read(legacy_dir().join(name)).unwrap()
+}
+
+/// The v2 seed `name` as the generator makes it (`checked_in_corpus_is_current`: the checked-in file is
+/// the same bytes).
+fn seed(name: &str) -> Vec<u8> {
+    static SEEDS: std::sync::OnceLock<Vec<(&'static str, Vec<u8>)>> = std::sync::OnceLock::new();
+    let seeds = SEEDS.get_or_init(seed_corpus);
+    let (_, bytes) = seeds
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no seed {name}"));
+    bytes.clone()
 }
 
 #[test]
 fn corpus_and_crashes_replay() {
-    let corpus = files("corpus/intake_v2");
-    let legacy = files("corpus/intake_v1");
-    let crashes = files("artifacts/intake");
-    assert!(corpus.len() >= 14, "the checked-in v2 seed corpus is missing");
+    let seeds = seed_corpus();
+    let legacy = files(&legacy_dir());
+    assert!(seeds.len() >= 14, "the v2 seed corpus shrank");
     assert!(legacy.len() >= 7, "the legacy v1 seeds are missing");
-    for path in corpus.iter().chain(&legacy).chain(&crashes) {
+    for (_, bytes) in &seeds {
+        tfhe_sbc_adapter::fuzzing::intake(bytes);
+    }
+    for path in &legacy {
         tfhe_sbc_adapter::fuzzing::intake(&std::fs::read(path).unwrap());
     }
     println!(
-        "replayed {} v2 corpus inputs, {} legacy v1 inputs and {} crash artifacts",
+        "replayed {} v2 seeds and {} legacy v1 inputs",
+        seeds.len(),
+        legacy.len()
+    );
+    let Some(root) = repository("replaying fuzz/corpus/intake_v2 and the crash artifacts fuzz/artifacts/intake") else {
+        return;
+    };
+    let corpus = files(&root.join("fuzz/corpus/intake_v2"));
+    let crashes = files(&root.join("fuzz/artifacts/intake"));
+    assert!(corpus.len() >= 14, "the checked-in v2 seed corpus is missing");
+    for path in corpus.iter().chain(&crashes) {
+        tfhe_sbc_adapter::fuzzing::intake(&std::fs::read(path).unwrap());
+    }
+    println!(
+        "replayed {} checked-in v2 corpus inputs and {} crash artifacts",
         corpus.len(),
-        legacy.len(),
         crashes.len()
     );
 }
 
 #[test]
 fn checked_in_corpus_is_current() {
+    let Some(root) = repository("comparing fuzz/corpus/intake_v2 with the generator") else {
+        return;
+    };
+    let dir = root.join("fuzz/corpus/intake_v2");
     let expected = seed_corpus();
-    let names: Vec<String> = files("corpus/intake_v2")
+    let names: Vec<String> = files(&dir)
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
@@ -59,7 +102,7 @@ fn checked_in_corpus_is_current() {
     assert_eq!(names, expected_names, "run `cargo run --example make_fuzz_corpus`");
     for (name, bytes) in &expected {
         assert!(
-            read("corpus/intake_v2", name) == *bytes,
+            std::fs::read(dir.join(name)).unwrap() == *bytes,
             "fuzz/corpus/intake_v2/{name} is stale: run `cargo run --example make_fuzz_corpus`"
         );
     }
@@ -67,7 +110,10 @@ fn checked_in_corpus_is_current() {
 
 #[test]
 fn docs_hex_dump_is_current() {
-    let doc = std::fs::read_to_string(root().join("docs/wire-format.md")).unwrap();
+    let Some(root) = repository("comparing docs/wire-format.md's hex dump with the generator") else {
+        return;
+    };
+    let doc = std::fs::read_to_string(root.join("docs/wire-format.md")).unwrap();
     let dump = tfhe_sbc_adapter::fuzzing::wire_format_dump();
     assert!(
         doc.contains(&format!("<!-- wire_format_dump: begin -->\n```text\n{dump}```\n")),
@@ -80,7 +126,7 @@ fn docs_hex_dump_is_current() {
 fn seeds_do_what_their_names_say() {
     let now = Instant::now();
     for name in ["seeded-single", "seeded-empty-message", "device2-seeded"] {
-        let bytes = read("corpus/intake_v2", name);
+        let bytes = seed(name);
         assert!(
             matches!(fuzz_intake(false).receive(&bytes, now), Ok(Received::Complete(_))),
             "{name}"
@@ -88,14 +134,14 @@ fn seeds_do_what_their_names_say() {
     }
     let mut intake = fuzz_intake(false);
     assert!(matches!(
-        intake.receive(&read("corpus/intake_v2", "seeded-chunk0"), now),
+        intake.receive(&seed("seeded-chunk0"), now),
         Ok(Received::Pending { .. })
     ));
     assert!(matches!(
-        intake.receive(&read("corpus/intake_v2", "seeded-chunk1"), now),
+        intake.receive(&seed("seeded-chunk1"), now),
         Ok(Received::Complete(_))
     ));
-    let full = read("corpus/intake_v2", "full-single");
+    let full = seed("full-single");
     assert_eq!(
         fuzz_intake(false).receive(&full, now).unwrap_err(),
         IntakeError::FullFrameRejected
@@ -103,10 +149,10 @@ fn seeds_do_what_their_names_say() {
     assert!(fuzz_intake(true).receive(&full, now).is_ok());
     // Compact bodies: an 11-bit chunk waits for its second chunk; the integer frame is the integer intake's.
     assert!(matches!(
-        fuzz_intake(false).receive(&read("corpus/intake_v2", "compact-11-bit-chunk0"), now),
+        fuzz_intake(false).receive(&seed("compact-11-bit-chunk0"), now),
         Ok(Received::Pending { .. })
     ));
-    let integer = read("corpus/intake_v2", "integer-compact-14-bit");
+    let integer = seed("integer-compact-14-bit");
     assert_eq!(
         parse_frame(&integer, &IntakeConfig::default())
             .unwrap()
@@ -121,7 +167,7 @@ fn seeds_do_what_their_names_say() {
     ));
     // The integer public-key frame (mask in full, u64 words) from the public-key fuzz device is the integer
     // intake's; relabelled as a secret-key device's and re-tagged, its kind is refused.
-    let public_key = read("corpus/intake_v2", "integer-public-key");
+    let public_key = seed("integer-public-key");
     let parsed = parse_frame(&public_key, &IntakeConfig::default()).unwrap();
     assert_eq!(
         (parsed.kind, parsed.header.device_id),
@@ -139,7 +185,7 @@ fn seeds_do_what_their_names_say() {
     );
     // The compact-list frame (kind 3, three u16 readings) from the public-key fuzz device: the integer
     // intake's, as a compact list; the GLWE-only `receive_integer` refuses its kind before the MAC.
-    let list = read("corpus/intake_v2", "integer-compact-list");
+    let list = seed("integer-compact-list");
     assert_eq!(
         list.len(),
         tfhe_sbc_device::frame::compact_list::compact_list_frame_bytes(16, 6)
@@ -166,7 +212,7 @@ fn seeds_do_what_their_names_say() {
         })
     ));
     // MAC'd by device 1, naming device 2: refused; the fix-up path re-tags it under device 2's key.
-    let mut relabelled = read("corpus/intake_v2", "maced-as-a-named-b");
+    let mut relabelled = seed("maced-as-a-named-b");
     assert_eq!(
         fuzz_intake(false).receive(&relabelled, now).unwrap_err(),
         IntakeError::BadMac {
@@ -176,13 +222,13 @@ fn seeds_do_what_their_names_say() {
     fix_up_mac(&mut relabelled);
     assert!(fuzz_intake(false).receive(&relabelled, now).is_ok());
     assert_eq!(
-        parse_frame(&read("corpus/intake_v2", "version-1"), &IntakeConfig::default()).unwrap_err(),
+        parse_frame(&seed("version-1"), &IntakeConfig::default()).unwrap_err(),
         IntakeError::UnsupportedVersion(1)
     );
     // The frames the v1 firmware made.
     for name in ["seeded-chunk0", "seeded-chunk1", "seeded-empty-message", "full"] {
         assert_eq!(
-            parse_frame(&read("corpus/intake_v1", name), &IntakeConfig::default()).unwrap_err(),
+            parse_frame(&legacy(name), &IntakeConfig::default()).unwrap_err(),
             IntakeError::UnsupportedVersion(1),
             "{name}"
         );

@@ -5,15 +5,12 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-/// The device tests' counting allocator.
-#[path = "../../tfhe-sbc-device/tests/common/counting_alloc.rs"]
-mod counting_alloc;
 
 use common::{Device, reframe};
-use counting_alloc::Counting;
 use std::time::Instant;
 use tfhe_sbc_adapter::intake::{Frame, IntakeConfig};
 use tfhe_sbc_adapter::stream::FrameReader;
+use tfhe_sbc_device::counting_alloc::{self, Counting};
 use tfhe_sbc_device::frame::mac::MacKey;
 
 #[global_allocator]

@@ -73,6 +73,8 @@
 //!   constant-time, and absent from builds without it.
 //! * `hazmat`: deterministic entry points that take the encryption's randomness explicitly, for
 //!   known-answer tests; reusing their inputs breaks the encryption, never enable it in firmware.
+//! * `test-utils`: test scaffolding for a host with std, not for production: [`counting_alloc`], the counting
+//!   global allocator of the tests that prove a path allocates nothing (this crate's and `tfhe-sbc-adapter`'s).
 //!
 //! # Backend
 //! On x86_64 the XOF's BLAKE2b lanes also run compiled for AVX-512F or AVX2 when the CPU has them (run-time
@@ -115,10 +117,13 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-#[cfg(any(feature = "getrandom", feature = "std"))]
+#[cfg(any(feature = "getrandom", feature = "std", feature = "test-utils"))]
 extern crate std;
 
 pub mod compact_list;
+#[cfg(feature = "test-utils")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-utils")))]
+pub mod counting_alloc;
 pub mod csprng;
 pub mod encrypt;
 mod error;

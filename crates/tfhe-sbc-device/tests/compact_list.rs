@@ -7,7 +7,6 @@
 
 mod common;
 
-use common::counting_alloc::{Counting, counted};
 use common::painted_stack::{budgets_apply, measure, skip_note};
 use rand_core::{Rng, SeedableRng};
 use std::sync::Mutex;
@@ -16,6 +15,7 @@ use tfhe_sbc_device::Error;
 use tfhe_sbc_device::compact_list::{
     CompactReading, ListLayout, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as PARAMS,
 };
+use tfhe_sbc_device::counting_alloc::{Counting, counted};
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::compact_list::{
     COMPACT_PKE_N as N, COMPACT_PUBLIC_KEY_BYTES, CompactListEncryptor, CompactListNttEncryptor, compact_list_bytes,

@@ -1,7 +1,6 @@
 //! Shared test fixtures.
 #![allow(dead_code, clippy::unwrap_used)]
 
-pub mod counting_alloc;
 pub mod painted_stack;
 
 use rand_core::SeedableRng;

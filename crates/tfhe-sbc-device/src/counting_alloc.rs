@@ -4,11 +4,13 @@
 //! block made by the counting thread only (a thread-local flag): the harness's main thread may allocate at
 //! any moment (a loaded machine made it do so while a test counted). A test binary installs it with
 //! `#[global_allocator] static GLOBAL: Counting = Counting;` and counts with [`counted`]; no other test may
-//! share that binary. `tfhe-sbc-adapter`'s `tests/intake_alloc.rs` includes this file too.
+//! share that binary. This crate's allocation tests (`no_alloc`, `compact_list`) and `tfhe-sbc-adapter`'s
+//! `intake_alloc` use it (feature `test-utils`: test scaffolding, not for production).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread_local;
 
 /// The counting allocator.
 pub struct Counting;
