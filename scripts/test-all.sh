@@ -13,6 +13,8 @@
 #      feature alone (cargo hack check) for thumbv7em and for the adapter without tfhe-rs
 #   5c. the Cortex-M firmware (scripts/firmware.sh): KAT digest, RAM and flash budgets and instruction counts
 #      on thumbv7em, thumbv7m and thumbv6m under qemu-system-arm
+#   5c'. the firmware's RAM imaged from outside (scripts/firmware-ram-image.sh): no secret the firmware held
+#      is left in its RAM apart from the live generator and key spectrum
 #   5d. the firmware guide (scripts/firmware-guide.sh): docs/firmware.md shows examples/firmware-guide verbatim,
 #      and that crate builds and runs under qemu-system-arm within 24 KiB of RAM and the guide's figures
 #   6. the constant-time check: scripts/ctgrind.sh runs the device code under valgrind memcheck with its secrets
@@ -207,6 +209,9 @@ bash scripts/msrv.sh
 # --- Cortex-M firmware: begin ---
 step "Cortex-M firmware under qemu-system-arm: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m)"
 bash scripts/firmware.sh
+
+step "Cortex-M firmware RAM image: no dead secret after the run or after an encryption (qemu pmemsave + scan; thumbv7em, thumbv7m, thumbv6m)"
+bash scripts/firmware-ram-image.sh
 # --- Cortex-M firmware: end ---
 
 # --- firmware guide: begin ---

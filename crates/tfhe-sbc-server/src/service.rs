@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::{Intake, IntakeConfig};
+use tfhe_sbc_adapter::key_set::development::development_warning;
 use tfhe_sbc_adapter::key_set::files::KEY_STORE_FILE;
 use tfhe_sbc_adapter::key_store::KeyStore;
 use tfhe_sbc_adapter::registry::DeviceRegistry;
@@ -58,6 +59,9 @@ fn intake_of(keys: &[PathBuf]) -> Result<Intake, String> {
     for dir in keys {
         let path = dir.join(KEY_STORE_FILE);
         let store = KeyStore::read_file(&path).map_err(|e| e.to_string())?;
+        if let Some(warning) = development_warning(&store, &path) {
+            tracing::warn!("{warning}");
+        }
         store.register_into(&mut intake).map_err(|e| match e {
             IntakeError::DuplicateDevice(id) => format!(
                 "device {id} of {} is also in another key set given to --keys: device ids must differ between the \

@@ -16,6 +16,7 @@ use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
 use tfhe_sbc_adapter::interop::{BooleanBridge, Converter, Input};
 use tfhe_sbc_adapter::key_set::KeySetParameters;
 use tfhe_sbc_adapter::key_set::client_key::{read_client_key, read_integer_client_key};
+use tfhe_sbc_adapter::key_set::development::development_warning;
 use tfhe_sbc_adapter::key_set::files::{CLIENT_KEY_FILE, KEY_STORE_FILE, SERVER_KEY_FILE};
 use tfhe_sbc_adapter::key_set::server_key::{read_integer_server_key, read_server_key, read_server_key_envelope};
 use tfhe_sbc_adapter::key_set::{parameters_name, short_hex};
@@ -28,6 +29,9 @@ use tracing::{info, warn};
 fn load_key_store(dir: &Path, fingerprint: &[u8; 32]) -> Result<KeyStore, String> {
     let path = dir.join(KEY_STORE_FILE);
     let store = KeyStore::read_file(&path).map_err(|e| e.to_string())?;
+    if let Some(warning) = development_warning(&store, &path) {
+        warn!("{warning}");
+    }
     if store.server_key_fingerprint() != *fingerprint {
         return Err(format!(
             "{} belongs to another server key (fingerprint {}, {} is {}): give --keys the directory of one key set",

@@ -12,6 +12,7 @@
 //! * [`error`]: [`KeySetError`], why a file was refused, in one line with what to do.
 
 pub mod client_key;
+pub mod development;
 pub mod envelope;
 pub mod error;
 pub mod files;

@@ -7,7 +7,7 @@
 //! key switch in per-device mode), which the trusted party's client key decrypts.
 
 use super::check_dir;
-use super::dev_credential::{UNSAFE_DEV, is_dev_record};
+use super::dev_credential::UNSAFE_DEV;
 use super::key_files::{load_client_key, load_key_store};
 use crate::KeySetParameters;
 use crate::error::Error;
@@ -16,6 +16,7 @@ use std::path::Path;
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::BooleanBridge;
 use tfhe_sbc_adapter::interop::big_key::BooleanSet;
+use tfhe_sbc_adapter::key_set::development::is_development_record;
 use tfhe_sbc_adapter::key_set::server_key::{read_server_key, read_server_key_envelope};
 use tfhe_sbc_adapter::key_store::KeyedIntake;
 use tfhe_sbc_device::frame::FrameKind;
@@ -53,7 +54,7 @@ pub fn check_frame(dir: &Path, frame: &[u8], allow_full_frames: bool) -> Result<
             "  device {} ({} mode{}), key id {:#010x}",
             h.device_id,
             record.mode().name(),
-            if is_dev_record(record) {
+            if is_development_record(record) {
                 format!(", {UNSAFE_DEV}: its keys are public")
             } else {
                 String::new()

@@ -16,10 +16,11 @@
 use super::provisioning;
 use crate::error::Error;
 use crate::files::DEVICES_DIR;
-use rand_core::{Rng, SeedableRng};
+use rand_core::Rng;
 use std::path::{Path, PathBuf};
 use tfhe::boolean::client_key::ClientKey;
 use tfhe_sbc_adapter::interop::{DeviceKsk, DeviceSecrets};
+use tfhe_sbc_adapter::key_set::development::public_stream;
 use tfhe_sbc_adapter::key_set::key_store::{DeviceKeyMaterial, DeviceRecord, KeyMode};
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
@@ -27,11 +28,7 @@ use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use zeroize::Zeroizing;
 
-/// The mark in a development device's file names and in every line that speaks of one.
-pub const UNSAFE_DEV: &str = "UNSAFE-DEV";
-
-/// The key id of every development credential (`test_credential`'s).
-pub const DEV_KEY_ID: u32 = 0;
+pub use tfhe_sbc_adapter::key_set::development::{DEV_KEY_ID, UNSAFE_DEV};
 
 /// Development device `device_id`'s credential file in `dir`: `devices/<ID>.UNSAFE-DEV.tsdc`.
 pub fn dev_credentials_path(dir: &Path, device_id: u64) -> PathBuf {
@@ -41,13 +38,6 @@ pub fn dev_credentials_path(dir: &Path, device_id: u64) -> PathBuf {
 /// Development device `device_id`'s provisioned seed in `dir`: `devices/<ID>.UNSAFE-DEV.seed`.
 pub fn dev_seed_path(dir: &Path, device_id: u64) -> PathBuf {
     dir.join(DEVICES_DIR).join(format!("{device_id}.{UNSAFE_DEV}.seed"))
-}
-
-/// The public XOF stream every value of development device `device_id` comes from.
-fn public_stream(device_id: u64) -> Blake2bXof {
-    let mut seed = *b"tfhe-sbc TEST credential\0\0\0\0\0\0\0\0";
-    seed[24..].copy_from_slice(&device_id.to_le_bytes());
-    Blake2bXof::from_seed(seed)
 }
 
 /// Development device `device_id`'s publicly derived secrets: its key and credentials, and its seed.
@@ -88,20 +78,4 @@ pub(super) fn dev_device(client_key: &ClientKey, device_id: u64, rng: &mut Blake
     );
     let record = DeviceRecord::new(record_credentials, DeviceKeyMaterial::PerDevice(ksk));
     Ok(DevDevice { file, seed, record })
-}
-
-/// Whether `record` is a development device: its MAC key is the public derivation's for its id.
-pub(super) fn is_dev_record(record: &DeviceRecord) -> bool {
-    if record.mode() != KeyMode::PerDeviceSecretKey {
-        return false;
-    }
-    let mut xof = public_stream(record.device_id());
-    // Skip the key's bits as `derive` draws them, then the MAC key.
-    let mut key = Zeroizing::new(vec![0u8; 1024]);
-    if GlweSecretKey::generate_binary(&mut key[..], TFHE_LIB_GLWE_1024.polynomial_size(), &mut xof).is_err() {
-        return false;
-    }
-    let mut mac_key = Zeroizing::new([0u8; 32]);
-    xof.fill_bytes(&mut *mac_key);
-    record.credentials().mac_key().as_bytes() == &*mac_key
 }

@@ -3,7 +3,7 @@
 use super::check_dir;
 use super::compact_list::load_compact_public_key;
 use super::credentials::check_credentials_file;
-use super::dev_credential::{UNSAFE_DEV, dev_credentials_path, is_dev_record};
+use super::dev_credential::{UNSAFE_DEV, dev_credentials_path};
 use super::key_files::{load_key_store, load_public_key};
 use super::report::{describe_key_set, size};
 use crate::KeySetParameters;
@@ -13,6 +13,7 @@ use crate::files::{
     SECRET_MODE, SERVER_KEY_FILE, compact_public_key_path, credentials_path,
 };
 use std::path::Path;
+use tfhe_sbc_adapter::key_set::development::is_development_record;
 use tfhe_sbc_adapter::key_set::key_store::KeyMode;
 use tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope;
 use tfhe_sbc_adapter::key_set::short_hex;
@@ -90,7 +91,7 @@ pub fn show(dir: &Path) -> Result<(), Error> {
     }
     for record in store.iter() {
         let stored = record.key().stored_bytes();
-        let dev = is_dev_record(record);
+        let dev = is_development_record(record);
         let path = match dev_credentials_path(dir, record.device_id()) {
             dev_path if dev && dev_path.exists() => dev_path,
             _ => credentials_path(dir, record.device_id()),
