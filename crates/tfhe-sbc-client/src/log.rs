@@ -28,8 +28,16 @@ pub fn enabled(level: Level) -> bool {
 /// Prints one line at `level`: `tfhe-sbc-client: <line>`.
 pub fn line(level: Level, args: std::fmt::Arguments<'_>) {
     if enabled(level) {
-        eprintln!("tfhe-sbc-client: {args}");
+        always(args);
     }
+}
+
+/// Prints `tfhe-sbc-client: <line>` whatever the level. A standard error that cannot be written (a closed
+/// pipe, a full disk) loses the line and nothing else: the client's work and exit status do not depend on
+/// its log (`eprintln!` would panic, exit status 101).
+pub fn always(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "tfhe-sbc-client: {args}");
 }
 
 /// A line at [`Level::Info`].

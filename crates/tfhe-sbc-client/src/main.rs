@@ -49,11 +49,11 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Setup(message)) => {
-            eprintln!("tfhe-sbc-client: error: {message}");
+            log::always(format_args!("error: {message}"));
             ExitCode::from(2)
         }
         Err(Failure::Runtime(message)) => {
-            eprintln!("tfhe-sbc-client: error: {message}");
+            log::always(format_args!("error: {message}"));
             ExitCode::from(1)
         }
     }

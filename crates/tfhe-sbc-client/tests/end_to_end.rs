@@ -168,6 +168,18 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
             started.elapsed()
         );
     }
+    // A standard error nobody reads (its pipe closed, e.g. a supervisor gone): the lines are lost, the exit
+    // status is the client's own (1: gave up), never a panic's 101.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-client"))
+        .arg("--credentials")
+        .arg(device.credentials())
+        .args(["--server", &closed.to_string(), "--give-up-after", "1s"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1), "with standard error closed");
     std::fs::write(device.credentials(), b"TSDC but not really").unwrap();
     let output = client(&device, closed, &[], "");
     assert_eq!(output.status.code(), Some(2));
