@@ -73,8 +73,9 @@
 //!   constant-time, and absent from builds without it.
 //! * `hazmat`: deterministic entry points that take the encryption's randomness explicitly, for
 //!   known-answer tests; reusing their inputs breaks the encryption, never enable it in firmware.
-//! * `test-utils`: test scaffolding for a host with std, not for production: [`counting_alloc`], the counting
-//!   global allocator of the tests that prove a path allocates nothing (this crate's and `tfhe-sbc-adapter`'s).
+//! * `test-utils`: test scaffolding for a host with std, not for production: `counting_alloc`, the counting
+//!   global allocator of the tests that prove a path allocates nothing (this crate's and `tfhe-sbc-adapter`'s);
+//!   empty on a bare-metal target.
 //!
 //! # Backend
 //! On x86_64 the XOF's BLAKE2b lanes also run compiled for AVX-512F or AVX2 when the CPU has them (run-time
@@ -117,11 +118,17 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-#[cfg(any(feature = "getrandom", feature = "std", feature = "test-utils"))]
+#[cfg(any(
+    feature = "getrandom",
+    feature = "std",
+    all(feature = "test-utils", not(target_os = "none"))
+))]
 extern crate std;
 
 pub mod compact_list;
-#[cfg(feature = "test-utils")]
+// Hosts only: a bare-metal target (`target_os = "none"`) has no std, so the feature is empty there (the
+// feature matrix checks every feature alone on thumbv7em).
+#[cfg(all(feature = "test-utils", not(target_os = "none")))]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-utils")))]
 pub mod counting_alloc;
 pub mod csprng;
