@@ -32,7 +32,35 @@ pub fn status_for(error: &IntakeError) -> AckStatus {
         | IntakeError::UnknownParameterSet(_)
         | IntakeError::UnsupportedParameterSet(_)
         | IntakeError::TooManyChunks { .. } => AckStatus::NotAllowed,
-        _ => AckStatus::Malformed,
+        // Bytes that are not a well-formed frame of a known kind, and the failures that no frame causes
+        // (a broken stream, the key store, the results store): every variant named, so that a new one must
+        // be given its status here.
+        IntakeError::Truncated { .. }
+        | IntakeError::MalformedHeader(_)
+        | IntakeError::BadMagic(_)
+        | IntakeError::UnsupportedVersion(_)
+        | IntakeError::ReservedFlags(_)
+        | IntakeError::UnknownFrameKind(_)
+        | IntakeError::UnsupportedXof(_)
+        | IntakeError::UnsupportedBodyBits { .. }
+        | IntakeError::NonZeroBodyPadding
+        | IntakeError::UnsupportedReadingWidth(_)
+        | IntakeError::PartialReadings { .. }
+        | IntakeError::ZeroChunkCount
+        | IntakeError::ChunkIndexOutOfRange { .. }
+        | IntakeError::InconsistentMessageLength { .. }
+        | IntakeError::SequenceOutOfRange { .. }
+        | IntakeError::WrongFrameLength { .. }
+        | IntakeError::MessageMismatch { .. }
+        | IntakeError::DuplicateChunk { .. }
+        | IntakeError::FrameTooLarge { .. }
+        | IntakeError::TruncatedStream
+        | IntakeError::Io(_)
+        | IntakeError::DuplicateDevice(_)
+        | IntakeError::ResultsStore(_)
+        | IntakeError::BadAnnouncement
+        | IntakeError::MissingStoredFrame(_)
+        | IntakeError::StoredFrameRejected(_) => AckStatus::Malformed,
     }
 }
 

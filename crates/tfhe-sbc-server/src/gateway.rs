@@ -229,7 +229,8 @@ impl Gateway {
             AckStatus::UnknownDevice => (&self.counts.refused, "unknown_device"),
             AckStatus::BadCredentials => (&self.counts.refused, "bad_credentials"),
             AckStatus::NotAllowed => (&self.counts.refused, "not_allowed"),
-            _ => (&self.counts.refused, "malformed"),
+            AckStatus::Expired => (&self.counts.refused, "expired"),
+            AckStatus::Malformed => (&self.counts.refused, "malformed"),
         };
         counter.fetch_add(1, Ordering::Relaxed);
         metrics::counter!("tsbc_gateway_frames_total", "answer" => label).increment(1);
