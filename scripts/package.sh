@@ -17,8 +17,12 @@
 #      binary's init, issue (a development credential, 20 public-key devices), repair, show and check-frame
 #      (a good and a corrupted frame);
 #  (e) runs the packages' own test suites there, all features, as CI runs them in the repository: a test that
-#      reads a file outside its crate fails here. The device-side four by default; all eight with
-#      PACKAGE_UNPACKED_TESTS=all (about 11 more minutes of tests on a 2-core machine).
+#      reads a file outside its crate fails here (a test of a file that only the repository has, e.g. the
+#      fuzz corpus against its generator, prints "skipped: ... needs the repository" instead). PACKAGE_UNPACKED_TESTS:
+#      "device" (default): the device-side four's suites; "build": every test of the eight is built by (c)
+#      (so each compiles from its package) and the device-side four's suites run; "all": every package's
+#      suite runs, one package after the other, with a line per package (test binaries, passed, failed,
+#      ignored, seconds).
 #
 # Reusing the repository's build. CI runs this after `cargo test --workspace --all-features`, which compiled
 # tfhe-rs and every other dependency in the test profile. Cargo reuses a registry dependency's artifacts when
@@ -174,8 +178,8 @@ cp Cargo.lock "$ws/Cargo.lock"
 # server-side ones take about 11 minutes of test time on a 2-core machine, as in the repository).
 unpacked_tests="${PACKAGE_UNPACKED_TESTS:-device}"
 case "$unpacked_tests" in
-    device | all) ;;
-    *) echo "package.sh: PACKAGE_UNPACKED_TESTS is 'device' or 'all', not '$unpacked_tests'" >&2; exit 2 ;;
+    device | build | all) ;;
+    *) echo "package.sh: PACKAGE_UNPACKED_TESTS is 'device', 'build' or 'all', not '$unpacked_tests'" >&2; exit 2 ;;
 esac
 # The JetStream tests of tfhe-sbc-server need the pinned nats-server (scripts/test-all.sh exports it).
 if [ -z "${TSBC_NATS_SERVER:-}" ]; then
@@ -187,13 +191,16 @@ fi
     export CARGO_BUILD_BUILD_DIR="$repo_build" CARGO_TARGET_DIR="$out/target-unpacked"
     # Feature std wipes the stack it would measure, so the stack budgets are checked without it, as CI does
     # in the repository (the generated workspace carries the test profile they were measured with).
-    cargo test -p tfhe-sbc-device --features hazmat,getrandom --test stack --test compact_list
+    # test-utils: compact_list counts allocations with the crate's counting allocator (the repository's
+    # self-dev-dependency that turns it on is not in the package).
+    cargo test -p tfhe-sbc-device --features hazmat,getrandom,test-utils --test stack --test compact_list
     build_start=$SECONDS
     # Always with the whole workspace selected, all features: a narrower selection resolves other features
     # and compiles tfhe-rs again. `--test tfhe_lib` (one of tfhe-sbc-keys's tests) builds every library and
-    # the tfhe-sbc-keys binary that (d) needs; PACKAGE_UNPACKED_TESTS=all builds every test of the eight.
+    # the tfhe-sbc-keys binary that (d) needs; PACKAGE_UNPACKED_TESTS=build or all builds every test of the
+    # eight.
     build_targets=(--test tfhe_lib)
-    [ "$unpacked_tests" = all ] && build_targets=()
+    [ "$unpacked_tests" = device ] || build_targets=()
     cargo test --workspace --all-features --no-run "${build_targets[@]}" 2>&1 | tee "$out/unpacked-build.log"
     if grep -q '^ *Compiling tfhe v' "$out/unpacked-build.log"; then
         echo "package.sh: NOTE: tfhe-rs was compiled again ($repo_build held no build of it with these features:"
@@ -232,8 +239,17 @@ if [ "${PACKAGE_CARGO_INSTALL:-0}" = "1" ]; then
         sed -n '/^\[profile/,$p' "$ws/Cargo.toml"
     } >"$kws/Cargo.toml"
     cp Cargo.lock "$kws/Cargo.lock"
-    CARGO_TARGET_DIR="$out/target-install" cargo install --debug --locked --path "$kws/crates/tfhe-sbc-keys-$version" \
-        --root "$keys_root"
+    # Intermediate artifacts in the repository's build directory too: the first such install compiles tfhe-rs
+    # with tfhe-sbc-keys's own features (the test build's do not match, see above), any later one reuses it.
+    CARGO_BUILD_BUILD_DIR="$repo_build" CARGO_TARGET_DIR="$out/target-install" \
+        cargo install --debug --locked --path "$kws/crates/tfhe-sbc-keys-$version" --root "$keys_root" 2>&1 |
+        tee "$out/install.log"
+    [ "${PIPESTATUS[0]}" = 0 ] || exit 1
+    if grep -q '^ *Compiling tfhe v' "$out/install.log"; then
+        echo "cargo install: tfhe-rs compiled ($repo_build held no build of it with tfhe-sbc-keys's features)"
+    else
+        echo "cargo install: tfhe-rs reused from $repo_build (not compiled)"
+    fi
 else
     mkdir -p "$keys_root/bin"
     cp "$out/target-unpacked/debug/tfhe-sbc-keys" "$keys_root/bin/"
@@ -273,9 +289,25 @@ run_start=$SECONDS
     cd "$ws"
     export CARGO_BUILD_BUILD_DIR="$repo_build" CARGO_TARGET_DIR="$out/target-unpacked"
     case "$unpacked_tests" in
-        all) cargo test --workspace --all-features ;;
+        all)
+            # One run, the whole workspace selected (features resolve as in (c): nothing is compiled again; a
+            # narrower selection would compile tfhe-rs again), every line timestamped; the summary gives each
+            # package's test binaries (doc-tests included), passed, failed, ignored and seconds.
+            set +e
+            cargo test --workspace --all-features --no-fail-fast 2>&1 |
+                python3 -u -c 'import sys, time
+for line in sys.stdin:
+    sys.stdout.write(f"{time.monotonic():.1f} {line}")' | tee "$out/unpacked-tests.log" | cut -d' ' -f2-
+            rc=${PIPESTATUS[0]}
+            set -e
+            python3 "$root/scripts/lib/test_summary.py" "$out/unpacked-tests.log"
+            if [ "$rc" != 0 ]; then
+                echo "package.sh: a package's own tests failed from its unpacked package (above)" >&2
+                exit 1
+            fi
+            ;;
         # The device-side suites alone: resolved for these four (no tfhe-rs among their dependencies).
-        device) cargo test --all-features -p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-device ;;
+        device | build) cargo test --all-features -p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-device ;;
     esac
 )
 echo "unpacked test suites: $((SECONDS - run_start)) s"
