@@ -55,6 +55,12 @@ SOFT_TARGET_DIR=${CTGRIND_SOFT_TARGET_DIR:-target/soft}
 # What the harness must report for each instance ("xof X fft Y"): under valgrind's CPUID, AVX2 if the CPU has
 # it (the dispatched build), the portable code otherwise.
 if grep -qw avx2 /proc/cpuinfo; then DISPATCHED="xof avx2 fft avx2"; else DISPATCHED="xof portable fft portable"; fi
+# scripts/test-all.sh's TFHE_SBC_BACKEND forces every x86_64 build, the dispatched one included, onto one
+# instance (CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS): the dispatched build then runs that instance.
+case "${TFHE_SBC_BACKEND:-}" in
+  soft) DISPATCHED="xof soft fft soft" ;;
+  avx2) DISPATCHED="xof avx2 fft avx2" ;;
+esac
 VALGRIND=(valgrind --tool=memcheck --error-exitcode=99 --track-origins=yes --leak-check=no
   --error-limit=no --num-callers=24)
 FAILURES=0
