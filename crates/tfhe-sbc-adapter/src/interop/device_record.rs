@@ -106,7 +106,9 @@ pub(crate) fn check_material(device_id: u64, id: ParameterSetId, key: &DeviceKey
             set.is_big_key()
                 && (ksk.input_glwe_dimension(), ksk.polynomial_size()) == (set.glwe_dimension(), set.polynomial_size())
         }
-        _ => false,
+        // A boolean device's key-switching key on the integer set, or the integer one on a boolean set.
+        (SetFamily::Integer, DeviceKeyMaterial::PerDevice(_) | DeviceKeyMaterial::BigKeyPerDevice(_))
+        | (SetFamily::Boolean(_), DeviceKeyMaterial::IntegerPerDevice(_)) => false,
     };
     if allowed {
         Ok(())
