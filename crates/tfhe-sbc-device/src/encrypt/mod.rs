@@ -36,8 +36,6 @@ pub mod public_key_encryption;
 pub mod secret_key;
 mod shape;
 pub mod shell;
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod stack_scrub;
 mod state;
 

@@ -15,8 +15,8 @@
 //!
 //! Depth: [`SCRUB_BYTES`] (64 KiB) is far more than any of the crate's calls uses (an encryption needs
 //! under 3 KiB on x86_64 and aarch64, `tests/stack.rs`), and costs about 8,192 stores (a few microseconds)
-//! per call. The thread must have that much stack left: every host thread has megabytes. Firmware does not
-//! get this module (feature `std`): `EncryptorState` scrubs 1 KiB there instead (the depth where
+//! per call. The thread must have that much stack left: every host thread has megabytes. Firmware (no
+//! `std`) does not scrub 64 KiB: `EncryptorState` scrubs 1 KiB there instead ([`scrub_stack_words`]) (the depth where
 //! `scripts/firmware-ram-image.sh` found the ratchet's residue on the M4). Registers are not memory and are
 //! not touched.
 

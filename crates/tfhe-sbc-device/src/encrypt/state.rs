@@ -207,17 +207,7 @@ fn scrub_after_secret_work() {
     #[cfg(feature = "std")]
     crate::encrypt::stack_scrub::scrub_stack();
     #[cfg(not(feature = "std"))]
-    scrub_firmware_stack();
-}
-
-/// [`crate::encrypt::stack_scrub::scrub_stack_words`] without `std` (that module is a host's): zeros
-/// [`FIRMWARE_SCRUB_BYTES`] of stack below the caller through `zeroize`'s volatile writes.
-#[cfg(not(feature = "std"))]
-#[inline(never)]
-fn scrub_firmware_stack() {
-    let mut area = [0u64; FIRMWARE_SCRUB_BYTES / 8];
-    area.zeroize();
-    core::hint::black_box(&mut area);
+    crate::encrypt::stack_scrub::scrub_stack_words::<{ FIRMWARE_SCRUB_BYTES / 8 }>();
 }
 
 /// The stack a firmware (no `std`) scrubs after seeding and after each encryption and ratchet: it covers the
