@@ -33,7 +33,8 @@ NATS_PID=$!
 trap 'kill "$NATS_PID" 2>/dev/null || true' EXIT
 SERVER="${TSBC_SERVER_BIN:-}"
 if [ -z "$SERVER" ]; then
-  cargo build --release -p tfhe-sbc-server
+  # the README's one release build (.cargo/config.toml), so that tfhe-rs is not compiled a second time
+  cargo build-tools
   SERVER=target/release/tfhe-sbc-server
 fi
 "$SERVER" --keys "$KEYS" --listen "$LISTEN" --nats "nats://127.0.0.1:$PORT" --role both --workers 2 "$@"
