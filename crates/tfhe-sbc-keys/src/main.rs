@@ -116,10 +116,10 @@ impl ValueEnum for Parameters {
                 "TFHE_LIB_PARAMETERS: N = 1024, k = 1, about 120 bits; every key mode"
             }
             KeySetParameters::Boolean(BooleanSet::DefaultKsPbs) => {
-                "DEFAULT_PARAMETERS_KS_PBS: N = 512, k = 3, 128 bits; fleet and public-key modes"
+                "DEFAULT_PARAMETERS_KS_PBS: N = 512, k = 3, 128 bits; every key mode (per-device: one GLWE key switch per frame)"
             }
             KeySetParameters::Boolean(BooleanSet::ErrorProb2m165KsPbs) => {
-                "PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits; fleet and public-key modes"
+                "PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits; every key mode (per-device: one GLWE key switch per frame)"
             }
             KeySetParameters::Integer => {
                 "PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (tfhe-rs's high-level default): FheUint8 .. FheUint64 \

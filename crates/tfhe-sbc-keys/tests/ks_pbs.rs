@@ -105,3 +105,22 @@ fn show_names_the_set_and_its_devices() {
         "{stdout}"
     );
 }
+
+/// `init --help` says which key modes each parameter set takes; the tests of this file (ks-pbs-512), of
+/// `tfhe_lib.rs` and of `integer.rs` issue every mode on their set, so each set's line must say so (the help
+/// once said "fleet and public-key modes" for the ks-pbs sets while this file issued per-device devices).
+#[test]
+fn init_help_says_every_set_takes_every_key_mode() {
+    let help = run_ok(&["init", "--help"]);
+    for set in ["tfhe-lib", "ks-pbs-512", "ks-pbs-1024", "integer"] {
+        let line = help
+            .lines()
+            .find(|line| {
+                line.trim_start()
+                    .trim_start_matches("- ")
+                    .starts_with(&format!("{set}:"))
+            })
+            .unwrap_or_else(|| panic!("no help line for {set}:\n{help}"));
+        assert!(line.contains("every key mode"), "{set}: {line}");
+    }
+}
