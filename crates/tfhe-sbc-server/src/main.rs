@@ -31,6 +31,7 @@ mod pipeline;
 mod replay_state;
 mod service;
 mod single_process;
+mod store_reader;
 mod worker;
 
 use clap::Parser;
@@ -43,8 +44,15 @@ const REPLAY_STATE_FILE: &str = "replay_state.txt";
 
 /// The tfhe-sbc reference server: device frames in, acknowledgements back, tfhe-rs ciphertexts out.
 #[derive(Parser, Debug)]
-#[command(name = "tfhe-sbc-server", version)]
+#[command(
+    name = "tfhe-sbc-server",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// The key set directory from `tfhe-sbc-keys init` (server_key.bin and key_store.bin are read). With
     /// --nats, give it once per key set the service serves (boolean and integer sets side by side; device ids
     /// must differ between them).
@@ -135,6 +143,14 @@ struct Cli {
     nats_connection: nats_connection::NatsConnection,
 }
 
+/// The commands beside serving.
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// The trusted party: list the messages the JetStream service committed and decrypt them with the key
+    /// set's client key.
+    Read(store_reader::ReadArgs),
+}
+
 impl Cli {
     /// The listener's bounds (`--max-connections`, `--max-connections-per-peer`, `--idle-timeout`).
     fn listener_limits(&self) -> listener::ListenerLimits {
@@ -196,8 +212,9 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
-    let outcome = match &cli.nats {
-        Some(nats) => service::run(service::ServiceOptions {
+    let outcome = match (&cli.command, &cli.nats) {
+        (Some(Command::Read(args)), _) => store_reader::run(args),
+        (None, Some(nats)) => service::run(service::ServiceOptions {
             nats,
             connection: &cli.nats_connection,
             role: cli.role,
@@ -217,7 +234,7 @@ fn main() -> ExitCode {
                 ..Default::default()
             },
         }),
-        None => single_process::run(&cli),
+        (None, None) => single_process::run(&cli),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
