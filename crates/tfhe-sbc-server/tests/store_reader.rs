@@ -1,0 +1,250 @@
+//! `tfhe-sbc-server read`, outside in: one JetStream service (a real nats-server, the real server process
+//! with gateway and workers) serves two key sets side by side, an integer set made with `--compact-list`
+//! (a fleet, a per-device, a public-key and a compact-list meter) and a `tfhe-lib` boolean set (a fleet, a
+//! per-device and a public-key device); each device sends real frames sealed from its credential file. The
+//! `read` binary, run once per key set with its client key, lists every message of its set with exactly
+//! the readings (or bytes) sent, lists the other set's messages as another key set's, and exits 0. A frame
+//! then changed in the results bucket makes its message a verification failure, listed with its reason
+//! while the others still are, and the command ends with a one-line error, exit code 2.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::nats::NatsServer;
+use common::service::{Meter, Server, runtime, send_until_acknowledged};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tfhe_sbc_adapter::interop::big_key::BooleanSet;
+use tfhe_sbc_adapter::key_store::KeyMode;
+use tfhe_sbc_device::frame::ack::AckStatus;
+
+const INTEGER_KEY_ID: u32 = 0x1d00_0a01;
+const BOOLEAN_KEY_ID: u32 = 0x1d00_0b01;
+/// The integer set's secret-key and public-key meters.
+const INTEGER_METERS: [(u64, KeyMode); 3] = [
+    (71, KeyMode::FleetSecretKey),
+    (72, KeyMode::PerDeviceSecretKey),
+    (73, KeyMode::PublicKey),
+];
+/// The integer set's compact-list meter.
+const COMPACT_LIST: u64 = 74;
+const BOOLEAN_DEVICES: [(u64, KeyMode); 3] = [
+    (81, KeyMode::FleetSecretKey),
+    (82, KeyMode::PerDeviceSecretKey),
+    (83, KeyMode::PublicKey),
+];
+
+/// One message sent: its device, first frame number, frame count and the text its listing line must hold.
+struct Sent {
+    device: u64,
+    first_frame: u64,
+    frames: usize,
+    contents: String,
+}
+
+impl Sent {
+    /// The start of its listing line ("device D (mode) message M: first frame S, N frame(s)") is checked
+    /// field by field, then the decrypted contents.
+    fn is_listed_in(&self, listing: &str) -> bool {
+        let head = format!("device {} (", self.device);
+        let frames = format!(
+            "first frame {}, {} frame{}",
+            self.first_frame,
+            self.frames,
+            if self.frames == 1 { "" } else { "s" }
+        );
+        listing
+            .lines()
+            .any(|line| line.starts_with(&head) && line.contains(&frames) && line.ends_with(&self.contents))
+    }
+}
+
+/// Sends every frame of `frames` from `meter` until acknowledged "accepted"; the message's record.
+fn send(address: &str, meter: &Meter, first_frame: u64, frames: Vec<Vec<u8>>, contents: String) -> Sent {
+    for frame in &frames {
+        let status = send_until_acknowledged(address, frame, meter.credentials.mac_key());
+        assert_eq!(status, AckStatus::Accepted, "device {}", meter.id);
+    }
+    Sent {
+        device: meter.id,
+        first_frame,
+        frames: frames.len(),
+        contents,
+    }
+}
+
+/// "N readings (16-bit): r1 r2 ..." as the reader prints an integer message.
+fn integer_line(readings: &[u16], kind: &str) -> String {
+    let numbers: Vec<String> = readings.iter().map(u16::to_string).collect();
+    format!("{} readings (16-bit{kind}): {}", readings.len(), numbers.join(" "))
+}
+
+/// Runs `tfhe-sbc-server read` on the key set in `keys`; its exit code, stdout and stderr.
+fn read(keys: &Path, nats: &str) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args(["read", "--keys", keys.to_str().unwrap()])
+        .args(["--client-key", keys.join("client_key.bin").to_str().unwrap()])
+        .args(["--nats", nats, "--max", "100", "--read-timeout", "30"])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
+    let started = Instant::now();
+    let root = tempfile::tempdir().unwrap();
+    let integer = root.path().join("integer");
+    tfhe_sbc_keys::commands::init_compact_list(&integer, Some(INTEGER_KEY_ID)).unwrap();
+    for (id, mode) in INTEGER_METERS {
+        tfhe_sbc_keys::commands::issue(&integer, id, mode, None).unwrap();
+    }
+    tfhe_sbc_keys::commands::issue_compact_list_devices(&integer, COMPACT_LIST, 1, None).unwrap();
+    let boolean = root.path().join("boolean");
+    tfhe_sbc_keys::commands::init(&boolean, BooleanSet::TfheLib, Some(BOOLEAN_KEY_ID)).unwrap();
+    for (id, mode) in BOOLEAN_DEVICES {
+        tfhe_sbc_keys::commands::issue(&boolean, id, mode, None).unwrap();
+    }
+    let keys_made = started.elapsed();
+
+    let nats = NatsServer::start();
+    let boolean_arg = boolean.to_str().unwrap();
+    let (_server, address) = Server::start_with(
+        &integer,
+        &nats.url(),
+        &root.path().join("address"),
+        &["--keys", boolean_arg],
+        Stdio::null(),
+        "",
+    );
+
+    // The integer set: one message of one frame per meter, a second of two frames (300 readings) from the
+    // fleet meter, and a compact list.
+    let mut integer_sent = Vec::new();
+    for (id, _) in INTEGER_METERS {
+        let mut meter = Meter::new(&integer, id, 0);
+        let readings: Vec<u16> = (0..5).map(|i| (id * 1000 + i * 11) as u16).collect();
+        let frames = meter.message(&readings);
+        integer_sent.push(send(&address, &meter, 0, frames, integer_line(&readings, "")));
+        if id == 71 {
+            let long: Vec<u16> = (0..300).map(|i| (60_000 + i * 7) as u16).collect();
+            let frames = meter.message(&long);
+            assert_eq!(frames.len(), 2);
+            integer_sent.push(send(&address, &meter, 1, frames, integer_line(&long, "")));
+        }
+    }
+    let mut meter = Meter::compact_list(&integer, COMPACT_LIST, COMPACT_LIST, 0, 16);
+    let list = [0u16, 65_535, 1_234, 40_000];
+    let frames = meter.seal(&list.iter().flat_map(|r| r.to_le_bytes()).collect::<Vec<_>>());
+    integer_sent.push(send(&address, &meter, 0, frames, integer_line(&list, ", compact list")));
+
+    // The boolean set: one message per device.
+    let mut boolean_sent = Vec::new();
+    for (id, mode) in BOOLEAN_DEVICES {
+        let mut meter = Meter::new(&boolean, id, 0);
+        let text = format!("device {id}: {}", mode.name());
+        let hex: Vec<String> = text.bytes().map(|b| format!("{b:02x}")).collect();
+        let contents = format!("{} bits ({} bytes): {}", 8 * text.len(), text.len(), hex.join(" "));
+        let frames = meter.seal(text.as_bytes());
+        boolean_sent.push(send(&address, &meter, 0, frames, contents));
+    }
+
+    // Every message committed and announced (the workers commit after the gateway acknowledges).
+    let announced = integer_sent.len() + boolean_sent.len();
+    runtime().block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut stream = js.get_stream("TSBC_RESULTS").await.unwrap();
+            let messages = stream.info().await.unwrap().state.messages;
+            if messages >= announced as u64 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{messages} of {announced} messages announced in 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let sent_at = started.elapsed();
+
+    for (keys, ours, theirs) in [
+        (&integer, &integer_sent, &boolean_sent),
+        (&boolean, &boolean_sent, &integer_sent),
+    ] {
+        let (code, listing, log) = read(keys, &nats.url());
+        println!("read --keys {}:\n{listing}{log}", keys.display());
+        assert_eq!(code, Some(0), "{listing}{log}");
+        for sent in ours {
+            assert!(
+                sent.is_listed_in(&listing),
+                "device {} sent '{}' (first frame {}):\n{listing}",
+                sent.device,
+                sent.contents,
+                sent.first_frame
+            );
+        }
+        for sent in theirs {
+            let other = ", of another key set (not in this key store): skipped";
+            let line = format!("device {} message ", sent.device);
+            assert!(
+                listing.lines().any(|l| l.starts_with(&line) && l.ends_with(other)),
+                "device {} of the other key set:\n{listing}",
+                sent.device
+            );
+        }
+        let summary = format!(
+            "{} messages of this key set, {} of another key set (skipped), 0 failed verification",
+            ours.len(),
+            theirs.len()
+        );
+        assert_eq!(listing.lines().last(), Some(summary.as_str()), "{listing}");
+        assert_eq!(listing.lines().count(), ours.len() + theirs.len() + 1, "{listing}");
+    }
+
+    // A stored frame changed in the results bucket (its last byte, under the frame's MAC): that message is
+    // listed as failing verification, with the reason, the others still are, and the command ends non-zero.
+    runtime().block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let bucket = js.get_key_value("tsbc-results").await.unwrap();
+        let mut frame = bucket.get("frames/72/0/0").await.unwrap().unwrap().to_vec();
+        *frame.last_mut().unwrap() ^= 1;
+        bucket.put("frames/72/0/0", frame.into()).await.unwrap();
+    });
+    let (code, listing, log) = read(&integer, &nats.url());
+    println!(
+        "read --keys {} after a stored frame was changed:\n{listing}{log}",
+        integer.display()
+    );
+    assert_eq!(code, Some(2), "{listing}{log}");
+    assert!(
+        listing.lines().any(|l| l
+            .starts_with("device 72 (per-device) message 0: first frame 0, 1 frame: FAILED verification: ")
+            && l.contains("bad frame MAC")),
+        "{listing}"
+    );
+    for sent in integer_sent.iter().filter(|sent| sent.device != 72) {
+        assert!(sent.is_listed_in(&listing), "device {}:\n{listing}", sent.device);
+    }
+    assert_eq!(
+        listing.lines().last(),
+        Some("4 messages of this key set, 3 of another key set (skipped), 1 failed verification"),
+        "{listing}"
+    );
+    assert_eq!(
+        log.trim(),
+        "tfhe-sbc-server: error: 1 of 5 messages of this key set failed verification (listed above)"
+    );
+    println!(
+        "keys made in {keys_made:.1?}, messages sent and committed by {sent_at:.1?}, three listings by {:.1?}",
+        started.elapsed()
+    );
+}
