@@ -13,6 +13,14 @@ pub enum Tree {
     Clean(String),
     /// A tree with changes (tracked or untracked files) against this commit.
     Modified(String),
+    /// A clean tree of this commit, but not the workspace that was built: git's environment (`GIT_DIR`,
+    /// `GIT_WORK_TREE`) points at another work tree, here `top` (or at none).
+    Elsewhere {
+        /// The other tree's commit (10 hex digits).
+        commit: String,
+        /// The other tree's top-level directory, as git names it (empty: none).
+        top: String,
+    },
     /// No commit found (not a git work tree, or no git).
     Unknown,
 }
@@ -29,7 +37,22 @@ impl Tree {
     pub fn read(dir: &Path) -> Tree {
         let head = git(dir, &["rev-parse", "--verify", "--short=10", "HEAD^{commit}"]);
         let status = git(dir, &["status", "--porcelain"]);
-        Self::from_git(head, status)
+        match Self::from_git(head, status) {
+            Tree::Clean(commit) => {
+                // git obeys GIT_DIR and GIT_WORK_TREE over `-C`: a clean tree elsewhere says nothing of this one.
+                let top = git(dir, &["rev-parse", "--show-toplevel"]).unwrap_or_default();
+                let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+                    (Ok(a), Ok(b)) => a == b,
+                    _ => false,
+                };
+                if !top.is_empty() && same(Path::new(&top), dir) {
+                    Tree::Clean(commit)
+                } else {
+                    Tree::Elsewhere { commit, top }
+                }
+            }
+            other => other,
+        }
     }
 
     /// The tree from `git rev-parse`'s commit and `git status --porcelain`'s output (`None`: the command
@@ -47,6 +70,9 @@ impl Tree {
         match self {
             Tree::Clean(c) => format!("commit {c}"),
             Tree::Modified(c) => format!("generated from a modified tree of commit {c}: not reproducible"),
+            Tree::Elsewhere { commit, .. } => {
+                format!("generated from a workspace that is not the clean tree of commit {commit}: not reproducible")
+            }
             Tree::Unknown => "generated outside any git commit: not reproducible".into(),
         }
     }
@@ -58,6 +84,11 @@ impl Tree {
             Tree::Modified(c) => Some(format!(
                 "the work tree of commit {c} has changes (git status --porcelain is not empty), so the page could \
                  not be reproduced: commit them, or pass --allow-dirty to write it marked as not reproducible"
+            )),
+            Tree::Elsewhere { commit, top } => Some(format!(
+                "git's environment (GIT_DIR, GIT_WORK_TREE) points at another work tree ({top:?}, commit {commit}) \
+                 than the workspace that was built, so its state says nothing of this one: unset them, or pass \
+                 --allow-dirty to write the page marked as not reproducible"
             )),
             Tree::Unknown => Some(
                 "no git commit found for the workspace (git rev-parse HEAD failed), so the page could not be \

@@ -48,6 +48,13 @@ fn git(dir: &Path, args: &[&str]) {
 struct Repo(PathBuf);
 
 impl Repo {
+    /// A repository whose work tree is clean at its one commit.
+    fn clean() -> Self {
+        let repo = Self::dirty();
+        git(&repo.0, &["commit", "-q", "-a", "-m", "two"]);
+        repo
+    }
+
     fn dirty() -> Self {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let dir = std::env::temp_dir().join(format!("results-tree-{}-{nanos}", std::process::id()));
@@ -99,6 +106,35 @@ fn a_tree_no_commit_holds_is_refused() {
             "{what}: {stderr}"
         );
         assert!(out.stdout.is_empty(), "{what}");
+        assert!(!out_dir.join("results.md").exists(), "{what}: a page was written");
+    }
+}
+
+/// git obeys GIT_DIR and GIT_WORK_TREE over the workspace's own directory: pointed at a clean repository
+/// elsewhere, it used to report a clean tree whatever the built workspace held, and the page was stamped
+/// with the other repository's commit. The tool now refuses a tree that is not the workspace it was built
+/// from (exit 2, one line naming the variables and --allow-dirty) before anything is measured.
+#[test]
+fn git_pointed_at_another_clean_tree_is_refused() {
+    let clean = Repo::clean();
+    let out_dir = clean.0.join("out");
+    for (with_work_tree, what) in [(true, "GIT_DIR and GIT_WORK_TREE"), (false, "GIT_DIR alone")] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_results"));
+        command
+            .args(["--quick", "--out"])
+            .arg(&out_dir)
+            .env("GIT_DIR", clean.0.join(".git"));
+        if with_work_tree {
+            command.env("GIT_WORK_TREE", &clean.0);
+        }
+        let out = command.output().expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: {stderr}");
+        // GIT_DIR alone makes git compare the other repository's index with this directory: refused as a
+        // modified tree; with GIT_WORK_TREE the other tree is clean and only the new check refuses it.
+        assert!(stderr.contains("--allow-dirty"), "{what}: {stderr}");
+        assert!(!with_work_tree || stderr.contains("GIT_DIR"), "{what}: {stderr}");
         assert!(!out_dir.join("results.md").exists(), "{what}: a page was written");
     }
 }
