@@ -122,6 +122,11 @@ for heading in "## 2. Server-side conversion" "## 3. CSPRNG, noise and product" 
     "## 5. Integers" "## 6. Scale" "**Machine:**" "| bits | TLWE per bit (tfhe-rs)"; do
   grep -qF "$heading" "$RESULTS_OUT/results.md" || { echo "results.md lacks: $heading"; exit 1; }
 done
+# A quick page says its figures are indicative, and draws the scale plots from the committed service log.
+grep -qF "**Indicative only:**" "$RESULTS_OUT/results.md" || { echo "results.md: quick page not marked indicative"; exit 1; }
+for plot in scale-fps.svg scale-latency.svg; do
+  [ -s "$RESULTS_OUT/results/$plot" ] || { echo "results: the quick run drew no $plot"; exit 1; }
+done
 # Each plot: linked with a caption; each axis' label is its quantity with a unit ("time per call [µs]"), or
 # "(log scale)" with the unit on every tick ("10 µs", "1 ms"); its legend entries; the stamp; no tick
 # label in SI-suffixed base units ("10.0k", "100M").

@@ -158,6 +158,14 @@ fn page(ctx: &report::Context, args: &Args, sections: &[report::Section], second
          **Machine:** {}\n\n",
         ctx.stamp.line()
     );
+    if ctx.quick {
+        s.push_str(
+            "**Indicative only:** a `--quick` run measures reduced sizes with few samples, on whatever else the \
+             machine is doing; its figures can differ several-fold from a full run's (even in which of two \
+             configurations is faster), and its scale section is the committed service log's. Compare figures \
+             within one page only; cite the full run's.\n\n",
+        );
+    }
     if ctx.stamp.tree.refusal().is_some() {
         s.push_str(&format!(
             "**Not reproducible:** written with `--allow-dirty`, {}. The figures may come from code that no \

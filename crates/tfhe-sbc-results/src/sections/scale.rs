@@ -38,6 +38,9 @@ fn parse(log: &str) -> (Vec<Row>, Vec<String>) {
     (rows, notes)
 }
 
+/// The service bench's log committed beside the page (`cargo bench -p tfhe-sbc-server --bench service`).
+const COMMITTED_LOG: &str = "docs/results/service-bench.log";
+
 /// The scale section.
 pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
     ctx.step("Scale: service bench");
@@ -45,7 +48,16 @@ pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
         Some(path) => std::fs::read_to_string(path)
             .map(|t| (t, format!("parsed from `{}`", path.display())))
             .map_err(|e| format!("{}: {e}", path.display())),
-        None if ctx.quick => Err("not measured in quick mode (pass --service-log PATH to include a log)".into()),
+        // Quick mode runs no service: the committed log of the last full run, so the page keeps its plots.
+        None if ctx.quick => {
+            let path = crate::sections::firmware::workspace_root().join(COMMITTED_LOG);
+            std::fs::read_to_string(&path)
+                .map(|t| {
+                    let source = format!("read from the committed log `{COMMITTED_LOG}` (quick mode runs no service)");
+                    (t, source)
+                })
+                .map_err(|e| format!("{}: {e} (quick mode reads the committed service log)", path.display()))
+        }
         None if std::env::var_os("TSBC_NATS_SERVER").is_none() => Err(
             "not measured: no nats-server (set TSBC_NATS_SERVER, e.g. to `bash scripts/nats-server.sh`'s output)"
                 .into(),
