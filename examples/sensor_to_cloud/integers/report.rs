@@ -185,7 +185,7 @@ impl JobReport {
         let readings = self.meters.first().map_or(0, |m| m.readings.len());
         let encryption = self.meters.first().map_or(Duration::ZERO, |m| m.encryption);
         println!(
-            "[peer] tfhe-rs ClientKey FheUint16::encrypt x {readings}: {:.2?} (the meter's frame: {:.2?}, {:.1}x); one \
+            "[peer] tfhe-rs ClientKey FheUint16::encrypt x {readings}, warm: {:.2?} (the meter's frames, warm: {:.2?}, {:.1}x); one \
              FheUint16 serialized: {} B device-made, {} B tfhe-rs-encrypted",
             self.peer_encryption,
             encryption,
