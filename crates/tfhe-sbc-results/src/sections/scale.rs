@@ -133,9 +133,12 @@ pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
             bars: rows
                 .iter()
                 .flat_map(|r| {
+                    // The configuration without its parenthesis, so that the percentile survives the
+                    // label area's cut (plot::fit cuts a long label at its first parenthesis).
+                    let name = r.0.split(" (").next().unwrap_or(&r.0);
                     [
-                        ("p50".to_string(), format!("{} p50", r.0), r.2 * 1e-3),
-                        ("p99".to_string(), format!("{} p99", r.0), r.3 * 1e-3),
+                        ("p50".to_string(), format!("{name}: p50"), r.2 * 1e-3),
+                        ("p99".to_string(), format!("{name}: p99"), r.3 * 1e-3),
                     ]
                 })
                 .collect(),
