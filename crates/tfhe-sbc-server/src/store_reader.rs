@@ -8,8 +8,9 @@
 //! tfhe-sbc-server read --keys keys --client-key keys/client_key.bin --nats nats://127.0.0.1:4222
 //! ```
 //!
-//! One store may hold several key sets' messages (one service serves them side by side): an announcement
-//! whose key id is not in this key store is listed as another key set's, counted and skipped. A message
+//! One store may hold several key sets' messages (one service serves them side by side, or several ran on
+//! it in turn): an announcement whose device, key id or parameter set is not in this key store is listed as
+//! another key set's, counted and skipped. A message
 //! whose stored frames do not verify under this key set (or whose announcement does not) is listed with
 //! the reason and the listing goes on; the command then ends with an error naming how many did.
 
@@ -68,12 +69,19 @@ pub struct ReadArgs {
 enum Announced {
     /// A message of this key set, its announcement verified.
     Ours(MessageCommitted, KeyMode),
-    /// A message under a key id this key store does not hold.
+    /// A message whose device, key id or parameter set this key store does not hold.
     OtherKeySet(MessageCommitted),
     /// A record that names this key set but does not verify: the reason.
     Unverified(MessageCommitted, String),
     /// Bytes that are no announcement at all.
     Undecodable,
+}
+
+/// What the key store holds of a device, to tell its announcements from another key set's.
+struct Device {
+    key_id: u32,
+    parameter_set: u16,
+    mode: KeyMode,
 }
 
 /// What the listing counted.
@@ -182,9 +190,16 @@ async fn list<C: Converter>(
     converter: C,
     contents: impl Fn(&KeyedIntake<C>, Vec<Input<C>>) -> Result<String, String>,
 ) -> Result<Tally, String> {
-    let devices: HashMap<u64, (u32, KeyMode)> = store
+    let devices: HashMap<u64, Device> = store
         .iter()
-        .map(|record| (record.device_id(), (record.key_id(), record.mode())))
+        .map(|record| {
+            let device = Device {
+                key_id: record.key_id(),
+                parameter_set: record.parameter_set().0,
+                mode: record.mode(),
+            };
+            (record.device_id(), device)
+        })
         .collect();
     let keyed = KeyedIntake::new(IntakeConfig::default(), store, converter).map_err(|e| e.to_string())?;
     let patience = Duration::from_secs(args.read_timeout.max(1));
@@ -223,9 +238,10 @@ async fn list<C: Converter>(
             Announced::OtherKeySet(message) => {
                 tally.other_key_set += 1;
                 println!(
-                    "{}: key id {:#010x}, of another key set (not in this key store): skipped",
+                    "{}: key id {:#010x}, parameter set {}, of another key set (not in this key store): skipped",
                     message_head(&message, None),
-                    message.key_id
+                    message.key_id,
+                    message.parameter_set
                 );
             }
             Announced::Unverified(message, reason) => {
@@ -253,27 +269,18 @@ fn message_head(message: &MessageCommitted, mode: Option<KeyMode>) -> String {
     )
 }
 
-/// What `bytes` (one announcement) is for the key store's `devices` (their key ids and modes).
-fn classify<C: Converter>(
-    bytes: &[u8],
-    devices: &HashMap<u64, (u32, KeyMode)>,
-    reader: &ResultsReader<C>,
-) -> Announced {
+/// What `bytes` (one announcement) is for the key store's `devices`. A message is this key set's only if
+/// the key store has its device under its key id and parameter set: any other is another key set's (a
+/// device of another set, or of another development key set, whose MAC key and key id are the same for a
+/// device id in every development set: `tfhe-sbc-keys issue --unsafe-dev-credential`), never a failure.
+fn classify<C: Converter>(bytes: &[u8], devices: &HashMap<u64, Device>, reader: &ResultsReader<C>) -> Announced {
     let Some(record) = bytes.get(..MessageCommitted::BYTES).and_then(MessageCommitted::decode) else {
         return Announced::Undecodable;
     };
-    if !devices.values().any(|(key_id, _)| *key_id == record.key_id) {
-        return Announced::OtherKeySet(record);
-    }
-    let Some(&(key_id, mode)) = devices.get(&record.device_id) else {
-        return Announced::Unverified(record, "the device is not in this key store".to_owned());
+    let mode = match devices.get(&record.device_id) {
+        Some(device) if device.key_id == record.key_id && device.parameter_set == record.parameter_set => device.mode,
+        Some(_) | None => return Announced::OtherKeySet(record),
     };
-    if key_id != record.key_id {
-        return Announced::Unverified(
-            record,
-            format!("the key store has the device under key id {key_id:#010x}"),
-        );
-    }
     match MessageCommitted::open(bytes, |id| reader.keyed().intake().mac_key(id)) {
         Some(opened) => Announced::Ours(opened, mode),
         None => Announced::Unverified(
