@@ -11,12 +11,14 @@
 //! ```
 
 use clap::Parser;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tfhe::prelude::FheDecrypt;
 use tfhe::{FheUint16, FheUint16Id};
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
+use tfhe_sbc_adapter::key_set::KeySetParameters;
 use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
 use tfhe_sbc_adapter::key_set::files::{KEY_STORE_FILE, SERVER_KEY_FILE};
 use tfhe_sbc_adapter::key_set::server_key::read_integer_server_key;
@@ -63,18 +65,26 @@ async fn run(args: &Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .with_reading_bits(ReadingBits::from_bits(16).ok_or("16-bit readings")?);
     let store = KeyStore::read_file(&args.keys.join(KEY_STORE_FILE)).map_err(|e| e.to_string())?;
+    // The key id of each device of this key set: one store may hold several key sets' messages.
+    let key_ids: HashMap<u64, u32> = store.iter().map(|r| (r.device_id(), r.key_id())).collect();
     let keyed = KeyedIntake::new(IntakeConfig::default(), store, bridge).map_err(|e| e.to_string())?;
     let client = async_nats::connect(&args.nats)
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", args.nats))?;
     let reader = ResultsReader::connect(client, keyed).await.map_err(|e| e.to_string())?;
+    let integer_set = KeySetParameters::Integer.id().0;
     let messages = reader
         .messages(args.device, 1_000_000)
         .await
         .map_err(|e| e.to_string())?;
     let mut sum: Option<FheUint16> = None;
-    let mut count = 0usize;
+    let (mut count, mut other_key_set) = (0usize, 0usize);
     for message in &messages {
+        // A message of another key set (its key id, or its parameter set, not this key store's): skipped.
+        if key_ids.get(&message.device_id) != Some(&message.key_id) || message.parameter_set != integer_set {
+            other_key_set += 1;
+            continue;
+        }
         for frame in reader.load(message).await.map_err(|e| e.to_string())? {
             for reading in reader
                 .keyed()
@@ -90,8 +100,9 @@ async fn run(args: &Args) -> Result<(), String> {
         }
     }
     println!(
-        "{} messages, {count} readings summed under encryption (mod 2^16)",
-        messages.len()
+        "{} messages, {count} readings summed under encryption (mod 2^16); {other_key_set} messages of another key \
+         set skipped",
+        messages.len() - other_key_set
     );
     if let (Some(sum), Some(path)) = (&sum, &args.demo_client_key) {
         let (_, client_key) = read_integer_client_key(path).map_err(|e| e.to_string())?;
