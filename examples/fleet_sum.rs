@@ -23,6 +23,7 @@ use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
 use tfhe_sbc_adapter::key_set::files::{KEY_STORE_FILE, SERVER_KEY_FILE};
 use tfhe_sbc_adapter::key_set::server_key::read_integer_server_key;
 use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
+use tfhe_sbc_adapter::results::RESULTS_STREAM;
 use tfhe_sbc_adapter::results::reader::ResultsReader;
 
 /// The encrypted sum of every 16-bit reading the fleet's committed messages hold.
@@ -71,6 +72,17 @@ async fn run(args: &Args) -> Result<(), String> {
     let client = async_nats::connect(&args.nats)
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", args.nats))?;
+    // Every device's announcements before the read: those that do not open under this key store (another
+    // key set's, or repeats) are not returned by `messages`, only counted here.
+    let announced = match args.device {
+        None => {
+            let stream = async_nats::jetstream::new(client.clone())
+                .get_stream(RESULTS_STREAM)
+                .await;
+            Some(stream.map_err(|e| e.to_string())?.cached_info().state.messages as usize)
+        }
+        Some(_) => None,
+    };
     let reader = ResultsReader::connect(client, keyed).await.map_err(|e| e.to_string())?;
     let integer_set = KeySetParameters::Integer.id().0;
     let messages = reader
@@ -99,9 +111,10 @@ async fn run(args: &Args) -> Result<(), String> {
             }
         }
     }
+    let skipped = other_key_set + announced.map_or(0, |announced| announced.saturating_sub(messages.len()));
     println!(
-        "{} messages, {count} readings summed under encryption (mod 2^16); {other_key_set} messages of another key \
-         set skipped",
+        "{} messages, {count} readings summed under encryption (mod 2^16); {skipped} announcements of another key \
+         set (or repeated) skipped",
         messages.len() - other_key_set
     );
     if let (Some(sum), Some(path)) = (&sum, &args.demo_client_key) {
