@@ -248,3 +248,44 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
         started.elapsed()
     );
 }
+
+/// `read`'s mistakes, before any key or NATS: a bad value or a missing key set is an error whose first
+/// line names it, exit code 2, no panic.
+#[test]
+fn read_errors_name_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing-here");
+    let missing = missing.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+            .args(["read", "--keys", missing, "--client-key", "client_key.bin"])
+            .args(["--nats", "nats://127.0.0.1:1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(&[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("tfhe-sbc-server: error: ") && stderr.contains("server_key.bin"),
+        "{stderr}"
+    );
+    for (extra, named) in [
+        (&["--integer-bits", "12"][..], "--integer-bits 12"),
+        (&["--max", "0"][..], "--max 0"),
+    ] {
+        let (code, stderr) = run(extra);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(named) && !stderr.contains("panicked"), "{stderr}");
+    }
+    let (code, stderr) = run(&["--max", "many"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(first.contains("'many'") && first.contains("--max"), "{stderr}");
+}
