@@ -14,25 +14,29 @@
 //! whose stored frames do not verify under this key set (or whose announcement does not) is listed with
 //! the reason and the listing goes on; the command then ends with an error naming how many did.
 
+mod announcements;
+mod decrypted;
+
 use crate::nats_connection::NatsConnection;
-use async_nats::jetstream::{self, consumer};
-use futures_util::StreamExt;
+use announcements::within;
+use async_nats::jetstream;
+use decrypted::{boolean_contents, integer_contents};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tfhe_sbc_adapter::intake::{IntakeConfig, IntegerInput};
+use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
 use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
-use tfhe_sbc_adapter::interop::{BooleanBridge, Converter, Input, Messages};
+use tfhe_sbc_adapter::interop::{BooleanBridge, Converter, Input};
 use tfhe_sbc_adapter::key_set::KeySetParameters;
 use tfhe_sbc_adapter::key_set::client_key::{read_client_key, read_integer_client_key};
 use tfhe_sbc_adapter::key_set::files::{KEY_STORE_FILE, SERVER_KEY_FILE};
 use tfhe_sbc_adapter::key_set::server_key::{read_integer_server_key, read_server_key, read_server_key_envelope};
 use tfhe_sbc_adapter::key_store::{KeyMode, KeyStore};
 use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
+use tfhe_sbc_adapter::results::MessageCommitted;
 use tfhe_sbc_adapter::results::reader::ResultsReader;
-use tfhe_sbc_adapter::results::{DEFAULT_PREFIX, MessageCommitted, RESULTS_STREAM, results_subject};
 use tracing::info;
 
 /// `tfhe-sbc-server read`: list and decrypt the messages the service committed to its NATS store.
@@ -212,7 +216,7 @@ async fn list<C: Converter>(
     )
     .await?
     .map_err(|e| e.to_string())?;
-    let records = announcements(&js, args.device, args.max, patience).await?;
+    let records = announcements::read(&js, args.device, args.max, patience).await?;
     info!("{} announcements on the results stream", records.len());
     let progress = Progress::new(records.len());
     let mut tally = Tally::default();
@@ -288,138 +292,6 @@ fn classify<C: Converter>(bytes: &[u8], devices: &HashMap<u64, Device>, reader: 
             "the announcement's tag does not verify under the device's MAC key".to_owned(),
         ),
     }
-}
-
-/// Up to `max` distinct announcements (of `device`, or of every device), oldest first: every one the
-/// results stream held when the reading began (an empty fetch is no proof of the end); an error if the
-/// stream delivers nothing for `patience`.
-async fn announcements(
-    js: &jetstream::Context,
-    device: Option<u64>,
-    max: usize,
-    patience: Duration,
-) -> Result<Vec<Vec<u8>>, String> {
-    let stream = within(patience, "open the results stream", js.get_stream(RESULTS_STREAM))
-        .await?
-        .map_err(|e| format!("open the results stream {RESULTS_STREAM}: {e}"))?;
-    let filter_subject = match device {
-        Some(device) => results_subject(DEFAULT_PREFIX, device),
-        None => format!("{DEFAULT_PREFIX}.results.>"),
-    };
-    let config = consumer::pull::Config {
-        filter_subject,
-        ack_policy: consumer::AckPolicy::None,
-        // Deleted below; if this reader dies first, JetStream drops it after a minute unused.
-        inactive_threshold: Duration::from_secs(60),
-        ..Default::default()
-    };
-    let mut consumer = within(patience, "create a reading consumer", stream.create_consumer(config))
-        .await?
-        .map_err(|e| format!("create a reading consumer: {e}"))?;
-    let records = drain(&mut consumer, max, patience).await;
-    if let Ok(info) = consumer.info().await {
-        let _ = stream.delete_consumer(&info.name).await;
-    }
-    records
-}
-
-/// [`announcements`]' reading loop on `consumer`.
-async fn drain(
-    consumer: &mut consumer::Consumer<consumer::pull::Config>,
-    max: usize,
-    patience: Duration,
-) -> Result<Vec<Vec<u8>>, String> {
-    let pending = within(patience, "read the reading consumer's state", consumer.info())
-        .await?
-        .map_err(|e| format!("read the reading consumer's state: {e}"))?
-        .num_pending;
-    let pending = usize::try_from(pending).unwrap_or(usize::MAX);
-    let mut records = Vec::with_capacity(max.min(pending).min(1 << 16));
-    let mut seen = HashSet::with_capacity(max.min(pending).min(1 << 16));
-    let (mut consumed, mut last_progress) = (0usize, Instant::now());
-    while consumed < pending && records.len() < max {
-        let fetch = consumer
-            .fetch()
-            .max_messages((pending - consumed).min(1000))
-            .expires(Duration::from_secs(1))
-            .messages();
-        let mut batch = within(patience, "fetch announcements", fetch)
-            .await?
-            .map_err(|e| format!("fetch announcements: {e}"))?;
-        let before = consumed;
-        while let Some(message) = within(patience, "read an announcement", batch.next()).await? {
-            let message = message.map_err(|e| format!("read an announcement: {e}"))?;
-            consumed += 1;
-            // A repeat (a repair pass, a copy anyone published) is listed once.
-            if records.len() < max && seen.insert(message.payload.to_vec()) {
-                records.push(message.payload.to_vec());
-            }
-        }
-        if consumed > before {
-            last_progress = Instant::now();
-        } else if last_progress.elapsed() >= patience {
-            return Err(format!(
-                "the results stream delivered {consumed} of {pending} announcements, then nothing for {} s",
-                patience.as_secs()
-            ));
-        }
-    }
-    Ok(records)
-}
-
-/// `future`'s output, or an error naming `what` after `patience`.
-async fn within<T>(patience: Duration, what: &str, future: impl Future<Output = T>) -> Result<T, String> {
-    tokio::time::timeout(patience, future)
-        .await
-        .map_err(|_| format!("{what}: no answer from NATS within {} s", patience.as_secs()))
-}
-
-/// An integer message's readings, decrypted: "R readings (B-bit): r1 r2 ..." (a compact list's at its
-/// width, said so).
-fn integer_contents(
-    keyed: &KeyedIntake<IntegerBridge>,
-    inputs: Vec<IntegerInput>,
-    client_key: &tfhe::ClientKey,
-) -> Result<String, String> {
-    let mut values = Vec::new();
-    let (mut widths, mut compact) = (Vec::new(), false);
-    for input in &inputs {
-        compact |= matches!(input, IntegerInput::CompactList(_));
-        let readings = keyed.convert(input).map_err(|e| e.to_string())?;
-        widths.push(readings.bits().bits());
-        values.extend(readings.decrypt(client_key));
-    }
-    widths.dedup();
-    let width = widths.iter().map(u32::to_string).collect::<Vec<_>>().join("/");
-    let kind = if compact { ", compact list" } else { "" };
-    let numbers: Vec<String> = values.iter().map(u64::to_string).collect();
-    Ok(format!(
-        "{} readings ({width}-bit{kind}): {}",
-        values.len(),
-        numbers.join(" ")
-    ))
-}
-
-/// A boolean message's bits, decrypted with `decrypt`, eight to a byte (bit 0 first): "N bits (B bytes):
-/// hex".
-fn boolean_contents<C: Converter<Unit = Messages, Output = Vec<tfhe::boolean::ciphertext::Ciphertext>>>(
-    keyed: &KeyedIntake<C>,
-    inputs: Vec<Input<C>>,
-    decrypt: impl Fn(&tfhe::boolean::ciphertext::Ciphertext) -> bool,
-) -> Result<String, String> {
-    let mut bytes = Vec::new();
-    let mut bits = 0usize;
-    for message in &inputs {
-        let ciphertexts = keyed.convert(message).map_err(|e| e.to_string())?;
-        bits += ciphertexts.len();
-        bytes.extend(ciphertexts.chunks(8).map(|byte| {
-            byte.iter()
-                .enumerate()
-                .fold(0u8, |acc, (j, bit)| acc | (u8::from(decrypt(bit)) << j))
-        }));
-    }
-    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("{bits} bits ({} bytes): {}", bytes.len(), hex.join(" ")))
 }
 
 /// A progress bar on stderr, drawn only once the listing has taken more than a moment.

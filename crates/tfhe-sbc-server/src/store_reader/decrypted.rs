@@ -1,0 +1,55 @@
+//! A committed message's contents decrypted with the trusted party's client key, as the text of its
+//! listing line: an integer set's readings as numbers, a boolean set's message bits as bytes.
+
+use tfhe_sbc_adapter::intake::IntegerInput;
+use tfhe_sbc_adapter::interop::integer::IntegerBridge;
+use tfhe_sbc_adapter::interop::{Converter, Input, Messages};
+use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
+
+/// An integer message's readings, decrypted: "R readings (B-bit): r1 r2 ..." (a compact list's at its
+/// width, said so).
+pub(super) fn integer_contents(
+    keyed: &KeyedIntake<IntegerBridge>,
+    inputs: Vec<IntegerInput>,
+    client_key: &tfhe::ClientKey,
+) -> Result<String, String> {
+    let mut values = Vec::new();
+    let (mut widths, mut compact) = (Vec::new(), false);
+    for input in &inputs {
+        compact |= matches!(input, IntegerInput::CompactList(_));
+        let readings = keyed.convert(input).map_err(|e| e.to_string())?;
+        widths.push(readings.bits().bits());
+        values.extend(readings.decrypt(client_key));
+    }
+    widths.dedup();
+    let width = widths.iter().map(u32::to_string).collect::<Vec<_>>().join("/");
+    let kind = if compact { ", compact list" } else { "" };
+    let numbers: Vec<String> = values.iter().map(u64::to_string).collect();
+    Ok(format!(
+        "{} readings ({width}-bit{kind}): {}",
+        values.len(),
+        numbers.join(" ")
+    ))
+}
+
+/// A boolean message's bits, decrypted with `decrypt`, eight to a byte (bit 0 first): "N bits (B bytes):
+/// hex".
+pub(super) fn boolean_contents<C: Converter<Unit = Messages, Output = Vec<tfhe::boolean::ciphertext::Ciphertext>>>(
+    keyed: &KeyedIntake<C>,
+    inputs: Vec<Input<C>>,
+    decrypt: impl Fn(&tfhe::boolean::ciphertext::Ciphertext) -> bool,
+) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    let mut bits = 0usize;
+    for message in &inputs {
+        let ciphertexts = keyed.convert(message).map_err(|e| e.to_string())?;
+        bits += ciphertexts.len();
+        bytes.extend(ciphertexts.chunks(8).map(|byte| {
+            byte.iter()
+                .enumerate()
+                .fold(0u8, |acc, (j, bit)| acc | (u8::from(decrypt(bit)) << j))
+        }));
+    }
+    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("{bits} bits ({} bytes): {}", bytes.len(), hex.join(" ")))
+}
