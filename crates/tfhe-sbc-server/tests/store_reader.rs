@@ -1,9 +1,10 @@
 //! `tfhe-sbc-server read`, outside in: one JetStream service (a real nats-server, the real server process
-//! with gateway and workers) serves two key sets side by side, an integer set made with `--compact-list`
-//! (a fleet, a per-device, a public-key and a compact-list meter) and a `tfhe-lib` boolean set (a fleet, a
-//! per-device and a public-key device); each device sends real frames sealed from its credential file. The
-//! `read` binary, run once per key set with its client key, lists every message of its set with exactly
-//! the readings (or bytes) sent, lists the other set's messages as another key set's, and exits 0. A frame
+//! with gateway and workers) serves three key sets side by side, an integer set made with `--compact-list`
+//! (a fleet, a per-device, a public-key and a compact-list meter), the `tfhe-lib` boolean set and the
+//! big-key `ks-pbs-512` boolean set (each a fleet, a per-device and a public-key device); each device sends
+//! real frames sealed from its credential file. The `read` binary, run once per key set with its client
+//! key, lists every message of its set with exactly the readings (or bytes) sent, lists the other sets'
+//! messages as another key set's, and exits 0; `--device 71 --max 1` lists that meter's oldest. A frame
 //! then changed in the results bucket makes its message a verification failure, listed with its reason
 //! while the others still are, and the command ends with a one-line error, exit code 2.
 #![allow(clippy::unwrap_used)]
@@ -20,7 +21,12 @@ use tfhe_sbc_adapter::key_store::KeyMode;
 use tfhe_sbc_device::frame::ack::AckStatus;
 
 const INTEGER_KEY_ID: u32 = 0x1d00_0a01;
-const BOOLEAN_KEY_ID: u32 = 0x1d00_0b01;
+/// The boolean sets: the small-key `tfhe-lib` set (key switch per bit) and a big-key set (`ks-pbs-512`,
+/// extraction only), each with a fleet, a per-device and a public-key device.
+const BOOLEAN_SETS: [(BooleanSet, &str, u32, u64); 2] = [
+    (BooleanSet::TfheLib, "tfhe-lib", 0x1d00_0b01, 80),
+    (BooleanSet::DefaultKsPbs, "ks-pbs-512", 0x1d00_0c01, 90),
+];
 /// The integer set's secret-key and public-key meters.
 const INTEGER_METERS: [(u64, KeyMode); 3] = [
     (71, KeyMode::FleetSecretKey),
@@ -29,11 +35,8 @@ const INTEGER_METERS: [(u64, KeyMode); 3] = [
 ];
 /// The integer set's compact-list meter.
 const COMPACT_LIST: u64 = 74;
-const BOOLEAN_DEVICES: [(u64, KeyMode); 3] = [
-    (81, KeyMode::FleetSecretKey),
-    (82, KeyMode::PerDeviceSecretKey),
-    (83, KeyMode::PublicKey),
-];
+/// The modes of each boolean set's devices, numbered from its base + 1.
+const BOOLEAN_MODES: [KeyMode; 3] = [KeyMode::FleetSecretKey, KeyMode::PerDeviceSecretKey, KeyMode::PublicKey];
 
 /// One message sent: its device, first frame number, frame count and the text its listing line must hold.
 struct Sent {
@@ -81,11 +84,12 @@ fn integer_line(readings: &[u16], kind: &str) -> String {
 }
 
 /// Runs `tfhe-sbc-server read` on the key set in `keys`; its exit code, stdout and stderr.
-fn read(keys: &Path, nats: &str) -> (Option<i32>, String, String) {
+fn read(keys: &Path, nats: &str, extra: &[&str]) -> (Option<i32>, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
         .args(["read", "--keys", keys.to_str().unwrap()])
         .args(["--client-key", keys.join("client_key.bin").to_str().unwrap()])
-        .args(["--nats", nats, "--max", "100", "--read-timeout", "30"])
+        .args(["--nats", nats, "--read-timeout", "30"])
+        .args(if extra.is_empty() { &["--max", "100"][..] } else { extra })
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .output()
@@ -107,20 +111,30 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
         tfhe_sbc_keys::commands::issue(&integer, id, mode, None).unwrap();
     }
     tfhe_sbc_keys::commands::issue_compact_list_devices(&integer, COMPACT_LIST, 1, None).unwrap();
-    let boolean = root.path().join("boolean");
-    tfhe_sbc_keys::commands::init(&boolean, BooleanSet::TfheLib, Some(BOOLEAN_KEY_ID)).unwrap();
-    for (id, mode) in BOOLEAN_DEVICES {
-        tfhe_sbc_keys::commands::issue(&boolean, id, mode, None).unwrap();
-    }
+    let booleans: Vec<_> = BOOLEAN_SETS
+        .iter()
+        .map(|&(set, name, key_id, base)| {
+            let dir = root.path().join(name);
+            tfhe_sbc_keys::commands::init(&dir, set, Some(key_id)).unwrap();
+            for (i, mode) in BOOLEAN_MODES.into_iter().enumerate() {
+                tfhe_sbc_keys::commands::issue(&dir, base + 1 + i as u64, mode, None).unwrap();
+            }
+            (dir, base)
+        })
+        .collect();
     let keys_made = started.elapsed();
 
     let nats = NatsServer::start();
-    let boolean_arg = boolean.to_str().unwrap();
     let (_server, address) = Server::start_with(
         &integer,
         &nats.url(),
         &root.path().join("address"),
-        &["--keys", boolean_arg],
+        &[
+            "--keys",
+            booleans[0].0.to_str().unwrap(),
+            "--keys",
+            booleans[1].0.to_str().unwrap(),
+        ],
         Stdio::null(),
         "",
     );
@@ -145,19 +159,24 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
     let frames = meter.seal(&list.iter().flat_map(|r| r.to_le_bytes()).collect::<Vec<_>>());
     integer_sent.push(send(&address, &meter, 0, frames, integer_line(&list, ", compact list")));
 
-    // The boolean set: one message per device.
-    let mut boolean_sent = Vec::new();
-    for (id, mode) in BOOLEAN_DEVICES {
-        let mut meter = Meter::new(&boolean, id, 0);
-        let text = format!("device {id}: {}", mode.name());
-        let hex: Vec<String> = text.bytes().map(|b| format!("{b:02x}")).collect();
-        let contents = format!("{} bits ({} bytes): {}", 8 * text.len(), text.len(), hex.join(" "));
-        let frames = meter.seal(text.as_bytes());
-        boolean_sent.push(send(&address, &meter, 0, frames, contents));
+    // The boolean sets: one message per device.
+    let mut sets = vec![(integer.clone(), integer_sent)];
+    for (dir, base) in &booleans {
+        let mut sent = Vec::new();
+        for (i, mode) in BOOLEAN_MODES.into_iter().enumerate() {
+            let id = base + 1 + i as u64;
+            let mut meter = Meter::new(dir, id, 0);
+            let text = format!("device {id}: {}", mode.name());
+            let hex: Vec<String> = text.bytes().map(|b| format!("{b:02x}")).collect();
+            let contents = format!("{} bits ({} bytes): {}", 8 * text.len(), text.len(), hex.join(" "));
+            let frames = meter.seal(text.as_bytes());
+            sent.push(send(&address, &meter, 0, frames, contents));
+        }
+        sets.push((dir.clone(), sent));
     }
 
     // Every message committed and announced (the workers commit after the gateway acknowledges).
-    let announced = integer_sent.len() + boolean_sent.len();
+    let announced: usize = sets.iter().map(|(_, sent)| sent.len()).sum();
     runtime().block_on(async {
         let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -176,11 +195,13 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
     });
     let sent_at = started.elapsed();
 
-    for (keys, ours, theirs) in [
-        (&integer, &integer_sent, &boolean_sent),
-        (&boolean, &boolean_sent, &integer_sent),
-    ] {
-        let (code, listing, log) = read(keys, &nats.url());
+    for (keys, ours) in &sets {
+        let theirs: Vec<&Sent> = sets
+            .iter()
+            .filter(|(other, _)| other != keys)
+            .flat_map(|(_, sent)| sent)
+            .collect();
+        let (code, listing, log) = read(keys, &nats.url(), &[]);
         println!("read --keys {}:\n{listing}{log}", keys.display());
         assert_eq!(code, Some(0), "{listing}{log}");
         for sent in ours {
@@ -192,7 +213,7 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
                 sent.first_frame
             );
         }
-        for sent in theirs {
+        for sent in &theirs {
             let other = ", of another key set (not in this key store): skipped";
             let line = format!("device {} message ", sent.device);
             assert!(
@@ -210,6 +231,22 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
         assert_eq!(listing.lines().count(), ours.len() + theirs.len() + 1, "{listing}");
     }
 
+    // One device's messages, at most one of them: its oldest.
+    let (code, listing, log) = read(&integer, &nats.url(), &["--device", "71", "--max", "1"]);
+    println!("read --keys {} --device 71 --max 1:\n{listing}{log}", integer.display());
+    assert_eq!(code, Some(0), "{listing}{log}");
+    let integer_sent = &sets[0].1;
+    assert!(
+        integer_sent[0].device == 71 && integer_sent[0].is_listed_in(&listing),
+        "{listing}"
+    );
+    assert_eq!(
+        listing.lines().last(),
+        Some("1 messages of this key set, 0 of another key set (skipped), 0 failed verification"),
+        "{listing}"
+    );
+    assert_eq!(listing.lines().count(), 2, "{listing}");
+
     // A stored frame changed in the results bucket (its last byte, under the frame's MAC): that message is
     // listed as failing verification, with the reason, the others still are, and the command ends non-zero.
     runtime().block_on(async {
@@ -219,7 +256,7 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
         *frame.last_mut().unwrap() ^= 1;
         bucket.put("frames/72/0/0", frame.into()).await.unwrap();
     });
-    let (code, listing, log) = read(&integer, &nats.url());
+    let (code, listing, log) = read(&integer, &nats.url(), &[]);
     println!(
         "read --keys {} after a stored frame was changed:\n{listing}{log}",
         integer.display()
@@ -236,7 +273,7 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
     }
     assert_eq!(
         listing.lines().last(),
-        Some("4 messages of this key set, 3 of another key set (skipped), 1 failed verification"),
+        Some("4 messages of this key set, 6 of another key set (skipped), 1 failed verification"),
         "{listing}"
     );
     assert_eq!(
@@ -244,7 +281,7 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
         "tfhe-sbc-server: error: 1 of 5 messages of this key set failed verification (listed above)"
     );
     println!(
-        "keys made in {keys_made:.1?}, messages sent and committed by {sent_at:.1?}, three listings by {:.1?}",
+        "keys made in {keys_made:.1?}, messages sent and committed by {sent_at:.1?}, five listings by {:.1?}",
         started.elapsed()
     );
 }
