@@ -106,7 +106,8 @@ step "key set: tfhe-lib, devices 7 (per-device), 8 (public-key), 9 (fleet)"
 "$KEYS_BIN" issue --dir "$WORK/keys" --device-id 8 --mode public-key >>"$WORK/keys.log"
 "$KEYS_BIN" issue --dir "$WORK/keys" --device-id 9 --mode fleet >>"$WORK/keys.log"
 
-# Readings: device 7 from a file, 8 from stdin (u16), 9 from a sensor command run three times.
+# Readings: device 7 from a file, 8 from stdin (u16), 9 from a sensor command run four times (f32: the
+# server must print the floats the sensor gave, from the reading format the frames carry).
 seq 11 50 >"$WORK/readings-7.txt"                                 # 40 u8 readings, batches of 4: 10 messages
 printf '%s\n' 1000 2000 65535 4 5 6 7 8 9 10 11 12 >"$WORK/readings-8.txt"  # 12 u16, batches of 3: 4 messages
 MESSAGES=$((10 + 4 + 4))
@@ -133,7 +134,7 @@ ${RUN[aarch64-unknown-linux-musl]} "$WORK/client-aarch64-unknown-linux-musl" $C 
 P8=$!
 ${RUN[armv7-unknown-linux-gnueabihf]} "$WORK/client-armv7-unknown-linux-gnueabihf" $C \
   --credentials "$WORK/keys/devices/9.tsdc" --server "$ADDRESS" \
-  --command 'echo 21 22; echo 23' --interval 300ms --runs 4 --batch 3 2>"$WORK/client-9.log" &
+  --command 'echo 48.3 -7.25; echo 21.5' --format f32 --interval 300ms --runs 4 --batch 3 2>"$WORK/client-9.log" &
 P9=$!
 status=0
 for p in 7 8 9; do
@@ -157,7 +158,7 @@ decrypted() {
 }
 expect_7=$(seq -s, 11 50)
 expect_8=$(awk '{ printf "%s%d,%d", sep, $1 % 256, int($1 / 256); sep = "," }' "$WORK/readings-8.txt")  # u16 LE
-expect_9=$(printf '21,22,23%.0s,' 1 2 3 4 | sed 's/,$//')
+expect_9=$(python3 -c 'import struct; print(",".join(str(b) for b in struct.pack("<3f", 48.3, -7.25, 21.5) * 4))')
 fail=0
 for p in 7 8 9; do
   got=$(decrypted "$p")
@@ -168,6 +169,15 @@ for p in 7 8 9; do
     echo "device $p: decrypted [$got], sent [${!want_var}]"; fail=1
   fi
 done
+# Device 9's readings as the server printed them: the floats its sensor command gave, read as f32 because
+# its frames say so.
+readings_9=$(grep "decrypted with the demo client key" "$WORK/server.log" | grep "device=9 " \
+  | sed -E 's/.*reading_format=([a-z0-9]+) readings=\[([^]]*)\].*/\1: \2/' | sort -u)
+if [ "$readings_9" == "f32: 48.3, -7.25, 21.5" ]; then
+  echo "device 9 (--format f32): the server printed $readings_9"
+else
+  echo "device 9 (--format f32): the server printed [$readings_9], sent f32: 48.3, -7.25, 21.5"; fail=1
+fi
 # The alarm bit each message got from tfhe-rs gates, against the plaintext answer for its decrypted bytes.
 read -r alarms wrong < <(grep "decrypted with the demo client key" "$WORK/server.log" \
   | sed -E 's/.*values=\[([^]]*)\] alarm=Some\(([a-z]+)\).*/\1 \2/' | tr -d ',' \

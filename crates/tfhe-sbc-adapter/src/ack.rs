@@ -39,7 +39,7 @@ pub fn status_for(error: &IntakeError) -> AckStatus {
         | IntakeError::MalformedHeader(_)
         | IntakeError::BadMagic(_)
         | IntakeError::UnsupportedVersion(_)
-        | IntakeError::ReservedFlags(_)
+        | IntakeError::UnknownReadingFormat(_)
         | IntakeError::UnknownFrameKind(_)
         | IntakeError::UnsupportedXof(_)
         | IntakeError::UnsupportedBodyBits { .. }
@@ -113,7 +113,7 @@ mod tests {
             parameter_set: 1,
             xof_id: tfhe_sbc_device::csprng::mask::MASK_XOF_ID,
             body_bits: 32,
-            flags: 0,
+            reading_format: 0,
             device_id,
             key_id: 1,
             sequence,

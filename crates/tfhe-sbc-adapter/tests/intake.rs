@@ -14,7 +14,7 @@ use tfhe_sbc_adapter::stream::{FrameReader, write_frame};
 use tfhe_sbc_adapter::{IntakeError, MessageField};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tfhe_sbc_device::frame::{
-    FULL_FRAME_BYTES_1024, FrameCounter, FrameKind, HEADER_BYTES, SEEDED_FRAME_BYTES_1024, TAG_BYTES,
+    FULL_FRAME_BYTES_1024, FrameCounter, FrameKind, HEADER_BYTES, ReadingFormat, SEEDED_FRAME_BYTES_1024, TAG_BYTES,
 };
 
 fn full_frames_allowed() -> IntakeConfig {
@@ -150,7 +150,19 @@ fn every_malformed_header_gets_its_error() {
                 found: HEADER_BYTES - 1,
             },
         ),
-        (edit(|h| h.flags = 0x80), IntakeError::ReservedFlags(0x80)),
+        (
+            edit(|h| h.reading_format = 0x80),
+            IntakeError::UnknownReadingFormat(0x80),
+        ),
+        (edit(|h| h.reading_format = 8), IntakeError::UnknownReadingFormat(8)),
+        (
+            // "hello" is not a whole number of u16 readings.
+            edit(|h| h.reading_format = ReadingFormat::U16.to_u8()),
+            IntakeError::PartialReadings {
+                message_length: 5,
+                reading_bytes: 2,
+            },
+        ),
         (edit(|h| h.kind = 9), IntakeError::UnknownFrameKind(9)),
         (
             // A public-key frame has no seed: its XOF id must be 0.
@@ -444,6 +456,11 @@ fn chunks_that_disagree_are_never_merged() {
             // reboot).
             reframe(&frames[1], &key, |h| h.sequence += 1000),
             MessageField::FirstSequence,
+        ),
+        (
+            // 300 bytes are 75 f32 readings too: chunk 0 said bytes.
+            reframe(&frames[1], &key, |h| h.reading_format = ReadingFormat::F32.to_u8()),
+            MessageField::ReadingFormat,
         ),
     ];
     for (forged, field) in cases {

@@ -52,7 +52,8 @@ pub struct Cli {
     /// .tscp, as `tfhe-sbc-keys issue --mode compact-list` writes it).
     #[arg(long, value_name = "FILE")]
     pub compact_public_key: Option<PathBuf>,
-    /// How each value is written into the message (little-endian).
+    /// How each value is written into the message (little-endian); every frame's header says so, so the
+    /// trusted party reads the readings back as this type (hex: plain bytes).
     #[arg(long, value_enum, default_value_t = Format::U8)]
     pub format: Format,
     /// Readings per message (a message of N/8 bytes or less is one frame).

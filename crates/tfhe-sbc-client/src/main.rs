@@ -11,6 +11,7 @@ use tfhe_sbc_client::sources::{LineSink, Source, SourceError};
 use tfhe_sbc_client::uplink::{Outbox, Recovered, Uplink, UplinkConfig, UplinkStats};
 use tfhe_sbc_client::{info, log, warn};
 use tfhe_sbc_device::files::credentials::{Credentials, KeyMode};
+use tfhe_sbc_device::frame::ReadingFormat;
 use tfhe_sbc_device::frame::mac::MacKey;
 use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter, scrub_stack};
 
@@ -66,6 +67,9 @@ struct Device {
     counter: PersistentCounter,
     uplink: Uplink,
     max_message_bytes: usize,
+    /// What every message's header says its bytes are (`--format`), so the trusted party reads them back as
+    /// the readings they were.
+    reading_format: ReadingFormat,
     messages: u64,
     readings: u64,
 }
@@ -95,7 +99,9 @@ impl Device {
         let outgoing = self
             .counter
             .begin_message(message.len(), self.encryptor.chunk_bytes())
-            .map_err(setup)?;
+            .map_err(setup)?
+            .with_reading_format(self.reading_format)
+            .map_err(|e| runtime(format!("--format {}: {e}", self.reading_format)))?;
         let frames = self
             .encryptor
             .encrypt_message(&credentials.credentials, &outgoing, message)
@@ -254,6 +260,7 @@ fn start(cli: &Cli) -> Result<Device, Failure> {
         counter,
         uplink,
         max_message_bytes: cli.max_chunks as usize * chunk_bytes,
+        reading_format: cli.format.reading_format(),
         messages: 0,
         readings: 0,
     })

@@ -6,6 +6,7 @@
 //! says; the cloud sees each bit as one LWE ciphertext.
 
 use std::fmt;
+use tfhe_sbc_device::frame::ReadingFormat;
 
 /// How a value is written into the message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -36,6 +37,20 @@ impl Format {
             Self::U16 | Self::I16 => Some(2),
             Self::U32 | Self::I32 | Self::F32 => Some(4),
             Self::Hex => None,
+        }
+    }
+
+    /// The reading format every message's header carries (`hex`: plain bytes, as the line gave them).
+    pub const fn reading_format(self) -> ReadingFormat {
+        match self {
+            Self::U8 => ReadingFormat::U8,
+            Self::I8 => ReadingFormat::I8,
+            Self::U16 => ReadingFormat::U16,
+            Self::I16 => ReadingFormat::I16,
+            Self::U32 => ReadingFormat::U32,
+            Self::I32 => ReadingFormat::I32,
+            Self::F32 => ReadingFormat::F32,
+            Self::Hex => ReadingFormat::Bytes,
         }
     }
 

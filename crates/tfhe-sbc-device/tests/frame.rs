@@ -74,7 +74,7 @@ fn seeded_frames_carry_the_header_body_and_tag() {
                 parameter_set: TFHE_LIB_GLWE_1024.id().0,
                 xof_id: MASK_XOF_ID,
                 body_bits: 32,
-                flags: 0,
+                reading_format: 0,
                 device_id: 0xDE71CE,
                 key_id: 4,
                 sequence: 1000 + u64::from(chunk.index),

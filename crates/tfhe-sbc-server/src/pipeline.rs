@@ -307,11 +307,15 @@ pub fn run_compute<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
                 })
                 .collect();
             let alarm = alarm.as_ref().map(|a| client_key.decrypt(a));
+            // The device's readings as it read them: its frames' headers say how its bytes read.
+            let format = message.reading_format();
             info!(
                 device = message.device_id,
                 message_id = message.message_id,
                 ?values,
                 ?alarm,
+                reading_format = %format,
+                readings = %format_args!("[{}]", format.display(&values)),
                 "decrypted with the demo client key"
             );
         } else if alarm.is_some() {

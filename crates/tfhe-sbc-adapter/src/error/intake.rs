@@ -15,6 +15,8 @@ pub enum MessageField {
     ParameterSet,
     /// `sequence - chunk_index`: chunk `i` of a message has sequence number `first + i`.
     FirstSequence,
+    /// `reading_format`.
+    ReadingFormat,
 }
 
 impl fmt::Display for MessageField {
@@ -24,6 +26,7 @@ impl fmt::Display for MessageField {
             Self::MessageLength => "message length",
             Self::ParameterSet => "parameter set",
             Self::FirstSequence => "first sequence number (sequence - chunk index)",
+            Self::ReadingFormat => "reading format",
         })
     }
 }
@@ -46,8 +49,8 @@ pub enum IntakeError {
     BadMagic([u8; 4]),
     /// The format version is not one this adapter reads (only 2 is; 1 is refused: it is unauthenticated).
     UnsupportedVersion(u8),
-    /// The reserved flags byte is not 0.
-    ReservedFlags(u8),
+    /// The `reading_format` byte names no [`tfhe_sbc_device::frame::ReadingFormat`].
+    UnknownReadingFormat(u8),
     /// The frame kind is not a known value.
     UnknownFrameKind(u8),
     /// The frame kind does not match how the device was registered to encrypt: public-key frames from a
@@ -80,7 +83,7 @@ pub enum IntakeError {
     NonZeroBodyPadding,
     /// A compact-list frame names a reading width lists do not take (its `body_bits`: 8, 16 or 32).
     UnsupportedReadingWidth(u8),
-    /// A compact-list frame's message is not a whole number of readings.
+    /// The message is not a whole number of readings: of its reading format, or of a compact list's width.
     PartialReadings {
         /// The header's message length.
         message_length: u32,
@@ -241,7 +244,7 @@ impl fmt::Display for IntakeError {
                  no replay protection); update the device to version 2",
             ),
             Self::UnsupportedVersion(v) => write!(f, "unsupported wire format version {v} (this adapter reads 2)"),
-            Self::ReservedFlags(b) => write!(f, "reserved flags byte is {b:#04x}, must be 0"),
+            Self::UnknownReadingFormat(b) => write!(f, "unknown reading format {b} (0 to 7)"),
             Self::UnknownFrameKind(k) => write!(f, "unknown frame kind {k}"),
             Self::FrameKindNotAllowed { device_id, kind } => write!(
                 f,
@@ -270,8 +273,8 @@ impl fmt::Display for IntakeError {
                 reading_bytes,
             } => write!(
                 f,
-                "a compact-list message of {message_length} bytes is not a whole number of {reading_bytes}-byte \
-                 readings"
+                "a message of {message_length} bytes is not a whole number of {reading_bytes}-byte readings (its \
+                 reading format, or a compact list's width)"
             ),
             Self::ZeroChunkCount => f.write_str("chunk count is 0"),
             Self::ChunkIndexOutOfRange { index, count } => {

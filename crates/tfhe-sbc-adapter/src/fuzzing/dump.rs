@@ -30,7 +30,7 @@ pub fn wire_format_dump() -> String {
         ("parameter_set", 2),
         ("xof_id", 1),
         ("body_bits", 1),
-        ("flags", 1),
+        ("reading_format", 1),
         ("device_id", 8),
         ("key_id", 4),
         ("sequence", 8),

@@ -4,7 +4,7 @@
 
 use tfhe_sbc_core::entities::GlweCiphertextOwned;
 use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters};
-use tfhe_sbc_device::frame::{FrameHeader, FrameKind};
+use tfhe_sbc_device::frame::{FrameHeader, FrameKind, ReadingFormat};
 
 /// An authenticated frame: its header, its parameter set, and the full ciphertext (a seeded mask expanded).
 #[derive(Clone, Debug)]
@@ -137,6 +137,17 @@ pub struct Message {
     pub message_length: u32,
     /// Chunk `i` is `frames[i]`.
     pub frames: Vec<Frame>,
+}
+
+impl Message {
+    /// How the message's bytes read as values: what its frames' headers say (checked when each frame was
+    /// parsed, the same in every chunk: the reassembly's rule). [`ReadingFormat::Bytes`] for no frames.
+    pub fn reading_format(&self) -> ReadingFormat {
+        self.frames
+            .first()
+            .and_then(|frame| frame.header.format_of_readings())
+            .unwrap_or_default()
+    }
 }
 
 /// What [`Intake::receive`](super::Intake::receive) did with an accepted frame.

@@ -170,8 +170,14 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         });
     };
     let header: FrameHeader = postcard::from_bytes(fields).map_err(IntakeError::MalformedHeader)?;
-    if header.flags != 0 {
-        return Err(IntakeError::ReservedFlags(header.flags));
+    let format = header
+        .format_of_readings()
+        .ok_or(IntakeError::UnknownReadingFormat(header.reading_format))?;
+    if !format.whole_readings(header.message_length as usize) {
+        return Err(IntakeError::PartialReadings {
+            message_length: header.message_length,
+            reading_bytes: format.reading_bytes() as u8,
+        });
     }
     let kind = header.frame_kind().ok_or(IntakeError::UnknownFrameKind(header.kind))?;
     match kind {

@@ -2,8 +2,8 @@
 //!
 //! Rules (the wire format's reassembly rules):
 //! * a one-chunk message completes at once and never touches the open-message table;
-//! * every chunk of a message agrees on `chunk_count`, `message_length`, `parameter_set` and its first
-//!   sequence number (`sequence - chunk_index`). A chunk that disagrees is rejected and the open message is
+//! * every chunk of a message agrees on `chunk_count`, `message_length`, `parameter_set`,
+//!   `reading_format` and its first sequence number (`sequence - chunk_index`). A chunk that disagrees is rejected and the open message is
 //!   dropped ([`IntakeError::MessageMismatch`]): two messages are never merged;
 //! * a chunk index that already arrived is rejected ([`IntakeError::DuplicateChunk`]; through
 //!   [`Intake`](super::Intake) the replay window catches it first, since the index and the first
@@ -42,6 +42,7 @@ struct OpenMessage {
     chunk_count: u32,
     message_length: u32,
     parameter_set: u16,
+    reading_format: u8,
     key_id: u32,
     started: Instant,
     received: u32,
@@ -56,6 +57,8 @@ impl OpenMessage {
             Some(MessageField::MessageLength)
         } else if header.parameter_set != self.parameter_set {
             Some(MessageField::ParameterSet)
+        } else if header.reading_format != self.reading_format {
+            Some(MessageField::ReadingFormat)
         } else if first_sequence(header) != self.first_sequence {
             Some(MessageField::FirstSequence)
         } else {
@@ -245,6 +248,7 @@ impl Reassembler {
                     chunk_count: header.chunk_count,
                     message_length: header.message_length,
                     parameter_set: header.parameter_set,
+                    reading_format: header.reading_format,
                     key_id: header.key_id,
                     started: now,
                     received: 0,

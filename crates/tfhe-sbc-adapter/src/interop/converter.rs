@@ -73,6 +73,26 @@ impl FrameUnit for Messages {
                 field: crate::error::MessageField::ChunkCount,
             });
         }
+        // The fields every chunk of a message repeats (the reassembly's rule, for frames read back).
+        let differs = frames.iter().find_map(|f| {
+            use crate::error::MessageField;
+            if f.header.message_length != header.message_length {
+                Some(MessageField::MessageLength)
+            } else if f.header.parameter_set != header.parameter_set {
+                Some(MessageField::ParameterSet)
+            } else if f.header.reading_format != header.reading_format {
+                Some(MessageField::ReadingFormat)
+            } else {
+                None
+            }
+        });
+        if let Some(field) = differs {
+            return Err(IntakeError::MessageMismatch {
+                device_id: header.device_id,
+                message_id: header.message_id,
+                field,
+            });
+        }
         Ok(vec![Message {
             device_id: header.device_id,
             key_id: header.key_id,

@@ -221,7 +221,7 @@ mod tests {
                 parameter_set: 1,
                 xof_id: 1,
                 body_bits: 11,
-                flags: 0,
+                reading_format: 0,
                 device_id,
                 key_id: 1,
                 sequence,

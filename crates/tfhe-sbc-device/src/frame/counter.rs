@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::frame::message::Chunk;
+use crate::frame::reading_format::ReadingFormat;
 
 /// The device's frame counter: hands out strictly increasing sequence numbers in `[next, end)`.
 ///
@@ -76,6 +77,7 @@ impl FrameCounter {
             chunk_count,
             chunk_bytes,
             message_length: length,
+            reading_format: ReadingFormat::Bytes,
         })
     }
 }
@@ -88,6 +90,7 @@ pub struct OutgoingMessage {
     chunk_count: u32,
     chunk_bytes: usize,
     message_length: u32,
+    reading_format: ReadingFormat,
 }
 
 impl OutgoingMessage {
@@ -109,6 +112,27 @@ impl OutgoingMessage {
     /// The message length in bytes.
     pub const fn message_length(&self) -> u32 {
         self.message_length
+    }
+
+    /// How the message's bytes read as values ([`ReadingFormat::Bytes`] unless
+    /// [`Self::with_reading_format`] said otherwise); every chunk's header carries it.
+    pub const fn reading_format(&self) -> ReadingFormat {
+        self.reading_format
+    }
+
+    /// The same message, its bytes declared to be `format` readings (the server shows them so). Fails with
+    /// [`Error::PartialReading`] unless the message is a whole number of readings.
+    pub const fn with_reading_format(self, format: ReadingFormat) -> Result<Self> {
+        if !format.whole_readings(self.message_length as usize) {
+            return Err(Error::PartialReading {
+                reading_bytes: format.reading_bytes(),
+                found: self.message_length as usize,
+            });
+        }
+        Ok(Self {
+            reading_format: format,
+            ..self
+        })
     }
 
     /// The sequence number of chunk `index` of `count`, if that chunk is one of this message's.

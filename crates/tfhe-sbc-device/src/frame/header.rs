@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::frame::counter::OutgoingMessage;
 use crate::frame::mac::{DeviceCredentials, TAG_BYTES};
 use crate::frame::message::Chunk;
+use crate::frame::reading_format::ReadingFormat;
 use serde::{Deserialize, Serialize};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::ParameterSetId;
@@ -31,7 +32,7 @@ pub const MAGIC: [u8; 4] = *b"TSBC";
 pub const FORMAT_VERSION: u8 = 2;
 /// The magic and the version: the bytes every version shares, read before anything else.
 pub const PREFIX_BYTES: usize = 5;
-/// The encoded [`FrameHeader`] (after the prefix): kind 1, parameter set 2, XOF id 1, body bits 1, flags 1,
+/// The encoded [`FrameHeader`] (after the prefix): kind 1, parameter set 2, XOF id 1, body bits 1, reading format 1,
 /// device id 8, key id 4, sequence 8, message id 4, chunk index 4, chunk count 4, message length 4.
 pub const HEADER_FIELDS_BYTES: usize = 1 + 2 + 1 + 1 + 1 + 8 + 4 + 8 + 4 + 4 + 4 + 4;
 /// Every byte before the payload: prefix and header.
@@ -87,8 +88,9 @@ pub struct FrameHeader {
     /// How many top bits of each body coefficient travel: the torus width, or fewer for a compact body
     /// ([`tfhe_sbc_core::compact_body`]).
     pub body_bits: u8,
-    /// Reserved, 0.
-    pub flags: u8,
+    /// How the message's bytes read as values ([`ReadingFormat`]'s wire value; 0: bytes). The same in every
+    /// chunk of a message, whose length is a whole number of readings.
+    pub reading_format: u8,
     /// The sending device.
     #[serde(with = "postcard::fixint::le")]
     pub device_id: u64,
@@ -128,7 +130,7 @@ impl FrameHeader {
             parameter_set: parameter_set.0,
             xof_id: if kind == FrameKind::Seeded { MASK_XOF_ID } else { 0 },
             body_bits: 32,
-            flags: 0,
+            reading_format: message.reading_format().to_u8(),
             device_id: credentials.device_id(),
             key_id: credentials.key_id(),
             sequence,
@@ -142,6 +144,11 @@ impl FrameHeader {
     /// The header's [`FrameKind`], if its kind value is one.
     pub const fn frame_kind(&self) -> Option<FrameKind> {
         FrameKind::from_u8(self.kind)
+    }
+
+    /// The [`ReadingFormat`] of `reading_format`, if it is one.
+    pub const fn format_of_readings(&self) -> Option<ReadingFormat> {
+        ReadingFormat::from_u8(self.reading_format)
     }
 
     /// Writes the prefix (magic, version) and this header into `out[..HEADER_BYTES]`.
@@ -223,7 +230,7 @@ mod tests {
                 parameter_set: u16::from(fill) * 257,
                 xof_id: fill,
                 body_bits: fill,
-                flags: fill,
+                reading_format: fill,
                 device_id: u64::from(fill) * 0x0101_0101_0101_0101,
                 key_id: u32::from(fill) * 0x0101_0101,
                 sequence: u64::from(fill) * 0x0101_0101_0101_0101,
@@ -249,7 +256,7 @@ mod tests {
                 parameter_set: 1,
                 xof_id: MASK_XOF_ID,
                 body_bits: 32,
-                flags: 0,
+                reading_format: 0,
                 device_id: 1,
                 key_id: 1,
                 sequence: 0,

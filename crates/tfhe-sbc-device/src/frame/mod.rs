@@ -11,7 +11,8 @@
 //! * [`header`]: magic, version, [`FrameHeader`], [`FrameKind`] and the exact sizes ([`frame_bytes`]);
 //! * [`writer`]: header, payload and tag into a caller slice, or the payload computed in place;
 //! * [`counter`]: per-device sequence numbers ([`FrameCounter`]) and the message a chunk belongs to
-//!   ([`OutgoingMessage`]); [`message`]: a byte string cut into chunks;
+//!   ([`OutgoingMessage`]); [`message`]: a byte string cut into chunks; [`reading_format`]: how the
+//!   message's bytes read as values;
 //! * [`mac`]: the frame MAC and the device's credentials; [`ack`]: the server's acknowledgement records;
 //! * [`compact_list`]: frames that carry a tfhe-rs `CompactCiphertextList` (kind 3) and their sizes.
 
@@ -22,6 +23,7 @@ pub mod counter;
 pub mod header;
 pub mod mac;
 pub mod message;
+pub mod reading_format;
 pub mod writer;
 
 pub use counter::{FrameCounter, OutgoingMessage};
@@ -31,4 +33,5 @@ pub use header::{
     seeded_frame_bytes,
 };
 pub use mac::TAG_BYTES;
+pub use reading_format::{Reading, ReadingFormat, ReadingsDisplay};
 pub use writer::{PayloadWord, write_frame_in_place, write_full_frame, write_seeded_frame};

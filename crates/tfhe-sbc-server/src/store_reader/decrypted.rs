@@ -1,10 +1,11 @@
 //! A committed message's contents decrypted with the trusted party's client key, as the text of its
 //! listing line: an integer set's readings as numbers, a boolean set's message bits as bytes.
 
-use tfhe_sbc_adapter::intake::IntegerInput;
+use tfhe_sbc_adapter::intake::{IntegerInput, Message};
 use tfhe_sbc_adapter::interop::integer::IntegerBridge;
 use tfhe_sbc_adapter::interop::{Converter, Input, Messages};
 use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
+use tfhe_sbc_device::frame::ReadingFormat;
 
 /// An integer message's readings, decrypted: "R readings (B-bit): r1 r2 ..." (a compact list's at its
 /// width, said so).
@@ -33,7 +34,8 @@ pub(super) fn integer_contents(
 }
 
 /// A boolean message's bits, decrypted with `decrypt`, eight to a byte (bit 0 first): "N bits (B bytes):
-/// hex".
+/// hex", and when the device said what its bytes are (the headers' reading format) the readings as it
+/// read them: "N bits (B bytes), R f32 readings: 48.3, -7.25".
 pub(super) fn boolean_contents<C: Converter<Unit = Messages, Output = Vec<tfhe::boolean::ciphertext::Ciphertext>>>(
     keyed: &KeyedIntake<C>,
     inputs: Vec<Input<C>>,
@@ -41,6 +43,7 @@ pub(super) fn boolean_contents<C: Converter<Unit = Messages, Output = Vec<tfhe::
 ) -> Result<String, String> {
     let mut bytes = Vec::new();
     let mut bits = 0usize;
+    let format = inputs.first().map(Message::reading_format).unwrap_or_default();
     for message in &inputs {
         let ciphertexts = keyed.convert(message).map_err(|e| e.to_string())?;
         bits += ciphertexts.len();
@@ -51,5 +54,13 @@ pub(super) fn boolean_contents<C: Converter<Unit = Messages, Output = Vec<tfhe::
         }));
     }
     let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("{bits} bits ({} bytes): {}", bytes.len(), hex.join(" ")))
+    Ok(match format {
+        ReadingFormat::Bytes => format!("{bits} bits ({} bytes): {}", bytes.len(), hex.join(" ")),
+        readings => format!(
+            "{bits} bits ({} bytes), {} {readings} readings: {}",
+            bytes.len(),
+            bytes.len() / readings.reading_bytes(),
+            readings.display(&bytes)
+        ),
+    })
 }

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::key_store::KeyMode;
 use tfhe_sbc_device::csprng::Blake2bXof;
 use tfhe_sbc_device::files::credentials::decode_credentials;
-use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckRecord, AckStatus, frame_tag};
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
+use tfhe_sbc_device::frame::{FrameCounter, ReadingFormat};
 use tfhe_sbc_device::std_io::MessageEncryptor;
 
 /// The integer key set of the service tests in `dir`, with one meter per key mode.
@@ -91,9 +91,16 @@ impl Meter {
 
     /// The frames of one message.
     pub fn seal(&mut self, message: &[u8]) -> Vec<Vec<u8>> {
+        self.seal_as(message, ReadingFormat::Bytes)
+    }
+
+    /// The frames of one message whose headers say its bytes are `format` readings.
+    pub fn seal_as(&mut self, message: &[u8], format: ReadingFormat) -> Vec<Vec<u8>> {
         let outgoing = self
             .counter
             .begin_message(message.len(), self.encryptor.chunk_bytes())
+            .unwrap()
+            .with_reading_format(format)
             .unwrap();
         let frames = self.encryptor.encrypt_message(&self.credentials, &outgoing, message);
         frames.unwrap().into_iter().map(|frame| frame.bytes).collect()
