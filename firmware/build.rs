@@ -1,4 +1,4 @@
-//! Picks the board's `memory.x` for a Cortex-M target, and computes on the host the packed KAT key and the
+//! Picks the board's `memory.x` for a bare-metal target (Cortex-M or RISC-V), and computes on the host the packed KAT key and the
 //! digest the firmware must reproduce (`$OUT_DIR/expected.rs`), with the same crates and the same inputs
 //! (`src/kat_inputs.rs`): for the boolean run, the integer run (feature `integer`) and the integer public-key
 //! run (feature `integer-public-key`, whose public-key file build.rs also writes, `integer_public_key.tspk`)
@@ -259,10 +259,13 @@ fn main() {
     fs::write(out.join("expected.rs"), out_rs).expect("write expected.rs");
 
     if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("none") {
-        // thumbv7em runs on the MPS2 AN386 model; thumbv7m and thumbv6m code on the LM3S6965 model.
+        // thumbv7em runs on the MPS2 AN386 model; thumbv7m and thumbv6m code on the LM3S6965 model; riscv32
+        // on qemu's RISC-V `virt` machine.
         let target = env::var("TARGET").expect("TARGET");
         let board = if target.starts_with("thumbv7em") {
             "mps2-an386"
+        } else if target.starts_with("riscv32") {
+            "qemu-riscv-virt"
         } else {
             "lm3s6965evb"
         };

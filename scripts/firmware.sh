@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Cortex-M in CI: builds the firmware test (firmware/) for three targets, runs each under
-# qemu-system-arm and checks the known-answer digest and the budgets. Installs what it needs.
+# Microcontrollers in CI: builds the firmware test (firmware/) for five targets, runs each under
+# qemu-system-arm or qemu-system-riscv32 and checks the known-answer digest and the budgets. Installs what it
+# needs.
 #
-#   thumbv7em-none-eabihf  on -machine mps2-an386 -cpu cortex-m4   (M4F)
-#   thumbv7m-none-eabi     on -machine lm3s6965evb                  (M3: 64 KiB RAM, 256 KiB flash)
-#   thumbv6m-none-eabi     code on the lm3s6965evb model            (M0/M0+ code; the M3 runs Thumb-1)
+#   thumbv7em-none-eabihf        on -machine mps2-an386 -cpu cortex-m4   (M4F)
+#   thumbv7m-none-eabi           on -machine lm3s6965evb                  (M3: 64 KiB RAM, 256 KiB flash)
+#   thumbv6m-none-eabi           code on the lm3s6965evb model            (M0/M0+ code; the M3 runs Thumb-1)
+#   riscv32imc-unknown-none-elf  on qemu-system-riscv32 -machine virt     (ESP32-C3 class: RV32IMC)
+#   riscv32imac-unknown-none-elf on qemu-system-riscv32 -machine virt     (ESP32-C6 class: RV32IMAC)
 #
 # Each target is built twice at opt-level "s" (profile `firmware`): with the default product (what a firmware
 # gets: DefaultProduct) and with the f64 FFT named explicitly (feature `fft`), to compare the two. The firmware
 # prints its digest and exits non-zero unless it equals the one build.rs computed on the host; it measures the
 # peak stack (painted by cortex-m-rt, construction included) and its statics, and counts the instructions of
-# each phase with SysTick under -icount shift=0, calibrated against a loop of known length. flip-link puts the
-# stack below the statics, so an overflow faults (qemu reports a lockup) instead of corrupting .bss.
+# each phase with SysTick under -icount shift=0 (RISC-V: the minstret counter), calibrated against a loop of
+# known length. On Cortex-M flip-link puts the stack below the statics, so an overflow faults (qemu reports a
+# lockup) instead of corrupting .bss; riscv-rt puts the stack above them (no flip-link for RISC-V).
 #
 # Budgets, checked on the default-product builds: RAM (statics + peak stack) <= 24 KiB,
-# flash (text + rodata + data) <= 64 KiB; and <= 1.5 M instructions per encryption on the M4 model. A
+# flash (text + rodata + data) <= 64 KiB; <= 1.5 M instructions per encryption on the M4 model, <= 1.8 M on
+# the RISC-V targets (the base ISA has no 32x32->64 multiply-accumulate: mul + mulhu per product). A
 # deliberate stack overflow checks that flip-link makes it fault. Then a debug build (opt-level 0 everywhere,
 # as a new firmware project builds by default) must link on the M3 and pass too.
 #
@@ -40,6 +45,8 @@ RAM_BUDGET=$((24 * 1024))
 FLASH_BUDGET=$((64 * 1024))
 # Instructions per N = 1024 encryption on the M4 model, default product.
 M4_INSTRUCTION_BUDGET=1500000
+# Per N = 1024 encryption on RV32IMC / RV32IMAC (measured 1,480,837 with NttPlan32).
+RV32_INSTRUCTION_BUDGET=1800000
 # The integer variant on the M4 model (N = 2048, u64 torus, 512 u8 readings per frame).
 INTEGER_RAM_BUDGET=$((96 * 1024))
 INTEGER_FLASH_BUDGET=$((64 * 1024))
@@ -59,19 +66,22 @@ CLIST_64_INSTRUCTION_BUDGET=60000000
 CLIST_512_INSTRUCTION_BUDGET=85000000
 # shellcheck source=scripts/lib/firmware-setup.sh
 source scripts/lib/firmware-setup.sh
-TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
+ARM_TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
+RISCV_TARGETS=(riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf)
+TARGETS=("${ARM_TARGETS[@]}" "${RISCV_TARGETS[@]}")
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 start=$(date +%s)
 
 step() { printf '\n==> firmware: %s\n' "$*"; }
 
-step "set-up: rustup targets, llvm-tools, flip-link $FLIP_LINK_VERSION, qemu-system-arm"
+step "set-up: rustup targets, llvm-tools, flip-link $FLIP_LINK_VERSION, qemu-system-arm, qemu-system-riscv32"
 firmware_setup "${TARGETS[@]}"
 qemu-system-arm --version | head -n 1
+qemu-system-riscv32 --version | head -n 1
 
 # flip-link as the linker of every Cortex-M target (firmware/.cargo/config.toml does the same for a `cargo run`
-# from firmware/; it is not read from the workspace root).
-for t in "${TARGETS[@]}"; do
+# from firmware/; it is not read from the workspace root). RISC-V links with rust-lld and riscv-rt's script.
+for t in "${ARM_TARGETS[@]}"; do
   var="CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER"
   export "$var=flip-link"
 done
@@ -89,7 +99,7 @@ run_elf() {
 # The value of `key=` in $OUT (first occurrence), or "-".
 field() { printf '%s\n' "$OUT" | grep -oE "(^| )$1=[^ ]+" | head -n 1 | sed 's/.*=//' || true; }
 
-TABLE_FORMAT='| %-22s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s | %9s | %s |'
+TABLE_FORMAT='| %-28s | %-7s | %-10s | %6s | %7s | %6s | %6s | %6s | %9s | %9s | %9s | %9s | %s |'
 # One table row from $OUT: target, build, flash, statics, total RAM, status. The compact frame (integer run
 # only) is "-" when the run has none.
 row() {
@@ -107,11 +117,19 @@ cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmw
 cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware --features integer-public-key \
   -- -D warnings
 cargo clippy -p tfhe-sbc-firmware --target thumbv7em-none-eabihf --profile firmware --features compact-list -- -D warnings
+cargo clippy -p tfhe-sbc-firmware --target riscv32imc-unknown-none-elf --profile firmware -- -D warnings
 
-# The ELF $1's sizes in $text, $data and $bss, and its flash in $flash. Berkeley format: text (vector table,
-# code, rodata) and data (initial values) both live in flash.
+# The ELF $1's sizes in $text, $data and $bss, and its flash in $flash, from its sections: text (vector table,
+# code, rodata, unwind tables) and data (initial values) both live in flash; bss is .bss and .uninit (not
+# riscv-rt's .heap and .stack, which only reserve the rest of RAM).
 elf_size() {
-  read -r text data bss _ < <("$LLVM_SIZE" "$1" | tail -n 1)
+  local sections
+  sections=$("$LLVM_SIZE" -A "$1")
+  section() { awk -v name="$1" '$1 == name { size = $2 } END { print size + 0 }' <<<"$sections"; }
+  text=$(( $(section .vector_table) + $(section .text) + $(section .init.rust) + $(section .rodata) \
+    + $(section .eh_frame) + $(section .gnu.sgstubs) ))
+  data=$(section .data)
+  bss=$(( $(section .bss) + $(section .uninit) ))
   flash=$((text + data))
 }
 
@@ -137,7 +155,10 @@ for product in default fft; do
   features=()
   [ "$product" = fft ] && features=(--features fft)
   step "build ($product product, profile firmware: opt-level s, fat LTO)"
-  cargo build -p tfhe-sbc-firmware --profile firmware "${features[@]}" $(printf -- '--target %s ' "${TARGETS[@]}")
+  # One build per architecture: in one cargo call the targets' features are resolved together, and
+  # cortex-m's and riscv's critical-section restore states (bool, u32) cannot both be on.
+  cargo build -p tfhe-sbc-firmware --profile firmware "${features[@]}" $(printf -- '--target %s ' "${ARM_TARGETS[@]}")
+  cargo build -p tfhe-sbc-firmware --profile firmware "${features[@]}" $(printf -- '--target %s ' "${RISCV_TARGETS[@]}")
   for t in "${TARGETS[@]}"; do
     elf="$TARGET_DIR/$t/firmware/tfhe-sbc-firmware"
     elf_size "$elf"
@@ -150,6 +171,9 @@ for product in default fft; do
       if [ "$flash" -gt "$FLASH_BUDGET" ]; then over+=("flash $flash > $FLASH_BUDGET"); fi
       if [ "$t" = thumbv7em-none-eabihf ] && [ "$(field encrypt)" -gt "$M4_INSTRUCTION_BUDGET" ]; then
         over+=("M4 instructions $(field encrypt) > $M4_INSTRUCTION_BUDGET")
+      fi
+      if [[ "$t" == riscv32* ]] && [ "$(field encrypt)" -gt "$RV32_INSTRUCTION_BUDGET" ]; then
+        over+=("RV32 instructions $(field encrypt) > $RV32_INSTRUCTION_BUDGET")
       fi
       if [ "${#over[@]}" -ne 0 ]; then status="OVER($(IFS=,; echo "${over[*]}"))"; fi
     fi
@@ -279,10 +303,10 @@ if [ "${FIRMWARE_SKIP_DEBUG:-0}" != 1 ]; then
   ROWS+=("$(row thumbv7m-none-eabi debug "$flash" "$(field statics)" "$(field total)" "$status")")
 fi
 
-step "table (bytes; instructions per phase; budgets on the default product: RAM <= $RAM_BUDGET, flash <= $FLASH_BUDGET, M4 encrypt <= $M4_INSTRUCTION_BUDGET)"
+step "table (bytes; instructions per phase; budgets on the default product: RAM <= $RAM_BUDGET, flash <= $FLASH_BUDGET, M4 encrypt <= $M4_INSTRUCTION_BUDGET, RV32 encrypt <= $RV32_INSTRUCTION_BUDGET)"
 # shellcheck disable=SC2059 # the format is ours
 printf "$TABLE_FORMAT\n" target build product flash statics stk-c stk-e RAM construct encrypt frame compact status
-printf '|%s|\n' "------------------------|---------|------------|--------|---------|--------|--------|--------|-----------|-----------|-----------|-----------|-------"
+printf '|%s|\n' "------------------------------|---------|------------|--------|---------|--------|--------|--------|-----------|-----------|-----------|-----------|-------"
 printf '%s\n' "${ROWS[@]}"
 echo "build: default = DefaultProduct (what firmware gets), fft = the f64 FFT named explicitly; debug = opt-level 0;"
 echo "integer = the u64 IntegerEncryptor<2048, NttPlan64>, one frame of 512 u8 readings (16,479 B), budgets RAM <="

@@ -7,12 +7,13 @@
 #   3. host tests of the whole workspace, plus every benchmark (tfhe-rs peer included) run once in test mode;
 #      the results page's quick mode (crates/tfhe-sbc-results) into a temporary directory, every table and plot
 #   4. aarch64 tests under qemu-user (the FFT tables and the samplers must behave identically there)
-#   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf, which has no std at all, so any
-#      dependency that pulls std in makes this step fail
+#   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf and riscv32imc-unknown-none-elf,
+#      which have no std at all, so any dependency that pulls std in makes this step fail
 #   5b. the portable kernels (--cfg tfhe_sbc_backend="soft") under the device crates' tests, and every
 #      feature alone (cargo hack check) for thumbv7em and for the adapter without tfhe-rs
-#   5c. the Cortex-M firmware (scripts/firmware.sh): KAT digest, RAM and flash budgets and instruction counts
-#      on thumbv7em, thumbv7m and thumbv6m under qemu-system-arm
+#   5c. the microcontroller firmware (scripts/firmware.sh): KAT digest, RAM and flash budgets and instruction
+#      counts on thumbv7em, thumbv7m and thumbv6m under qemu-system-arm, riscv32imc and riscv32imac under
+#      qemu-system-riscv32
 #   5c'. the firmware's RAM imaged from outside (scripts/firmware-ram-image.sh): no secret the firmware held
 #      is left in its RAM apart from the live generator and key spectrum
 #   5d. the firmware guide (scripts/firmware-guide.sh): docs/firmware.md shows examples/firmware-guide verbatim,
@@ -47,7 +48,7 @@ LOG=target/test-all.log
 exec > >(tee "$LOG") 2>&1
 
 step "set-up: rustup targets"
-rustup target add aarch64-unknown-linux-gnu thumbv7em-none-eabihf
+rustup target add aarch64-unknown-linux-gnu thumbv7em-none-eabihf riscv32imc-unknown-none-elf
 rustup component add rustfmt clippy
 
 if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null \
@@ -204,15 +205,16 @@ step "Raspberry Pi client end to end: cross-built for aarch64 (glibc, static mus
 PI_E2E_WORKSPACE_BUILD=1 bash scripts/pi-client-e2e.sh
 # --- Pi client: end ---
 
-step "no_std guard: build for thumbv7em-none-eabihf (no std exists there)"
+step "no_std guard: build for thumbv7em-none-eabihf and riscv32imc-unknown-none-elf (no std exists there)"
 cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-default-features
+cargo build --target riscv32imc-unknown-none-elf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
 
 step "MSRV: the library crates built with the toolchain rust-version names (host and thumbv7em-none-eabihf)"
 bash scripts/msrv.sh
 
 # --- Cortex-M firmware: begin ---
-step "Cortex-M firmware under qemu-system-arm: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m)"
+step "microcontroller firmware under qemu-system-arm and qemu-system-riscv32: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac)"
 bash scripts/firmware.sh
 
 step "Cortex-M firmware RAM image: no dead secret after the run or after an encryption (qemu pmemsave + scan; thumbv7em, thumbv7m, thumbv6m)"

@@ -1,4 +1,5 @@
-//! The firmware proper (Cortex-M only): the known-answer run, its digest check and the measurements. The run
+//! The firmware proper (bare metal: Cortex-M or RISC-V, the differences in [`crate::platform`]): the
+//! known-answer run, its digest check and the measurements. The run
 //! is the boolean one ([`crate::run`]), with the feature `integer` the integer one ([`crate::integer_run`]),
 //! with the feature `integer-public-key` the integer public-key one ([`crate::integer_public_key_run`]), or
 //! with the feature `compact-list` the tfhe-rs compact-list one ([`crate::compact_list_run`]).
@@ -12,15 +13,14 @@ use crate::compact_list_run as variant;
 use crate::integer_public_key_run as variant;
 #[cfg(feature = "integer")]
 use crate::integer_run as variant;
+use crate::platform::{self, Clock, PAINT, hprintln};
 use crate::probe::{Phase, Probe};
 #[cfg(not(any(feature = "integer", feature = "integer-public-key", feature = "compact-list")))]
 use crate::run as variant;
+#[cfg(any(feature = "stack-overflow", feature = "ram-image-plant-seed"))]
 use core::sync::atomic::{AtomicU32, Ordering};
-use cortex_m::peripheral::SYST;
-use cortex_m::peripheral::syst::SystClkSource;
-use cortex_m_rt::{ExceptionFrame, entry, exception};
-use cortex_m_semihosting::{debug, hprintln};
-use variant::{EXPECTED_DIGEST, Encryptor, FRAME_BYTES, Product, run};
+use variant::{EXPECTED_DIGEST, Product, run};
+pub(crate) use variant::{Encryptor, FRAME_BYTES};
 
 /// The board this build is linked for (`build.rs`).
 const BOARD: &str = env!("FIRMWARE_BOARD");
@@ -46,33 +46,14 @@ const VARIANT: &str = if cfg!(feature = "integer") {
     "boolean"
 };
 
-/// The value `cortex-m-rt` paints the stack with before `main`.
-const PAINT: u32 = cortex_m_rt::STACK_PAINT_VALUE;
 /// Iterations of the calibration loop (two instructions each).
 const CALIBRATION_ITERATIONS: u32 = 1_000_000;
 
-unsafe extern "C" {
-    /// The initial stack pointer (the top of the stack).
-    static _stack_start: u32;
-    /// The lowest address the stack may reach (with flip-link: the start of RAM).
-    static _stack_end: u32;
-    /// The start of `.data`, the first static in RAM.
-    static __sdata: u32;
-    /// The end of `.uninit`, the last static in RAM.
-    static __sheap: u32;
-}
-
-#[entry]
-fn main() -> ! {
-    // cortex-m-rt turns these into `&'static mut` references, taken once. The encryptor and the frame buffer
-    // are the only large statics; `EMPTY` is all zero bytes, so both are in `.bss`.
-    static mut ENCRYPTOR: Encryptor = Encryptor::EMPTY;
-    static mut FRAME: [u8; FRAME_BYTES] = [0; FRAME_BYTES];
-
-    let Some(peripherals) = cortex_m::Peripherals::take() else {
-        fail("the core peripherals were taken twice")
-    };
-    let clock = Clock::start(peripherals.SYST);
+/// The run, from the platform's entry: `encryptor` and `frame` are its two large statics (in `.bss`).
+pub(crate) fn main(clock: Clock, encryptor: &'static mut Encryptor, frame: &'static mut [u8; FRAME_BYTES]) -> ! {
+    if !platform::PAINTED_AT_RESET {
+        repaint_stack();
+    }
     #[cfg(feature = "stack-overflow")]
     overflow_the_stack(clock);
     hprintln!(
@@ -82,7 +63,7 @@ fn main() -> ! {
         VARIANT,
         core::any::type_name::<Product>()
     );
-    let calibration = clock.calibrate();
+    let calibration = clock.calibrate(CALIBRATION_ITERATIONS);
 
     let mut probe = Measure {
         clock,
@@ -96,7 +77,7 @@ fn main() -> ! {
     };
     #[cfg(feature = "ram-image-plant-seed")]
     plant_the_seed();
-    let digest = match run(ENCRYPTOR, FRAME, &mut probe) {
+    let digest = match run(encryptor, frame, &mut probe) {
         Ok(digest) => digest,
         Err(what) => fail(what),
     };
@@ -154,10 +135,10 @@ fn main() -> ! {
         #[cfg(all(feature = "hold-for-ram-image", not(feature = "hold-for-ram-image-after-encryption")))]
         hold_for_ram_image("after the run");
         #[cfg(not(all(feature = "hold-for-ram-image", not(feature = "hold-for-ram-image-after-encryption"))))]
-        exit(debug::EXIT_SUCCESS);
+        platform::exit(true);
     } else {
         hprintln!("result=MISMATCH");
-        exit(debug::EXIT_FAILURE)
+        platform::exit(false)
     }
 }
 
@@ -232,7 +213,7 @@ fn overflow_the_stack(_clock: Clock) -> ! {
         core::hint::black_box(&mut frame);
         if CANARY.iter().any(|word| word.load(Ordering::Relaxed) != 0xA5A5_A5A5) {
             hprintln!("result=CORRUPTED .bss at depth {}", depth);
-            exit(debug::EXIT_FAILURE)
+            platform::exit(false)
         }
         recurse(depth + 1).wrapping_add(u32::from(frame[0]))
     }
@@ -242,7 +223,7 @@ fn overflow_the_stack(_clock: Clock) -> ! {
     hprintln!("overflowing the stack");
     let never = recurse(0);
     hprintln!("result=ERROR the recursion returned {}", never);
-    exit(debug::EXIT_FAILURE)
+    platform::exit(false)
 }
 
 /// The RAM-image build (feature `hold-for-ram-image`): prints `ram-image: hold (<when>)` and waits forever,
@@ -250,9 +231,7 @@ fn overflow_the_stack(_clock: Clock) -> ! {
 #[cfg(feature = "hold-for-ram-image")]
 fn hold_for_ram_image(when: &str) -> ! {
     hprintln!("ram-image: hold ({})", when);
-    loop {
-        cortex_m::asm::wfi();
-    }
+    platform::wait_forever()
 }
 
 /// The RAM-image test's planted dead secret (feature `ram-image-plant-seed`): a copy of the CSPRNG's seed.
@@ -271,19 +250,10 @@ fn plant_the_seed() {
     core::hint::black_box(&PLANTED_SEED);
 }
 
-/// Ends the qemu run with `status` (semihosting `SYS_EXIT`).
-fn exit(status: debug::ExitStatus) -> ! {
-    debug::exit(status);
-    // Not reached under qemu; on a debugger-less board, wait here.
-    loop {
-        cortex_m::asm::wfi();
-    }
-}
-
 /// Prints `what` and exits with a failure code.
-fn fail(what: &str) -> ! {
+pub(crate) fn fail(what: &str) -> ! {
     hprintln!("result=ERROR {}", what);
-    exit(debug::EXIT_FAILURE)
+    platform::exit(false)
 }
 
 /// Prints `label=` and up to 48 bytes in hex.
@@ -302,16 +272,16 @@ fn print_hex(label: &str, bytes: &[u8]) {
 
 /// The bytes of `.data`, `.bss` and `.uninit` (everything static in RAM, alignment included).
 fn statics_bytes() -> usize {
-    (&raw const __sheap) as usize - (&raw const __sdata) as usize
+    let (start, end) = platform::statics_bounds();
+    end - start
 }
 
 /// The deepest the stack has been since it was last painted: from the initial stack pointer down to the
 /// lowest word that no longer holds the paint.
 fn stack_peak() -> usize {
-    let top = (&raw const _stack_start) as usize;
-    let mut p = (&raw const _stack_end) as usize;
+    let (mut p, top) = platform::stack_bounds();
     while p < top {
-        // SAFETY: `[_stack_end, _stack_start)` is RAM reserved for the stack by the linker script; reading a
+        // SAFETY: the stack's bounds are RAM the linker script reserves for the stack; reading a
         // word of it is always valid (it is either paint or stack data), and the read is volatile so the scan
         // is not optimised on the assumption that nothing else writes there.
         if unsafe { core::ptr::read_volatile(p as *const u32) } != PAINT {
@@ -328,24 +298,15 @@ fn stack_peak() -> usize {
 #[cfg_attr(feature = "hold-for-ram-image", allow(dead_code))]
 fn repaint_stack() {
     const MARGIN: usize = 256;
-    let sp = cortex_m::register::msp::read() as usize;
-    let mut p = (&raw const _stack_end) as usize;
+    let sp = platform::stack_pointer();
+    let (mut p, _) = platform::stack_bounds();
     while p + MARGIN < sp {
         // SAFETY: the words below the stack pointer less MARGIN are not in use: the stack grows down, this
-        // function calls nothing, and an exception taken meanwhile (SysTick: an 8-word frame and a small
-        // handler) stays within MARGIN. Nothing else lives in `[_stack_end, _stack_start)`.
+        // function calls nothing, and an exception taken meanwhile (Cortex-M SysTick: an 8-word frame and a
+        // small handler; none on RISC-V) stays within MARGIN. Nothing else lives within the stack's bounds.
         unsafe { core::ptr::write_volatile(p as *mut u32, PAINT) };
         p += 4;
     }
-}
-
-/// SysTick wraps (every 2^24 ticks) since [`Clock::start`].
-static WRAPS: AtomicU32 = AtomicU32::new(0);
-
-#[exception]
-fn SysTick() {
-    // Only this handler writes WRAPS (a load and a store: thumbv6m has no atomic read-modify-write).
-    WRAPS.store(WRAPS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
 }
 
 #[panic_handler]
@@ -355,24 +316,13 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
         Some(at) => hprintln!("result=ERROR panic at {}:{}", at.file(), at.line()),
         None => hprintln!("result=ERROR panic"),
     }
-    exit(debug::EXIT_FAILURE)
-}
-
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("result=ERROR HardFault at pc={:#010x}", frame.pc());
-    exit(debug::EXIT_FAILURE)
-}
-
-/// A 64-bit tick counter from SysTick (core clock, 24-bit reload, wraps counted by the interrupt).
-struct Clock {
-    _syst: SYST,
+    platform::exit(false)
 }
 
 /// Ticks per known instruction count, measured once.
-struct Calibration {
-    loop_instructions: u64,
-    loop_ticks: u64,
+pub(crate) struct Calibration {
+    pub(crate) loop_instructions: u64,
+    pub(crate) loop_ticks: u64,
 }
 
 impl Calibration {
@@ -380,47 +330,5 @@ impl Calibration {
     /// instruction, so ticks are proportional to instructions).
     fn instructions(&self, ticks: u64) -> u64 {
         (ticks * self.loop_instructions + self.loop_ticks / 2) / self.loop_ticks.max(1)
-    }
-}
-
-impl Clock {
-    fn start(mut syst: SYST) -> Self {
-        syst.set_clock_source(SystClkSource::Core);
-        syst.set_reload(0x00FF_FFFF);
-        syst.clear_current();
-        syst.enable_interrupt();
-        syst.enable_counter();
-        Self { _syst: syst }
-    }
-
-    fn ticks(&self) -> u64 {
-        loop {
-            let before = WRAPS.load(Ordering::Relaxed);
-            let current = SYST::get_current();
-            if WRAPS.load(Ordering::Relaxed) == before {
-                return (u64::from(before) << 24) | u64::from(0x00FF_FFFF - current);
-            }
-        }
-    }
-
-    /// Times a loop of `2 * CALIBRATION_ITERATIONS` instructions (`subs`, `bne`).
-    fn calibrate(&self) -> Calibration {
-        let start = self.ticks();
-        // SAFETY: a register-only countdown loop: it touches no memory and no stack, and leaves r0 at 0,
-        // which is declared clobbered.
-        unsafe {
-            core::arch::asm!(
-                "2:",
-                "subs r0, #1",
-                "bne 2b",
-                inout("r0") CALIBRATION_ITERATIONS => _,
-                options(nomem, nostack),
-            );
-        }
-        let end = self.ticks();
-        Calibration {
-            loop_instructions: 2 * u64::from(CALIBRATION_ITERATIONS),
-            loop_ticks: end - start,
-        }
     }
 }

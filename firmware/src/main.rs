@@ -64,8 +64,11 @@ mod run;
 mod expected;
 
 #[cfg(target_os = "none")]
-#[allow(unsafe_code)] // Linker symbols, the stack scan, the calibration loop: each `unsafe` has a SAFETY comment.
+#[allow(unsafe_code)] // The stack scan: each `unsafe` has a SAFETY comment.
 mod firmware;
+#[cfg(target_os = "none")]
+#[allow(unsafe_code)] // Linker symbols, the calibration loop, the statics: each `unsafe` has a SAFETY comment.
+mod platform;
 
 /// On the host: the firmware's four runs (boolean, integer, integer public key, compact list) with the
 /// host's products, checked against build.rs's digests.

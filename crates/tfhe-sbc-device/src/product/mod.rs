@@ -66,14 +66,15 @@ pub trait NegacyclicProductPlan<const N: usize>: NegacyclicProduct + Copy {
 }
 
 /// The product the firmware wrappers use when none is named: the `f64` FFT ([`Plan`]) where the target has a
-/// double-precision FPU, the exact integer NTT ([`NttPlan32`]) on Cortex-M.
-#[cfg(not(all(target_arch = "arm", target_os = "none")))]
+/// double-precision FPU, the exact integer NTT ([`NttPlan32`]) on Cortex-M and 32-bit RISC-V microcontrollers.
+#[cfg(not(all(any(target_arch = "arm", target_arch = "riscv32"), target_os = "none")))]
 pub type DefaultProduct = Plan;
 
 /// The product the firmware wrappers use when none is named: on bare-metal ARM (Cortex-M0/M0+/M3/M4/M7:
 /// `thumbv6m`, `thumbv7m`, `thumbv7em`), whose FPU is single-precision at best, the exact integer NTT
-/// ([`NttPlan32`]): constant-time there, and several times faster than a soft-float `f64` FFT.
-#[cfg(all(target_arch = "arm", target_os = "none"))]
+/// ([`NttPlan32`]): constant-time there, and several times faster than a soft-float `f64` FFT. The same on
+/// bare-metal 32-bit RISC-V (`riscv32imc`, `riscv32imac`: ESP32-C3/C6 class parts, no FPU).
+#[cfg(all(any(target_arch = "arm", target_arch = "riscv32"), target_os = "none"))]
 pub type DefaultProduct = NttPlan32;
 
 /// The 32-bit torus through the exact `f64` FFT (bit-exact for a 32-bit torus polynomial times a binary one

@@ -1,5 +1,5 @@
 //! Microcontrollers: the firmware table of `scripts/firmware.sh` (every target and variant: flash, RAM,
-//! instructions per phase under qemu-system-arm) and the aarch64 count of `scripts/aarch64-count.sh`, with
+//! instructions per phase under qemu-system-arm and qemu-system-riscv32) and the aarch64 count of `scripts/aarch64-count.sh`, with
 //! SEAL-Embedded's published Cortex-M4 figures beside them.
 
 use crate::report::{Context, Section, table};
@@ -34,7 +34,7 @@ fn parse(log: &str) -> (Vec<String>, Vec<Vec<String>>, Option<String>) {
         if t.starts_with("| target") {
             header = cells(t);
             rows.clear();
-        } else if t.starts_with("| thumb") {
+        } else if t.starts_with("| thumb") || t.starts_with("| riscv32") {
             rows.push(cells(t));
         }
     }
@@ -103,7 +103,7 @@ pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
                 md.push_str("**Firmware table: not measured**: the log holds no firmware table.\n\n");
             } else {
                 md.push_str(&format!(
-                    "Our firmware under qemu-system-arm ({source}): flash and RAM in bytes, instructions per \
+                    "Our firmware under qemu-system-arm (Cortex-M) and qemu-system-riscv32 (RV32) ({source}): flash and RAM in bytes, instructions per \
                      phase (construct: key and CSPRNG set-up; encrypt: one N = 1024 seeded encryption, integer: \
                      N = 2048; frame: the encryption, header and MAC). Instructions, not cycles: qemu counts \
                      executed instructions.\n\n"
@@ -144,4 +144,34 @@ pub fn run(ctx: &Context, log: Option<&Path>) -> Section {
         "4. Microcontrollers (firmware table; SEAL-Embedded's published figures)",
         md,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn the_table_keeps_cortex_m_and_risc_v_rows_only() {
+        let log = "\
+| target | build | product |
+|---|---|---|
+| thumbv7em-none-eabihf | default | NttPlan<2> |
+| riscv32imc-unknown-none-elf | default | NttPlan<2> |
+| riscv32imac-unknown-none-elf | fft | Plan |
+build: default = DefaultProduct
+aarch64: 156840 instructions per N = 1024 encryption
+";
+        let (header, rows, aarch64) = parse(log);
+        assert_eq!(header, ["target", "build", "product"]);
+        let targets: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(
+            targets,
+            [
+                "thumbv7em-none-eabihf",
+                "riscv32imc-unknown-none-elf",
+                "riscv32imac-unknown-none-elf"
+            ]
+        );
+        assert!(aarch64.is_some_and(|l| l.contains("156840")));
+    }
 }
