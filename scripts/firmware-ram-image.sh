@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Outside-in test that the Cortex-M firmware's RAM holds no dead secret after its encryptions: builds the
-# boolean known-answer firmware (firmware/src/run.rs) with the feature `hold-for-ram-image` (the measured
-# firmware is unchanged), runs it under qemu-system-arm with a monitor on a unix socket, waits for its line
-# `ram-image: hold`, reads the stack pointer (`info registers`), saves the whole RAM (`pmemsave`) and quits
+# Outside-in test that the microcontroller firmware's RAM holds no dead secret after its encryptions: builds
+# the boolean known-answer firmware (firmware/src/run.rs) with the feature `hold-for-ram-image` (the measured
+# firmware is unchanged), runs it under qemu-system-arm or qemu-system-riscv32 with a monitor on a unix socket,
+# waits for its line `ram-image: hold`, reads the stack pointer (`info registers`: R13, or RISC-V's x2/sp),
+# saves the whole RAM (`pmemsave`) and quits
 # qemu, then scans the image on the host (firmware/examples/ram_image_scan.rs): the CSPRNG's seed and every
 # key, keyed chaining value and ratchet block of its chain, the MAC key and its keyed state, the key packed,
 # unpacked and as a spectrum, the plaintext and its encoding. Only the live generator's chaining value and the
@@ -11,18 +12,20 @@
 # Images, per target:
 #   end         after the run (two frames: two encryptions, two ratchets)    on every target given
 #   encryption  right after the first encryption (one ratchet), mid-frame    on every target given
-#   planted     after the run, with a copy of the seed in a static            on thumbv7em-none-eabihf: the
-#               scan must FAIL on it (negative control)
+#   planted     after the run, with a copy of the seed in a static            on thumbv7em-none-eabihf and
+#               riscv32imc-unknown-none-elf: the scan must FAIL on it (negative control)
 #
 # Usage: bash scripts/firmware-ram-image.sh [TARGET...]   (default: thumbv7em-none-eabihf thumbv7m-none-eabi
-#        thumbv6m-none-eabi; CARGO_TARGET_DIR is honoured). Exits 1 on a dead secret or a failed control.
+#        thumbv6m-none-eabi riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf; CARGO_TARGET_DIR is
+#        honoured). Exits 1 on a dead secret or a failed control.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # shellcheck source=scripts/lib/firmware-setup.sh
 source scripts/lib/firmware-setup.sh
 TARGETS=("$@")
-[ "${#TARGETS[@]}" -ne 0 ] || TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
+[ "${#TARGETS[@]}" -ne 0 ] || TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi
+  riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf)
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 WORK=$(mktemp -d)
 echo "work: $WORK"
@@ -36,36 +39,38 @@ step "set-up"
 firmware_setup "${TARGETS[@]}"
 LLVM_NM="$(dirname "$LLVM_SIZE")/llvm-nm"
 for t in "${TARGETS[@]}"; do
-  export "CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=flip-link"
+  case "$t" in thumbv*) export "CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=flip-link" ;; esac
 done
 
 step "build the scanner (host)"
 cargo build -p tfhe-sbc-firmware --example ram_image_scan
 SCANNER="$TARGET_DIR/debug/examples/ram_image_scan"
 
-# machine and RAM size per target (firmware/memory/*.x)
+# qemu, its machine (two options), RAM base and RAM size per target (firmware/memory/*.x)
 machine_of() {
   case "$1" in
-    thumbv7em-none-eabihf) echo "-machine mps2-an386 -cpu cortex-m4 $((4 * 1024 * 1024))" ;;
-    thumbv7m-none-eabi | thumbv6m-none-eabi) echo "-machine lm3s6965evb -cpu cortex-m3 $((64 * 1024))" ;;
+    thumbv7em-none-eabihf) echo "qemu-system-arm -machine mps2-an386 -cpu cortex-m4 0x20000000 $((4 * 1024 * 1024))" ;;
+    thumbv7m-none-eabi | thumbv6m-none-eabi) echo "qemu-system-arm -machine lm3s6965evb -cpu cortex-m3 0x20000000 $((64 * 1024))" ;;
+    riscv32imc-unknown-none-elf | riscv32imac-unknown-none-elf)
+      echo "qemu-system-riscv32 -machine virt -bios none 0x80040000 $((64 * 1024))" ;;
     *) echo "firmware-ram-image.sh: no machine for $1" >&2; return 2 ;;
   esac
 }
 
 # Runs ELF $1 (target $2) until it holds, saves its RAM to $3 and its sp to $3.sp; prints the firmware's output.
 image_of() {
-  local elf=$1 target=$2 image=$3 m sock out ram
+  local elf=$1 target=$2 image=$3 m sock out base ram
   read -r -a m < <(machine_of "$target")
-  ram=${m[4]}
+  base=${m[5]} ram=${m[6]}
   sock="$WORK/monitor.sock"
   out="$WORK/qemu.out"
   rm -f "$sock"
-  timeout "$((HOLD_TIMEOUT + 30))" qemu-system-arm "${m[@]:0:4}" -nographic -monitor "unix:$sock,server,nowait" \
+  timeout "$((HOLD_TIMEOUT + 30))" "${m[0]}" "${m[@]:1:4}" -nographic -monitor "unix:$sock,server,nowait" \
     -serial none -semihosting-config enable=on,target=native -icount shift=0 -kernel "$elf" >"$out" 2>&1 &
   local qemu=$!
-  python3 - "$sock" "$out" "$image" "$ram" "$HOLD_TIMEOUT" <<'EOF'
+  python3 - "$sock" "$out" "$image" "$base" "$ram" "$HOLD_TIMEOUT" <<'EOF'
 import re, socket, sys, time
-sock_path, out, image, ram, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+sock_path, out, image, base, ram, limit = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6])
 deadline = time.monotonic() + limit
 while True:
     text = open(out, errors="replace").read()
@@ -88,10 +93,11 @@ def command(line):
 prompt()  # the banner
 command("stop")
 regs = command("info registers")
-sp = re.search(r"R13=([0-9a-fA-F]{8})", regs)
+# Cortex-M: "R13=2000fe80"; RISC-V: " x2/sp    8004fe80".
+sp = re.search(r"R13=([0-9a-fA-F]{8})", regs) or re.search(r"x2/sp\s+([0-9a-fA-F]{8})\b", regs)
 if not sp:
-    sys.exit("no R13 in 'info registers': " + regs)
-saved = command("pmemsave 0x20000000 %d \"%s\"" % (ram, image))
+    sys.exit("no stack pointer in 'info registers': " + regs)
+saved = command("pmemsave %s %d \"%s\"" % (base, ram, image))
 if "\r\n(qemu)" not in saved or "invalid" in saved or "rror" in saved:
     sys.exit("pmemsave failed: " + saved[-300:])
 open(image + ".sp", "w").write(sp.group(1))
@@ -119,10 +125,12 @@ scan() {
   image="$WORK/ram-$t.bin"
   rm -f "$image"
   image_of "$elf" "$t" "$image"
+  local m
+  read -r -a m < <(machine_of "$t")
   local s0
   s0=$(date +%s)
   set +e
-  "$SCANNER" "$image" 20000000 "$WORK/symbols" "$(cat "$image.sp")" "$live" | tee "$WORK/scan.out"
+  "$SCANNER" "$image" "${m[5]#0x}" "$WORK/symbols" "$(cat "$image.sp")" "$live" | tee "$WORK/scan.out"
   RC=${PIPESTATUS[0]}
   set -e
   SCAN_SECONDS=$((SCAN_SECONDS + $(date +%s) - s0))
@@ -137,7 +145,7 @@ for t in "${TARGETS[@]}"; do
   scan "$t" hold-for-ram-image-after-encryption 1
   SUMMARY+=("$t after the first encryption: scan exit $RC")
   [ "$RC" -eq 0 ] || FAILURES+=("$t: dead secrets after the first encryption (or a positive control failed)")
-  if [ "$t" = thumbv7em-none-eabihf ]; then
+  if [ "$t" = thumbv7em-none-eabihf ] || [ "$t" = riscv32imc-unknown-none-elf ]; then
     scan "$t" ram-image-plant-seed 2
     if [ "$RC" -eq 1 ] && grep -q '^CSPRNG seed (RNG_SEED, K_0) .*PLANTED_SEED' "$WORK/scan.out"; then
       SUMMARY+=("$t planted seed: scan exit 1, the seed found in PLANTED_SEED (negative control ok)")

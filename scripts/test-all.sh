@@ -217,7 +217,7 @@ bash scripts/msrv.sh
 step "microcontroller firmware under qemu-system-arm and qemu-system-riscv32: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac)"
 bash scripts/firmware.sh
 
-step "Cortex-M firmware RAM image: no dead secret after the run or after an encryption (qemu pmemsave + scan; thumbv7em, thumbv7m, thumbv6m)"
+step "microcontroller firmware RAM image: no dead secret after the run or after an encryption (qemu pmemsave + scan; thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac)"
 bash scripts/firmware-ram-image.sh
 # --- Cortex-M firmware: end ---
 

@@ -373,7 +373,10 @@ fn run() -> Result<bool, String> {
         base,
         sp: parse_hex(sp)?,
         stack: (
-            symbol(&symbols, "_stack_end")?.address,
+            // cortex-m-rt's lowest stack address, or riscv-rt's.
+            symbol(&symbols, "_stack_end")
+                .or_else(|_| symbol(&symbols, "__estack"))?
+                .address,
             symbol(&symbols, "_stack_start")?.address,
         ),
         encryptor: (encryptor.address, encryptor.size),
