@@ -17,5 +17,9 @@ fn main() {
     fs::copy(format!("memory/{board}.x"), out.join("memory.x")).expect("copy memory.x");
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rustc-link-arg-bins=--nmagic");
+    if board == "qemu-riscv-virt" {
+        // riscv-rt's link.x does not include memory.x itself.
+        println!("cargo:rustc-link-arg-bins=-Tmemory.x");
+    }
     println!("cargo:rustc-link-arg-bins=-Tlink.x");
 }
