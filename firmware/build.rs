@@ -41,28 +41,34 @@ use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 
 /// The KAT key, packed (128 bytes), and the digests of the run's two frames (keyed BLAKE2b-128 under
 /// `DIGEST_KEY`), computed with the plain host
-/// API (`new`, `encrypt_seeded_frame` with a body buffer): the firmware's in-place path must match it.
-fn expected() -> ([u8; 128], [u8; 32]) {
+/// API (`new`, `encrypt_seeded_frame` with a body buffer): the firmware's in-place path must match it. With
+/// `alt` (a firmware built with `ct-alt-secrets`) from the second set of secrets (`ALT_*`) instead.
+fn expected(alt: bool) -> ([u8; 128], [u8; 32]) {
+    let (key_seed, rng_seed, mac_key, plaintext) = if alt {
+        (ALT_KEY_SEED, ALT_RNG_SEED, ALT_MAC_KEY, ALT_MESSAGE)
+    } else {
+        (KEY_SEED, RNG_SEED, MAC_KEY, MESSAGE)
+    };
     let params = TFHE_LIB_GLWE_1024;
     let key = GlweSecretKey::generate_binary(
         [0u8; 1024],
         params.polynomial_size(),
-        &mut Blake2bXof::from_seed(KEY_SEED),
+        &mut Blake2bXof::from_seed(key_seed),
     )
     .expect("KAT key");
     let mut packed = [0u8; 128];
     pack_secret_key(key.as_bytes(), &mut packed).expect("pack the key");
     let mut encryptor =
-        Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed(RNG_SEED)).expect("encryptor"));
-    let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(MAC_KEY));
+        Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed(rng_seed)).expect("encryptor"));
+    let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(mac_key));
     let mut counter = FrameCounter::new(FIRST_SEQUENCE);
-    let chunk = chunks(&MESSAGE, 128).next().expect("one chunk");
+    let chunk = chunks(&plaintext, 128).next().expect("one chunk");
     let mut digest = [0u8; 32];
     let mut body = [0u32; 1024];
     let mut frame = vec![0u8; SEEDED_FRAME_BYTES_1024];
     let digest_key = MacKey::from_bytes(DIGEST_KEY);
     for half in digest.chunks_exact_mut(16) {
-        let message = encryptor.begin_message(&mut counter, MESSAGE.len()).expect("message");
+        let message = encryptor.begin_message(&mut counter, plaintext.len()).expect("message");
         let written = encryptor
             .encrypt_seeded_frame(&credentials, &message, &chunk, &mut body, &mut frame)
             .expect("frame");
@@ -192,7 +198,29 @@ fn main() {
     println!("cargo:rerun-if-changed=memory");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
 
-    let (packed, digest) = expected();
+    // The constant-time trace (scripts/firmware-ct-trace.sh), firmware only: `TSBC_FIRMWARE_SECRETS=alt` runs
+    // the boolean KAT with the second set of secrets (`ALT_*`), `TSBC_FIRMWARE_CT_PLANT=branch|lookup` plants a
+    // leak. Environment variables, not features: features enter the crate's metadata hash, and with it the
+    // names and so the order of its constants in flash, while the two builds' code must be byte for byte the
+    // same.
+    println!("cargo::rustc-check-cfg=cfg(firmware_secrets, values(\"alt\"))");
+    println!("cargo::rustc-check-cfg=cfg(firmware_ct_plant, values(\"branch\", \"lookup\"))");
+    println!("cargo:rerun-if-env-changed=TSBC_FIRMWARE_SECRETS");
+    println!("cargo:rerun-if-env-changed=TSBC_FIRMWARE_CT_PLANT");
+    let firmware = env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("none");
+    let alt = firmware && env::var("TSBC_FIRMWARE_SECRETS").as_deref() == Ok("alt");
+    if alt {
+        println!("cargo:rustc-cfg=firmware_secrets=\"alt\"");
+    }
+    if firmware {
+        match env::var("TSBC_FIRMWARE_CT_PLANT").as_deref() {
+            Ok("branch") => println!("cargo:rustc-cfg=firmware_ct_plant=\"branch\""),
+            Ok("lookup") => println!("cargo:rustc-cfg=firmware_ct_plant=\"lookup\""),
+            Ok("") | Err(_) => {}
+            Ok(other) => panic!("TSBC_FIRMWARE_CT_PLANT={other}: expected branch or lookup"),
+        }
+    }
+    let (packed, digest) = expected(alt);
     let mut out_rs = String::new();
     let mut array = |doc: &str, name: &str, bytes: &[u8]| {
         write!(out_rs, "/// {doc}\npub const {name}: [u8; {}] = [", bytes.len()).expect("write to a String");

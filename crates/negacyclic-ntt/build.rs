@@ -4,19 +4,21 @@
 //!   Cortex-M0/M0+ (`thumbv6m`, no long multiply), Cortex-M3 (`thumbv7m`, whose `UMULL`/`UMLAL` terminate
 //!   early) and ARMv8-M Baseline (`thumbv8m.base`). `RUSTFLAGS="--cfg negacyclic_ntt_mul16"` forces it on any
 //!   target (the host tests cover it that way).
-//! * `negacyclic_ntt_thumb1`: Thumb-1 only targets (`thumbv6m`, `thumbv8m.base`) have no conditional move or
-//!   `IT` block, so the compiler would turn a masked select into a branch; there an empty `asm!` hides the
-//!   mask from the optimizer.
+//! * `negacyclic_ntt_no_cmov`: targets with no conditional move, where the compiler would turn a masked
+//!   select into a branch, so an empty `asm!` hides each mask from the optimizer: Thumb-1 only targets
+//!   (`thumbv6m`, `thumbv8m.base`: no `IT` block) and RISC-V (the base ISA and its M, A, C extensions have no
+//!   conditional move; LLVM made `csub` a `bltz` over a `mv` on `riscv32imc`, found by
+//!   `scripts/firmware-ct-trace.sh`).
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(negacyclic_ntt_mul16)");
-    println!("cargo::rustc-check-cfg=cfg(negacyclic_ntt_thumb1)");
+    println!("cargo::rustc-check-cfg=cfg(negacyclic_ntt_no_cmov)");
     println!("cargo::rerun-if-changed=build.rs");
     let target = std::env::var("TARGET").unwrap_or_default();
     let thumb1 = target.starts_with("thumbv6m") || target.starts_with("thumbv8m.base");
     if thumb1 || target.starts_with("thumbv7m") {
         println!("cargo::rustc-cfg=negacyclic_ntt_mul16");
     }
-    if thumb1 {
-        println!("cargo::rustc-cfg=negacyclic_ntt_thumb1");
+    if thumb1 || target.starts_with("riscv") {
+        println!("cargo::rustc-cfg=negacyclic_ntt_no_cmov");
     }
 }

@@ -46,6 +46,8 @@ const VARIANT: &str = if cfg!(feature = "integer") {
     "boolean"
 };
 
+/// The expected digest in flash, as a `static` (a constant's place may depend on its value).
+static EXPECTED: [u8; EXPECTED_DIGEST.len()] = EXPECTED_DIGEST;
 /// Iterations of the calibration loop (two instructions each).
 const CALIBRATION_ITERATIONS: u32 = 1_000_000;
 
@@ -129,8 +131,10 @@ pub(crate) fn main(clock: Clock, encryptor: &'static mut Encryptor, frame: &'sta
         statics + stack_construct.max(stack_encrypt)
     );
     print_hex("digest", &digest);
-    print_hex("expected", &EXPECTED_DIGEST);
-    if digest == EXPECTED_DIGEST {
+    print_hex("expected", &EXPECTED);
+    // Compared through `black_box`: the constant-time trace's builds with other secrets (other digests) must
+    // have the same code.
+    if digest == *core::hint::black_box(&EXPECTED) {
         hprintln!("result=ok");
         #[cfg(all(feature = "hold-for-ram-image", not(feature = "hold-for-ram-image-after-encryption")))]
         hold_for_ram_image("after the run");
@@ -166,6 +170,7 @@ impl Probe for Measure {
 
     fn end(&mut self, phase: Phase) {
         let ticks = self.clock.ticks() - self.started;
+        ct_checkpoint();
         if let Some(slot) = self.ticks.get_mut(phase as usize) {
             *slot = ticks;
         }
@@ -307,6 +312,20 @@ fn repaint_stack() {
         unsafe { core::ptr::write_volatile(p as *mut u32, PAINT) };
         p += 4;
     }
+}
+
+/// Called at the end of every measured phase: `scripts/firmware-ct-trace.sh` gives its address to a qemu
+/// plugin (scripts/qemu-plugin/ct_trace.c), which prints the trace's fingerprint (every instruction address
+/// and memory address so far) each time it runs. Two builds with different secrets must print the same.
+#[inline(never)]
+#[unsafe(no_mangle)]
+extern "C" fn tsbc_ct_checkpoint() {
+    core::hint::black_box(());
+}
+
+/// [`tsbc_ct_checkpoint`], called.
+fn ct_checkpoint() {
+    tsbc_ct_checkpoint();
 }
 
 #[panic_handler]

@@ -3,7 +3,11 @@
 //! [`FrameEncryptor::encrypt_frame_into`], what firmware calls ([`Phase::Frame`], [`Phase::CompactFrame`]).
 //! Each returns the frame's [`frame_digest`] and hands the frame to the [`Probe`].
 
-use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, KEY_ID, MAC_KEY};
+#[cfg(firmware_secrets = "alt")]
+use crate::kat_inputs::ALT_MAC_KEY as MAC_KEY;
+#[cfg(not(firmware_secrets = "alt"))]
+use crate::kat_inputs::MAC_KEY;
+use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, KEY_ID};
 use crate::probe::{Phase, Probe, frame_digest};
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
@@ -31,7 +35,9 @@ impl<'a> RunInputs<'a> {
     /// from its first sequence number.
     pub fn new(message: &'a [u8], chunk_bytes: usize) -> Result<Self, &'static str> {
         Ok(Self {
-            credentials: &CREDENTIALS,
+            // Opaque to the optimizer, so that the code does not depend on the key's value (the constant-time
+            // trace compares builds with different keys: scripts/firmware-ct-trace.sh).
+            credentials: core::hint::black_box(&CREDENTIALS),
             counter: FrameCounter::new(FIRST_SEQUENCE),
             chunk: chunks(message, chunk_bytes).next().ok_or("chunks")?,
             message_len: message.len(),

@@ -35,6 +35,30 @@ pub const MESSAGE: [u8; 128] = {
     m
 };
 
+/// The constant-time trace's second key seed (firmware built with `TSBC_FIRMWARE_SECRETS=alt`: build.rs packs
+/// this key instead, `scripts/firmware-ct-trace.sh` compares the two builds' traces). Every secret of the second
+/// set differs from the KAT's in every byte.
+#[allow(dead_code)] // Read by build.rs, not by the firmware.
+pub const ALT_KEY_SEED: [u8; 32] = [0xe7; 32];
+/// The constant-time trace's second CSPRNG seed: its first byte's low bit and its bits 1..6 differ from
+/// [`RNG_SEED`]'s (the planted leaks of `ct_plant` branch and index on them).
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
+pub const ALT_RNG_SEED: [u8; 32] = [0x5b; 32];
+/// The constant-time trace's second frame MAC key.
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
+pub const ALT_MAC_KEY: [u8; 32] = [0xa6; 32];
+/// The constant-time trace's second message: bytes `255, 254, ..., 128`.
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
+pub const ALT_MESSAGE: [u8; 128] = {
+    let mut m = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        m[i] = 255 - i as u8;
+        i += 1;
+    }
+    m
+};
+
 /// The integer run's key seed: build.rs draws the `N = 2048` integer key with
 /// `GlweSecretKey::generate_binary` from `Blake2bXof::from_seed(INTEGER_KEY_SEED)` and packs it into the
 /// firmware's flash (`INTEGER_PACKED_KEY`, 256 bytes).

@@ -6,6 +6,9 @@
 //! encryption goes straight into the one frame buffer.
 
 use crate::frames::first_two_frames;
+#[cfg(firmware_secrets = "alt")]
+use crate::kat_inputs::{ALT_MESSAGE as MESSAGE, ALT_RNG_SEED as RNG_SEED};
+#[cfg(not(firmware_secrets = "alt"))]
 use crate::kat_inputs::{MESSAGE, RNG_SEED};
 #[cfg(doc)]
 use crate::probe::Phase;
@@ -34,6 +37,15 @@ pub use crate::expected::PACKED_KEY;
 /// The run's expected digest, computed by build.rs on the host.
 pub use crate::expected::EXPECTED_DIGEST;
 
+/// The secrets in flash as `static`s: a constant's bytes may be merged with or sorted among equal-sized
+/// constants by content, which would move other data with the secret's value; a static's place does not
+/// depend on its value.
+static PACKED_KEY_IN_FLASH: [u8; 128] = PACKED_KEY;
+/// The CSPRNG seed, in flash.
+static SEED_IN_FLASH: [u8; 32] = RNG_SEED;
+/// The message, in flash.
+static PLAINTEXT: [u8; 128] = MESSAGE;
+
 /// Sets up `encryptor` (the empty value, as a `static` holds it) and writes two authenticated seeded frames of
 /// [`MESSAGE`] into `frame`, returning the digests of frame 0 and frame 1 ([`crate::probe::frame_digest`]). Frame 0 is written with
 /// `write_frame_in_place`, so that the encryption alone is measured ([`Phase::Encrypt`]); frame 1 through
@@ -42,7 +54,10 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
     let (_, digest) = first_two_frames::<u32, MASK_SEED_BYTES, _>(
         encryptor,
         set_up,
-        &MESSAGE,
+        // The secrets are read through `black_box` so that the code does not depend on their values: the
+        // constant-time trace (scripts/firmware-ct-trace.sh) compares builds with other secrets, whose code
+        // must be byte for byte the same.
+        core::hint::black_box(&PLAINTEXT),
         frame,
         probe,
         1024,
@@ -56,10 +71,14 @@ pub fn run(encryptor: &mut Encryptor, frame: &mut [u8], probe: &mut impl Probe) 
 #[inline(never)]
 fn set_up(encryptor: &mut Encryptor) -> Result<(), &'static str> {
     encryptor
-        .set_packed_key(&TFHE_LIB_GLWE_1024, &PACKED_KEY)
+        .set_packed_key(&TFHE_LIB_GLWE_1024, core::hint::black_box(&PACKED_KEY_IN_FLASH))
         .map_err(|_| "set_packed_key")?;
     // In place, exactly as `Blake2bXof::from_seed(RNG_SEED)` (no generator on the stack).
-    let mut seed = RNG_SEED;
+    let mut seed = *core::hint::black_box(&SEED_IN_FLASH);
+    #[cfg(firmware_ct_plant = "branch")]
+    crate::ct_plant::branch_on(seed[0]);
+    #[cfg(firmware_ct_plant = "lookup")]
+    crate::ct_plant::look_up(seed[0]);
     encryptor.seed_from_bytes(&mut seed);
     Ok(())
 }

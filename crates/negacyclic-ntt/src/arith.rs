@@ -156,9 +156,9 @@ pub(crate) fn twiddle_mul(y: u32, w: Twiddle, q: Prime) -> u32 {
     y.wrapping_mul(w[0]).wrapping_sub(estimate.wrapping_mul(q.p))
 }
 
-/// `mask`, hidden from the optimizer on Thumb-1 targets, which have no conditional move: there LLVM would
+/// `mask`, hidden from the optimizer on targets with no conditional move (Thumb-1, RISC-V): there LLVM would
 /// otherwise turn `y + (c & mask)` back into a compare and a branch.
-#[cfg(negacyclic_ntt_thumb1)]
+#[cfg(negacyclic_ntt_no_cmov)]
 #[inline(always)]
 pub(crate) fn opaque(mut mask: u32) -> u32 {
     // SAFETY: an empty assembly block that claims to modify a register: no instruction, no memory access,
@@ -171,7 +171,7 @@ pub(crate) fn opaque(mut mask: u32) -> u32 {
 }
 
 /// `mask`: elsewhere the compiler makes a select a conditional move (`CMOV`, `CSEL`, an `IT` block).
-#[cfg(not(negacyclic_ntt_thumb1))]
+#[cfg(not(negacyclic_ntt_no_cmov))]
 #[inline(always)]
 pub(crate) fn opaque(mask: u32) -> u32 {
     mask

@@ -45,15 +45,17 @@
 //! conditional subtractions and the centring are masks, and all arithmetic on values is `wrapping_*` (a
 //! checked `+` would branch on the data in builds with overflow checks). The compiler turns a mask into a
 //! conditional move (`CMOV`, `CSEL`) or a Thumb-2 `IT` block, which run in fixed time; Thumb-1 (`thumbv6m`,
-//! `thumbv8m.base`) has neither, so there an empty `asm!` hides each mask from the optimizer, which would
-//! otherwise make it a branch. Checked:
+//! `thumbv8m.base`) and RISC-V (no conditional move in the base ISA or the M, A, C extensions) have neither,
+//! so there an empty `asm!` hides each mask from the optimizer, which would otherwise make it a branch (on
+//! `riscv32imc` it did: a `bltz` over a `mv` in every conditional subtraction). Checked:
 //! * x86_64: the tfhe-sbc workspace's constant-time check runs the key spectrum, products, CRT and whole
 //!   encryptions through this crate under valgrind memcheck with the key (and the message, the CSPRNG)
 //!   marked secret, in release and in dev builds: no report.
-//! * Cortex-M: the kernels' assembly for `thumbv6m-none-eabi`, `thumbv7m-none-eabi` and
-//!   `thumbv7em-none-eabihf` was read: their conditional branches test loop counters and slice lengths
-//!   only, the selects are `IT` blocks (v7m/v7em) or mask arithmetic (v6m). No tool checks this on every
-//!   build.
+//! * Cortex-M and RISC-V: the tfhe-sbc workspace's `scripts/firmware-ct-trace.sh` runs its firmware (the
+//!   boolean known-answer encryptor through this crate) for `thumbv7em`, `thumbv7m`, `thumbv6m`,
+//!   `riscv32imc` and `riscv32imac` under qemu with two different sets of secrets and a plugin that
+//!   fingerprints every executed instruction address and every memory address: the fingerprints must be
+//!   equal, and differ for a planted secret branch or secret-indexed load.
 //!
 //! The multiplier is the one operand-dependent instruction left, so it is chosen per target (`build.rs`, from
 //! the target triple: rustc does not expose the ARM `dsp` feature to `cfg`):

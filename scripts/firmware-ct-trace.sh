@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Constant time, checked on the microcontroller binaries themselves: builds the boolean known-answer firmware
+# twice per target, with the KAT's secrets and with a second set in which every secret byte differs
+# (TSBC_FIRMWARE_SECRETS=alt, read by firmware/build.rs: the key, the CSPRNG seed, and so every mask and noise value, the MAC key, the message),
+# checks that the two builds' code (.text) is byte for byte the same, then runs both under qemu with a TCG
+# plugin (scripts/qemu-plugin/ct_trace.c) that fingerprints the address of every executed instruction and of
+# every load and store. At the end of each measured phase (set key + seed; one encryption; one sealed frame)
+# the firmware calls `tsbc_ct_checkpoint`, where the plugin prints the fingerprint so far; the two runs must
+# print the same ones. So no branch and no memory address of the whole run up to the last frame depends on a
+# secret, on the instruction set the firmware ships for (not only on the x86_64 build scripts/ctgrind.sh runs).
+#
+# Negative controls, on riscv32imc and thumbv7em: the same pair of builds with a planted branch on a secret
+# bit (TSBC_FIRMWARE_CT_PLANT=branch) and with a planted secret-indexed load and no branch (=lookup) must each
+# give different fingerprints, or the check proves nothing.
+#
+# Usage: bash scripts/firmware-ct-trace.sh [TARGET...]   (default: the five firmware targets). Exits 1 on a
+# difference or a failed control. On a difference, KEEP_WORK=1 keeps the traces' directory; rerun the two
+# ELFs with `-plugin ct_trace.so,trace=FILE` to get every instruction address and diff the files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# shellcheck source=scripts/lib/firmware-setup.sh
+source scripts/lib/firmware-setup.sh
+TARGETS=("$@")
+[ "${#TARGETS[@]}" -ne 0 ] || TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi
+  riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf)
+CONTROL_TARGETS=(riscv32imc-unknown-none-elf thumbv7em-none-eabihf)
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+WORK=$(mktemp -d)
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
+start=$(date +%s)
+
+step() { printf '\n==> firmware-ct-trace: %s\n' "$*"; }
+
+step "set-up"
+firmware_setup "${TARGETS[@]}"
+LLVM_BIN="$(dirname "$LLVM_SIZE")"
+for t in "${TARGETS[@]}"; do
+  case "$t" in thumbv*) export "CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=flip-link" ;; esac
+done
+mkdir -p "$TARGET_DIR/qemu-plugin"
+PLUGIN="$TARGET_DIR/qemu-plugin/ct_trace.so"
+gcc -O2 -shared -fPIC -Wall -Wextra -Werror -o "$PLUGIN" scripts/qemu-plugin/ct_trace.c
+
+# Builds target $1 with secrets $2 (kat or alt) and planted leak $3 (none, branch, lookup) into $WORK/$4.elf.
+build() {
+  local t=$1 secrets=$2 plant=$3 name=$4
+  TSBC_FIRMWARE_SECRETS=$secrets TSBC_FIRMWARE_CT_PLANT=${plant#none} \
+    cargo build -q -p tfhe-sbc-firmware --profile firmware --target "$t"
+  cp "$TARGET_DIR/$t/firmware/tfhe-sbc-firmware" "$WORK/$name.elf"
+  "$LLVM_BIN/llvm-objcopy" -O binary --only-section=.text "$WORK/$name.elf" "$WORK/$name.text"
+}
+
+# Runs $WORK/$1.elf (target $2) under the plugin; writes the checkpoint lines to $WORK/$1.trace and the
+# firmware's result to $WORK/$1.out.
+trace() {
+  local name=$1 t=$2 qemu machine checkpoint
+  case "$t" in
+    thumbv7em-none-eabihf) qemu=qemu-system-arm machine=(-machine mps2-an386 -cpu cortex-m4) ;;
+    thumbv7m-none-eabi | thumbv6m-none-eabi) qemu=qemu-system-arm machine=(-machine lm3s6965evb -cpu cortex-m3) ;;
+    riscv32imc-unknown-none-elf | riscv32imac-unknown-none-elf) qemu=qemu-system-riscv32 machine=(-machine virt -bios none) ;;
+    *) echo "firmware-ct-trace.sh: no machine for $t" >&2; return 2 ;;
+  esac
+  checkpoint=$("$LLVM_BIN/llvm-nm" "$WORK/$name.elf" | awk '$3 == "tsbc_ct_checkpoint" { print "0x" $1 }')
+  [ -n "$checkpoint" ] || { echo "no tsbc_ct_checkpoint in $name.elf" >&2; return 2; }
+  timeout 120 "$qemu" "${machine[@]}" -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -icount shift=0 \
+    -plugin "$PLUGIN,checkpoint=$checkpoint" -kernel "$WORK/$name.elf" >"$WORK/$name.out" 2>&1 || true
+  grep '^ct_trace checkpoint' "$WORK/$name.out" >"$WORK/$name.trace" || true
+}
+
+# Builds and traces target $1 with planted leak $2 (none, branch, lookup) for both secret sets; sets $VERDICT:
+# same, differ, or why the comparison could not be made.
+compare() {
+  local t=$1 plant=$2 kat alt
+  kat="$t-kat-$plant" alt="$t-alt-$plant"
+  build "$t" kat "$plant" "$kat"
+  build "$t" alt "$plant" "$alt"
+  if ! cmp -s "$WORK/$kat.text" "$WORK/$alt.text"; then
+    VERDICT="code differs between the two builds (.text), so the traces cannot be compared"
+    return
+  fi
+  trace "$kat" "$t"
+  trace "$alt" "$t"
+  for name in "$kat" "$alt"; do
+    if ! grep -q '^result=ok' "$WORK/$name.out"; then
+      VERDICT="$name did not end with result=ok: $(grep -m1 '^result=' "$WORK/$name.out" || echo none)"
+      return
+    fi
+    if [ "$(wc -l <"$WORK/$name.trace")" -ne 3 ]; then
+      VERDICT="$name printed $(wc -l <"$WORK/$name.trace") checkpoints, not 3"
+      return
+    fi
+  done
+  sed 's/^/    kat: /' "$WORK/$kat.trace"
+  sed 's/^/    alt: /' "$WORK/$alt.trace"
+  if cmp -s "$WORK/$kat.trace" "$WORK/$alt.trace"; then VERDICT=same; else VERDICT=differ; fi
+}
+
+FAILURES=()
+SUMMARY=()
+for t in "${TARGETS[@]}"; do
+  step "$t: the KAT's secrets and the second set, same code, same trace"
+  compare "$t" none
+  SUMMARY+=("$t: $VERDICT")
+  [ "$VERDICT" = same ] || FAILURES+=("$t: the traces for two sets of secrets: $VERDICT")
+done
+for t in "${CONTROL_TARGETS[@]}"; do
+  printf '%s\n' "${TARGETS[@]}" | grep -qx "$t" || continue
+  for plant in branch lookup; do
+    step "$t, negative control (a planted $plant on the CSPRNG seed): the traces must differ"
+    compare "$t" "$plant"
+    SUMMARY+=("$t with a planted $plant: $VERDICT (must differ)")
+    [ "$VERDICT" = differ ] || FAILURES+=("$t: the planted leak ($plant) was not seen: $VERDICT")
+  done
+done
+
+step "summary"
+printf '  %s\n' "${SUMMARY[@]}"
+echo "firmware-ct-trace.sh took $(( $(date +%s) - start )) s"
+if [ "${#FAILURES[@]}" -ne 0 ]; then
+  printf 'firmware-ct-trace: FAILED: %s\n' "${FAILURES[@]}"
+  exit 1
+fi
+echo "firmware-ct-trace: no instruction or memory address depends on the secrets on any target; planted leaks seen"
