@@ -16,5 +16,7 @@ case "$target" in
   riscv32imc-unknown-none-elf | riscv32imac-unknown-none-elf) qemu=qemu-system-riscv32 machine=(-machine virt -bios none) ;;
   *) echo "qemu-run.sh: no machine for target '$target'" >&2; exit 2 ;;
 esac
-exec timeout "${QEMU_TIMEOUT:-60}" "$qemu" "${machine[@]}" -nographic -monitor none -serial none \
+# QEMU_EXTRA_ARGS: more qemu options, split on spaces (scripts/firmware-ct-trace.sh passes its -plugin).
+read -r -a extra <<<"${QEMU_EXTRA_ARGS:-}"
+exec timeout "${QEMU_TIMEOUT:-60}" "$qemu" "${machine[@]}" "${extra[@]}" -nographic -monitor none -serial none \
   -semihosting-config enable=on,target=native -icount shift=0 -kernel "$elf"

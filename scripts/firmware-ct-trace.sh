@@ -22,8 +22,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/firmware-setup.sh
 source scripts/lib/firmware-setup.sh
 TARGETS=("$@")
-[ "${#TARGETS[@]}" -ne 0 ] || TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi
-  riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf)
+[ "${#TARGETS[@]}" -ne 0 ] || TARGETS=("${FIRMWARE_TARGETS[@]}")
 CONTROL_TARGETS=(riscv32imc-unknown-none-elf thumbv7em-none-eabihf)
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 WORK=$(mktemp -d)
@@ -34,10 +33,8 @@ step() { printf '\n==> firmware-ct-trace: %s\n' "$*"; }
 
 step "set-up"
 firmware_setup "${TARGETS[@]}"
+use_flip_link "${TARGETS[@]}"
 LLVM_BIN="$(dirname "$LLVM_SIZE")"
-for t in "${TARGETS[@]}"; do
-  case "$t" in thumbv*) export "CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=flip-link" ;; esac
-done
 mkdir -p "$TARGET_DIR/qemu-plugin"
 PLUGIN="$TARGET_DIR/qemu-plugin/ct_trace.so"
 gcc -O2 -shared -fPIC -Wall -Wextra -Werror -o "$PLUGIN" scripts/qemu-plugin/ct_trace.c
@@ -54,18 +51,11 @@ build() {
 # Runs $WORK/$1.elf (target $2) under the plugin; writes the checkpoint lines to $WORK/$1.trace and the
 # firmware's result to $WORK/$1.out.
 trace() {
-  local name=$1 t=$2 qemu machine checkpoint
-  case "$t" in
-    thumbv7em-none-eabihf) qemu=qemu-system-arm machine=(-machine mps2-an386 -cpu cortex-m4) ;;
-    thumbv7m-none-eabi | thumbv6m-none-eabi) qemu=qemu-system-arm machine=(-machine lm3s6965evb -cpu cortex-m3) ;;
-    riscv32imc-unknown-none-elf | riscv32imac-unknown-none-elf) qemu=qemu-system-riscv32 machine=(-machine virt -bios none) ;;
-    *) echo "firmware-ct-trace.sh: no machine for $t" >&2; return 2 ;;
-  esac
+  local name=$1 t=$2 checkpoint
   checkpoint=$("$LLVM_BIN/llvm-nm" "$WORK/$name.elf" | awk '$3 == "tsbc_ct_checkpoint" { print "0x" $1 }')
   [ -n "$checkpoint" ] || { echo "no tsbc_ct_checkpoint in $name.elf" >&2; return 2; }
-  timeout 120 "$qemu" "${machine[@]}" -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -icount shift=0 \
-    -plugin "$PLUGIN,checkpoint=$checkpoint" -kernel "$WORK/$name.elf" >"$WORK/$name.out" 2>&1 || true
+  QEMU_TIMEOUT=120 QEMU_EXTRA_ARGS="-plugin $PLUGIN,checkpoint=$checkpoint" \
+    bash firmware/qemu-run.sh "$WORK/$name.elf" "$t" >"$WORK/$name.out" 2>&1 || true
   grep '^ct_trace checkpoint' "$WORK/$name.out" >"$WORK/$name.trace" || true
 }
 

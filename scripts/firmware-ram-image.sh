@@ -24,8 +24,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/firmware-setup.sh
 source scripts/lib/firmware-setup.sh
 TARGETS=("$@")
-[ "${#TARGETS[@]}" -ne 0 ] || TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi
-  riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf)
+[ "${#TARGETS[@]}" -ne 0 ] || TARGETS=("${FIRMWARE_TARGETS[@]}")
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 WORK=$(mktemp -d)
 echo "work: $WORK"
@@ -38,9 +37,7 @@ step() { printf '\n==> firmware-ram-image: %s\n' "$*"; }
 step "set-up"
 firmware_setup "${TARGETS[@]}"
 LLVM_NM="$(dirname "$LLVM_SIZE")/llvm-nm"
-for t in "${TARGETS[@]}"; do
-  case "$t" in thumbv*) export "CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=flip-link" ;; esac
-done
+use_flip_link "${TARGETS[@]}"
 
 step "build the scanner (host)"
 cargo build -p tfhe-sbc-firmware --example ram_image_scan

@@ -66,9 +66,9 @@ CLIST_64_INSTRUCTION_BUDGET=60000000
 CLIST_512_INSTRUCTION_BUDGET=85000000
 # shellcheck source=scripts/lib/firmware-setup.sh
 source scripts/lib/firmware-setup.sh
-ARM_TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
-RISCV_TARGETS=(riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf)
-TARGETS=("${ARM_TARGETS[@]}" "${RISCV_TARGETS[@]}")
+ARM_TARGETS=("${ARM_FIRMWARE_TARGETS[@]}")
+RISCV_TARGETS=("${RISCV_FIRMWARE_TARGETS[@]}")
+TARGETS=("${FIRMWARE_TARGETS[@]}")
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 start=$(date +%s)
 
@@ -79,12 +79,7 @@ firmware_setup "${TARGETS[@]}"
 qemu-system-arm --version | head -n 1
 qemu-system-riscv32 --version | head -n 1
 
-# flip-link as the linker of every Cortex-M target (firmware/.cargo/config.toml does the same for a `cargo run`
-# from firmware/; it is not read from the workspace root). RISC-V links with rust-lld and riscv-rt's script.
-for t in "${ARM_TARGETS[@]}"; do
-  var="CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER"
-  export "$var=flip-link"
-done
+use_flip_link "${TARGETS[@]}"
 
 # Runs one ELF; prints its output; leaves it in $OUT and qemu's status in $RC.
 run_elf() {

@@ -2,6 +2,20 @@
 # and RISC-V targets given as arguments, llvm-tools (sets LLVM_SIZE), the pinned flip-link and Debian's
 # qemu-system-arm and qemu-system-misc (qemu-system-riscv32).
 FLIP_LINK_VERSION=0.1.12
+# Every target the firmware test runs on (scripts/firmware.sh, firmware-ram-image.sh, firmware-ct-trace.sh).
+ARM_FIRMWARE_TARGETS=(thumbv7em-none-eabihf thumbv7m-none-eabi thumbv6m-none-eabi)
+RISCV_FIRMWARE_TARGETS=(riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf)
+FIRMWARE_TARGETS=("${ARM_FIRMWARE_TARGETS[@]}" "${RISCV_FIRMWARE_TARGETS[@]}")
+
+# flip-link as the linker of each Cortex-M target among the arguments (firmware/.cargo/config.toml does the
+# same for a `cargo run` from firmware/; it is not read from the workspace root). RISC-V links with rust-lld
+# and riscv-rt's script.
+use_flip_link() {
+  local t
+  for t in "$@"; do
+    case "$t" in thumbv*) export "CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=flip-link" ;; esac
+  done
+}
 
 firmware_setup() {
   rustup target add "$@"
@@ -13,7 +27,9 @@ firmware_setup() {
   # Debian: qemu-system-arm for the Cortex-M models, qemu-system-misc for qemu-system-riscv32.
   local packages=()
   command -v qemu-system-arm >/dev/null || packages+=(qemu-system-arm)
-  command -v qemu-system-riscv32 >/dev/null || packages+=(qemu-system-misc)
+  if printf '%s\n' "$@" | grep -q '^riscv' && ! command -v qemu-system-riscv32 >/dev/null; then
+    packages+=(qemu-system-misc)
+  fi
   if [ "${#packages[@]}" -ne 0 ]; then
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"

@@ -15,24 +15,13 @@ use crate::firmware::{Calibration, Encryptor, FRAME_BYTES};
 pub(crate) const PAINT: u32 = cortex_m_rt::STACK_PAINT_VALUE;
 
 unsafe extern "C" {
-    /// The initial stack pointer (the top of the stack).
-    static _stack_start: u32;
     /// The lowest address the stack may reach (with flip-link: the start of RAM).
     static _stack_end: u32;
-    /// The start of `.data`, the first static in RAM.
-    static __sdata: u32;
-    /// The end of `.uninit`, the last static in RAM.
-    static __sheap: u32;
 }
 
-/// The stack's bounds `[lowest, top)`.
-pub(crate) fn stack_bounds() -> (usize, usize) {
-    ((&raw const _stack_end) as usize, (&raw const _stack_start) as usize)
-}
-
-/// The statics' bounds in RAM `[start, end)`: `.data`, `.bss` and `.uninit`.
-pub(crate) fn statics_bounds() -> (usize, usize) {
-    ((&raw const __sdata) as usize, (&raw const __sheap) as usize)
+/// The lowest address the stack may reach.
+pub(crate) fn stack_lowest() -> usize {
+    (&raw const _stack_end) as usize
 }
 
 /// The current stack pointer.

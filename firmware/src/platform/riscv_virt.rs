@@ -12,24 +12,13 @@ use crate::firmware::{Calibration, Encryptor, FRAME_BYTES};
 pub(crate) const PAINT: u32 = 0xCCCC_CCCC;
 
 unsafe extern "C" {
-    /// The initial stack pointer (the top of RAM).
-    static _stack_start: u32;
     /// The lowest address the stack may reach: the end of the statics (riscv-rt's empty heap).
     static __estack: u32;
-    /// The start of `.data`, the first static in RAM.
-    static __sdata: u32;
-    /// The end of `.uninit` (and of the empty heap), the last static in RAM.
-    static __sheap: u32;
 }
 
-/// The stack's bounds `[lowest, top)`.
-pub(crate) fn stack_bounds() -> (usize, usize) {
-    ((&raw const __estack) as usize, (&raw const _stack_start) as usize)
-}
-
-/// The statics' bounds in RAM `[start, end)`: `.data`, `.bss` and `.uninit`.
-pub(crate) fn statics_bounds() -> (usize, usize) {
-    ((&raw const __sdata) as usize, (&raw const __sheap) as usize)
+/// The lowest address the stack may reach.
+pub(crate) fn stack_lowest() -> usize {
+    (&raw const __estack) as usize
 }
 
 /// The current stack pointer.
