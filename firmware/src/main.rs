@@ -73,10 +73,13 @@ mod expected;
 mod ct_plant;
 
 #[cfg(target_os = "none")]
+#[allow(unsafe_code)] // RISC-V: the two statics, taken once; the `unsafe` has a SAFETY comment.
+mod entry;
+#[cfg(target_os = "none")]
 #[allow(unsafe_code)] // The stack scan: each `unsafe` has a SAFETY comment.
 mod firmware;
 #[cfg(target_os = "none")]
-#[allow(unsafe_code)] // Linker symbols, the calibration loop, the statics: each `unsafe` has a SAFETY comment.
+#[allow(unsafe_code)] // Linker symbols, the calibration loop: each `unsafe` has a SAFETY comment.
 mod platform;
 
 /// On the host: the firmware's four runs (boolean, integer, integer public key, compact list) with the

@@ -1,15 +1,15 @@
 //! The Cortex-M platform (`thumbv6m`, `thumbv7m`, `thumbv7em` on qemu's LM3S6965 and MPS2 AN386 models):
-//! cortex-m-rt's entry and the stack it paints, SysTick as the clock, ARM semihosting for output and the exit
-//! code, the HardFault handler.
+//! cortex-m-rt's stack painting, SysTick as the clock, ARM semihosting for output and the exit code, the
+//! HardFault handler. (The entry is in [`crate::entry`].)
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use cortex_m::peripheral::SYST;
 use cortex_m::peripheral::syst::SystClkSource;
-use cortex_m_rt::{ExceptionFrame, entry, exception};
+use cortex_m_rt::{ExceptionFrame, exception};
 use cortex_m_semihosting::debug;
 pub(crate) use cortex_m_semihosting::hprintln;
 
-use crate::firmware::{Calibration, Encryptor, FRAME_BYTES};
+use super::calibration::Calibration;
 
 /// The value `cortex-m-rt` paints the stack with before `main` (`paint-stack`).
 pub(crate) const PAINT: u32 = cortex_m_rt::STACK_PAINT_VALUE;
@@ -32,19 +32,6 @@ pub(crate) fn stack_pointer() -> usize {
 
 /// Whether the reset handler painted the stack before `main` (cortex-m-rt's `paint-stack` does).
 pub(crate) const PAINTED_AT_RESET: bool = true;
-
-#[entry]
-fn main() -> ! {
-    // cortex-m-rt turns these into `&'static mut` references, taken once. The encryptor and the frame buffer
-    // are the only large statics; `EMPTY` is all zero bytes, so both are in `.bss`.
-    static mut ENCRYPTOR: Encryptor = Encryptor::EMPTY;
-    static mut FRAME: [u8; FRAME_BYTES] = [0; FRAME_BYTES];
-
-    let Some(peripherals) = cortex_m::Peripherals::take() else {
-        crate::firmware::fail("the core peripherals were taken twice")
-    };
-    crate::firmware::main(Clock::start(peripherals.SYST), ENCRYPTOR, FRAME)
-}
 
 /// Ends the qemu run (semihosting `SYS_EXIT`), successfully or not.
 pub(crate) fn exit(success: bool) -> ! {
@@ -86,7 +73,8 @@ pub(crate) struct Clock {
 }
 
 impl Clock {
-    fn start(mut syst: SYST) -> Self {
+    /// Starts SysTick counting core clock ticks, its wraps counted by the interrupt.
+    pub(crate) fn start(mut syst: SYST) -> Self {
         syst.set_clock_source(SystClkSource::Core);
         syst.set_reload(0x00FF_FFFF);
         syst.clear_current();

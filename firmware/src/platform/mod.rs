@@ -2,6 +2,8 @@
 //! statics come from), the clock that counts instructions, the stack's and statics' bounds, semihosting
 //! output and exit, and the fault handler. Each platform module has the same items.
 
+mod calibration;
+
 #[cfg(target_arch = "arm")]
 mod arm_cortex_m;
 #[cfg(target_arch = "arm")]

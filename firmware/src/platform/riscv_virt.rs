@@ -1,12 +1,13 @@
 //! The RISC-V platform (`riscv32imc`, `riscv32imac` on qemu's `virt` machine, `-bios none`, M-mode):
-//! riscv-rt's entry, the `minstret` counter as the clock (under `-icount shift=0` it counts instructions
-//! exactly), RISC-V semihosting for output and the exit code, an exception handler that reports the trap.
-//! riscv-rt does not paint the stack: `main` paints what lies below it before the run.
+//! the `minstret` counter as the clock (under `-icount shift=0` it counts instructions exactly), RISC-V
+//! semihosting for output and the exit code, an exception handler that reports the trap. riscv-rt does not
+//! paint the stack: the firmware's `main` paints what lies below it before the run. (The entry is in
+//! [`crate::entry`].)
 
 use riscv_semihosting::debug;
 pub(crate) use riscv_semihosting::hprintln;
 
-use crate::firmware::{Calibration, Encryptor, FRAME_BYTES};
+use super::calibration::Calibration;
 
 /// The value the stack is painted with (the same as cortex-m-rt's, so the scans read alike).
 pub(crate) const PAINT: u32 = 0xCCCC_CCCC;
@@ -32,24 +33,6 @@ pub(crate) fn stack_pointer() -> usize {
 
 /// Whether the reset handler painted the stack before `main` (riscv-rt does not: `main` paints it).
 pub(crate) const PAINTED_AT_RESET: bool = false;
-
-/// The encryptor, in `.bss` (`EMPTY` is all zero bytes).
-static mut ENCRYPTOR: Encryptor = Encryptor::EMPTY;
-/// The frame buffer, in `.bss`.
-static mut FRAME: [u8; FRAME_BYTES] = [0; FRAME_BYTES];
-
-#[riscv_rt::entry]
-fn main() -> ! {
-    // SAFETY: riscv-rt's reset handler calls `main` once on the one hart (`single-hart`) and nothing else
-    // names these statics, so the two references are the only ones ever made, and unique.
-    let (encryptor, frame) = unsafe {
-        (
-            &mut *core::ptr::addr_of_mut!(ENCRYPTOR),
-            &mut *core::ptr::addr_of_mut!(FRAME),
-        )
-    };
-    crate::firmware::main(Clock, encryptor, frame)
-}
 
 /// Ends the qemu run (semihosting `SYS_EXIT`), successfully or not.
 pub(crate) fn exit(success: bool) -> ! {
