@@ -42,20 +42,29 @@ use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 /// The KAT key, packed (128 bytes), and the digests of the run's two frames (keyed BLAKE2b-128 under
 /// `DIGEST_KEY`), computed with the plain host
 /// API (`new`, `encrypt_seeded_frame` with a body buffer): the firmware's in-place path must match it. With
-/// `alt` (a firmware built with `ct-alt-secrets`) from the second set of secrets (`ALT_*`) instead.
-fn expected(alt: bool) -> ([u8; 128], [u8; 32]) {
-    let (key_seed, rng_seed, mac_key, plaintext) = if alt {
-        (ALT_KEY_SEED, ALT_RNG_SEED, ALT_MAC_KEY, ALT_MESSAGE)
-    } else {
-        (KEY_SEED, RNG_SEED, MAC_KEY, MESSAGE)
+/// `secrets` other than `Kat` (a firmware built with `TSBC_FIRMWARE_SECRETS=alt` or `=third`) from the
+/// constant-time trace's other sets instead.
+fn expected(secrets: Secrets) -> ([u8; 128], [u8; 32]) {
+    let (key_seed, rng_seed, mac_key, plaintext) = match secrets {
+        Secrets::Kat => (KEY_SEED, RNG_SEED, MAC_KEY, MESSAGE),
+        Secrets::Complement => (KEY_SEED, ALT_RNG_SEED, ALT_MAC_KEY, ALT_MESSAGE),
+        Secrets::Third => (THIRD_KEY_SEED, THIRD_RNG_SEED, THIRD_MAC_KEY, THIRD_MESSAGE),
     };
     let params = TFHE_LIB_GLWE_1024;
-    let key = GlweSecretKey::generate_binary(
+    let mut key = GlweSecretKey::generate_binary(
         [0u8; 1024],
         params.polynomial_size(),
         &mut Blake2bXof::from_seed(key_seed),
     )
     .expect("KAT key");
+    if matches!(secrets, Secrets::Complement) {
+        // The KAT key with every coefficient flipped.
+        let mut bits = [0u8; 1024];
+        for (flipped, bit) in bits.iter_mut().zip(key.as_bytes()) {
+            *flipped = 1 - bit;
+        }
+        key = GlweSecretKey::from_container(bits, params.polynomial_size()).expect("the complemented key");
+    }
     let mut packed = [0u8; 128];
     pack_secret_key(key.as_bytes(), &mut packed).expect("pack the key");
     let mut encryptor =
@@ -192,6 +201,17 @@ fn expected_compact_list() -> (Vec<u8>, [u8; 32]) {
     (key_bytes, digest)
 }
 
+/// The boolean run's secrets: the KAT's, or one of the constant-time trace's other sets.
+#[derive(Clone, Copy)]
+enum Secrets {
+    /// `KEY_SEED`, `RNG_SEED`, `MAC_KEY`, `MESSAGE`.
+    Kat,
+    /// Every bit of the KAT's flipped (`TSBC_FIRMWARE_SECRETS=alt`): the key's coefficients, `ALT_*`.
+    Complement,
+    /// Arbitrary bytes (`TSBC_FIRMWARE_SECRETS=third`): `THIRD_*`.
+    Third,
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=src/kat_inputs.rs");
     println!("cargo:rerun-if-changed=src/compact_key.rs");
@@ -203,14 +223,22 @@ fn main() {
     // leak. Environment variables, not features: features enter the crate's metadata hash, and with it the
     // names and so the order of its constants in flash, while the two builds' code must be byte for byte the
     // same.
-    println!("cargo::rustc-check-cfg=cfg(firmware_secrets, values(\"alt\"))");
+    println!("cargo::rustc-check-cfg=cfg(firmware_secrets, values(\"alt\", \"third\"))");
     println!("cargo::rustc-check-cfg=cfg(firmware_ct_plant, values(\"branch\", \"lookup\"))");
     println!("cargo:rerun-if-env-changed=TSBC_FIRMWARE_SECRETS");
     println!("cargo:rerun-if-env-changed=TSBC_FIRMWARE_CT_PLANT");
     let firmware = env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("none");
-    let alt = firmware && env::var("TSBC_FIRMWARE_SECRETS").as_deref() == Ok("alt");
-    if alt {
-        println!("cargo:rustc-cfg=firmware_secrets=\"alt\"");
+    let secrets = match env::var("TSBC_FIRMWARE_SECRETS").as_deref() {
+        _ if !firmware => Secrets::Kat,
+        Ok("alt") => Secrets::Complement,
+        Ok("third") => Secrets::Third,
+        Ok("" | "kat") | Err(_) => Secrets::Kat,
+        Ok(other) => panic!("TSBC_FIRMWARE_SECRETS={other}: expected kat, alt or third"),
+    };
+    match secrets {
+        Secrets::Kat => {}
+        Secrets::Complement => println!("cargo:rustc-cfg=firmware_secrets=\"alt\""),
+        Secrets::Third => println!("cargo:rustc-cfg=firmware_secrets=\"third\""),
     }
     if firmware {
         match env::var("TSBC_FIRMWARE_CT_PLANT").as_deref() {
@@ -220,7 +248,7 @@ fn main() {
             Ok(other) => panic!("TSBC_FIRMWARE_CT_PLANT={other}: expected branch or lookup"),
         }
     }
-    let (packed, digest) = expected(alt);
+    let (packed, digest) = expected(secrets);
     let mut out_rs = String::new();
     let mut array = |doc: &str, name: &str, bytes: &[u8]| {
         write!(out_rs, "/// {doc}\npub const {name}: [u8; {}] = [", bytes.len()).expect("write to a String");

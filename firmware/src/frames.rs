@@ -5,8 +5,10 @@
 
 #[cfg(firmware_secrets = "alt")]
 use crate::kat_inputs::ALT_MAC_KEY as MAC_KEY;
-#[cfg(not(firmware_secrets = "alt"))]
+#[cfg(not(any(firmware_secrets = "alt", firmware_secrets = "third")))]
 use crate::kat_inputs::MAC_KEY;
+#[cfg(firmware_secrets = "third")]
+use crate::kat_inputs::THIRD_MAC_KEY as MAC_KEY;
 use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, KEY_ID};
 use crate::probe::{Phase, Probe, frame_digest};
 use tfhe_sbc_device::encrypt::FrameEncryptor;

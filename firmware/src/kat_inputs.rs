@@ -35,29 +35,63 @@ pub const MESSAGE: [u8; 128] = {
     m
 };
 
-/// The constant-time trace's second key seed (firmware built with `TSBC_FIRMWARE_SECRETS=alt`: build.rs packs
-/// this key instead, `scripts/firmware-ct-trace.sh` compares the two builds' traces). Every secret of the second
-/// set differs from the KAT's in every byte.
-#[allow(dead_code)] // Read by build.rs, not by the firmware.
-pub const ALT_KEY_SEED: [u8; 32] = [0xe7; 32];
-/// The constant-time trace's second CSPRNG seed: its first byte's low bit and its bits 1..6 differ from
-/// [`RNG_SEED`]'s (the planted leaks of `ct_plant` branch and index on them).
-#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
-pub const ALT_RNG_SEED: [u8; 32] = [0x5b; 32];
-/// The constant-time trace's second frame MAC key.
-#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
-pub const ALT_MAC_KEY: [u8; 32] = [0xa6; 32];
-/// The constant-time trace's second message: bytes `255, 254, ..., 128`.
-#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
-pub const ALT_MESSAGE: [u8; 128] = {
-    let mut m = [0u8; 128];
+/// The bitwise complement of `bytes`.
+const fn complement<const N: usize>(bytes: [u8; N]) -> [u8; N] {
+    let mut out = [0u8; N];
     let mut i = 0;
-    while i < 128 {
-        m[i] = 255 - i as u8;
+    while i < N {
+        out[i] = !bytes[i];
         i += 1;
     }
-    m
-};
+    out
+}
+
+/// `N` bytes from a fixed 64-bit LCG (Knuth's MMIX constants) started at `start`: arbitrary-looking secrets.
+const fn lcg_bytes<const N: usize>(start: u64) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut x = start;
+    let mut i = 0;
+    while i < N {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        out[i] = (x >> 56) as u8;
+        i += 1;
+    }
+    out
+}
+
+// The constant-time trace's other secret sets (firmware built with `TSBC_FIRMWARE_SECRETS=alt` or `=third`:
+// build.rs computes their key and digest, `scripts/firmware-ct-trace.sh` compares the builds' traces). The
+// second set is the KAT's bitwise complement: every bit of the CSPRNG seed, the MAC key, the message and the
+// key's coefficients differs, so a branch or an index on any one of those bits changes the trace. The mask and
+// the noise come from the seed through the XOF, so they differ like independent random values (each bit
+// with probability 1/2); the third set, arbitrary bytes, lowers the chance that a leak on one such bit is
+// missed to 1/4.
+
+/// The second set's CSPRNG seed: `RNG_SEED` complemented.
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
+pub const ALT_RNG_SEED: [u8; 32] = complement(RNG_SEED);
+/// The second set's frame MAC key: `MAC_KEY` complemented.
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
+pub const ALT_MAC_KEY: [u8; 32] = complement(MAC_KEY);
+/// The second set's message: `MESSAGE` complemented (bytes `255, 254, ..., 128`).
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=alt` and build.rs only.
+pub const ALT_MESSAGE: [u8; 128] = complement(MESSAGE);
+// (The second set's key is the KAT key with every coefficient flipped: build.rs.)
+
+/// The third set's key seed (build.rs draws the key from it as from `KEY_SEED`).
+#[allow(dead_code)] // Read by build.rs, not by the firmware.
+pub const THIRD_KEY_SEED: [u8; 32] = lcg_bytes(1);
+/// The third set's CSPRNG seed.
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=third` and build.rs only.
+pub const THIRD_RNG_SEED: [u8; 32] = lcg_bytes(2);
+/// The third set's frame MAC key.
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=third` and build.rs only.
+pub const THIRD_MAC_KEY: [u8; 32] = lcg_bytes(3);
+/// The third set's message.
+#[allow(dead_code)] // Firmware with `TSBC_FIRMWARE_SECRETS=third` and build.rs only.
+pub const THIRD_MESSAGE: [u8; 128] = lcg_bytes(4);
 
 /// The integer run's key seed: build.rs draws the `N = 2048` integer key with
 /// `GlweSecretKey::generate_binary` from `Blake2bXof::from_seed(INTEGER_KEY_SEED)` and packs it into the

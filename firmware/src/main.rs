@@ -34,7 +34,12 @@
 compile_error!("the features `integer`, `integer-public-key` and `compact-list` pick different runs: enable one");
 // The constant-time trace's second secrets (and its planted leaks) exist for the boolean run only.
 #[cfg(all(
-    any(firmware_secrets = "alt", firmware_ct_plant = "branch", firmware_ct_plant = "lookup"),
+    any(
+        firmware_secrets = "alt",
+        firmware_secrets = "third",
+        firmware_ct_plant = "branch",
+        firmware_ct_plant = "lookup"
+    ),
     any(feature = "integer", feature = "integer-public-key", feature = "compact-list")
 ))]
 compile_error!("TSBC_FIRMWARE_SECRETS and TSBC_FIRMWARE_CT_PLANT are for the boolean run");

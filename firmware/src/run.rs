@@ -8,8 +8,10 @@
 use crate::frames::first_two_frames;
 #[cfg(firmware_secrets = "alt")]
 use crate::kat_inputs::{ALT_MESSAGE as MESSAGE, ALT_RNG_SEED as RNG_SEED};
-#[cfg(not(firmware_secrets = "alt"))]
+#[cfg(not(any(firmware_secrets = "alt", firmware_secrets = "third")))]
 use crate::kat_inputs::{MESSAGE, RNG_SEED};
+#[cfg(firmware_secrets = "third")]
+use crate::kat_inputs::{THIRD_MESSAGE as MESSAGE, THIRD_RNG_SEED as RNG_SEED};
 #[cfg(doc)]
 use crate::probe::Phase;
 use crate::probe::Probe;

@@ -187,8 +187,12 @@ pub(crate) fn csub(x: u32, c: u32) -> u32 {
 /// `x - c` if `x >= c`, else `x`, for any `x` and `c` (the borrow becomes the mask): for raw 32-bit inputs.
 #[inline(always)]
 pub(crate) fn csub_any(x: u32, c: u32) -> u32 {
-    let (y, borrow) = x.overflowing_sub(c);
-    y.wrapping_add(c & opaque(u32::from(borrow).wrapping_neg()))
+    // The borrow from the sign bits (Hacker's Delight, 2-13), not from a compare: on Thumb-1 LLVM made
+    // `u32::from(x < c).wrapping_neg()` a branch (`cmp`, `bhs` over `mvns`; scripts/firmware-ct-trace.sh saw it
+    // for a third set of secrets). `y` is hidden so that the formula cannot be folded back into a compare.
+    let y = opaque(x.wrapping_sub(c));
+    let borrow = (((!x & c) | (!(x ^ c) & y)) as i32 >> 31) as u32;
+    y.wrapping_add(c & opaque(borrow))
 }
 
 /// The centred representative of `x` in `[0, p)`: `x - p` (as `i32`) if `x > (p - 1) / 2`, else `x`.
@@ -254,6 +258,25 @@ mod tests {
         assert_eq!(csub(Q.four_p - 1, Q.two_p), Q.two_p - 1);
         assert_eq!(csub_any(u32::MAX, Q.four_p), u32::MAX - Q.four_p);
         assert_eq!(csub_any(Q.four_p - 1, Q.four_p), Q.four_p - 1);
+        // The borrow from sign bits, against the compare, on the edges of both operands' ranges.
+        let edges = [
+            0,
+            1,
+            2,
+            Q.p - 1,
+            Q.p,
+            Q.four_p - 1,
+            Q.four_p,
+            1 << 31,
+            (1 << 31) - 1,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
+        for &x in &edges {
+            for &c in &edges {
+                assert_eq!(csub_any(x, c), if x >= c { x - c } else { x }, "csub_any({x}, {c})");
+            }
+        }
         // A twiddle product is `y w mod p` in [0, 2p), whichever form the target uses.
         for &y in &[0, 1, Q.p - 1, Q.two_p + 7, u32::MAX] {
             for &w in &[0, 1, 12345, Q.p - 1] {
