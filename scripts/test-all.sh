@@ -17,7 +17,7 @@
 #   5c'. the firmware's RAM imaged from outside (scripts/firmware-ram-image.sh): no secret the firmware held
 #      is left in its RAM apart from the live generator and key spectrum
 #   5c''. the firmware's constant time on its own instruction sets (scripts/firmware-ct-trace.sh): two builds
-#      with different secrets execute the same instruction and memory addresses under qemu
+#      with different secrets (three sets) execute the same instruction and memory addresses under qemu
 #   5d. the firmware guide (scripts/firmware-guide.sh): docs/firmware.md shows examples/firmware-guide verbatim,
 #      and that crate builds and runs under qemu-system-arm within 24 KiB of RAM and the guide's figures
 #   6. the constant-time check: scripts/ctgrind.sh runs the device code under valgrind memcheck with its secrets
@@ -222,7 +222,7 @@ bash scripts/firmware.sh
 step "microcontroller firmware RAM image: no dead secret after the run or after an encryption (qemu pmemsave + scan; thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac)"
 bash scripts/firmware-ram-image.sh
 
-step "microcontroller firmware constant time: the same instruction and memory addresses for two sets of secrets under qemu (thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac), planted leaks seen"
+step "microcontroller firmware constant time: the same instruction and memory addresses for three sets of secrets under qemu (thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac), planted leaks seen"
 bash scripts/firmware-ct-trace.sh
 # --- Cortex-M firmware: end ---
 
