@@ -298,6 +298,9 @@ step "negacyclic-ntt with the 16x16-bit partial-product multiplier of Cortex-M0/
 # build.rs picks that multiplier (and Shoup twiddles) from the target triple on thumbv6m/thumbv7m; this runs
 # the exactness tests on it (own target dir, so the main one is not rebuilt).
 RUSTFLAGS="--cfg negacyclic_ntt_mul16" CARGO_TARGET_DIR=target/mul16 cargo test -p negacyclic-ntt
+# And as on Thumb-1 (thumbv6m), which also has no conditional move: masks hidden, csub_any's sign-bit borrow.
+RUSTFLAGS="--cfg negacyclic_ntt_mul16 --cfg negacyclic_ntt_no_cmov" CARGO_TARGET_DIR=target/mul16 \
+  cargo test -p negacyclic-ntt
 # --- integer NTT: end ---
 
 step "publishable crates: cargo package (verified for the device-side crates); the unpacked packages built in the host tests' build directory (tfhe-rs reused), tfhe-sbc-keys from its package, the device-side packages' own tests"

@@ -3,14 +3,9 @@
 //! [`FrameEncryptor::encrypt_frame_into`], what firmware calls ([`Phase::Frame`], [`Phase::CompactFrame`]).
 //! Each returns the frame's [`frame_digest`] and hands the frame to the [`Probe`].
 
-#[cfg(firmware_secrets = "alt")]
-use crate::kat_inputs::ALT_MAC_KEY as MAC_KEY;
-#[cfg(not(any(firmware_secrets = "alt", firmware_secrets = "third")))]
-use crate::kat_inputs::MAC_KEY;
-#[cfg(firmware_secrets = "third")]
-use crate::kat_inputs::THIRD_MAC_KEY as MAC_KEY;
 use crate::kat_inputs::{DEVICE_ID, FIRST_SEQUENCE, KEY_ID};
 use crate::probe::{Phase, Probe, frame_digest};
+use crate::run_secrets::MAC_KEY;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::{Chunk, chunks};

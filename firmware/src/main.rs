@@ -73,6 +73,15 @@ mod probe;
 mod run;
 
 mod expected;
+// The integer runs use its MAC key only.
+#[cfg_attr(
+    all(
+        target_os = "none",
+        any(feature = "integer", feature = "integer-public-key", feature = "compact-list")
+    ),
+    allow(unused_imports)
+)]
+mod run_secrets;
 
 #[cfg(any(firmware_ct_plant = "branch", firmware_ct_plant = "lookup"))]
 mod ct_plant;

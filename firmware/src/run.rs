@@ -6,15 +6,10 @@
 //! encryption goes straight into the one frame buffer.
 
 use crate::frames::first_two_frames;
-#[cfg(firmware_secrets = "alt")]
-use crate::kat_inputs::{ALT_MESSAGE as MESSAGE, ALT_RNG_SEED as RNG_SEED};
-#[cfg(not(any(firmware_secrets = "alt", firmware_secrets = "third")))]
-use crate::kat_inputs::{MESSAGE, RNG_SEED};
-#[cfg(firmware_secrets = "third")]
-use crate::kat_inputs::{THIRD_MESSAGE as MESSAGE, THIRD_RNG_SEED as RNG_SEED};
 #[cfg(doc)]
 use crate::probe::Phase;
 use crate::probe::Probe;
+use crate::run_secrets::{MESSAGE, RNG_SEED};
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
