@@ -21,6 +21,8 @@ pub struct Prime {
     pub minus_2_32: u32,
     /// `-2^64 mod p`, in `[0, p)`: the same for a centred `u64`.
     pub minus_2_64: u32,
+    /// `floor(2^32 / p)`: Barrett's constant ([`reduce_u32`], [`reduce_i32`]).
+    pub barrett: u32,
 }
 
 impl Prime {
@@ -46,6 +48,7 @@ impl Prime {
             half: (p - 1) / 2,
             minus_2_32: (p - r) % p,
             minus_2_64: (p - mul_mod(r, r, p)) % p,
+            barrett: ((1u64 << 32) / p as u64) as u32,
         }
     }
 }
@@ -188,7 +191,9 @@ pub(crate) fn csub(x: u32, c: u32) -> u32 {
 
 /// `x - c` if `x >= c`, else `x`, for any `x` and `c` (the borrow becomes the mask): for raw 32-bit inputs.
 /// Where the compiler has a conditional move, the subtraction's own borrow (a `CSEL`, `CMOV`, `IT` block).
+/// Only the 16x16-bit multiplier's inputs use it (elsewhere Barrett's [`reduce_u32`]).
 #[cfg(not(negacyclic_ntt_no_cmov))]
+#[cfg_attr(not(negacyclic_ntt_mul16), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn csub_any(x: u32, c: u32) -> u32 {
     let (y, borrow) = x.overflowing_sub(c);
@@ -197,6 +202,7 @@ pub(crate) fn csub_any(x: u32, c: u32) -> u32 {
 
 /// `x - c` if `x >= c`, else `x`, for any `x` and `c` (the borrow becomes the mask): for raw 32-bit inputs.
 #[cfg(negacyclic_ntt_no_cmov)]
+#[cfg_attr(not(negacyclic_ntt_mul16), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn csub_any(x: u32, c: u32) -> u32 {
     // The borrow from the sign bits (Hacker's Delight, 2-13), not from a compare: on Thumb-1 LLVM made
@@ -205,6 +211,37 @@ pub(crate) fn csub_any(x: u32, c: u32) -> u32 {
     let y = opaque(x.wrapping_sub(c));
     let borrow = (((!x & c) | (!(x ^ c) & y)) as i32 >> 31) as u32;
     y.wrapping_add(c & opaque(borrow))
+}
+
+/// `x mod p` in `[0, 2p)`, for any `x < 2^32` (Barrett, `q = floor(x floor(2^32/p) / 2^32)`, which is
+/// `floor(x/p)` or one less): one `UMULL` and one `MLS` on a Cortex-M4.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+pub(crate) fn reduce_u32(x: u32, q: Prime) -> u32 {
+    let estimate = (mul_wide(x, q.barrett) >> 32) as u32;
+    x.wrapping_sub(estimate.wrapping_mul(q.p))
+}
+
+/// `x mod p` in `[-p/2, 3p/2]`, for any `i32` `x` (signed Barrett with `floor(2^32/p)`: the estimate of
+/// `x/p` is low by less than 1.5 for `x >= 0` and within `(-1/2, 1]` of it below): `SMMUL` and `MLS`.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+pub(crate) fn reduce_i32(x: i32, q: Prime) -> i32 {
+    let estimate = (i64::from(x).wrapping_mul(i64::from(q.barrett as i32)) >> 32) as i32;
+    x.wrapping_sub(estimate.wrapping_mul(q.p as i32))
+}
+
+/// Signed Montgomery product `y w R^-1 mod p` of any `i32` `y` and a twiddle `w < p` (its Montgomery form):
+/// `(y w + m p) / 2^32` with `m = y w (-p^-1) mod 2^32` taken signed, exact, so its magnitude is below
+/// `|y| p / 2^32 + p / 2 <= p`. `SMULL`, `MUL`, `SMLAL` on a Cortex-M4, and no reduction after it.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+pub(crate) fn mont_mul_signed(y: i32, w: u32, q: Prime) -> i32 {
+    // `w` and `p` are below 2^31: read as `i32`, both operands are sign-extended, so LLVM emits `SMULL`/`SMLAL`
+    // (a zero-extended operand makes a mixed-sign product: `UMULL` and a correction).
+    let t = i64::from(y).wrapping_mul(i64::from(w as i32));
+    let m = (t as u32).wrapping_mul(q.neg_inv) as i32;
+    (t.wrapping_add(i64::from(m).wrapping_mul(i64::from(q.p as i32))) >> 32) as i32
 }
 
 /// The centred representative of `x` in `[0, p)`: `x - p` (as `i32`) if `x > (p - 1) / 2`, else `x`.

@@ -16,27 +16,36 @@
 //! * **No heap, caller scratch**: a spectrum is a caller-owned `[[u32; L]]` of length `N` (`4LN` bytes: 8 KiB
 //!   for the 32-bit torus at `N = 1024`, as much as the `f64` FFT's).
 //! * **Fast**: merged twisting (the `2N`-th roots folded into the twiddles: Cooley-Tukey forward,
-//!   Gentleman-Sande inverse, no bit reversal since pointwise products do not care about order), Harvey's
-//!   lazy butterflies (values kept in `[0, 4p)` and `[0, 2p)`), Montgomery products (three instructions on a
-//!   Cortex-M4), and the inverse's `N^-1` and the Montgomery factor folded into the CRT constants.
+//!   Gentleman-Sande inverse, no bit reversal since pointwise products do not care about order), two stages
+//!   per pass, Montgomery products (three instructions on a Cortex-M4), and the inverse's `N^-1` and the
+//!   Montgomery factor folded into the CRT constants. The 32-bit torus runs on two primes below `2^23`
+//!   (below), whose residues have 8 bits of headroom in a signed word: the forward butterfly is a signed
+//!   Montgomery product (`SMULL`, `MUL`, `SMLAL`), an addition and a subtraction, with no reduction at all;
+//!   the inverse reduces (Barrett: `SMMUL`, `MLS`) in one pass, or two, where a bound computed from `N`
+//!   says the next pass could reach `2^30`. The 64-bit torus (30-bit primes) and the 16x16-bit multiplier
+//!   build keep Harvey's lazy butterflies (values in `[0, 4p)` and `[0, 2p)`).
 //!
 //! # Primes and bounds
-//! The primes are `p_0 = 0x3fff4001`, `p_1 = 0x3ffe8001` and `p_2 = 0x3ffc0001`: below `2^30` so that
-//! `4p < 2^32` (lazy reductions in 32-bit words), and `= 1 mod 2^14` so that `2N | p - 1` up to `N = 8192`.
+//! The 64-bit torus uses `p_0 = 0x3fff4001`, `p_1 = 0x3ffe8001` and `p_2 = 0x3ffc0001` ([`P0`], [`P1`],
+//! [`P2`]): below `2^30` so that `4p < 2^32` (lazy reductions in 32-bit words). The 32-bit torus uses
+//! `q_0 = 0x7e4001` and `q_1 = 0x7e0001` ([`Q0`], [`Q1`]: `2^23 - 7 * 2^14 + 1` and `2^23 - 8 * 2^14 + 1`,
+//! product about `2^45.96`), except in the 16x16-bit multiplier build (Cortex-M0/M3), which keeps `p_0, p_1`.
+//! All are `= 1 mod 2^14` so that `2N | p - 1` up to `N = 8192`.
 //! Torus inputs are read centred (`a - 2^B` when `a >= 2^(B-1)`, `B` = 32 or 64), as the `f64` FFT reads
 //! them, so a ternary key's `-1` (the word `2^B - 1`) counts as `-1`; key bytes are `0` or `1`. Every
 //! coefficient of the integer product of a torus polynomial and a binary or ternary one then satisfies
 //! `|X| <= N 2^(B-1)`:
-//! * [`NttPlan32`] (`P_2 = p_0 p_1 ~ 2^60`), 32-bit torus: `|X| <= 4096 * 2^31 = 2^43` at `N = 4096`;
+//! * [`NttPlan32`] (`P_2 = q_0 q_1 ~ 2^45.96`, or `p_0 p_1 ~ 2^60`), 32-bit torus: `|X| <= 4096 * 2^31 =
+//!   2^43` at `N = 4096`;
 //! * [`NttPlan64`] (`P_3 = p_0 p_1 p_2 ~ 2^90`), 64-bit torus: `|X| <= 4096 * 2^63 = 2^75` at `N = 4096`
 //!   (the integer set needs `N = 2048`, `2^74`).
 //!
 //! Garner's digits `d_i` (`X = d_0 + d_1 P_1 + ... + d_{L-1} P_{L-1}`, `P_i = p_0 ... p_{i-1}`) are kept lazy
 //! in `[0, 2p_i)` except the last, which is reduced and taken centred (`d - p` when `d > (p - 1)/2`, a masked
-//! select). The sum `S` of the lower digits' terms is below `2p_0 < 2^31` (`L = 2`) or `2p_0 + 2p_0 p_1 < 2^61`
+//! select). The sum `S` of the lower digits' terms is below `2q_0 < 2^24` or `2p_0 < 2^31` (`L = 2`) or `2p_0 + 2p_0 p_1 < 2^61`
 //! (`L = 3`), so the computed value lies in `[S - P_L/2, S + P_L/2]`; it is congruent to `X` modulo `P_L`,
-//! and `X` lies in the same interval whenever `|X| + S < P_L/2`: `2^43 + 2^31 < 2^59` and
-//! `2^75 + 2^61 < 2^89`. So the value is `X`
+//! and `X` lies in the same interval whenever `|X| + S < P_L/2`: `2^43 + 2^24 < 2^44.96`
+//! (with `p_0, p_1`: `2^43 + 2^31 < 2^59`) and `2^75 + 2^61 < 2^89`. So the value is `X`
 //! exactly, and wrapping it modulo `2^B` (32-bit or 64-bit multiplies by `P_i mod 2^B`) gives the torus
 //! product.
 //!
@@ -59,8 +68,9 @@
 //!
 //! The multiplier is the one operand-dependent instruction left, so it is chosen per target (`build.rs`, from
 //! the target triple: rustc does not expose the ARM `dsp` feature to `cfg`):
-//! * Cortex-M4/M7 (`thumbv7em`), and every other target: `UMULL`/`UMLAL` (single-cycle on the M4) through
-//!   `u64` products.
+//! * Cortex-M4/M7 (`thumbv7em`), and every other target: `UMULL`/`UMLAL`, and `SMULL`/`SMLAL`/`SMMUL` for
+//!   the small primes' signed arithmetic (all single-cycle on the M4, whatever the operands) through `u64`
+//!   and `i64` products.
 //! * Cortex-M3 (`thumbv7m`), Cortex-M0/M0+ (`thumbv6m`) and ARMv8-M Baseline (`thumbv8m.base`): the 64-bit
 //!   product is built from four 16x16-bit partial products with the 32-bit `MUL`/`MULS` and `ADDS`/`ADCS`,
 //!   because the M3's `UMULL`/`UMLAL` terminate early depending on the operands (3 to 5 cycles, Cortex-M3
@@ -78,16 +88,24 @@
 //! # Cost
 //! Instructions per `N = 1024` product of the 32-bit torus (forward transform of the torus polynomial for
 //! both primes, pointwise product with the precomputed key spectrum, inverse transforms and CRT, added into
-//! the body), counted exactly under qemu-arm with a TCG plugin on a Thumb-2 build (the `product_count`
-//! example; the M4's instruction set, `UMULL`/`UMLAL`):
+//! the body), counted exactly under qemu-arm with a TCG plugin (the tfhe-sbc workspace's
+//! `scripts/qemu-plugin/insn_count.c`) on a Thumb-2 build of the `product_count` example, `count(4) -
+//! count(0)` over 4; `PART=forward|mul|inverse` for the parts:
+//!
+//! ```text
+//! RUSTFLAGS="-C target-feature=+thumb-mode" cargo build --release -p negacyclic-ntt \
+//!     --example product_count --target armv7-unknown-linux-gnueabihf
+//! qemu-arm -L /usr/arm-linux-gnueabihf -plugin insn_count.so product_count 4   # and 0
+//! ```
 //!
 //! | build                          | per product | forward | pointwise | inverse + CRT |
 //! |--------------------------------|------------:|--------:|----------:|--------------:|
-//! | `UMULL` (Cortex-M4)            |     435 k   |  208 k  |    20 k   |      208 k    |
-//! | 16x16 partial products (M3/M0) |     909 k   |  367 k  |    87 k   |      455 k    |
+//! | `UMULL`/`SMULL` (Cortex-M4)    |     323 k   |  129 k  |    20 k   |      175 k    |
+//! | 16x16 partial products (M3/M0) |     921 k   |  369 k  |    87 k   |      466 k    |
 //!
-//! The 64-bit torus at `N = 2048` (three primes): 1.55 M per product (M4 build), 3.27 M (M3/M0 build). The `f64` FFT this replaces
-//! on Cortex-M took 5.5 M instructions per encryption in software floating point.
+//! (`--cfg negacyclic_ntt_mul16` in `RUSTFLAGS` for the second row.) The 64-bit torus at `N = 2048` (three
+//! primes): 1.48 M per product (M4 build), 3.30 M (M3/M0 build). The `f64` FFT this replaces on Cortex-M took
+//! 5.5 M instructions per encryption in software floating point.
 //!
 //! # Example
 //! ```
@@ -127,4 +145,4 @@ mod plan;
 mod primes;
 
 pub use plan::{Input, MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, NttPlan, NttPlan32, NttPlan64, Output};
-pub use primes::{P0, P1, P2};
+pub use primes::{P0, P1, P2, Q0, Q1};

@@ -8,6 +8,8 @@
 //! below rule out any wrap): a checked `+` would branch on the data in builds with overflow checks.
 
 use crate::arith::{Prime, Twiddle, csub, twiddle_mul};
+#[cfg(not(negacyclic_ntt_mul16))]
+use crate::arith::{mont_mul_signed, reduce_i32};
 
 /// Cooley-Tukey butterfly (Harvey): `x, y < 4p` in, `x + w y, x - w y` out, both `< 4p`.
 #[inline(always)]
@@ -117,6 +119,142 @@ pub(crate) fn inverse(a: &mut [u32], tw: &[Twiddle], q: Prime) {
                 (*x1, *x3) = gs(y1, y3, w2, q);
             }
         }
+        h /= 4;
+        t *= 4;
+    }
+}
+
+/// Cooley-Tukey butterfly on signed residues (small primes): `x + w y, x - w y` with the product of
+/// [`mont_mul_signed`], of magnitude below `p`, so each stage adds less than `p` to the bound; no reduction.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+fn ct_signed(x: i32, y: i32, w: u32, q: Prime) -> (i32, i32) {
+    let v = mont_mul_signed(y, w, q);
+    (x.wrapping_add(v), x.wrapping_sub(v))
+}
+
+/// Gentleman-Sande butterfly on signed residues: `x + y` and `(y - x) w` (magnitude below `p`).
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+fn gs_signed(x: i32, y: i32, w: u32, q: Prime) -> (i32, i32) {
+    (x.wrapping_add(y), mont_mul_signed(y.wrapping_sub(x), w, q))
+}
+
+/// A signed residue of magnitude below `2^28` (and above `-p`) brought into `[0, 2p)` for a prime below `2^23`:
+/// `u = x + 16p` lies in `(0, 2^28)` and `u - floor(u / 2^23) p` in `[0, 2^23 + 31 (2^23 - p)) ⊂ [0, 2p)` (the
+/// small primes are within `2^17` below `2^23`).
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+fn canonical_small(x: i32, q: Prime) -> u32 {
+    let u = (x as u32).wrapping_add(q.p << 4);
+    u.wrapping_sub((u >> 23).wrapping_mul(q.p))
+}
+
+/// Forward transform in place for a prime `p < 2^23`: coefficients in `[0, 3p)` (natural order), read as
+/// signed words, to a spectrum in `[0, 2p)` (bit-reversed order), the same twiddles as [`forward`]. No
+/// reduction between stages: each adds less than `p` to the magnitude (see [`ct_signed`]), so after the at
+/// most 12 stages of `N = 4096` every value is below `15p < 2^27`; the last stage's outputs are made canonical.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(never)]
+pub(crate) fn forward_small(a: &mut [u32], tw: &[Twiddle], q: Prime) {
+    let n = a.len();
+    debug_assert!(tw.len() == n && n >= 8 && q.p < (1 << 23) && q.p > (1 << 23) - (1 << 17));
+    let (mut m, mut t) = (1, n / 2);
+    if n.trailing_zeros() % 2 == 1 {
+        let (lo, hi) = a.split_at_mut(t);
+        let w = tw[1];
+        for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+            let (u, v) = ct_signed(*x as i32, *y as i32, w, q);
+            (*x, *y) = (u as u32, v as u32);
+        }
+        (m, t) = (2, t / 2);
+    }
+    // Two stages per pass: (m, t) then (2m, t/2); the last pass (t = 2) is the one with 4-value groups.
+    while t > 2 {
+        let groups = a
+            .chunks_exact_mut(2 * t)
+            .zip(&tw[m..2 * m])
+            .zip(tw[2 * m..4 * m].chunks_exact(2));
+        for ((chunk, &w1), w2) in groups {
+            let (w2a, w2b) = (w2[0], w2[1]);
+            for ((x0, x1), (x2, x3)) in quads(chunk) {
+                let (y0, y2) = ct_signed(*x0 as i32, *x2 as i32, w1, q);
+                let (y1, y3) = ct_signed(*x1 as i32, *x3 as i32, w1, q);
+                let (z0, z1) = ct_signed(y0, y1, w2a, q);
+                let (z2, z3) = ct_signed(y2, y3, w2b, q);
+                (*x0, *x1, *x2, *x3) = (z0 as u32, z1 as u32, z2 as u32, z3 as u32);
+            }
+        }
+        m *= 4;
+        t /= 4;
+    }
+    let groups = a
+        .chunks_exact_mut(4)
+        .zip(&tw[m..2 * m])
+        .zip(tw[2 * m..4 * m].chunks_exact(2));
+    for ((x, &w1), w2) in groups {
+        let (y0, y2) = ct_signed(x[0] as i32, x[2] as i32, w1, q);
+        let (y1, y3) = ct_signed(x[1] as i32, x[3] as i32, w1, q);
+        let (z0, z1) = ct_signed(y0, y1, w2[0], q);
+        let (z2, z3) = ct_signed(y2, y3, w2[1], q);
+        x[0] = canonical_small(z0, q);
+        x[1] = canonical_small(z1, q);
+        x[2] = canonical_small(z2, q);
+        x[3] = canonical_small(z3, q);
+    }
+}
+
+/// One pass of two Gentleman-Sande stages on signed residues ((h, t) then (h/2, 2t)), with the outputs
+/// reduced to `[-p/2, 3p/2]` when `REDUCE`.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+fn inverse_pass_small<const REDUCE: bool>(a: &mut [u32], tw: &[Twiddle], h: usize, t: usize, q: Prime) {
+    let first = tw[h..2 * h].rchunks_exact(2);
+    let groups = a.chunks_exact_mut(4 * t).zip(first).zip(tw[h / 2..h].iter().rev());
+    let out = |x: i32| if REDUCE { reduce_i32(x, q) as u32 } else { x as u32 };
+    for ((chunk, w1), &w2) in groups {
+        let (w1a, w1b) = (w1[1], w1[0]);
+        for ((x0, x1), (x2, x3)) in quads(chunk) {
+            let (y0, y1) = gs_signed(*x0 as i32, *x1 as i32, w1a, q);
+            let (y2, y3) = gs_signed(*x2 as i32, *x3 as i32, w1b, q);
+            let (z0, z2) = gs_signed(y0, y2, w2, q);
+            let (z1, z3) = gs_signed(y1, y3, w2, q);
+            (*x0, *x1, *x2, *x3) = (out(z0), out(z1), out(z2), out(z3));
+        }
+    }
+}
+
+/// Inverse transform in place for a prime `p < 2^23`, without the `N^-1` factor: a spectrum in `[0, 2p)`
+/// (bit-reversed order) to `N` times the coefficients as signed words of magnitude below `2^30` (natural
+/// order). A stage doubles the bound `B` of the sums (the products stay below `p`), so the bound is tracked
+/// (from `N` only) and a pass reduces its outputs to `[-p/2, 3p/2]` when the next pass would reach `2^30`.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(never)]
+pub(crate) fn inverse_small(a: &mut [u32], tw: &[Twiddle], q: Prime) {
+    let n = a.len();
+    debug_assert!(tw.len() == n && n >= 8 && q.p < (1 << 23));
+    const LIMIT: u64 = 1 << 30;
+    let p = u64::from(q.p);
+    let mut bound = 2 * p;
+    let (mut h, mut t) = (n / 2, 1);
+    if n.trailing_zeros() % 2 == 1 {
+        for (pair, &w) in a.chunks_exact_mut(2).zip(tw[h..2 * h].iter().rev()) {
+            let (u, v) = gs_signed(pair[0] as i32, pair[1] as i32, w, q);
+            (pair[0], pair[1]) = (u as u32, v as u32);
+        }
+        bound = (2 * bound).max(p);
+        (h, t) = (h / 2, 2);
+    }
+    while h >= 2 {
+        let after = (4 * bound).max(p);
+        if 4 * after >= LIMIT && h >= 8 {
+            inverse_pass_small::<true>(a, tw, h, t, q);
+            bound = 3 * p / 2 + 1;
+        } else {
+            inverse_pass_small::<false>(a, tw, h, t, q);
+            bound = after;
+        }
+        debug_assert!(bound < LIMIT);
         h /= 4;
         t *= 4;
     }

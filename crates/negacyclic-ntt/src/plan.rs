@@ -1,9 +1,9 @@
 //! [`NttPlan`]: a compile-time plan for one size `N` and `L` primes; transforms, pointwise products and the
 //! CRT reconstruction.
 
-use crate::arith::{Prime, Twiddle, centre, csub, csub_any, mont_mul, opaque};
+use crate::arith::{Prime, Twiddle, centre, csub, mont_mul, opaque};
 use crate::ntt;
-use crate::primes::{Crt, CrtFor, PRIMES, Twiddles};
+use crate::primes::{Crt, CrtFor, PRIMES, SMALL_PRIMES_32, Twiddles, plan_primes};
 
 /// The smallest supported polynomial size `N`.
 pub const MIN_POLYNOMIAL_SIZE: usize = 64;
@@ -58,8 +58,18 @@ impl Residue for u32 {
     #[inline(always)]
     fn residue(self, q: Prime) -> u32 {
         let negative = opaque(((self as i32) >> 31) as u32);
-        csub(csub_any(self, q.four_p), q.two_p).wrapping_add(q.minus_2_32 & negative)
+        below_2p(self, q).wrapping_add(q.minus_2_32 & negative)
     }
+}
+
+/// `x mod p` in `[0, 2p)` for any `x`: Barrett's reduction (one long product), or with the 16x16-bit
+/// multiplier (30-bit primes only) two masked conditional subtractions.
+#[inline(always)]
+fn below_2p(x: u32, q: Prime) -> u32 {
+    #[cfg(not(negacyclic_ntt_mul16))]
+    return crate::arith::reduce_u32(x, q);
+    #[cfg(negacyclic_ntt_mul16)]
+    return csub(crate::arith::csub_any(x, q.four_p), q.two_p);
 }
 
 /// `hi 2^32 + lo`, read centred like `u32`: `mont(hi, R^2) = hi R mod p` (`< 2p`) plus `lo` brought below
@@ -69,7 +79,7 @@ impl Residue for u64 {
     fn residue(self, q: Prime) -> u32 {
         let negative = opaque(((self as i64) >> 63) as u32);
         let high = mont_mul((self >> 32) as u32, q.r2, q);
-        let low = csub(csub_any(self as u32, q.four_p), q.two_p);
+        let low = below_2p(self as u32, q);
         csub(high.wrapping_add(low), q.two_p).wrapping_add(q.minus_2_64 & negative)
     }
 }
@@ -132,6 +142,7 @@ impl Digits for u64 {
 #[derive(Clone, Copy)]
 pub struct NttPlan<const L: usize> {
     n: usize,
+    primes: [Prime; L],
     twiddles: [&'static [Twiddle]; L],
     crt: Crt<L>,
 }
@@ -158,13 +169,18 @@ const fn check_size(n: usize) {
     );
 }
 
+/// The indices in `PRIMES` of the 32-bit torus plan's two primes.
+const PLAN32_FIRST: usize = plan_primes::<2>()[0];
+const PLAN32_SECOND: usize = plan_primes::<2>()[1];
+
 impl NttPlan<2> {
     /// The plan for `N`; an unsupported `N` is a compile error. Links the tables of `N` for two primes.
     pub const fn new<const N: usize>() -> Self {
         const { check_size(N) };
         Self {
             n: N,
-            twiddles: [Twiddles::<N, 0>::TABLE, Twiddles::<N, 1>::TABLE],
+            primes: [PRIMES[PLAN32_FIRST], PRIMES[PLAN32_SECOND]],
+            twiddles: [Twiddles::<N, PLAN32_FIRST>::TABLE, Twiddles::<N, PLAN32_SECOND>::TABLE],
             crt: CrtFor::<N, 2>::VALUE,
         }
     }
@@ -176,6 +192,7 @@ impl NttPlan<3> {
         const { check_size(N) };
         Self {
             n: N,
+            primes: [PRIMES[0], PRIMES[1], PRIMES[2]],
             twiddles: [
                 Twiddles::<N, 0>::TABLE,
                 Twiddles::<N, 1>::TABLE,
@@ -187,6 +204,9 @@ impl NttPlan<3> {
 }
 
 impl<const L: usize> NttPlan<L> {
+    /// Whether this plan runs the signed kernels over the small primes (see `primes::SMALL_PRIMES_32`).
+    const SMALL: bool = L == 2 && SMALL_PRIMES_32;
+
     /// The polynomial size `N`, which is also the length of a spectrum in `[u32; L]` elements.
     #[inline]
     pub const fn polynomial_size(&self) -> usize {
@@ -212,8 +232,7 @@ impl<const L: usize> NttPlan<L> {
         let n = self.n;
         let planes = self.planes(spectrum);
         assert!(offset <= n && values.len() <= n - offset, "coefficients past N");
-        for (i, plane) in planes.chunks_exact_mut(n).enumerate() {
-            let q = PRIMES[i];
+        for (plane, &q) in planes.chunks_exact_mut(n).zip(&self.primes) {
             for (x, &v) in plane[offset..offset + values.len()].iter_mut().zip(values) {
                 *x = v.residue(q);
             }
@@ -224,8 +243,13 @@ impl<const L: usize> NttPlan<L> {
     pub fn forward_loaded(&self, spectrum: &mut [[u32; L]]) {
         let n = self.n;
         let planes = self.planes(spectrum);
-        for (i, plane) in planes.chunks_exact_mut(n).enumerate() {
-            ntt::forward(plane, self.twiddles[i], PRIMES[i]);
+        for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(&self.primes) {
+            if Self::SMALL {
+                #[cfg(not(negacyclic_ntt_mul16))]
+                ntt::forward_small(plane, tw, q);
+            } else {
+                ntt::forward(plane, tw, q);
+            }
         }
     }
 
@@ -234,12 +258,11 @@ impl<const L: usize> NttPlan<L> {
         let n = self.n;
         assert_eq!(rhs.len(), n, "spectrum length must be N");
         let acc = self.planes(acc);
-        for (i, (a, b)) in acc
+        for ((a, b), &q) in acc
             .chunks_exact_mut(n)
             .zip(rhs.as_flattened().chunks_exact(n))
-            .enumerate()
+            .zip(&self.primes)
         {
-            let q = PRIMES[i];
             for (x, &y) in a.iter_mut().zip(b) {
                 *x = mont_mul(*x, y, q);
             }
@@ -256,8 +279,7 @@ impl<const L: usize> NttPlan<L> {
             .chunks_exact_mut(n)
             .zip(lhs.as_flattened().chunks_exact(n))
             .zip(rhs.as_flattened().chunks_exact(n));
-        for (i, ((a, l), r)) in planes.enumerate() {
-            let q = PRIMES[i];
+        for (((a, l), r), &q) in planes.zip(&self.primes) {
             for ((x, &y), &z) in a.iter_mut().zip(l).zip(r) {
                 *x = csub(x.wrapping_add(mont_mul(y, z, q)), q.two_p);
             }
@@ -280,16 +302,29 @@ impl<const L: usize> NttPlan<L> {
         let n = self.n;
         assert_eq!(out.len(), n, "output length must be N");
         let planes = self.planes(spectrum);
-        for (i, plane) in planes.chunks_exact_mut(n).enumerate() {
-            ntt::inverse(plane, self.twiddles[i], PRIMES[i]);
+        for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(&self.primes) {
+            if Self::SMALL {
+                #[cfg(not(negacyclic_ntt_mul16))]
+                ntt::inverse_small(plane, tw, q);
+            } else {
+                ntt::inverse(plane, tw, q);
+            }
         }
-        let crt = &self.crt;
+        // The signed kernels leave values of magnitude below 2^30: a multiple of p above 2^30 makes them
+        // non-negative words (below 2^31 + p), which the CRT's Montgomery products accept.
+        let mut offset = [0u32; L];
+        if Self::SMALL {
+            for (o, q) in offset.iter_mut().zip(&self.primes) {
+                *o = ((1 << 30) / q.p + 1) * q.p;
+            }
+        }
+        let (crt, primes) = (&self.crt, &self.primes);
         for (j, o) in out.iter_mut().enumerate() {
             let mut x = [0u32; L];
             for (i, x) in x.iter_mut().enumerate() {
-                *x = planes[i * n + j];
+                *x = planes[i * n + j].wrapping_add(offset[i]);
             }
-            *o = combine(*o, reconstruct::<T, L>(&x, crt));
+            *o = combine(*o, reconstruct::<T, L>(&x, crt, primes));
         }
     }
 }
@@ -298,10 +333,10 @@ impl<const L: usize> NttPlan<L> {
 /// wrapped into `T`. Every digit but the last stays lazy in `[0, 2p_i)`; the last is reduced to `[0, p)` and
 /// centred, which makes the sum the exact signed integer (crate documentation: bounds).
 #[inline(always)]
-fn reconstruct<T: Output, const L: usize>(x: &[u32; L], crt: &Crt<L>) -> T {
+fn reconstruct<T: Output, const L: usize>(x: &[u32; L], crt: &Crt<L>, primes: &[Prime; L]) -> T {
     let mut d = [0u32; L];
     for i in 0..L {
-        let q = PRIMES[i];
+        let q = primes[i];
         let own = mont_mul(x[i], crt.own[i], q);
         let mut sub = 0u32;
         for (&dj, &cross) in d[..i].iter().zip(&crt.cross[i]) {
@@ -309,7 +344,7 @@ fn reconstruct<T: Output, const L: usize>(x: &[u32; L], crt: &Crt<L>) -> T {
         }
         d[i] = csub(own.wrapping_add(q.two_p).wrapping_sub(sub), q.two_p);
     }
-    let last = PRIMES[L - 1];
+    let last = primes[L - 1];
     let c = centre(csub(d[L - 1], last.p), last);
     T::from_digits(&d, c, &crt.radix)
 }

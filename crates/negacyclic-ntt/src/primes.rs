@@ -11,15 +11,51 @@ pub const P1: u32 = 0x3ffe_8001;
 /// The third prime (64-bit torus), `2^30 - 16 * 2^14 + 1 = 0x3ffc0001`.
 pub const P2: u32 = 0x3ffc_0001;
 
+/// The first small prime (32-bit torus on targets with a 32x32->64 multiplier), `2^23 - 7 * 2^14 + 1 =
+/// 0x7e4001`.
+pub const Q0: u32 = 0x007e_4001;
+/// The second small prime, `2^23 - 8 * 2^14 + 1 = 0x7e0001`.
+pub const Q1: u32 = 0x007e_0001;
+
 /// The largest number of primes a plan uses.
 pub(crate) const MAX_PRIMES: usize = 3;
 
-/// The primes with their constants.
-pub(crate) const PRIMES: [Prime; MAX_PRIMES] = [Prime::new(P0), Prime::new(P1), Prime::new(P2)];
+/// Every prime with its constants, indexed by [`plan_primes`]: the three 30-bit primes, then the two small ones.
+pub(crate) const PRIMES: [Prime; 5] = [
+    Prime::new(P0),
+    Prime::new(P1),
+    Prime::new(P2),
+    Prime::new(Q0),
+    Prime::new(Q1),
+];
+
+/// Whether the 32-bit torus plan uses the small primes `Q0`, `Q1` (below `2^23`) and the signed kernels
+/// (`crate::ntt::forward_small`, `crate::ntt::inverse_small`): everywhere but with the 16x16-bit multiplier,
+/// which keeps `P0`, `P1` and Shoup's twiddles.
+pub(crate) const SMALL_PRIMES_32: bool = cfg!(not(negacyclic_ntt_mul16));
+
+/// The indices in [`PRIMES`] of the primes of an `L`-prime plan: `Q0, Q1` (or `P0, P1`) for `L = 2`,
+/// `P0, P1, P2` for `L = 3`.
+pub(crate) const fn plan_primes<const L: usize>() -> [usize; L] {
+    let mut indices = [0; L];
+    let base = if L == 2 && SMALL_PRIMES_32 { 3 } else { 0 };
+    let mut i = 0;
+    while i < L {
+        indices[i] = base + i;
+        i += 1;
+    }
+    indices
+}
 
 /// For each prime: `(k, z)` with `p - 1 = 2^k * odd` and `z` of multiplicative order exactly `2^k`
-/// (`z = g^((p-1)/2^k)` for a quadratic non-residue `g`: 3, 3, 11). Checked when a table is built.
-const ROOTS: [(u32, u32); MAX_PRIMES] = [(14, 1_035_643_497), (15, 269_685_106), (18, 543_545_472)];
+/// (`z = g^((p-1)/2^k)` for a quadratic non-residue `g`: 3, 3, 11, 3, 5). Checked when a table is built.
+const ROOTS: [(u32, u32); 5] = [
+    (14, 1_035_643_497),
+    (15, 269_685_106),
+    (18, 543_545_472),
+    (14, 4_051_674),
+    (17, 6_891_324),
+];
 
 /// A primitive `2N`-th root of unity `psi` modulo prime `index` (`psi^N = -1`).
 const fn psi(index: usize, n: usize) -> u32 {
@@ -92,20 +128,20 @@ pub(crate) struct Crt<const L: usize> {
 }
 
 impl<const L: usize> Crt<L> {
-    const fn new(n: usize) -> Self {
+    const fn new(n: usize, primes: [usize; L]) -> Self {
         assert!(L >= 1 && L <= MAX_PRIMES);
         let mut own = [0u32; L];
         let mut cross = [[0u32; L]; L];
         let mut radix = [0u64; L];
         let mut i = 0;
         while i < L {
-            let q = PRIMES[i];
+            let q = PRIMES[primes[i]];
             // P_i mod p_i and P_i mod 2^64.
             let (mut pi_mod, mut pi_wide) = (1u32, 1u64);
             let mut j = 0;
             while j < i {
-                pi_mod = mul_mod(pi_mod, PRIMES[j].p % q.p, q.p);
-                pi_wide = pi_wide.wrapping_mul(PRIMES[j].p as u64);
+                pi_mod = mul_mod(pi_mod, PRIMES[primes[j]].p % q.p, q.p);
+                pi_wide = pi_wide.wrapping_mul(PRIMES[primes[j]].p as u64);
                 j += 1;
             }
             radix[i] = pi_wide;
@@ -118,7 +154,7 @@ impl<const L: usize> Crt<L> {
             let mut j = 0;
             while j < i {
                 cross[i][j] = mul_mod(to_montgomery(pj, q.p), pi_inv, q.p);
-                pj = mul_mod(pj, PRIMES[j].p % q.p, q.p);
+                pj = mul_mod(pj, PRIMES[primes[j]].p % q.p, q.p);
                 j += 1;
             }
             i += 1;
@@ -132,7 +168,7 @@ pub(crate) struct CrtFor<const N: usize, const L: usize>;
 
 impl<const N: usize, const L: usize> CrtFor<N, L> {
     /// See [`Crt`].
-    pub(crate) const VALUE: Crt<L> = Crt::new(N);
+    pub(crate) const VALUE: Crt<L> = Crt::new(N, plan_primes::<L>());
 }
 
 #[cfg(test)]
@@ -146,7 +182,7 @@ mod tests {
             assert!((2..=(p as f64).sqrt() as u32 + 1).all(|d| p % d != 0), "{p} is prime");
             assert_eq!((p - 1) % (1 << 14), 0, "2 * 8192 divides p - 1");
         }
-        for (i, n) in [(0, 64), (1, 1024), (2, 4096), (0, 8192)] {
+        for (i, n) in [(0, 64), (1, 1024), (2, 4096), (0, 8192), (3, 8192), (4, 8192)] {
             let psi = psi(i, n);
             let p = PRIMES[i].p;
             assert_eq!(pow_mod(psi, n as u64, p), p - 1, "psi^N = -1");
@@ -175,7 +211,9 @@ mod tests {
     #[test]
     fn product_of_primes_covers_the_bounds() {
         let p2: u128 = PRIMES[..2].iter().map(|q| u128::from(q.p)).product();
-        let p3: u128 = PRIMES.iter().map(|q| u128::from(q.p)).product();
+        let p3: u128 = PRIMES[..3].iter().map(|q| u128::from(q.p)).product();
+        let small: u128 = PRIMES[3..].iter().map(|q| u128::from(q.p)).product();
+        assert!(small / 2 > (1 << 44) + (1 << 25));
         // |X| + the lazy lower digits must stay below P/2 (crate docs): 2^44 + 2^31 for a 32-bit torus at
         // N = 4096, 2^76 + 2^62 for a 64-bit torus at N = 4096.
         assert!(p2 / 2 > (1 << 44) + (1 << 32));
