@@ -7,8 +7,8 @@
 use negacyclic_ntt::{NttPlan32, NttPlan64};
 use std::hint::black_box;
 
-/// `PART` (environment) limits the loop to one step, for a breakdown: `forward`, `mul`, `inverse` (transform
-/// and CRT); unset, the whole product.
+/// `PART` (environment) limits the loop to one step, for a breakdown: `forward` (`load`, the reduction of the
+/// input, then `floaded`, the transforms), `mul`, `inverse` (transforms and CRT); unset, the whole product.
 fn part() -> String {
     std::env::var("PART").unwrap_or_default()
 }
@@ -28,6 +28,12 @@ fn run32(r: usize) -> u32 {
     for _ in 0..r {
         if part.is_empty() || part == "forward" {
             PLAN.forward(black_box(&a), &mut spectrum);
+        }
+        if part == "load" {
+            PLAN.load(&mut spectrum, 0, black_box(&a));
+        }
+        if part == "floaded" {
+            PLAN.forward_loaded(black_box(&mut spectrum));
         }
         if part.is_empty() || part == "mul" {
             PLAN.mul_assign(&mut spectrum, black_box(&key_spectrum));

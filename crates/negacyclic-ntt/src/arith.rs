@@ -231,15 +231,22 @@ pub(crate) fn reduce_i32(x: i32, q: Prime) -> i32 {
     x.wrapping_sub(estimate.wrapping_mul(q.p as i32))
 }
 
-/// Signed Montgomery product `y w R^-1 mod p` of any `i32` `y` and a twiddle `w < p` (its Montgomery form):
-/// `(y w + m p) / 2^32` with `m = y w (-p^-1) mod 2^32` taken signed, exact, so its magnitude is below
-/// `|y| p / 2^32 + p / 2 <= p`. `SMULL`, `MUL`, `SMLAL` on a Cortex-M4, and no reduction after it.
+/// Signed Montgomery product `y w R^-1 mod p` of any `i32`s `y` and `w` (`p < 2^30`): `(y w + m p) / 2^32`
+/// with `m = y w (-p^-1) mod 2^32` taken signed, exact, so its magnitude is below `|y| |w| / 2^32 + p / 2`:
+/// below `p` for a twiddle (`|w| < p`). `SMULL`, `MUL`, `SMLAL` on a Cortex-M4, and no reduction after it.
 #[cfg(not(negacyclic_ntt_mul16))]
 #[inline(always)]
-pub(crate) fn mont_mul_signed(y: i32, w: u32, q: Prime) -> i32 {
-    // `w` and `p` are below 2^31: read as `i32`, both operands are sign-extended, so LLVM emits `SMULL`/`SMLAL`
-    // (a zero-extended operand makes a mixed-sign product: `UMULL` and a correction).
-    let t = i64::from(y).wrapping_mul(i64::from(w as i32));
+pub(crate) fn mont_mul_signed(y: i32, w: i32, q: Prime) -> i32 {
+    // Both factors sign-extended (`p` too, read as `i32`), so LLVM emits `SMULL`/`SMLAL` (a zero-extended
+    // operand makes a mixed-sign product: `UMULL` and a correction). `|y w| <= 2^62`, `|m p| < 2^61`.
+    mont_reduce_signed(i64::from(y).wrapping_mul(i64::from(w)), q)
+}
+
+/// Montgomery's reduction `t R^-1 mod p` of a signed `t` with `|t| < 2^62`: `(t + m p) / 2^32` with
+/// `m = t (-p^-1) mod 2^32` taken signed, of magnitude below `|t| / 2^32 + p/2`. `MUL`, `SMLAL`.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(always)]
+pub(crate) fn mont_reduce_signed(t: i64, q: Prime) -> i32 {
     let m = (t as u32).wrapping_mul(q.neg_inv) as i32;
     (t.wrapping_add(i64::from(m).wrapping_mul(i64::from(q.p as i32))) >> 32) as i32
 }

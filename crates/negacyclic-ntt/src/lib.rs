@@ -22,7 +22,9 @@
 //!   (below), whose residues have 8 bits of headroom in a signed word: the forward butterfly is a signed
 //!   Montgomery product (`SMULL`, `MUL`, `SMLAL`), an addition and a subtraction, with no reduction at all;
 //!   the inverse reduces (Barrett: `SMMUL`, `MLS`) in one pass, or two, where a bound computed from `N`
-//!   says the next pass could reach `2^30`. The 64-bit torus (30-bit primes) and the 16x16-bit multiplier
+//!   says the next pass could reach `2^30`; spectra hold signed residues (below `16p`), and Garner's second
+//!   digit comes out exact from one Montgomery reduction, with no centring. On Arm each pass's quarter is a
+//!   constant of its kernel, so Thumb-2 addresses the four operands with immediate offsets. The 64-bit torus (30-bit primes) and the 16x16-bit multiplier
 //!   build keep Harvey's lazy butterflies (values in `[0, 4p)` and `[0, 2p)`).
 //!
 //! # Primes and bounds
@@ -98,14 +100,14 @@
 //! qemu-arm -L /usr/arm-linux-gnueabihf -plugin insn_count.so product_count 4   # and 0
 //! ```
 //!
-//! | build                          | per product | forward | pointwise | inverse + CRT |
-//! |--------------------------------|------------:|--------:|----------:|--------------:|
-//! | `UMULL`/`SMULL` (Cortex-M4)    |     323 k   |  129 k  |    20 k   |      175 k    |
-//! | 16x16 partial products (M3/M0) |     921 k   |  369 k  |    87 k   |      466 k    |
+//! | build                          | per product | forward (load + transforms) | pointwise | inverse + CRT |
+//! |--------------------------------|------------:|---------------------------:|----------:|--------------:|
+//! | `UMULL`/`SMULL` (Cortex-M4)    |     257 k   |          113 k (14 k + 97 k) |    17 k   |      129 k    |
+//! | 16x16 partial products (M3/M0) |     920 k   |         369 k (43 k + 331 k) |    86 k   |      466 k    |
 //!
-//! (`--cfg negacyclic_ntt_mul16` in `RUSTFLAGS` for the second row.) The 64-bit torus at `N = 2048` (three
-//! primes): 1.48 M per product (M4 build), 3.30 M (M3/M0 build). The `f64` FFT this replaces on Cortex-M took
-//! 5.5 M instructions per encryption in software floating point.
+//! (`--cfg negacyclic_ntt_mul16` in `RUSTFLAGS` for the second row; `PART=load|floaded` split the forward
+//! step.) The 64-bit torus at `N = 2048` (three primes): 1.45 M per product (M4 build), 3.32 M (M3/M0 build).
+//! The `f64` FFT this replaces on Cortex-M took 5.5 M instructions per encryption in software floating point.
 //!
 //! # Example
 //! ```

@@ -17,6 +17,10 @@ mod sealed {
     pub trait Residue {
         /// `self mod p`, as a residue in `[0, 4p)`, without branches.
         fn residue(self, q: Prime) -> u32;
+        /// `self mod p` for a prime below `2^23`, as a signed residue of magnitude at most `3p`, without
+        /// branches (the small primes' kernels read it).
+        #[cfg(not(negacyclic_ntt_mul16))]
+        fn residue_signed(self, q: Prime) -> i32;
     }
     /// The reconstruction of an output coefficient.
     pub trait Digits: Sized {
@@ -25,6 +29,8 @@ mod sealed {
         fn from_digits<const L: usize>(digits: &[u32; L], last: i32, radix: &[u64; L]) -> Self;
         /// `self + rhs`, wrapping.
         fn wrapping_add(self, rhs: Self) -> Self;
+        /// `x mod 2^BITS`.
+        fn from_i64(x: i64) -> Self;
     }
 }
 use sealed::{Digits, Residue};
@@ -50,6 +56,11 @@ impl Residue for u8 {
     fn residue(self, _: Prime) -> u32 {
         u32::from(self)
     }
+    #[cfg(not(negacyclic_ntt_mul16))]
+    #[inline(always)]
+    fn residue_signed(self, _: Prime) -> i32 {
+        i32::from(self)
+    }
 }
 
 /// A torus element is read centred, `a - 2^32 [a >= 2^31]`, as the `f64` FFT reads it: then a ternary key
@@ -59,6 +70,12 @@ impl Residue for u32 {
     fn residue(self, q: Prime) -> u32 {
         let negative = opaque(((self as i32) >> 31) as u32);
         below_2p(self, q).wrapping_add(q.minus_2_32 & negative)
+    }
+    /// The centred value is the word read as `i32`: signed Barrett, in `[-p/2, 3p/2]`.
+    #[cfg(not(negacyclic_ntt_mul16))]
+    #[inline(always)]
+    fn residue_signed(self, q: Prime) -> i32 {
+        crate::arith::reduce_i32(self as i32, q)
     }
 }
 
@@ -82,6 +99,14 @@ impl Residue for u64 {
         let low = below_2p(self as u32, q);
         csub(high.wrapping_add(low), q.two_p).wrapping_add(q.minus_2_64 & negative)
     }
+    /// `hi 2^32 + lo` with `hi` signed (the centred value): `mont(hi, R^2) = hi R mod p`, of magnitude below
+    /// `p`, plus `lo` brought into `[0, 2p)`: in `(-p, 3p)`.
+    #[cfg(not(negacyclic_ntt_mul16))]
+    #[inline(always)]
+    fn residue_signed(self, q: Prime) -> i32 {
+        let high = crate::arith::mont_mul_signed((self >> 32) as i32, q.r2 as i32, q);
+        high.wrapping_add(crate::arith::reduce_u32(self as u32, q) as i32)
+    }
 }
 
 impl Residue for [u8; 4] {
@@ -89,12 +114,22 @@ impl Residue for [u8; 4] {
     fn residue(self, q: Prime) -> u32 {
         u32::from_le_bytes(self).residue(q)
     }
+    #[cfg(not(negacyclic_ntt_mul16))]
+    #[inline(always)]
+    fn residue_signed(self, q: Prime) -> i32 {
+        u32::from_le_bytes(self).residue_signed(q)
+    }
 }
 
 impl Residue for [u8; 8] {
     #[inline(always)]
     fn residue(self, q: Prime) -> u32 {
         u64::from_le_bytes(self).residue(q)
+    }
+    #[cfg(not(negacyclic_ntt_mul16))]
+    #[inline(always)]
+    fn residue_signed(self, q: Prime) -> i32 {
+        u64::from_le_bytes(self).residue_signed(q)
     }
 }
 
@@ -111,6 +146,10 @@ impl Digits for u32 {
     fn wrapping_add(self, rhs: Self) -> Self {
         u32::wrapping_add(self, rhs)
     }
+    #[inline(always)]
+    fn from_i64(x: i64) -> Self {
+        x as u32
+    }
 }
 
 impl Digits for u64 {
@@ -125,6 +164,10 @@ impl Digits for u64 {
     #[inline(always)]
     fn wrapping_add(self, rhs: Self) -> Self {
         u64::wrapping_add(self, rhs)
+    }
+    #[inline(always)]
+    fn from_i64(x: i64) -> Self {
+        x as u64
     }
 }
 
@@ -179,7 +222,7 @@ impl NttPlan<2> {
         const { check_size(N) };
         Self {
             n: N,
-            primes: [PRIMES[PLAN32_FIRST], PRIMES[PLAN32_SECOND]],
+            primes: Self::PRIMES,
             twiddles: [Twiddles::<N, PLAN32_FIRST>::TABLE, Twiddles::<N, PLAN32_SECOND>::TABLE],
             crt: CrtFor::<N, 2>::VALUE,
         }
@@ -192,7 +235,7 @@ impl NttPlan<3> {
         const { check_size(N) };
         Self {
             n: N,
-            primes: [PRIMES[0], PRIMES[1], PRIMES[2]],
+            primes: Self::PRIMES,
             twiddles: [
                 Twiddles::<N, 0>::TABLE,
                 Twiddles::<N, 1>::TABLE,
@@ -206,6 +249,19 @@ impl NttPlan<3> {
 impl<const L: usize> NttPlan<L> {
     /// Whether this plan runs the signed kernels over the small primes (see `primes::SMALL_PRIMES_32`).
     const SMALL: bool = L == 2 && SMALL_PRIMES_32;
+
+    /// The plan's primes. The plan carries a copy (`primes`) that the methods read: with the constants folded
+    /// into the loops, LLVM made the Cortex-M3 build's loops longer (3 k more instructions per encryption).
+    const PRIMES: [Prime; L] = {
+        let indices = plan_primes::<L>();
+        let mut primes = [PRIMES[0]; L];
+        let mut i = 0;
+        while i < L {
+            primes[i] = PRIMES[indices[i]];
+            i += 1;
+        }
+        primes
+    };
 
     /// The polynomial size `N`, which is also the length of a spectrum in `[u32; L]` elements.
     #[inline]
@@ -233,8 +289,16 @@ impl<const L: usize> NttPlan<L> {
         let planes = self.planes(spectrum);
         assert!(offset <= n && values.len() <= n - offset, "coefficients past N");
         for (plane, &q) in planes.chunks_exact_mut(n).zip(&self.primes) {
-            for (x, &v) in plane[offset..offset + values.len()].iter_mut().zip(values) {
-                *x = v.residue(q);
+            let plane = &mut plane[offset..offset + values.len()];
+            if Self::SMALL {
+                #[cfg(not(negacyclic_ntt_mul16))]
+                for (x, &v) in plane.iter_mut().zip(values) {
+                    *x = v.residue_signed(q) as u32;
+                }
+            } else {
+                for (x, &v) in plane.iter_mut().zip(values) {
+                    *x = v.residue(q);
+                }
             }
         }
     }
@@ -263,8 +327,14 @@ impl<const L: usize> NttPlan<L> {
             .zip(rhs.as_flattened().chunks_exact(n))
             .zip(&self.primes)
         {
-            for (x, &y) in a.iter_mut().zip(b) {
-                *x = mont_mul(*x, y, q);
+            if Self::SMALL {
+                // Signed residues below 16p: the product is below 256 p^2 / 2^32 + p/2 < p.
+                #[cfg(not(negacyclic_ntt_mul16))]
+                ntt::pointwise_small(a, b, q);
+            } else {
+                for (x, &y) in a.iter_mut().zip(b) {
+                    *x = mont_mul(*x, y, q);
+                }
             }
         }
     }
@@ -280,8 +350,14 @@ impl<const L: usize> NttPlan<L> {
             .zip(lhs.as_flattened().chunks_exact(n))
             .zip(rhs.as_flattened().chunks_exact(n));
         for (((a, l), r), &q) in planes.zip(&self.primes) {
-            for ((x, &y), &z) in a.iter_mut().zip(l).zip(r) {
-                *x = csub(x.wrapping_add(mont_mul(y, z, q)), q.two_p);
+            if Self::SMALL {
+                // The sum (an accumulator below 16p plus a product below p) reduced to [-p/2, 3p/2].
+                #[cfg(not(negacyclic_ntt_mul16))]
+                ntt::pointwise_add_small(a, l, r, q);
+            } else {
+                for ((x, &y), &z) in a.iter_mut().zip(l).zip(r) {
+                    *x = csub(x.wrapping_add(mont_mul(y, z, q)), q.two_p);
+                }
             }
         }
     }
@@ -310,22 +386,54 @@ impl<const L: usize> NttPlan<L> {
                 ntt::inverse(plane, tw, q);
             }
         }
-        // The signed kernels leave values of magnitude below 2^30: a multiple of p above 2^30 makes them
-        // non-negative words (below 2^31 + p), which the CRT's Montgomery products accept.
-        let mut offset = [0u32; L];
+        #[cfg(not(negacyclic_ntt_mul16))]
         if Self::SMALL {
-            for (o, q) in offset.iter_mut().zip(&self.primes) {
-                *o = ((1 << 30) / q.p + 1) * q.p;
-            }
+            let (first, second) = planes.split_at(n);
+            let crt = &self.crt;
+            let constants = [crt.own[0], crt.own[1], crt.cross[1][0]];
+            crt_small(first, second, out, constants, [self.primes[0], self.primes[1]], combine);
+            return;
         }
         let (crt, primes) = (&self.crt, &self.primes);
         for (j, o) in out.iter_mut().enumerate() {
             let mut x = [0u32; L];
             for (i, x) in x.iter_mut().enumerate() {
-                *x = planes[i * n + j].wrapping_add(offset[i]);
+                *x = planes[i * n + j];
             }
             *o = combine(*o, reconstruct::<T, L>(&x, crt, primes));
         }
+    }
+}
+
+/// Garner's reconstruction for the two small primes from the signed residues the inverse leaves (magnitude
+/// below `2^30`, scaled by `N R^-1`), combined into `out`.
+///
+/// `d_0 = mont(x_0, own_0)` is `X mod p_0`, of magnitude below `2^30 p_0 / 2^32 + p_0/2 < 3p_0/4`. The second
+/// digit is one Montgomery reduction of `x_1 own_1 + d_0 (p_1 - cross)` (`= (X - d_0) / p_0 mod p_1`): of magnitude
+/// below `2^30 p_1 / 2^32 + p_1 p_0 / 2^32 + p_1/2 < 0.76 p_1`. The true digit `(X - d_0) / p_0` has magnitude
+/// below `(2^43 + p_0) / p_0 < 0.13 p_1` (`N <= 4096`), and the two are congruent modulo `p_1`: they are equal,
+/// with no centring step. Then `X = d_0 + d_1 p_0` exactly.
+#[cfg(not(negacyclic_ntt_mul16))]
+#[inline(never)]
+fn crt_small<T: Output>(
+    first: &[u32],
+    second: &[u32],
+    out: &mut [T],
+    [own0, own1, cross]: [u32; 3],
+    [q0, q1]: [Prime; 2],
+    combine: impl Fn(T, T) -> T,
+) {
+    use crate::arith::{mont_mul_signed, mont_reduce_signed};
+    // `-cross mod p_1`, so that the sum is one `SMLAL` after the `SMULL`.
+    let minus_cross = q1.p - cross;
+    for ((o, &x0), &x1) in out.iter_mut().zip(first).zip(second) {
+        let d0 = mont_mul_signed(x0 as i32, own0 as i32, q0);
+        let t = i64::from(x1 as i32)
+            .wrapping_mul(i64::from(own1 as i32))
+            .wrapping_add(i64::from(d0).wrapping_mul(i64::from(minus_cross as i32)));
+        let d1 = mont_reduce_signed(t, q1);
+        let x = i64::from(d0).wrapping_add(i64::from(d1).wrapping_mul(i64::from(q0.p as i32)));
+        *o = combine(*o, T::from_i64(x));
     }
 }
 
