@@ -83,6 +83,8 @@ cargo clippy "${NO_STD_CRATES[@]}" --lib --no-default-features --target thumbv7e
 
 step "rustdoc (-D warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
+# Both steps above used one check build of tfhe-rs (crates/workspace-hack pins the features that would split it).
+bash scripts/check-feature-unification.sh
 
 step "host tests (x86_64 or whatever this machine is)"
 cargo test --workspace --all-features
@@ -212,7 +214,7 @@ cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-defa
 cargo build --target riscv32imc-unknown-none-elf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
 
-step "MSRV: the library crates built with the toolchain rust-version names (host and thumbv7em-none-eabihf)"
+step "MSRV: the library crates checked (cargo check) with the toolchain rust-version names (host and thumbv7em-none-eabihf)"
 bash scripts/msrv.sh
 
 # --- Cortex-M firmware: begin ---
@@ -288,8 +290,10 @@ SECONDS_START=$SECONDS
 cargo hack check --each-feature --no-dev-deps "${DEVICE_CRATES[@]}" --exclude-features getrandom,std \
   --target thumbv7em-none-eabihf
 cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-device
-# The adapter without tfhe-rs (`tfhe`) and rayon: what a server that only validates frames builds.
-cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-adapter --exclude-features tfhe,rayon
+# The adapter without tfhe-rs (`tfhe`, and `nats`, which needs it) and rayon: what a server that only
+# validates frames builds (its tfhe-rs features are checked by the clippy step; here they would check
+# tfhe-rs a third time, with yet other features).
+cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-adapter --exclude-features tfhe,nats,rayon
 echo "cargo hack step: $((SECONDS - SECONDS_START)) s"
 # --- end of backend override and feature matrix ----------------------------------------------------------------
 

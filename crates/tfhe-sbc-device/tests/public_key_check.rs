@@ -371,8 +371,12 @@ fn a_credential_file_with_a_balanced_constant_body_is_refused_by_the_client_deco
 /// profile: 1000 keys of each 32-bit shape in `N`, 500 integer keys, 500 compact keys, and 20,000 uniform
 /// `[a | b]` of each torus). The analytic false-rejection rate is below `2^-42.5` per key
 /// (`encrypt::public_key_check`): no refusal is expected, and none is seen.
+///
+/// Other hosts than x86_64 (the aarch64 run is under qemu-user, about 60 times slower) check a tenth of each
+/// count: the same code on the same inputs' first tenth, the rate claim resting on the x86_64 run.
 #[test]
 fn genuine_keys_of_every_form_pass() {
+    let scale: u64 = if cfg!(target_arch = "x86_64") { 1 } else { 10 };
     let start = Instant::now();
     let mut checked = 0usize;
     for params in [
@@ -381,14 +385,14 @@ fn genuine_keys_of_every_form_pass() {
         ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2,
     ] {
         let k = params.glwe_dimension().0;
-        for seed in 0..1000 {
+        for seed in 0..1000 / scale {
             let (pk_seed, body) = boolean_key(&params, 10_000 + seed);
             check_public_key(&pk_seed, k, PublicKeyBody::Words(&body))
                 .unwrap_or_else(|e| panic!("{:?} seed {seed}: {e}", params.id()));
             checked += 1;
         }
     }
-    for seed in 0..500 {
+    for seed in 0..500 / scale {
         let (pk_seed, body) = integer_key(20_000 + seed);
         check_public_key(&pk_seed, 1, PublicKeyBody::Words(&body))
             .unwrap_or_else(|e| panic!("integer seed {seed}: {e}"));
@@ -401,7 +405,7 @@ fn genuine_keys_of_every_form_pass() {
     }
     // Uniform keys stand for genuine ones (indistinguishable from them): many more, cheaply.
     let mut rng = Blake2bXof::seed_from_u64(7);
-    for i in 0..20_000 {
+    for i in 0..20_000 / scale as usize {
         let n = [512, 1024, 2048][i % 3];
         let a: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
         let b: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
