@@ -103,10 +103,10 @@
 //! | build                          | per product | forward (load + transforms) | pointwise | inverse + CRT |
 //! |--------------------------------|------------:|---------------------------:|----------:|--------------:|
 //! | `UMULL`/`SMULL` (Cortex-M4)    |     257 k   |          113 k (14 k + 97 k) |    17 k   |      129 k    |
-//! | 16x16 partial products (M3/M0) |     920 k   |         369 k (43 k + 331 k) |    86 k   |      466 k    |
+//! | 16x16 partial products (M3/M0) |     921 k   |         369 k (43 k + 331 k) |    87 k   |      466 k    |
 //!
 //! (`--cfg negacyclic_ntt_mul16` in `RUSTFLAGS` for the second row; `PART=load|floaded` split the forward
-//! step.) The 64-bit torus at `N = 2048` (three primes): 1.45 M per product (M4 build), 3.32 M (M3/M0 build).
+//! step.) The 64-bit torus at `N = 2048` (three primes): 1.46 M per product (M4 build), 3.29 M (M3/M0 build).
 //! The `f64` FFT this replaces on Cortex-M took 5.5 M instructions per encryption in software floating point.
 //!
 //! # Example

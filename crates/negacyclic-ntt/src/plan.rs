@@ -185,7 +185,7 @@ impl Digits for u64 {
 #[derive(Clone, Copy)]
 pub struct NttPlan<const L: usize> {
     n: usize,
-    primes: [Prime; L],
+    primes: &'static [Prime; L],
     twiddles: [&'static [Twiddle]; L],
     crt: Crt<L>,
 }
@@ -222,7 +222,7 @@ impl NttPlan<2> {
         const { check_size(N) };
         Self {
             n: N,
-            primes: Self::PRIMES,
+            primes: &Self::PRIMES,
             twiddles: [Twiddles::<N, PLAN32_FIRST>::TABLE, Twiddles::<N, PLAN32_SECOND>::TABLE],
             crt: CrtFor::<N, 2>::VALUE,
         }
@@ -235,7 +235,7 @@ impl NttPlan<3> {
         const { check_size(N) };
         Self {
             n: N,
-            primes: Self::PRIMES,
+            primes: &Self::PRIMES,
             twiddles: [
                 Twiddles::<N, 0>::TABLE,
                 Twiddles::<N, 1>::TABLE,
@@ -250,8 +250,9 @@ impl<const L: usize> NttPlan<L> {
     /// Whether this plan runs the signed kernels over the small primes (see `primes::SMALL_PRIMES_32`).
     const SMALL: bool = L == 2 && SMALL_PRIMES_32;
 
-    /// The plan's primes. The plan carries a copy (`primes`) that the methods read: with the constants folded
-    /// into the loops, LLVM made the Cortex-M3 build's loops longer (3 k more instructions per encryption).
+    /// The plan's primes. The plan holds a reference to them (`primes`) that the methods read at run time: with
+    /// the constants folded into the loops LLVM made the Cortex-M3 build's encryption 3 k instructions longer,
+    /// and a copy in the plan made every materialized plan longer.
     const PRIMES: [Prime; L] = {
         let indices = plan_primes::<L>();
         let mut primes = [PRIMES[0]; L];
@@ -288,15 +289,17 @@ impl<const L: usize> NttPlan<L> {
         let n = self.n;
         let planes = self.planes(spectrum);
         assert!(offset <= n && values.len() <= n - offset, "coefficients past N");
-        for (plane, &q) in planes.chunks_exact_mut(n).zip(&self.primes) {
-            let plane = &mut plane[offset..offset + values.len()];
-            if Self::SMALL {
-                #[cfg(not(negacyclic_ntt_mul16))]
-                for (x, &v) in plane.iter_mut().zip(values) {
+        if Self::SMALL {
+            #[cfg(not(negacyclic_ntt_mul16))]
+            for (plane, &q) in planes.chunks_exact_mut(n).zip(self.primes) {
+                for (x, &v) in plane[offset..offset + values.len()].iter_mut().zip(values) {
                     *x = v.residue_signed(q) as u32;
                 }
-            } else {
-                for (x, &v) in plane.iter_mut().zip(values) {
+            }
+        } else {
+            for (i, plane) in planes.chunks_exact_mut(n).enumerate() {
+                let q = self.primes[i];
+                for (x, &v) in plane[offset..offset + values.len()].iter_mut().zip(values) {
                     *x = v.residue(q);
                 }
             }
@@ -307,7 +310,7 @@ impl<const L: usize> NttPlan<L> {
     pub fn forward_loaded(&self, spectrum: &mut [[u32; L]]) {
         let n = self.n;
         let planes = self.planes(spectrum);
-        for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(&self.primes) {
+        for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(self.primes) {
             if Self::SMALL {
                 #[cfg(not(negacyclic_ntt_mul16))]
                 ntt::forward_small(plane, tw, q);
@@ -325,7 +328,7 @@ impl<const L: usize> NttPlan<L> {
         for ((a, b), &q) in acc
             .chunks_exact_mut(n)
             .zip(rhs.as_flattened().chunks_exact(n))
-            .zip(&self.primes)
+            .zip(self.primes)
         {
             if Self::SMALL {
                 // Signed residues below 16p: the product is below 256 p^2 / 2^32 + p/2 < p.
@@ -349,7 +352,7 @@ impl<const L: usize> NttPlan<L> {
             .chunks_exact_mut(n)
             .zip(lhs.as_flattened().chunks_exact(n))
             .zip(rhs.as_flattened().chunks_exact(n));
-        for (((a, l), r), &q) in planes.zip(&self.primes) {
+        for (((a, l), r), &q) in planes.zip(self.primes) {
             if Self::SMALL {
                 // The sum (an accumulator below 16p plus a product below p) reduced to [-p/2, 3p/2].
                 #[cfg(not(negacyclic_ntt_mul16))]
@@ -378,7 +381,7 @@ impl<const L: usize> NttPlan<L> {
         let n = self.n;
         assert_eq!(out.len(), n, "output length must be N");
         let planes = self.planes(spectrum);
-        for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(&self.primes) {
+        for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(self.primes) {
             if Self::SMALL {
                 #[cfg(not(negacyclic_ntt_mul16))]
                 ntt::inverse_small(plane, tw, q);
@@ -394,7 +397,7 @@ impl<const L: usize> NttPlan<L> {
             crt_small(first, second, out, constants, [self.primes[0], self.primes[1]], combine);
             return;
         }
-        let (crt, primes) = (&self.crt, &self.primes);
+        let (crt, primes) = (&self.crt, self.primes);
         for (j, o) in out.iter_mut().enumerate() {
             let mut x = [0u32; L];
             for (i, x) in x.iter_mut().enumerate() {
