@@ -177,8 +177,11 @@ impl Digits for u64 {
 /// * [`NttPlan64`] (`L = 3`): a 64-bit torus polynomial times a binary (or ternary) one, `N <= 4096`.
 ///
 /// A *spectrum* is `N` elements of `[u32; L]`, but its words are laid out as `L` planes: in the flat view
-/// (`as_flattened`), words `[iN, (i + 1)N)` are the residues modulo prime `i`, in bit-reversed order. The
-/// grouping into `[u32; L]` only sizes the storage. The caller owns every spectrum; nothing allocates.
+/// (`as_flattened`), words `[iN, (i + 1)N)` are the residues modulo prime `i`, in bit-reversed order: lazy in
+/// `[0, 2p)`, or, for [`NttPlan32`] over the small primes (every build but the 16x16-bit multiplier's), signed
+/// (two's complement) of magnitude below `16p`. A spectrum is only meant for the methods of a plan of the same
+/// build. The grouping into `[u32; L]` only sizes the storage. The caller owns every spectrum; nothing
+/// allocates.
 ///
 /// Methods panic if a slice length is not `N` (a programmer error, not a data error). Their time does not
 /// depend on the values (see the crate documentation for the multiplier on each target).
