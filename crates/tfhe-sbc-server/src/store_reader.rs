@@ -54,7 +54,8 @@ pub struct ReadArgs {
     /// Only this device's messages.
     #[arg(long, value_name = "ID")]
     device: Option<u64>,
-    /// List at most this many messages (of every key set), oldest first.
+    /// List at most this many messages (of every key set), in the order they were announced (committed): a
+    /// device's messages committed by different workers may be announced in another order than sent.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     max: usize,
     /// An integer key set: the width of the readings of GLWE frames (8, 16, 32 or 64; compact lists carry

@@ -9,10 +9,10 @@
 //! it accepted before (they are "too old" now), the last number a device counter hands out included.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::process::RoleProcess;
-use common::service::{Meter, connect, integer_key_set, send};
+use crate::common::process::RoleProcess;
+use crate::common::service::{Meter, connect, integer_key_set, send};
 
 use std::io::Read;
 use std::net::TcpStream;
@@ -42,6 +42,7 @@ fn frame(dir: &Path, id: u64) -> Vec<u8> {
 
 #[test]
 fn integer_key_set_readings_arrive_as_fhe_uint16() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("keys");
     tfhe_sbc_keys::commands::init_integer(&dir, Some(0x1d00_0004)).unwrap();
@@ -77,6 +78,7 @@ fn integer_key_set_readings_arrive_as_fhe_uint16() {
 
 #[test]
 fn the_single_process_server_accepts_no_frame_twice_across_a_kill() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let root = tempfile::tempdir().unwrap();
     let keys = root.path().join("keys");
     integer_key_set(&keys, 0x1d00_0006);

@@ -9,9 +9,9 @@
 //!   (`--metrics-listen`) counts the same answers.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::service::{Meter, Server, connect, key_set_and_nats, readings, send, send_until_acknowledged};
+use crate::common::service::{Meter, Server, connect, key_set_and_nats, readings, send, send_until_acknowledged};
 use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -28,6 +28,7 @@ fn cpu_seconds(pid: u32) -> f64 {
 
 #[test]
 fn idle_sockets_beyond_the_descriptor_limit_neither_spin_nor_lock_devices_out() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let (root, keys, nats) = key_set_and_nats(0x1d00_0006);
     let log_path = root.path().join("server.log");
     let log = std::fs::File::create(&log_path).unwrap();
@@ -67,6 +68,7 @@ fn idle_sockets_beyond_the_descriptor_limit_neither_spin_nor_lock_devices_out() 
 
 #[test]
 fn a_full_stream_acknowledges_nothing() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let (root, keys, nats) = key_set_and_nats(0x1d00_0007);
     // Room for a few 16 KiB integer frames only; metrics on a free port.
     let metrics = std::net::TcpListener::bind("127.0.0.1:0")

@@ -8,9 +8,9 @@
 //! (`docs/wire-format.md`).
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::service::{Meter, connect};
+use crate::common::service::{Meter, connect};
 use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -44,6 +44,7 @@ fn compact_list_key_set(key_id: u32) -> (tempfile::TempDir, PathBuf) {
 
 #[test]
 fn compact_list_readings_arrive_through_tfhe_rs_expand() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let (root, dir) = compact_list_key_set(0x1d00_0007);
     tfhe_sbc_keys::commands::issue(&dir, FLEET, KeyMode::FleetSecretKey, None).unwrap();
 
@@ -103,6 +104,7 @@ fn compact_list_readings_arrive_through_tfhe_rs_expand() {
 
 #[test]
 fn compact_list_frames_are_sized_and_checked_by_their_header() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let (_root, dir) = compact_list_key_set(0x1d00_0008);
     let config = IntakeConfig::default();
 
@@ -160,6 +162,7 @@ fn compact_list_frames_are_sized_and_checked_by_their_header() {
 /// converts the device's next genuine list.
 #[test]
 fn a_list_with_redeclared_values_is_refused_before_its_expansion() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     use std::io::BufRead;
     use tfhe_sbc_device::frame::mac::TAG_BYTES;
 

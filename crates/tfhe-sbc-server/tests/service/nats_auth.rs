@@ -20,13 +20,11 @@
 //! `--nats-creds` is passed to async-nats's `credentials_file` and is not exercised here.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-#[path = "common/nats_secure.rs"]
-mod nats_secure;
+use crate::common;
 
-use common::process::RoleProcess;
-use common::service::{Meter, Server, integer_key_set, readings, send_until_acknowledged};
-use nats_secure::{Pki, ROLE_ACCOUNTS, SecureNats, nkey_user};
+use crate::common::process::RoleProcess;
+use crate::common::service::{Meter, Server, integer_key_set, readings, send_until_acknowledged};
+use crate::nats_secure::{Pki, ROLE_ACCOUNTS, SecureNats, nkey_user};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -131,6 +129,7 @@ const USERS: &str = "authorization {\n  users: [\n    { user: gateway, password:
 
 #[test]
 fn user_and_password_from_a_file_is_accepted_and_never_logged() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let nats = SecureNats::start(USERS);
     let dir = tempfile::tempdir().unwrap();
     let password = secret_file(dir.path(), "password", "pw-of-the-gateway");
@@ -146,6 +145,7 @@ fn user_and_password_from_a_file_is_accepted_and_never_logged() {
 
 #[test]
 fn a_wrong_password_ends_start_up_with_authorization_violation() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let nats = SecureNats::start(USERS);
     let line = role_fails_fast(
         &nats.url(),
@@ -158,6 +158,7 @@ fn a_wrong_password_ends_start_up_with_authorization_violation() {
 
 #[test]
 fn a_password_from_the_environment_is_accepted() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let nats = SecureNats::start(USERS);
     gateway_accepts_a_frame(
         &nats.url(),
@@ -169,6 +170,7 @@ fn a_password_from_the_environment_is_accepted() {
 
 #[test]
 fn credentials_in_the_url_are_refused_at_start_up() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let nats = SecureNats::start(USERS);
     let url = nats.url().replace("nats://", "nats://gateway:pw-of-the-gateway@");
     let line = role_fails_fast(&url, &[], &[]);
@@ -180,6 +182,7 @@ const TOKEN: &str = "authorization {\n  token: \"token-of-the-service\"\n}";
 
 #[test]
 fn a_token_from_a_file_is_accepted() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let nats = SecureNats::start(TOKEN);
     let dir = tempfile::tempdir().unwrap();
     let token = secret_file(dir.path(), "token", "token-of-the-service");
@@ -188,6 +191,7 @@ fn a_token_from_a_file_is_accepted() {
 
 #[test]
 fn a_wrong_token_ends_start_up_with_authorization_violation() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let nats = SecureNats::start(TOKEN);
     let line = role_fails_fast(&nats.url(), &[], &[("TSBC_NATS_TOKEN", "a-guess")]);
     names(&line, "authorization violation");
@@ -195,6 +199,7 @@ fn a_wrong_token_ends_start_up_with_authorization_violation() {
 
 #[test]
 fn an_nkey_user_is_accepted_and_an_unknown_nkey_is_refused() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let (seed, public) = nkey_user();
     let nats = SecureNats::start(&format!(
         "authorization {{\n  users: [\n    {{ nkey: {public} }}\n  ]\n}}"
@@ -211,6 +216,7 @@ fn an_nkey_user_is_accepted_and_an_unknown_nkey_is_refused() {
 
 #[test]
 fn tls_with_a_private_ca_and_a_client_certificate_is_accepted() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let pki = Pki::new();
     let nats = SecureNats::start(&pki.server_block());
     gateway_accepts_a_frame(
@@ -231,6 +237,7 @@ fn tls_with_a_private_ca_and_a_client_certificate_is_accepted() {
 
 #[test]
 fn a_server_certificate_from_an_unknown_ca_ends_start_up() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let pki = Pki::new();
     let nats = SecureNats::start(&pki.server_block());
     let line = role_fails_fast(
@@ -250,6 +257,7 @@ fn a_server_certificate_from_an_unknown_ca_ends_start_up() {
 
 #[test]
 fn no_client_certificate_ends_start_up() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let pki = Pki::new();
     let nats = SecureNats::start(&pki.server_block());
     let line = role_fails_fast(&nats.url(), &["--nats-tls-ca", &pki.arg("ca.pem")], &[]);
@@ -258,6 +266,7 @@ fn no_client_certificate_ends_start_up() {
 
 #[test]
 fn a_client_certificate_from_another_ca_ends_start_up() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let pki = Pki::new();
     let nats = SecureNats::start(&pki.server_block());
     let line = role_fails_fast(
@@ -277,6 +286,7 @@ fn a_client_certificate_from_another_ca_ends_start_up() {
 
 #[test]
 fn an_unreachable_server_is_named_after_the_patience() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let mut nats = SecureNats::start(USERS);
     let url = nats.url();
     nats.kill();
@@ -291,6 +301,7 @@ fn an_unreachable_server_is_named_after_the_patience() {
 
 #[test]
 fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let nats = SecureNats::start(ROLE_ACCOUNTS);
     let dir = tempfile::tempdir().unwrap();
     let worker_password = secret_file(dir.path(), "worker.pw", "pw-of-worker");
@@ -365,6 +376,7 @@ fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
 
 #[test]
 fn a_password_from_the_environment_is_warned_about_and_stays_in_proc_environ() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let nats = SecureNats::start(USERS);
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
@@ -415,6 +427,7 @@ fn a_password_from_the_environment_is_warned_about_and_stays_in_proc_environ() {
 
 #[test]
 fn with_two_servers_the_error_names_each_ones_cause() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let refusing = SecureNats::start(USERS);
     let pki = Pki::new();
     let tls = SecureNats::start(&pki.server_block());

@@ -15,10 +15,12 @@
 //!   converted with the adapter, decrypt (demo client key) to exactly the readings sent.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::nats::NatsServer;
-use common::service::{METERS, Meter, Server, connect, integer_key_set, readings, send, send_until_acknowledged};
+use crate::common::nats::NatsServer;
+use crate::common::service::{
+    METERS, Meter, Server, connect, integer_key_set, readings, send, send_until_acknowledged,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -36,6 +38,7 @@ use tfhe_sbc_device::frame::ack::AckStatus;
 
 #[test]
 fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let root = tempfile::tempdir().unwrap();
     let keys: PathBuf = root.path().join("keys");
     integer_key_set(&keys, 0x1d00_0005);
@@ -192,6 +195,7 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
 /// stream. Before, a stream kept every frame ever accepted and answered "busy" for good once full.
 #[test]
 fn a_small_frames_stream_carries_many_times_its_limit() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let root = tempfile::tempdir().unwrap();
     let keys: PathBuf = root.path().join("keys");
     integer_key_set(&keys, 0x1d00_0009);
@@ -277,6 +281,7 @@ async fn read_announcements(js: &async_nats::jetstream::Context) -> BTreeSet<(u6
 /// does a copy of a genuine announcement, published again with a new message id, reach a reader twice.
 #[test]
 fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, LedgerLimits};
     let root = tempfile::tempdir().unwrap();
     let keys: PathBuf = root.path().join("keys");
@@ -390,6 +395,7 @@ fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
 /// until the entry is restored - never "accepted".
 #[test]
 fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_never_accepted() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     use tfhe_sbc_adapter::results::frame_key;
     let root = tempfile::tempdir().unwrap();
     let keys: PathBuf = root.path().join("keys");

@@ -7,10 +7,10 @@
 //! Also: `--max-message-age 0` is a one-line error, and the option is refused with `--nats`.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::process::ChildSlot;
-use common::service::{Meter, connect};
+use crate::common::process::ChildSlot;
+use crate::common::service::{Meter, connect};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use tfhe_sbc_adapter::intake::header_of;
@@ -31,6 +31,7 @@ fn message(m: u8, chunks: usize) -> Vec<u8> {
 
 #[test]
 fn late_chunks_of_an_expired_message_are_answered_expired_and_nothing_of_it_is_converted() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("keys");
     tfhe_sbc_keys::commands::init(&dir, BooleanSet::TfheLib, Some(0x1d00_0061)).unwrap();
@@ -125,6 +126,7 @@ fn late_chunks_of_an_expired_message_are_answered_expired_and_nothing_of_it_is_c
 
 #[test]
 fn the_maximum_age_is_checked() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let run = |args: &[&str]| {
         let output = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
             .args(args)

@@ -19,10 +19,10 @@
 //! * `--max-connections-per-peer 0` is no per-peer cap: 40 connections from one address all stay open.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::process::{ChildSlot, demo_server, wait_for_address};
-use common::service::{Meter, Server, key_set_and_nats, readings, send};
+use crate::common::process::{ChildSlot, demo_server, wait_for_address};
+use crate::common::service::{Meter, Server, key_set_and_nats, readings, send};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
@@ -150,6 +150,7 @@ fn single_process(root: &Path, keys: &Path, extra: &[&str]) -> SingleProcess {
 
 #[test]
 fn a_flood_of_one_device_is_answered_busy_and_every_accepted_frame_is_converted() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     const FRAMES: usize = 12_000;
     let (root, keys) = boolean_key_set(0x1d00_0071);
     let (_server, pid, address, lines) = single_process(root.path(), &keys, &[]);
@@ -235,6 +236,7 @@ fn a_flood_of_one_device_is_answered_busy_and_every_accepted_frame_is_converted(
 
 #[test]
 fn idle_and_stalled_sockets_neither_lock_the_single_process_out_nor_hold_memory() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     const SOCKETS: usize = 2_000;
     let limit = raise_open_files(8192);
     assert!(
@@ -307,6 +309,7 @@ fn idle_and_stalled_sockets_neither_lock_the_single_process_out_nor_hold_memory(
 
 #[test]
 fn the_gateway_answers_a_device_despite_1100_idle_connections() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     const SOCKETS: usize = 1_100;
     let limit = raise_open_files(8192);
     assert!(
@@ -384,7 +387,12 @@ fn ran_in_own_network_namespace(test: &str) -> bool {
     let output = std::process::Command::new("unshare")
         .args(["--net", "--"])
         .arg(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        // libtest's name of the test: its module path without the crate's name.
+        .arg(match module_path!().split_once("::") {
+            Some((_, module)) => format!("{module}::{test}"),
+            None => test.to_owned(),
+        })
+        .args(["--exact", "--nocapture", "--test-threads=1"])
         .env(INSIDE, "1")
         .output()
         .expect("unshare (util-linux) runs the test in a network namespace");
@@ -407,6 +415,7 @@ fn ip(args: &[&str]) {
 
 #[test]
 fn an_ipv6_64_is_one_peer_and_an_ipv4_mapped_address_is_its_ipv4_address() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     if ran_in_own_network_namespace("an_ipv6_64_is_one_peer_and_an_ipv4_mapped_address_is_its_ipv4_address") {
         return;
     }
@@ -477,6 +486,7 @@ fn exchange(stream: &mut TcpStream, frame: &[u8]) -> Result<AckStatus, std::io::
 
 #[test]
 fn at_the_cap_an_idle_connection_is_closed_before_one_inside_a_frame() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     let (root, keys) = boolean_key_set(0x1d00_0075);
     let (_server, _pid, address, _lines) = single_process(root.path(), &keys, &["--max-connections-per-peer", "2"]);
     let mut meter = Meter::new(&keys, DEVICE, 1);
@@ -514,6 +524,7 @@ fn at_the_cap_an_idle_connection_is_closed_before_one_inside_a_frame() {
 
 #[test]
 fn pipelined_frames_with_bad_macs_get_one_unauthenticated_answer_and_the_connection_closed() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     const FRAMES: usize = 200;
     let (root, keys) = boolean_key_set(0x1d00_0076);
     let (_server, _pid, address, _lines) = single_process(root.path(), &keys, &[]);
@@ -561,6 +572,7 @@ fn pipelined_frames_with_bad_macs_get_one_unauthenticated_answer_and_the_connect
 
 #[test]
 fn max_connections_per_peer_0_is_no_per_peer_cap() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
     const SOCKETS: usize = 40;
     let (root, keys) = boolean_key_set(0x1d00_0077);
     let (_server, _pid, address, _lines) = single_process(root.path(), &keys, &["--max-connections-per-peer", "0"]);
