@@ -42,6 +42,18 @@ use_flip_link "${TARGETS[@]}"
 step "build the scanner (host)"
 cargo build -p tfhe-sbc-firmware --example ram_image_scan
 SCANNER="$TARGET_DIR/debug/examples/ram_image_scan"
+# The Cortex-M3/M0 builds multiply by 16x16-bit partial products over other primes (negacyclic-ntt's
+# build.rs sets --cfg negacyclic_ntt_mul16 from their target triple): their key spectrum, a positive
+# control of the scan, is computed by a scanner with the same NTT (own target directory).
+CARGO_TARGET_DIR="$TARGET_DIR/ram-image-mul16" RUSTFLAGS="--cfg negacyclic_ntt_mul16" \
+  cargo build -p tfhe-sbc-firmware --example ram_image_scan
+SCANNER_MUL16="$TARGET_DIR/ram-image-mul16/debug/examples/ram_image_scan"
+scanner_for() {
+  case "$1" in
+    thumbv7m-none-eabi | thumbv6m-none-eabi) echo "$SCANNER_MUL16" ;;
+    *) echo "$SCANNER" ;;
+  esac
+}
 
 # qemu, its machine (two options), RAM base and RAM size per target (firmware/memory/*.x)
 machine_of() {
@@ -127,7 +139,7 @@ scan() {
   local s0
   s0=$(date +%s)
   set +e
-  "$SCANNER" "$image" "${m[5]#0x}" "$WORK/symbols" "$(cat "$image.sp")" "$live" | tee "$WORK/scan.out"
+  "$(scanner_for "$t")" "$image" "${m[5]#0x}" "$WORK/symbols" "$(cat "$image.sp")" "$live" | tee "$WORK/scan.out"
   RC=${PIPESTATUS[0]}
   set -e
   SCAN_SECONDS=$((SCAN_SECONDS + $(date +%s) - s0))

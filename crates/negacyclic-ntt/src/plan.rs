@@ -346,6 +346,14 @@ impl<const L: usize> NttPlan<L> {
     }
 
     /// Pointwise multiply-accumulate `acc += lhs * rhs` of spectra.
+    ///
+    /// The accumulated sum must stay in the exact range of the plan's primes, `|X| < P/2`. For
+    /// [`NttPlan32`] that is `P = Q0 Q1 ~ 2^45.96` (the Cortex-M0/M3 build's `P0 P1 ~ 2^60` is larger): at
+    /// most `floor(2^44.95 / (N 2^31))` products of full-magnitude torus words and binary or ternary keys per
+    /// spectrum, 3 at `N = 4096`, 7 at 2048, 15 at 1024, 31 at 512. Beyond it the result is silently wrong
+    /// (`tests/exactness.rs` checks the limit's worst case). [`NttPlan64`] (`P ~ 2^90`) takes `2^14` at `N =
+    /// 4096`. To sum more, invert each partial sum into the output (`inverse_add_wrapping`, exact modulo
+    /// the torus).
     pub fn mul_add_assign(&self, acc: &mut [[u32; L]], lhs: &[[u32; L]], rhs: &[[u32; L]]) {
         let n = self.n;
         assert_eq!(lhs.len(), n, "spectrum length must be N");

@@ -194,6 +194,54 @@ fn bytes_pieces_and_accumulation() {
     }
 }
 
+/// The most full-magnitude products one `NttPlan32` spectrum may accumulate (`mul_add_assign`) at size `n`:
+/// the sum of `k` products of torus words (`|a| <= 2^31`) and binary keys is at most `k n 2^31`, which must
+/// stay below `P / 2`, `P = Q0 Q1` the small primes' product (the Cortex-M0/M3 build's `P0 P1` is larger:
+/// this bound holds there too). 3 at `N = 4096`, 7 at 2048, 15 at 1024.
+fn accumulation_limit(n: usize) -> usize {
+    let p = u128::from(negacyclic_ntt::Q0) * u128::from(negacyclic_ntt::Q1);
+    ((p / 2 - 1) / ((n as u128) << 31)) as usize
+}
+
+fn accumulate_worst_case<const N: usize>() {
+    let plan = NttPlan32::new::<N>();
+    let k = accumulation_limit(N);
+    // Every term of every coefficient at the largest magnitude and the same sign: -2^31 times a key of ones.
+    let a = vec![0x8000_0000u32; N];
+    let key = vec![1u8; N];
+    let key32 = vec![1u32; N];
+    let (mut a_hat, mut key_hat) = (vec![[0u32; 2]; N], vec![[0u32; 2]; N]);
+    plan.forward(&a, &mut a_hat);
+    plan.forward(&key, &mut key_hat);
+    let mut acc = vec![[0u32; 2]; N];
+    for _ in 0..k {
+        plan.mul_add_assign(&mut acc, &a_hat, &key_hat);
+    }
+    let mut out = vec![5u32; N];
+    plan.inverse_add_wrapping(&mut acc, &mut out);
+    let one = naive32(&a, &key32);
+    for j in 0..N {
+        let want = (0..k).fold(5u32, |sum, _| sum.wrapping_add(one[j]));
+        assert_eq!(out[j], want, "N = {N}, {k} products, coefficient {j}");
+    }
+}
+
+/// `mul_add_assign` is exact up to the documented number of full-magnitude products (`NttPlan::mul_add_assign`).
+#[test]
+fn accumulation_up_to_the_documented_limit_is_exact() {
+    assert_eq!(
+        [
+            accumulation_limit(4096),
+            accumulation_limit(2048),
+            accumulation_limit(1024)
+        ],
+        [3, 7, 15]
+    );
+    accumulate_worst_case::<1024>();
+    accumulate_worst_case::<2048>();
+    accumulate_worst_case::<4096>();
+}
+
 /// Random products at every size, both plans, from a fixed seed.
 #[test]
 fn every_supported_size_is_exact() {
