@@ -123,7 +123,8 @@ mkdir -p "$ws/crates" "$ws/feature-unification/src"
 members='"feature-unification"'
 patches=""
 for c in "${DEVICE_SIDE[@]}" "${SERVER_SIDE[@]}"; do
-    tar -xzf "$pkgdir/$c-$version.crate" -C "$ws/crates"
+    # -m: the archive's entries carry one fixed mtime; kept, cargo would reuse the last run's build of this path.
+    tar -xzmf "$pkgdir/$c-$version.crate" -C "$ws/crates"
     members="$members, \"crates/$c-$version\""
     patches="$patches$c = { path = \"crates/$c-$version\" }"$'\n'
 done

@@ -53,8 +53,10 @@ if [ -z "$UNPACKED" ]; then
   rm -rf "$PACKAGE_DIR/unpacked"
   mkdir -p "$PACKAGE_DIR/unpacked"
   CARGO_TARGET_DIR=$PACKAGE_DIR cargo package --no-verify --allow-dirty "${CRATES[@]/#/-p}"
+  # -m: a .crate's entries carry one fixed mtime (cargo package makes them reproducible), so with the
+  # archive's mtimes cargo would take the last run's build of the same path as fresh and link stale code.
   for c in "${CRATES[@]}"; do
-    tar -xzf "$PACKAGE_DIR/package/$c-0.1.0.crate" -C "$PACKAGE_DIR/unpacked"
+    tar -xzmf "$PACKAGE_DIR/package/$c-0.1.0.crate" -C "$PACKAGE_DIR/unpacked"
     mv "$PACKAGE_DIR/unpacked/$c-0.1.0" "$PACKAGE_DIR/unpacked/$c"
   done
   UNPACKED=$PACKAGE_DIR/unpacked
