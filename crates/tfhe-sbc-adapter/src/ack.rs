@@ -45,6 +45,7 @@ pub fn status_for(error: &IntakeError) -> AckStatus {
         | IntakeError::UnsupportedBodyBits { .. }
         | IntakeError::NonZeroBodyPadding
         | IntakeError::UnsupportedReadingWidth(_)
+        | IntakeError::ReadingFormatWidth { .. }
         | IntakeError::PartialReadings { .. }
         | IntakeError::ZeroChunkCount
         | IntakeError::ChunkIndexOutOfRange { .. }

@@ -4,9 +4,10 @@
 //! it (`tfhe_sbc_adapter::ack`: accepted, or already accepted for a resend), and converts what the frames
 //! complete with the adapter's `KeyedIntake` and the key set's converter: for a boolean key set, each
 //! message into tfhe-rs boolean ciphertexts, one per message bit (extraction and, for `tfhe-lib`, a key
-//! switch with the device's key); for an integer key set, each frame into `FheUint` readings of
-//! `--integer-bits` bits, whatever the device's key mode (fleet, per-device or public key). It decrypts
-//! nothing.
+//! switch with the device's key); for an integer key set, each frame into `FheUint` readings of the width
+//! its reading format states (`u8`/`i8` 8 bits, `u16`/`i16` 16, `u32`/`i32`/`f32` 32), or of
+//! `--integer-bits` bits when it states none, whatever the device's key mode (fleet, per-device or public
+//! key). It decrypts nothing.
 //!
 //! For a demonstration, `--threshold T` computes with tfhe-rs gates the encrypted bit "some byte of the
 //! message is above T", and `--demo-client-key` (the trusted party's key, never on a real server) decrypts
@@ -78,9 +79,10 @@ struct Cli {
     /// `replay_state.txt` in the --keys directory). Without --nats only: JetStream keeps it in a KV bucket.
     #[arg(long, value_name = "FILE", conflicts_with = "nats")]
     state: Option<PathBuf>,
-    /// With an integer key set (`tfhe-sbc-keys init --parameters integer`): the width of the devices'
-    /// readings, which become `FheUint8`, `FheUint16`, `FheUint32` or `FheUint64` (integer frames carry
-    /// little-endian reading bytes, so the width is the server's configuration).
+    /// With an integer key set (`tfhe-sbc-keys init --parameters integer`): the width of the readings of
+    /// frames whose reading format states none (bytes), which become `FheUint8`, `FheUint16`, `FheUint32`
+    /// or `FheUint64`. A frame that states one (the client's `--format u16`, ...) is read at its own width;
+    /// a compact list carries its own.
     #[arg(long, value_name = "BITS", default_value_t = 16)]
     integer_bits: u32,
     /// Without --nats: seconds after its first chunk within which a multi-chunk message must be complete;

@@ -329,7 +329,7 @@ pub fn run_compute<C: Converter<Unit = Messages, Output = Vec<Ciphertext>>>(
 }
 
 /// The tfhe-rs thread of an integer key set: each authenticated frame becomes `FheUint` readings (of the
-/// converter's width; a compact list's of its own) and, for the demo, their decryption. Returns after
+/// width its reading format states, else the converter's; a compact list's of its own) and, for the demo, their decryption. Returns after
 /// `exit_after` frames, or when the intake stops.
 pub fn run_integer_compute(
     converter: Arc<IntegerBridge>,
@@ -353,11 +353,17 @@ pub fn run_integer_compute(
             "frame converted to tfhe-rs FheUint values in {conversion:.2?}"
         );
         if let Some(client_key) = &client_key {
+            // `values`: the decrypted readings as unsigned numbers of the converted width; `readings`: as
+            // the device read them, in the format its header states (`i16`, `f32`, ...).
             let values = readings.decrypt(client_key.get());
+            let bytes = readings.decrypt_bytes(client_key.get());
+            let format = header.format_of_readings().unwrap_or_default();
             info!(
                 device = header.device_id,
                 message_id = header.message_id,
                 ?values,
+                reading_format = %format,
+                readings = %format_args!("[{}]", format.display(&bytes)),
                 "decrypted with the demo client key"
             );
         }

@@ -199,7 +199,8 @@ fn demo_client_key<H, K, E: std::fmt::Display>(
     Ok(Some(key))
 }
 
-/// The integer key set: frames become `FheUint` readings of `--integer-bits` bits (fleet and public-key
+/// The integer key set: frames become `FheUint` readings of the width their reading format states, or of
+/// `--integer-bits` bits when it states none (fleet and public-key
 /// devices' frames by extraction, per-device ones by one GLWE key switch with the device's key, then
 /// extraction), decrypted only with `--demo-client-key`.
 fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {

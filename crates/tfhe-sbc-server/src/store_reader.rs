@@ -1,8 +1,8 @@
 //! `tfhe-sbc-server read`: the trusted party's listing of what the JetStream service committed (the results
 //! stream's announcements and the results bucket's frames, `tfhe_sbc_adapter::results`), decrypted with the
 //! key set's client key. One line per message on stdout: device id, key mode, message id, first frame number,
-//! number of frames, then its readings (an integer set: numbers, `--integer-bits` wide, a compact list at
-//! its own width) or its bytes (a boolean set: each message bit decrypted, eight to a byte, in hex).
+//! number of frames, then its readings (an integer set: numbers at the width and in the format its frames
+//! state, `--integer-bits` wide when they state none, a compact list at its own width) or its bytes (a boolean set: each message bit decrypted, eight to a byte, in hex).
 //!
 //! ```text
 //! tfhe-sbc-server read --keys keys --client-key keys/client_key.bin --nats nats://127.0.0.1:4222
@@ -58,8 +58,8 @@ pub struct ReadArgs {
     /// device's messages committed by different workers may be announced in another order than sent.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     max: usize,
-    /// An integer key set: the width of the readings of GLWE frames (8, 16, 32 or 64; compact lists carry
-    /// their own).
+    /// An integer key set: the width of the readings of GLWE frames whose reading format states none (8, 16,
+    /// 32 or 64; frames of a stated format and compact lists carry their own).
     #[arg(long, value_name = "BITS", default_value_t = 16)]
     integer_bits: u32,
     /// Seconds any one NATS read may take (an announcement batch, a message's frames) before the listing

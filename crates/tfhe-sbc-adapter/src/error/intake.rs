@@ -2,7 +2,7 @@
 //! or are read back from the JetStream service's results store.
 
 use core::fmt;
-use tfhe_sbc_device::frame::FrameKind;
+use tfhe_sbc_device::frame::{FrameKind, ReadingFormat};
 
 /// A field on which a chunk disagrees with the other chunks of its message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +83,14 @@ pub enum IntakeError {
     NonZeroBodyPadding,
     /// A compact-list frame names a reading width lists do not take (its `body_bits`: 8, 16 or 32).
     UnsupportedReadingWidth(u8),
+    /// A compact-list frame's reading format states readings of another width than the list's (its
+    /// `body_bits`): an `f32` list must be 32 bits wide, for example. Bytes state no width.
+    ReadingFormatWidth {
+        /// The header's `reading_format`.
+        format: u8,
+        /// The list's width in bits (`body_bits`).
+        width_bits: u8,
+    },
     /// The message is not a whole number of readings: of its reading format, or of a compact list's width.
     PartialReadings {
         /// The header's message length.
@@ -267,6 +275,12 @@ impl fmt::Display for IntakeError {
             Self::UnsupportedReadingWidth(bits) => write!(
                 f,
                 "compact-list frames carry 8-, 16- or 32-bit readings, the header says {bits} (body_bits)"
+            ),
+            Self::ReadingFormatWidth { format, width_bits } => write!(
+                f,
+                "reading format {} has {}-bit readings, the compact list is {width_bits} bits wide (body_bits)",
+                ReadingFormat::from_u8(*format).map_or("unknown", ReadingFormat::name),
+                ReadingFormat::from_u8(*format).map_or(0, |r| r.reading_bytes() * 8),
             ),
             Self::PartialReadings {
                 message_length,

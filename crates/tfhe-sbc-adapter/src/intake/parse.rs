@@ -13,7 +13,7 @@ use tfhe_sbc_device::frame::compact_list::{
 };
 use tfhe_sbc_device::frame::mac::MacKey;
 use tfhe_sbc_device::frame::{
-    FORMAT_VERSION, FrameHeader, FrameKind, HEADER_BYTES, MAGIC, PREFIX_BYTES, TAG_BYTES, payload_bytes,
+    FORMAT_VERSION, FrameHeader, FrameKind, HEADER_BYTES, MAGIC, PREFIX_BYTES, ReadingFormat, TAG_BYTES, payload_bytes,
 };
 
 /// A frame whose prefix, header and length are valid, not yet authenticated ([`parse_frame`]).
@@ -257,6 +257,15 @@ fn parse_compact_list_frame<'a>(
     let value_bits = u32::from(header.body_bits);
     if value_kind(value_bits).is_none() {
         return Err(IntakeError::UnsupportedReadingWidth(header.body_bits));
+    }
+    let format = header
+        .format_of_readings()
+        .unwrap_or_else(|| unreachable!("parse_frame checked the reading format"));
+    if format != ReadingFormat::Bytes && format.reading_bytes() * 8 != value_bits as usize {
+        return Err(IntakeError::ReadingFormatWidth {
+            format: header.reading_format,
+            width_bits: header.body_bits,
+        });
     }
     check_chunking(&header, COMPACT_LIST_CHUNK_BYTES, config)?;
     let reading_bytes = header.body_bits / 8;

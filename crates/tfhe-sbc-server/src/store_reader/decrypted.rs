@@ -8,29 +8,42 @@ use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
 use tfhe_sbc_device::frame::ReadingFormat;
 
 /// An integer message's readings, decrypted: "R readings (B-bit): r1 r2 ..." (a compact list's at its
-/// width, said so).
+/// width, said so); when its frames state signed or float readings, as those: "R f32 readings (32-bit):
+/// 48.3, -7.25".
 pub(super) fn integer_contents(
     keyed: &KeyedIntake<IntegerBridge>,
     inputs: Vec<IntegerInput>,
     client_key: &tfhe::ClientKey,
 ) -> Result<String, String> {
     let mut values = Vec::new();
+    let mut bytes = Vec::new();
     let (mut widths, mut compact) = (Vec::new(), false);
+    // Checked the same in every chunk when the frames were parsed.
+    let format = inputs
+        .first()
+        .and_then(|input| input.header().format_of_readings())
+        .unwrap_or_default();
     for input in &inputs {
         compact |= matches!(input, IntegerInput::CompactList(_));
         let readings = keyed.convert(input).map_err(|e| e.to_string())?;
         widths.push(readings.bits().bits());
         values.extend(readings.decrypt(client_key));
+        bytes.extend(readings.decrypt_bytes(client_key));
     }
     widths.dedup();
     let width = widths.iter().map(u32::to_string).collect::<Vec<_>>().join("/");
     let kind = if compact { ", compact list" } else { "" };
-    let numbers: Vec<String> = values.iter().map(u64::to_string).collect();
-    Ok(format!(
-        "{} readings ({width}-bit{kind}): {}",
-        values.len(),
-        numbers.join(" ")
-    ))
+    Ok(match format {
+        ReadingFormat::Bytes | ReadingFormat::U8 | ReadingFormat::U16 | ReadingFormat::U32 => {
+            let numbers: Vec<String> = values.iter().map(u64::to_string).collect();
+            format!("{} readings ({width}-bit{kind}): {}", values.len(), numbers.join(" "))
+        }
+        ReadingFormat::I8 | ReadingFormat::I16 | ReadingFormat::I32 | ReadingFormat::F32 => format!(
+            "{} {format} readings ({width}-bit{kind}): {}",
+            values.len(),
+            format.display(&bytes)
+        ),
+    })
 }
 
 /// A boolean message's bits, decrypted with `decrypt`, eight to a byte (bit 0 first): "N bits (B bytes):

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::intake::{IntakeConfig, parse_frame};
 use tfhe_sbc_adapter::key_store::KeyMode;
-use tfhe_sbc_device::frame::FrameKind;
 use tfhe_sbc_device::frame::ack::AckStatus;
 use tfhe_sbc_device::frame::compact_list::compact_list_frame_bytes;
+use tfhe_sbc_device::frame::{FrameKind, ReadingFormat};
 
 const DEVICE: u64 = 61;
 const FLEET: u64 = 62;
@@ -134,6 +134,26 @@ fn compact_list_frames_are_sized_and_checked_by_their_header() {
     assert!(matches!(with(8, 1), IntakeError::UnsupportedXof(1)));
     assert!(matches!(with(6, 1), IntakeError::UnsupportedParameterSet(1)));
     assert!(matches!(with(9, 16), IntakeError::WrongFrameLength { .. }));
+    // The reading format (offset 10) must state the list's width (8 bits here) or none.
+    assert!(matches!(
+        with(10, ReadingFormat::U16.to_u8()),
+        IntakeError::ReadingFormatWidth {
+            format: 3,
+            width_bits: 8
+        }
+    ));
+    assert!(matches!(
+        with(10, ReadingFormat::F32.to_u8()),
+        IntakeError::ReadingFormatWidth {
+            format: 7,
+            width_bits: 8
+        }
+    ));
+    for format in [ReadingFormat::Bytes, ReadingFormat::U8, ReadingFormat::I8] {
+        let mut frame = frames[1].clone();
+        frame[10] = format.to_u8();
+        parse_frame(&frame, &config).unwrap();
+    }
     let mut u16s = Meter::compact_list(&dir, DEVICE, DEVICE, 10, 16);
     let odd = {
         let mut frame = u16s.seal(&[1, 0, 2, 0]).remove(0);

@@ -155,6 +155,16 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
             let frames = meter.message(&long);
             assert_eq!(frames.len(), 2);
             integer_sent.push(send(&address, &meter, 1, frames, integer_line(&long, "")));
+            // Frames that state their readings' format are read at its width (f32: FheUint32, although
+            // the reader's --integer-bits is 16) and listed as the device read them.
+            let floats: Vec<u8> = [48.3f32, -7.25, 21.5].iter().flat_map(|r| r.to_le_bytes()).collect();
+            let frames = meter.seal_as(&floats, ReadingFormat::F32);
+            let contents = "3 f32 readings (32-bit): 48.3, -7.25, 21.5".to_string();
+            integer_sent.push(send(&address, &meter, 3, frames, contents));
+            let signed: Vec<u8> = [-5i16, 300, -32_768].iter().flat_map(|r| r.to_le_bytes()).collect();
+            let frames = meter.seal_as(&signed, ReadingFormat::I16);
+            let contents = "3 i16 readings (16-bit): -5, 300, -32768".to_string();
+            integer_sent.push(send(&address, &meter, 4, frames, contents));
         }
     }
     let mut meter = Meter::compact_list(&integer, COMPACT_LIST, COMPACT_LIST, 0, 16);
@@ -242,15 +252,15 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
         assert_eq!(listing.lines().count(), ours.len() + theirs.len() + 1, "{listing}");
     }
 
-    // One device's messages, at most one of them: the first announced. Device 71's two messages were sent
-    // one after the other, but two workers commit them, so either may be announced first (under load the
+    // One device's messages, at most one of them: the first announced. Device 71's four messages were sent
+    // one after the other, but two workers commit them, so any may be announced first (under load the
     // two-frame one was).
     let (code, listing, log) = read(&integer, &nats.url(), &["--device", "71", "--max", "1"]);
     println!("read --keys {} --device 71 --max 1:\n{listing}{log}", integer.display());
     assert_eq!(code, Some(0), "{listing}{log}");
     let integer_sent = &sets[0].1;
     let device_71: Vec<&Sent> = integer_sent.iter().filter(|sent| sent.device == 71).collect();
-    assert_eq!(device_71.len(), 2);
+    assert_eq!(device_71.len(), 4);
     assert_eq!(
         device_71.iter().filter(|sent| sent.is_listed_in(&listing)).count(),
         1,

@@ -13,8 +13,9 @@
 //! [`InteropError::DeviceOfAnotherSet`], an unknown device [`InteropError::UnknownDevice`].
 //!
 //! As a [`Converter`], the bridge turns a frame into every whole reading it carries, as the `FheUint` of
-//! its [`ReadingBits`] (integer frames carry little-endian reading bytes, so the width is the server's
-//! configuration, not the frame's).
+//! the width its header's reading format states ([`ReadingBits::of_format`]: `u16` and `i16` readings
+//! become `FheUint16`s, ...); a frame whose format says nothing (bytes) is read at the bridge's configured
+//! [`ReadingBits`] (the server's `--integer-bits`).
 
 use super::compact_list::{compact_list_readings, expand_compact_list};
 use super::extractor::IntegerExtractor;
@@ -76,14 +77,15 @@ impl IntegerBridge {
         })
     }
 
-    /// The same converter, making `bits`-wide `FheUint`s of a frame's readings in [`Converter::convert`].
+    /// The same converter, making `bits`-wide `FheUint`s of the readings of a frame whose reading format
+    /// states no width (bytes) in [`Converter::convert`].
     #[must_use]
     pub fn with_reading_bits(mut self, bits: ReadingBits) -> Self {
         self.reading_bits = bits;
         self
     }
 
-    /// The width [`Converter::convert`] reads.
+    /// The width [`Converter::convert`] reads a frame at when its reading format states none.
     pub fn reading_bits(&self) -> ReadingBits {
         self.reading_bits
     }
@@ -190,8 +192,8 @@ impl Converter for IntegerBridge {
         Devices::new(&self.devices, self.set.glwe().id())
     }
 
-    /// Every whole reading of the converter's [`ReadingBits`] in a GLWE frame
-    /// ([`IntegerBridge::frame_readings`]); every reading of a compact list, of the width its frame names
+    /// Every whole reading in a GLWE frame, at the width its reading format states or else the converter's
+    /// [`ReadingBits`] ([`IntegerBridge::frame_readings`]); every reading of a compact list, of the width its frame names
     /// ([`expand_compact_list`], after the device's registration is checked).
     fn convert(&self, input: &IntegerInput) -> Result<FheUintReadings, InteropError> {
         let frame = match input {
@@ -201,7 +203,8 @@ impl Converter for IntegerBridge {
                 return expand_compact_list(&self.server_key, list);
             }
         };
-        Ok(match self.reading_bits {
+        let format = frame.header.format_of_readings().unwrap_or_default();
+        Ok(match ReadingBits::of_format(format, self.reading_bits) {
             ReadingBits::U8 => FheUintReadings::U8(self.frame_readings(frame)?),
             ReadingBits::U16 => FheUintReadings::U16(self.frame_readings(frame)?),
             ReadingBits::U32 => FheUintReadings::U32(self.frame_readings(frame)?),

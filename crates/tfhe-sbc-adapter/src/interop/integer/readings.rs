@@ -2,6 +2,7 @@
 //! bridge ([`super::IntegerBridge`]) and the compact-list expansion ([`super::compact_list`]) both return.
 
 use tfhe::{FheUint8, FheUint16, FheUint32, FheUint64};
+use tfhe_sbc_device::frame::ReadingFormat;
 
 /// Which `FheUint` the integer converter makes of a frame's readings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -26,6 +27,19 @@ impl ReadingBits {
             32 => Some(Self::U32),
             64 => Some(Self::U64),
             _ => None,
+        }
+    }
+
+    /// The width of a frame's readings: the one its reading format states (8 bits for `u8` and `i8`, 16
+    /// for `u16` and `i16`, 32 for `u32`, `i32` and `f32`: the bits of each reading are encrypted as they
+    /// are, and the trusted party reads them back in the same format), or `configured` (the server's
+    /// `--integer-bits`) for bytes with no stated meaning.
+    pub fn of_format(format: ReadingFormat, configured: Self) -> Self {
+        match format {
+            ReadingFormat::Bytes => configured,
+            ReadingFormat::U8 | ReadingFormat::I8 => Self::U8,
+            ReadingFormat::U16 | ReadingFormat::I16 => Self::U16,
+            ReadingFormat::U32 | ReadingFormat::I32 | ReadingFormat::F32 => Self::U32,
         }
     }
 
@@ -105,5 +119,15 @@ impl FheUintReadings {
                 .collect(),
             Self::U64(v) => v.iter().map(|x| FheDecrypt::<u64>::decrypt(x, client_key)).collect(),
         }
+    }
+
+    /// The trusted party: every reading decrypted, as the device's little-endian bytes (its message
+    /// bytes, which [`ReadingFormat::display`] shows as the readings the device read).
+    pub fn decrypt_bytes(&self, client_key: &tfhe::ClientKey) -> Vec<u8> {
+        let width = (self.bits().bits() / 8) as usize;
+        self.decrypt(client_key)
+            .iter()
+            .flat_map(|v| v.to_le_bytes().into_iter().take(width))
+            .collect()
     }
 }
