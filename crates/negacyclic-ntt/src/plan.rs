@@ -4,23 +4,26 @@
 use crate::arith::{Prime, Twiddle, centre, csub, mont_mul, opaque};
 use crate::ntt;
 use crate::primes::{Crt, CrtFor, PRIMES, SMALL_PRIMES_32, Twiddles, plan_primes};
+#[cfg(not(negacyclic_ntt_mul16))]
+use crate::{small_crt, small_ntt};
 
 /// The smallest supported polynomial size `N`.
 pub const MIN_POLYNOMIAL_SIZE: usize = 64;
 /// The largest supported polynomial size `N`.
 pub const MAX_POLYNOMIAL_SIZE: usize = 4096;
 
-mod sealed {
+pub(crate) mod sealed {
     use crate::arith::Prime;
 
     /// The reduction of an input coefficient.
     pub trait Residue {
         /// `self mod p`, as a residue in `[0, 4p)`, without branches.
         fn residue(self, q: Prime) -> u32;
-        /// `self mod p` for a prime below `2^23`, as a signed residue of magnitude at most `3p`, without
-        /// branches (the small primes' kernels read it).
+        /// A signed word congruent to the centred value modulo a prime below `2^23`, without branches: the
+        /// value itself for `u8` and `u32` (read as `i32`), reduced for `u64`. The small primes' forward
+        /// transform reduces it in its first pass.
         #[cfg(not(negacyclic_ntt_mul16))]
-        fn residue_signed(self, q: Prime) -> i32;
+        fn word_signed(self, q: Prime) -> i32;
     }
     /// The reconstruction of an output coefficient.
     pub trait Digits: Sized {
@@ -58,7 +61,7 @@ impl Residue for u8 {
     }
     #[cfg(not(negacyclic_ntt_mul16))]
     #[inline(always)]
-    fn residue_signed(self, _: Prime) -> i32 {
+    fn word_signed(self, _: Prime) -> i32 {
         i32::from(self)
     }
 }
@@ -71,11 +74,11 @@ impl Residue for u32 {
         let negative = opaque(((self as i32) >> 31) as u32);
         below_2p(self, q).wrapping_add(q.minus_2_32 & negative)
     }
-    /// The centred value is the word read as `i32`: signed Barrett, in `[-p/2, 3p/2]`.
+    /// The centred value is the word read as `i32`.
     #[cfg(not(negacyclic_ntt_mul16))]
     #[inline(always)]
-    fn residue_signed(self, q: Prime) -> i32 {
-        crate::arith::reduce_i32(self as i32, q)
+    fn word_signed(self, _: Prime) -> i32 {
+        self as i32
     }
 }
 
@@ -103,7 +106,7 @@ impl Residue for u64 {
     /// `p`, plus `lo` brought into `[0, 2p)`: in `(-p, 3p)`.
     #[cfg(not(negacyclic_ntt_mul16))]
     #[inline(always)]
-    fn residue_signed(self, q: Prime) -> i32 {
+    fn word_signed(self, q: Prime) -> i32 {
         let high = crate::arith::mont_mul_signed((self >> 32) as i32, q.r2 as i32, q);
         high.wrapping_add(crate::arith::reduce_u32(self as u32, q) as i32)
     }
@@ -116,8 +119,8 @@ impl Residue for [u8; 4] {
     }
     #[cfg(not(negacyclic_ntt_mul16))]
     #[inline(always)]
-    fn residue_signed(self, q: Prime) -> i32 {
-        u32::from_le_bytes(self).residue_signed(q)
+    fn word_signed(self, q: Prime) -> i32 {
+        u32::from_le_bytes(self).word_signed(q)
     }
 }
 
@@ -128,8 +131,8 @@ impl Residue for [u8; 8] {
     }
     #[cfg(not(negacyclic_ntt_mul16))]
     #[inline(always)]
-    fn residue_signed(self, q: Prime) -> i32 {
-        u64::from_le_bytes(self).residue_signed(q)
+    fn word_signed(self, q: Prime) -> i32 {
+        u64::from_le_bytes(self).word_signed(q)
     }
 }
 
@@ -286,17 +289,23 @@ impl<const L: usize> NttPlan<L> {
     }
 
     /// Writes coefficients `offset..offset + values.len()` of a polynomial into `spectrum` (reduced modulo
-    /// every prime), for a caller that generates a polynomial piece by piece straight into the transform
-    /// buffer; then [`Self::forward_loaded`] transforms it.
+    /// every prime, or for [`NttPlan32`] over the small primes as words the first pass of
+    /// [`Self::forward_loaded`] reduces), for a caller that generates a polynomial piece by piece straight
+    /// into the transform buffer; then [`Self::forward_loaded`] transforms it.
     pub fn load<T: Input>(&self, spectrum: &mut [[u32; L]], offset: usize, values: &[T]) {
         let n = self.n;
         let planes = self.planes(spectrum);
         assert!(offset <= n && values.len() <= n - offset, "coefficients past N");
         if Self::SMALL {
+            // Both planes in one loop: for `u8` and `u32` the word is the same for both primes.
             #[cfg(not(negacyclic_ntt_mul16))]
-            for (plane, &q) in planes.chunks_exact_mut(n).zip(self.primes) {
-                for (x, &v) in plane[offset..offset + values.len()].iter_mut().zip(values) {
-                    *x = v.residue_signed(q) as u32;
+            {
+                let (first, second) = planes.split_at_mut(n);
+                let (q0, q1) = (self.primes[0], self.primes[1]);
+                let range = offset..offset + values.len();
+                let rows = first[range.clone()].iter_mut().zip(&mut second[range]);
+                for ((x0, x1), &v) in rows.zip(values) {
+                    (*x0, *x1) = (v.word_signed(q0) as u32, v.word_signed(q1) as u32);
                 }
             }
         } else {
@@ -316,7 +325,7 @@ impl<const L: usize> NttPlan<L> {
         for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(self.primes) {
             if Self::SMALL {
                 #[cfg(not(negacyclic_ntt_mul16))]
-                ntt::forward_small(plane, tw, q);
+                small_ntt::forward(plane, tw, q);
             } else {
                 ntt::forward(plane, tw, q);
             }
@@ -336,7 +345,7 @@ impl<const L: usize> NttPlan<L> {
             if Self::SMALL {
                 // Signed residues below 16p: the product is below 256 p^2 / 2^32 + p/2 < p.
                 #[cfg(not(negacyclic_ntt_mul16))]
-                ntt::pointwise_small(a, b, q);
+                small_crt::pointwise(a, b, q);
             } else {
                 for (x, &y) in a.iter_mut().zip(b) {
                     *x = mont_mul(*x, y, q);
@@ -367,7 +376,7 @@ impl<const L: usize> NttPlan<L> {
             if Self::SMALL {
                 // The sum (an accumulator below 16p plus a product below p) reduced to [-p/2, 3p/2].
                 #[cfg(not(negacyclic_ntt_mul16))]
-                ntt::pointwise_add_small(a, l, r, q);
+                small_crt::pointwise_add(a, l, r, q);
             } else {
                 for ((x, &y), &z) in a.iter_mut().zip(l).zip(r) {
                     *x = csub(x.wrapping_add(mont_mul(y, z, q)), q.two_p);
@@ -395,7 +404,7 @@ impl<const L: usize> NttPlan<L> {
         for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(self.primes) {
             if Self::SMALL {
                 #[cfg(not(negacyclic_ntt_mul16))]
-                ntt::inverse_small(plane, tw, q);
+                small_ntt::inverse(plane, tw, q);
             } else {
                 ntt::inverse(plane, tw, q);
             }
@@ -405,7 +414,7 @@ impl<const L: usize> NttPlan<L> {
             let (first, second) = planes.split_at(n);
             let crt = &self.crt;
             let constants = [crt.own[0], crt.own[1], crt.cross[1][0]];
-            crt_small(first, second, out, constants, [self.primes[0], self.primes[1]], combine);
+            small_crt::crt(first, second, out, constants, [self.primes[0], self.primes[1]], combine);
             return;
         }
         let (crt, primes) = (&self.crt, self.primes);
@@ -416,38 +425,6 @@ impl<const L: usize> NttPlan<L> {
             }
             *o = combine(*o, reconstruct::<T, L>(&x, crt, primes));
         }
-    }
-}
-
-/// Garner's reconstruction for the two small primes from the signed residues the inverse leaves (magnitude
-/// below `2^30`, scaled by `N R^-1`), combined into `out`.
-///
-/// `d_0 = mont(x_0, own_0)` is `X mod p_0`, of magnitude below `2^30 p_0 / 2^32 + p_0/2 < 3p_0/4`. The second
-/// digit is one Montgomery reduction of `x_1 own_1 + d_0 (p_1 - cross)` (`= (X - d_0) / p_0 mod p_1`): of magnitude
-/// below `2^30 p_1 / 2^32 + p_1 p_0 / 2^32 + p_1/2 < 0.76 p_1`. The true digit `(X - d_0) / p_0` has magnitude
-/// below `(2^43 + p_0) / p_0 < 0.13 p_1` (`N <= 4096`), and the two are congruent modulo `p_1`: they are equal,
-/// with no centring step. Then `X = d_0 + d_1 p_0` exactly.
-#[cfg(not(negacyclic_ntt_mul16))]
-#[inline(never)]
-fn crt_small<T: Output>(
-    first: &[u32],
-    second: &[u32],
-    out: &mut [T],
-    [own0, own1, cross]: [u32; 3],
-    [q0, q1]: [Prime; 2],
-    combine: impl Fn(T, T) -> T,
-) {
-    use crate::arith::{mont_mul_signed, mont_reduce_signed};
-    // `-cross mod p_1`, so that the sum is one `SMLAL` after the `SMULL`.
-    let minus_cross = q1.p - cross;
-    for ((o, &x0), &x1) in out.iter_mut().zip(first).zip(second) {
-        let d0 = mont_mul_signed(x0 as i32, own0 as i32, q0);
-        let t = i64::from(x1 as i32)
-            .wrapping_mul(i64::from(own1 as i32))
-            .wrapping_add(i64::from(d0).wrapping_mul(i64::from(minus_cross as i32)));
-        let d1 = mont_reduce_signed(t, q1);
-        let x = i64::from(d0).wrapping_add(i64::from(d1).wrapping_mul(i64::from(q0.p as i32)));
-        *o = combine(*o, T::from_i64(x));
     }
 }
 
