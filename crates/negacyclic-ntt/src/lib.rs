@@ -146,6 +146,7 @@
 struct ReadmeDoctests;
 
 mod arith;
+mod coefficients;
 mod ntt;
 mod plan;
 mod primes;
@@ -154,5 +155,6 @@ mod small_crt;
 #[cfg(not(negacyclic_ntt_mul16))]
 mod small_ntt;
 
-pub use plan::{Input, MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, NttPlan, NttPlan32, NttPlan64, Output};
+pub use coefficients::{Input, Output};
+pub use plan::{MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, NttPlan, NttPlan32, NttPlan64};
 pub use primes::{P0, P1, P2, Q0, Q1};

@@ -3,7 +3,7 @@
 //! product two values per step, which the compiler loads and stores in pairs.
 
 use crate::arith::{Prime, mont_mul_signed, mont_reduce_signed, reduce_i32};
-use crate::plan::Output;
+use crate::coefficients::Output;
 
 /// `a *= b` pointwise on signed residues below `16p` (`p < 2^23`): each product is below
 /// `256 p^2 / 2^32 + p/2 < p`. Not inlined, so that `p` stays a register operand and LLVM emits `SMLAL` (a
