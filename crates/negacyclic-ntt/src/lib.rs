@@ -20,11 +20,15 @@
 //!   per pass, Montgomery products (three instructions on a Cortex-M4), and the inverse's `N^-1` and the
 //!   Montgomery factor folded into the CRT constants. The 32-bit torus runs on two primes below `2^23`
 //!   (below), whose residues have 8 bits of headroom in a signed word: the forward butterfly is a signed
-//!   Montgomery product (`SMULL`, `MUL`, `SMLAL`), an addition and a subtraction, with no reduction at all;
-//!   the inverse reduces (Barrett: `SMMUL`, `MLS`) in one pass, or two, where a bound computed from `N`
-//!   says the next pass could reach `2^30`; spectra hold signed residues (below `16p`), and Garner's second
-//!   digit comes out exact from one Montgomery reduction, with no centring. On Arm each pass's quarter is a
-//!   constant of its kernel, so Thumb-2 addresses the four operands with immediate offsets. The 64-bit torus (30-bit primes) and the 16x16-bit multiplier
+//!   Montgomery product (`SMULL`, `MUL`, `SMLAL`), an addition and a subtraction, with no reduction but in
+//!   its first pass, which brings the operands that no twiddle multiplies below `3p/2` (Barrett: `SMMUL`,
+//!   `MLS`; a twiddle product takes any word), so that loading a polynomial is a copy; the inverse reduces
+//!   the sums of one stage in one pass (two at `N = 4096`), where a bound computed from `N` says the next
+//!   step could not run otherwise; spectra hold signed residues (below `16p`), and Garner's second
+//!   digit comes out exact from one Montgomery reduction, with no centring. On Arm the passes of `N = 1024`
+//!   have their quarter as a constant of their kernel, so Thumb-2 addresses the four operands with
+//!   immediate offsets (a pass of three stages, as pqm4's Cortex-M4 NTTs do in assembly, left LLVM without
+//!   registers and came out longer). The 64-bit torus (30-bit primes) and the 16x16-bit multiplier
 //!   build keep Harvey's lazy butterflies (values in `[0, 4p)` and `[0, 2p)`).
 //!
 //! # Primes and bounds
@@ -102,7 +106,7 @@
 //!
 //! | build                          | per product | forward (load + transforms) | pointwise | inverse + CRT |
 //! |--------------------------------|------------:|---------------------------:|----------:|--------------:|
-//! | `UMULL`/`SMULL` (Cortex-M4)    |     257 k   |          113 k (14 k + 97 k) |    17 k   |      129 k    |
+//! | `UMULL`/`SMULL` (Cortex-M4)    |     232 k   |            96 k (5 k + 93 k) |    13 k   |      124 k    |
 //! | 16x16 partial products (M3/M0) |     921 k   |         369 k (43 k + 331 k) |    87 k   |      466 k    |
 //!
 //! (`--cfg negacyclic_ntt_mul16` in `RUSTFLAGS` for the second row; `PART=load|floaded` split the forward
@@ -142,9 +146,15 @@
 struct ReadmeDoctests;
 
 mod arith;
+mod coefficients;
 mod ntt;
 mod plan;
 mod primes;
+#[cfg(not(negacyclic_ntt_mul16))]
+mod small_crt;
+#[cfg(not(negacyclic_ntt_mul16))]
+mod small_ntt;
 
-pub use plan::{Input, MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, NttPlan, NttPlan32, NttPlan64, Output};
+pub use coefficients::{Input, Output};
+pub use plan::{MAX_POLYNOMIAL_SIZE, MIN_POLYNOMIAL_SIZE, NttPlan, NttPlan32, NttPlan64};
 pub use primes::{P0, P1, P2, Q0, Q1};

@@ -1,175 +1,17 @@
 //! [`NttPlan`]: a compile-time plan for one size `N` and `L` primes; transforms, pointwise products and the
 //! CRT reconstruction.
 
-use crate::arith::{Prime, Twiddle, centre, csub, mont_mul, opaque};
+use crate::arith::{Prime, Twiddle, centre, csub, mont_mul};
+use crate::coefficients::{Digits, Input, Output};
 use crate::ntt;
 use crate::primes::{Crt, CrtFor, PRIMES, SMALL_PRIMES_32, Twiddles, plan_primes};
+#[cfg(not(negacyclic_ntt_mul16))]
+use crate::{small_crt, small_ntt};
 
 /// The smallest supported polynomial size `N`.
 pub const MIN_POLYNOMIAL_SIZE: usize = 64;
 /// The largest supported polynomial size `N`.
 pub const MAX_POLYNOMIAL_SIZE: usize = 4096;
-
-mod sealed {
-    use crate::arith::Prime;
-
-    /// The reduction of an input coefficient.
-    pub trait Residue {
-        /// `self mod p`, as a residue in `[0, 4p)`, without branches.
-        fn residue(self, q: Prime) -> u32;
-        /// `self mod p` for a prime below `2^23`, as a signed residue of magnitude at most `3p`, without
-        /// branches (the small primes' kernels read it).
-        #[cfg(not(negacyclic_ntt_mul16))]
-        fn residue_signed(self, q: Prime) -> i32;
-    }
-    /// The reconstruction of an output coefficient.
-    pub trait Digits: Sized {
-        /// `x mod 2^BITS` from Garner's digits: `sum_{i < L-1} d_i P_i + c P_{L-1}` with the last digit `c`
-        /// centred.
-        fn from_digits<const L: usize>(digits: &[u32; L], last: i32, radix: &[u64; L]) -> Self;
-        /// `self + rhs`, wrapping.
-        fn wrapping_add(self, rhs: Self) -> Self;
-        /// `x mod 2^BITS`.
-        fn from_i64(x: i64) -> Self;
-    }
-}
-use sealed::{Digits, Residue};
-
-/// A polynomial coefficient the forward transform reads: `u8` (a binary or small key coefficient), `u32`
-/// or `u64` (a torus element, read as its unsigned value; the product is the same modulo `2^32`/`2^64`),
-/// or a torus element as it travels, `[u8; 4]` / `[u8; 8]` little-endian (read as the `u32` / `u64`), so
-/// that a polynomial stored as bytes is transformed without a copy into words.
-pub trait Input: Copy + Residue {}
-impl Input for u8 {}
-impl Input for u32 {}
-impl Input for u64 {}
-impl Input for [u8; 4] {}
-impl Input for [u8; 8] {}
-
-/// A torus the inverse transform writes: `u32` or `u64`, wrapping.
-pub trait Output: Copy + Digits {}
-impl Output for u32 {}
-impl Output for u64 {}
-
-impl Residue for u8 {
-    #[inline(always)]
-    fn residue(self, _: Prime) -> u32 {
-        u32::from(self)
-    }
-    #[cfg(not(negacyclic_ntt_mul16))]
-    #[inline(always)]
-    fn residue_signed(self, _: Prime) -> i32 {
-        i32::from(self)
-    }
-}
-
-/// A torus element is read centred, `a - 2^32 [a >= 2^31]`, as the `f64` FFT reads it: then a ternary key
-/// coefficient `-1` (the word `2^32 - 1`) is `-1`, and `|a| <= 2^31` bounds the product.
-impl Residue for u32 {
-    #[inline(always)]
-    fn residue(self, q: Prime) -> u32 {
-        let negative = opaque(((self as i32) >> 31) as u32);
-        below_2p(self, q).wrapping_add(q.minus_2_32 & negative)
-    }
-    /// The centred value is the word read as `i32`: signed Barrett, in `[-p/2, 3p/2]`.
-    #[cfg(not(negacyclic_ntt_mul16))]
-    #[inline(always)]
-    fn residue_signed(self, q: Prime) -> i32 {
-        crate::arith::reduce_i32(self as i32, q)
-    }
-}
-
-/// `x mod p` in `[0, 2p)` for any `x`: Barrett's reduction (one long product), or with the 16x16-bit
-/// multiplier (30-bit primes only) two masked conditional subtractions.
-#[inline(always)]
-fn below_2p(x: u32, q: Prime) -> u32 {
-    #[cfg(not(negacyclic_ntt_mul16))]
-    return crate::arith::reduce_u32(x, q);
-    #[cfg(negacyclic_ntt_mul16)]
-    return csub(crate::arith::csub_any(x, q.four_p), q.two_p);
-}
-
-/// `hi 2^32 + lo`, read centred like `u32`: `mont(hi, R^2) = hi R mod p` (`< 2p`) plus `lo` brought below
-/// `2p`, then below `2p` again, plus `-2^64 mod p` when the top bit is set: in `[0, 3p)`.
-impl Residue for u64 {
-    #[inline(always)]
-    fn residue(self, q: Prime) -> u32 {
-        let negative = opaque(((self as i64) >> 63) as u32);
-        let high = mont_mul((self >> 32) as u32, q.r2, q);
-        let low = below_2p(self as u32, q);
-        csub(high.wrapping_add(low), q.two_p).wrapping_add(q.minus_2_64 & negative)
-    }
-    /// `hi 2^32 + lo` with `hi` signed (the centred value): `mont(hi, R^2) = hi R mod p`, of magnitude below
-    /// `p`, plus `lo` brought into `[0, 2p)`: in `(-p, 3p)`.
-    #[cfg(not(negacyclic_ntt_mul16))]
-    #[inline(always)]
-    fn residue_signed(self, q: Prime) -> i32 {
-        let high = crate::arith::mont_mul_signed((self >> 32) as i32, q.r2 as i32, q);
-        high.wrapping_add(crate::arith::reduce_u32(self as u32, q) as i32)
-    }
-}
-
-impl Residue for [u8; 4] {
-    #[inline(always)]
-    fn residue(self, q: Prime) -> u32 {
-        u32::from_le_bytes(self).residue(q)
-    }
-    #[cfg(not(negacyclic_ntt_mul16))]
-    #[inline(always)]
-    fn residue_signed(self, q: Prime) -> i32 {
-        u32::from_le_bytes(self).residue_signed(q)
-    }
-}
-
-impl Residue for [u8; 8] {
-    #[inline(always)]
-    fn residue(self, q: Prime) -> u32 {
-        u64::from_le_bytes(self).residue(q)
-    }
-    #[cfg(not(negacyclic_ntt_mul16))]
-    #[inline(always)]
-    fn residue_signed(self, q: Prime) -> i32 {
-        u64::from_le_bytes(self).residue_signed(q)
-    }
-}
-
-impl Digits for u32 {
-    #[inline(always)]
-    fn from_digits<const L: usize>(digits: &[u32; L], last: i32, radix: &[u64; L]) -> Self {
-        let mut x = (last as u32).wrapping_mul(radix[L - 1] as u32);
-        for i in 0..L - 1 {
-            x = x.wrapping_add(digits[i].wrapping_mul(radix[i] as u32));
-        }
-        x
-    }
-    #[inline(always)]
-    fn wrapping_add(self, rhs: Self) -> Self {
-        u32::wrapping_add(self, rhs)
-    }
-    #[inline(always)]
-    fn from_i64(x: i64) -> Self {
-        x as u32
-    }
-}
-
-impl Digits for u64 {
-    #[inline(always)]
-    fn from_digits<const L: usize>(digits: &[u32; L], last: i32, radix: &[u64; L]) -> Self {
-        let mut x = (i64::from(last) as u64).wrapping_mul(radix[L - 1]);
-        for i in 0..L - 1 {
-            x = x.wrapping_add(u64::from(digits[i]).wrapping_mul(radix[i]));
-        }
-        x
-    }
-    #[inline(always)]
-    fn wrapping_add(self, rhs: Self) -> Self {
-        u64::wrapping_add(self, rhs)
-    }
-    #[inline(always)]
-    fn from_i64(x: i64) -> Self {
-        x as u64
-    }
-}
 
 /// An exact negacyclic product of size `N` over `L` primes: a `Copy` handle on compile-time tables.
 ///
@@ -286,17 +128,23 @@ impl<const L: usize> NttPlan<L> {
     }
 
     /// Writes coefficients `offset..offset + values.len()` of a polynomial into `spectrum` (reduced modulo
-    /// every prime), for a caller that generates a polynomial piece by piece straight into the transform
-    /// buffer; then [`Self::forward_loaded`] transforms it.
+    /// every prime, or for [`NttPlan32`] over the small primes as words the first pass of
+    /// [`Self::forward_loaded`] reduces), for a caller that generates a polynomial piece by piece straight
+    /// into the transform buffer; then [`Self::forward_loaded`] transforms it.
     pub fn load<T: Input>(&self, spectrum: &mut [[u32; L]], offset: usize, values: &[T]) {
         let n = self.n;
         let planes = self.planes(spectrum);
         assert!(offset <= n && values.len() <= n - offset, "coefficients past N");
         if Self::SMALL {
+            // Both planes in one loop: for `u8` and `u32` the word is the same for both primes.
             #[cfg(not(negacyclic_ntt_mul16))]
-            for (plane, &q) in planes.chunks_exact_mut(n).zip(self.primes) {
-                for (x, &v) in plane[offset..offset + values.len()].iter_mut().zip(values) {
-                    *x = v.residue_signed(q) as u32;
+            {
+                let (first, second) = planes.split_at_mut(n);
+                let (q0, q1) = (self.primes[0], self.primes[1]);
+                let range = offset..offset + values.len();
+                let rows = first[range.clone()].iter_mut().zip(&mut second[range]);
+                for ((x0, x1), &v) in rows.zip(values) {
+                    (*x0, *x1) = (v.word_signed(q0) as u32, v.word_signed(q1) as u32);
                 }
             }
         } else {
@@ -316,7 +164,7 @@ impl<const L: usize> NttPlan<L> {
         for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(self.primes) {
             if Self::SMALL {
                 #[cfg(not(negacyclic_ntt_mul16))]
-                ntt::forward_small(plane, tw, q);
+                small_ntt::forward(plane, tw, q);
             } else {
                 ntt::forward(plane, tw, q);
             }
@@ -336,7 +184,7 @@ impl<const L: usize> NttPlan<L> {
             if Self::SMALL {
                 // Signed residues below 16p: the product is below 256 p^2 / 2^32 + p/2 < p.
                 #[cfg(not(negacyclic_ntt_mul16))]
-                ntt::pointwise_small(a, b, q);
+                small_crt::pointwise(a, b, q);
             } else {
                 for (x, &y) in a.iter_mut().zip(b) {
                     *x = mont_mul(*x, y, q);
@@ -367,7 +215,7 @@ impl<const L: usize> NttPlan<L> {
             if Self::SMALL {
                 // The sum (an accumulator below 16p plus a product below p) reduced to [-p/2, 3p/2].
                 #[cfg(not(negacyclic_ntt_mul16))]
-                ntt::pointwise_add_small(a, l, r, q);
+                small_crt::pointwise_add(a, l, r, q);
             } else {
                 for ((x, &y), &z) in a.iter_mut().zip(l).zip(r) {
                     *x = csub(x.wrapping_add(mont_mul(y, z, q)), q.two_p);
@@ -395,7 +243,7 @@ impl<const L: usize> NttPlan<L> {
         for ((plane, &tw), &q) in planes.chunks_exact_mut(n).zip(&self.twiddles).zip(self.primes) {
             if Self::SMALL {
                 #[cfg(not(negacyclic_ntt_mul16))]
-                ntt::inverse_small(plane, tw, q);
+                small_ntt::inverse(plane, tw, q);
             } else {
                 ntt::inverse(plane, tw, q);
             }
@@ -405,7 +253,7 @@ impl<const L: usize> NttPlan<L> {
             let (first, second) = planes.split_at(n);
             let crt = &self.crt;
             let constants = [crt.own[0], crt.own[1], crt.cross[1][0]];
-            crt_small(first, second, out, constants, [self.primes[0], self.primes[1]], combine);
+            small_crt::crt(first, second, out, constants, [self.primes[0], self.primes[1]], combine);
             return;
         }
         let (crt, primes) = (&self.crt, self.primes);
@@ -416,38 +264,6 @@ impl<const L: usize> NttPlan<L> {
             }
             *o = combine(*o, reconstruct::<T, L>(&x, crt, primes));
         }
-    }
-}
-
-/// Garner's reconstruction for the two small primes from the signed residues the inverse leaves (magnitude
-/// below `2^30`, scaled by `N R^-1`), combined into `out`.
-///
-/// `d_0 = mont(x_0, own_0)` is `X mod p_0`, of magnitude below `2^30 p_0 / 2^32 + p_0/2 < 3p_0/4`. The second
-/// digit is one Montgomery reduction of `x_1 own_1 + d_0 (p_1 - cross)` (`= (X - d_0) / p_0 mod p_1`): of magnitude
-/// below `2^30 p_1 / 2^32 + p_1 p_0 / 2^32 + p_1/2 < 0.76 p_1`. The true digit `(X - d_0) / p_0` has magnitude
-/// below `(2^43 + p_0) / p_0 < 0.13 p_1` (`N <= 4096`), and the two are congruent modulo `p_1`: they are equal,
-/// with no centring step. Then `X = d_0 + d_1 p_0` exactly.
-#[cfg(not(negacyclic_ntt_mul16))]
-#[inline(never)]
-fn crt_small<T: Output>(
-    first: &[u32],
-    second: &[u32],
-    out: &mut [T],
-    [own0, own1, cross]: [u32; 3],
-    [q0, q1]: [Prime; 2],
-    combine: impl Fn(T, T) -> T,
-) {
-    use crate::arith::{mont_mul_signed, mont_reduce_signed};
-    // `-cross mod p_1`, so that the sum is one `SMLAL` after the `SMULL`.
-    let minus_cross = q1.p - cross;
-    for ((o, &x0), &x1) in out.iter_mut().zip(first).zip(second) {
-        let d0 = mont_mul_signed(x0 as i32, own0 as i32, q0);
-        let t = i64::from(x1 as i32)
-            .wrapping_mul(i64::from(own1 as i32))
-            .wrapping_add(i64::from(d0).wrapping_mul(i64::from(minus_cross as i32)));
-        let d1 = mont_reduce_signed(t, q1);
-        let x = i64::from(d0).wrapping_add(i64::from(d1).wrapping_mul(i64::from(q0.p as i32)));
-        *o = combine(*o, T::from_i64(x));
     }
 }
 

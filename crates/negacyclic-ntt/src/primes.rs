@@ -30,7 +30,7 @@ pub(crate) const PRIMES: [Prime; 5] = [
 ];
 
 /// Whether the 32-bit torus plan uses the small primes `Q0`, `Q1` (below `2^23`) and the signed kernels
-/// (`crate::ntt::forward_small`, `crate::ntt::inverse_small`): everywhere but with the 16x16-bit multiplier,
+/// (`crate::small_ntt`): everywhere but with the 16x16-bit multiplier,
 /// which keeps `P0`, `P1` and Shoup's twiddles.
 pub(crate) const SMALL_PRIMES_32: bool = cfg!(not(negacyclic_ntt_mul16));
 
