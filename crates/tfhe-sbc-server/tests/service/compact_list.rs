@@ -143,9 +143,9 @@ fn compact_list_frames_are_sized_and_checked_by_their_header() {
         }
     ));
     assert!(matches!(
-        with(10, ReadingFormat::F32.to_u8()),
+        with(10, ReadingFormat::I16.to_u8()),
         IntakeError::ReadingFormatWidth {
-            format: 7,
+            format: 4,
             width_bits: 8
         }
     ));
