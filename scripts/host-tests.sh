@@ -29,8 +29,9 @@ names = set()
 for p in meta["packages"]:
     for t in p["targets"]:
         if "test" in t["kind"]:
-            if t["name"] in service and p["name"] != "tfhe-sbc-server":
-                sys.exit(f"host-tests.sh: {p[\"name\"]} has a test target named {t[\"name\"]}, as the service lane")
+            package, target = p["name"], t["name"]
+            if target in service and package != "tfhe-sbc-server":
+                sys.exit(f"host-tests.sh: {package} has a test target named {target}, as the service lane")
             names.add(t["name"])
 missing = service - names
 if missing:

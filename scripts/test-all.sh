@@ -87,9 +87,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quie
 bash scripts/check-feature-unification.sh
 
 step "host tests (x86_64 or whatever this machine is)"
-# `cargo test --workspace --all-features`, with the JetStream service's tests (mostly waiting on nats-server)
-# run beside the rest instead of after it.
-bash scripts/host-tests.sh
+cargo test --workspace --all-features
 
 # --- results page: begin ---
 step "results page: the quick mode of crates/tfhe-sbc-results into a temporary directory; every table and plot produced"
@@ -181,10 +179,11 @@ echo "results page step: $((SECONDS - SECONDS_START)) s"
 # --- results page: end ---
 
 step "benchmarks (with the tfhe-rs peer), each run once as a test"
-# Every bench target of the workspace (the root package's, the adapter's integer intake, the server's service
-# bench at its small test-mode sizes), with the host tests' features and profile: nothing is rebuilt but the
-# bench targets themselves. `--bench '*'` and not `--benches`, which would run every library's unit tests again.
-cargo test --workspace --all-features --bench '*' --quiet
+cargo test --benches --quiet
+# The adapter's integer intake bench, with the host tests' features: no second tfhe-rs build.
+cargo test --workspace --all-features --bench integer_intake --quiet
+# The server's service bench (single process against the JetStream roles), its small test-mode sizes.
+cargo test --workspace --all-features --bench service --quiet
 
 step "aarch64 tests under qemu-user"
 cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
