@@ -356,7 +356,7 @@ pub fn run_integer_compute(
             // `values`: the decrypted readings as unsigned numbers of the converted width; `readings`: as
             // the device read them, in the format its header states (`i16`, `f32`, ...).
             let values = readings.decrypt(client_key.get());
-            let bytes = readings.decrypt_bytes(client_key.get());
+            let bytes = readings.le_bytes(&values);
             let format = header.format_of_readings().unwrap_or_default();
             info!(
                 device = header.device_id,

@@ -27,8 +27,9 @@ pub(super) fn integer_contents(
         compact |= matches!(input, IntegerInput::CompactList(_));
         let readings = keyed.convert(input).map_err(|e| e.to_string())?;
         widths.push(readings.bits().bits());
-        values.extend(readings.decrypt(client_key));
-        bytes.extend(readings.decrypt_bytes(client_key));
+        let decrypted = readings.decrypt(client_key);
+        bytes.extend(readings.le_bytes(&decrypted));
+        values.extend(decrypted);
     }
     widths.dedup();
     let width = widths.iter().map(u32::to_string).collect::<Vec<_>>().join("/");

@@ -121,11 +121,11 @@ impl FheUintReadings {
         }
     }
 
-    /// The trusted party: every reading decrypted, as the device's little-endian bytes (its message
-    /// bytes, which [`ReadingFormat::display`] shows as the readings the device read).
-    pub fn decrypt_bytes(&self, client_key: &tfhe::ClientKey) -> Vec<u8> {
+    /// Decrypted readings of this width ([`Self::decrypt`]) as the device's little-endian bytes (its
+    /// message bytes, which [`ReadingFormat::display`] shows as the readings the device read).
+    pub fn le_bytes(&self, values: &[u64]) -> Vec<u8> {
         let width = (self.bits().bits() / 8) as usize;
-        self.decrypt(client_key)
+        values
             .iter()
             .flat_map(|v| v.to_le_bytes().into_iter().take(width))
             .collect()
