@@ -9,17 +9,15 @@
 #   4. aarch64 tests under qemu-user (the FFT tables and the samplers must behave identically there)
 #   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf and riscv32imc-unknown-none-elf,
 #      which have no std at all, so any dependency that pulls std in makes this step fail
-#   5b. the portable kernels (--cfg tfhe_sbc_backend="soft") under the device crates' tests, and every
-#      feature alone (cargo hack check) for thumbv7em and for the adapter without tfhe-rs
-#   5c. the microcontroller firmware (scripts/firmware.sh): KAT digest, RAM and flash budgets and instruction
-#      counts on thumbv7em, thumbv7m and thumbv6m under qemu-system-arm, riscv32imc and riscv32imac under
-#      qemu-system-riscv32
-#   5c'. the firmware's RAM imaged from outside (scripts/firmware-ram-image.sh): no secret the firmware held
-#      is left in its RAM apart from the live generator and key spectrum
-#   5c''. the firmware's constant time on its own instruction sets (scripts/firmware-ct-trace.sh): two builds
-#      with different secrets (three sets) execute the same instruction and memory addresses under qemu
-#   5d. the firmware guide (scripts/firmware-guide.sh): docs/firmware.md shows examples/firmware-guide verbatim,
-#      and that crate builds and runs under qemu-system-arm within 24 KiB of RAM and the guide's figures
+#   5b. the device targets' lane (scripts/test-device-targets.sh), started once the host tests are built and
+#      run beside everything from there on, in build directories of its own: MSRV; the microcontroller
+#      firmware (KAT digest, RAM and flash budgets and instruction counts under qemu-system-arm and
+#      qemu-system-riscv32 on thumbv7em, thumbv7m, thumbv6m, riscv32imc and riscv32imac), its RAM imaged from
+#      outside and its constant time on its own instruction sets; the firmware guide; the portable kernels
+#      (--cfg tfhe_sbc_backend="soft") and the AVX2 instance under the device crates' tests; every feature
+#      alone (cargo hack check); the Cortex-M0/M3 multiplier. Its log is printed when it ends; a failure
+#      there fails the run at the next step here
+#   5c. the publishable crates (scripts/package.sh) and the firmware template against them (scripts/template.sh)
 #   6. the constant-time check: scripts/ctgrind.sh runs the device code under valgrind memcheck with its secrets
 #      marked undefined; any secret-dependent branch or address in the default path fails the run
 set -euo pipefail
@@ -86,7 +84,28 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quie
 # Both steps above used one check build of tfhe-rs (crates/workspace-hack pins the features that would split it).
 bash scripts/check-feature-unification.sh
 
-step "host tests (x86_64 or whatever this machine is)"
+step "host tests (x86_64 or whatever this machine is): built, then the device targets' lane started beside them"
+cargo test --workspace --all-features --no-run
+# The device targets' lane (scripts/test-device-targets.sh: MSRV, the firmware under qemu, the forced
+# instances, the feature matrix, the Cortex-M0/M3 multiplier) builds in directories of its own, so it runs from
+# here on beside this lane. Its own process group: stopped with this script whatever way this script ends.
+# Its log goes to target/device-targets.log and is printed when it ends (the firmware table included, which
+# crates/tfhe-sbc-results reads from this log); a failure there fails this run at this lane's next step.
+LANE_LOG=target/device-targets.log
+LANE_STATUS=target/device-targets.status
+rm -f "$LANE_STATUS"
+TEST_ALL_SECONDS=$SECONDS setsid bash -c \
+  'bash scripts/test-device-targets.sh > "$1" 2>&1; echo $? > "$2"' lane "$LANE_LOG" "$LANE_STATUS" &
+LANE_PID=$!
+trap 'kill -- -"$LANE_PID" 2>/dev/null || true' EXIT
+lane_failed() {
+  if [ -s "$LANE_STATUS" ] && [ "$(cat "$LANE_STATUS")" != 0 ]; then
+    cat "$LANE_LOG"
+    echo "the device targets' lane (scripts/test-device-targets.sh) failed: its log is above"
+    exit 1
+  fi
+}
+step() { lane_failed; printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
 cargo test --workspace --all-features
 
 # --- results page: begin ---
@@ -196,6 +215,14 @@ DEVICE_STACK_TESTS=(-p tfhe-sbc-device --features std,hazmat,getrandom --test st
 cargo test --release "${DEVICE_STACK_TESTS[@]}"
 cargo test --release --target aarch64-unknown-linux-gnu "${DEVICE_STACK_TESTS[@]}"
 
+step "stack budgets in the CPU's own instance: tests/stack.rs and the streaming compact list without feature std, test profile and release"
+# Feature std scrubs 64 KiB of stack after every secret call, which hides a call's depth from the painting:
+# with std (every run above) the budget tests skip their budgets and say so. Here they run without it (the
+# firmware's build, same code); the device targets' lane runs them in the forced instances.
+STACK_BUDGET_TESTS=(-p tfhe-sbc-device --features hazmat,getrandom --test stack --test compact_list)
+cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
+cargo test --release "${STACK_BUDGET_TESTS[@]}" -- stack
+
 step "no secret in the running client's memory: the shipped client (release) in all 7 credential kinds, imaged through /proc"
 # tests/memory_image.rs (also in the host tests above, debug): an LD_PRELOAD getrandom shim captures the OS
 # seed, the test replays the ratchet chain from it and searches the SIGSTOPped client's writable memory.
@@ -214,98 +241,6 @@ cargo build --target thumbv7em-none-eabihf "${NO_STD_CRATES[@]}" --lib --no-defa
 cargo build --target riscv32imc-unknown-none-elf "${NO_STD_CRATES[@]}" --lib --no-default-features
 cargo build --target thumbv7em-none-eabihf -p tfhe-sbc-core --lib --no-default-features --features serde
 
-step "MSRV: the library crates checked (cargo check) with the toolchain rust-version names (host and thumbv7em-none-eabihf)"
-bash scripts/msrv.sh
-
-# --- Cortex-M firmware: begin ---
-step "microcontroller firmware under qemu-system-arm and qemu-system-riscv32: KAT digest, RAM <= 24 KiB, flash <= 64 KiB (thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac)"
-bash scripts/firmware.sh
-
-step "microcontroller firmware RAM image: no dead secret after the run or after an encryption (qemu pmemsave + scan; thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac)"
-bash scripts/firmware-ram-image.sh
-
-step "microcontroller firmware constant time: the same instruction and memory addresses for three sets of secrets under qemu (thumbv7em, thumbv7m, thumbv6m, riscv32imc, riscv32imac), planted leaks seen"
-bash scripts/firmware-ct-trace.sh
-# --- Cortex-M firmware: end ---
-
-# --- firmware guide: begin ---
-step "firmware guide: docs/firmware.md's own firmware (examples/firmware-guide) built and run under qemu-system-arm, RAM <= 24 KiB"
-bash scripts/firmware-guide.sh
-# --- firmware guide: end ---
-
-# --- backend override and feature matrix ---------------------------------------------------------
-# The crates that run on a device; negacyclic-ntt has no SIMD instance but belongs to the same KATs.
-DEVICE_CRATES=(-p negacyclic-fft -p negacyclic-ntt -p tfhe-sbc-core -p tfhe-sbc-device)
-
-step "portable kernels: device crates' tests under --cfg tfhe_sbc_backend=\"soft\" (no AVX2/AVX-512 instance)"
-# On an AVX-512 host the tests above never run the portable FFT nor the SSE2/AVX2 XOF lanes. This builds them
-# alone (own target dir, so the main one is not rebuilt) and runs the KATs and exactness tests on them;
-# TFHE_SBC_EXPECT_BACKEND makes tests/backend.rs of both crates fail unless backend() says "soft".
-SECONDS_START=$SECONDS
-RUSTFLAGS='--cfg tfhe_sbc_backend="soft"' TFHE_SBC_EXPECT_BACKEND=soft CARGO_TARGET_DIR=target/soft \
-  cargo test "${DEVICE_CRATES[@]}" --all-features
-echo "soft backend step: $((SECONDS - SECONDS_START)) s"
-
-# The AVX2 instance (the XOF's AVX2 lanes; the FFT's AVX2 kernels are its widest, run above already): only an
-# AVX-512 host needs it forced, a host with AVX2 alone ran it in the steps above, and a host without AVX2
-# cannot run it (said here; tests/backend.rs fails loudly if the instance is forced on such a CPU).
-if grep -qw avx512f /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo; then
-  step "AVX2 instance: device crates' tests under --cfg tfhe_sbc_backend=\"avx2\" (the XOF's AVX-512F instance compiled out)"
-  SECONDS_START=$SECONDS
-  RUSTFLAGS='--cfg tfhe_sbc_backend="avx2"' TFHE_SBC_EXPECT_BACKEND=avx2 CARGO_TARGET_DIR=target/avx2 \
-    cargo test "${DEVICE_CRATES[@]}" --all-features
-  echo "avx2 backend step: $((SECONDS - SECONDS_START)) s"
-elif grep -qw avx2 /proc/cpuinfo; then
-  echo "AVX2 instance: this CPU has AVX2 and no AVX-512F, so the steps above ran the AVX2 instance (the AVX-512F"
-  echo "  lanes are not tested on this machine: no instruction to run them)"
-else
-  echo "AVX2 instance: NOT TESTED on this machine: the CPU has no AVX2 (nor AVX-512F); only the portable code ran"
-fi
-
-step "stack budgets per instance: tests/stack.rs and the streaming compact list without feature std, test profile and release"
-# Feature std scrubs 64 KiB of stack after every secret call, which hides a call's depth from the painting:
-# with std (every run above) the budget tests skip their budgets and say so. Here they run without it (the
-# firmware's build, same code), in each instance this CPU runs, and in release for the widest two.
-SECONDS_START=$SECONDS
-STACK_BUDGET_TESTS=(-p tfhe-sbc-device --features hazmat,getrandom --test stack --test compact_list)
-cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
-cargo test --release "${STACK_BUDGET_TESTS[@]}" -- stack
-RUSTFLAGS='--cfg tfhe_sbc_backend="soft"' CARGO_TARGET_DIR=target/soft cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
-if grep -qw avx512f /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo; then
-  RUSTFLAGS='--cfg tfhe_sbc_backend="avx2"' CARGO_TARGET_DIR=target/avx2 cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
-  RUSTFLAGS='--cfg tfhe_sbc_backend="avx2"' CARGO_TARGET_DIR=target/avx2 \
-    cargo test --release "${STACK_BUDGET_TESTS[@]}" -- stack
-fi
-echo "stack budget step: $((SECONDS - SECONDS_START)) s"
-
-step "feature matrix: cargo hack check --each-feature (device crates on thumbv7em, the adapter without tfhe)"
-# A pinned cargo-hack, installed when missing or at another version. `check` only: every feature alone (and
-# none) must compile. --no-dev-deps: dev-dependencies (std-only) must not be what makes a feature build.
-CARGO_HACK_VERSION=0.6.45
-if [ "$(cargo hack --version 2>/dev/null)" != "cargo-hack $CARGO_HACK_VERSION" ]; then
-  cargo install cargo-hack --version "$CARGO_HACK_VERSION" --locked
-fi
-SECONDS_START=$SECONDS
-# No std on thumbv7em: the features that need it (`getrandom`, `std`) are checked alone on the host below.
-cargo hack check --each-feature --no-dev-deps "${DEVICE_CRATES[@]}" --exclude-features getrandom,std \
-  --target thumbv7em-none-eabihf
-cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-device
-# The adapter without tfhe-rs (`tfhe`, and `nats`, which needs it) and rayon: what a server that only
-# validates frames builds (its tfhe-rs features are checked by the clippy step; here they would check
-# tfhe-rs a third time, with yet other features).
-cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-adapter --exclude-features tfhe,nats,rayon
-echo "cargo hack step: $((SECONDS - SECONDS_START)) s"
-# --- end of backend override and feature matrix ----------------------------------------------------------------
-
-# --- integer NTT, Cortex-M0/M3 multiplier: begin ---
-step "negacyclic-ntt with the 16x16-bit partial-product multiplier of Cortex-M0/M3 (--cfg negacyclic_ntt_mul16), on the host"
-# build.rs picks that multiplier (and Shoup twiddles) from the target triple on thumbv6m/thumbv7m; this runs
-# the exactness tests on it (own target dir, so the main one is not rebuilt).
-RUSTFLAGS="--cfg negacyclic_ntt_mul16" CARGO_TARGET_DIR=target/mul16 cargo test -p negacyclic-ntt
-# And as on Thumb-1 (thumbv6m), which also has no conditional move: masks hidden, csub_any's sign-bit borrow.
-RUSTFLAGS="--cfg negacyclic_ntt_mul16 --cfg negacyclic_ntt_no_cmov" CARGO_TARGET_DIR=target/mul16 \
-  cargo test -p negacyclic-ntt
-# --- integer NTT: end ---
 
 step "publishable crates: cargo package (verified for the device-side crates); the unpacked packages built in the host tests' build directory (tfhe-rs reused), tfhe-sbc-keys from its package, the device-side packages' own tests"
 bash scripts/package.sh
@@ -337,6 +272,13 @@ if ! grep -E "^Done [0-9]+ runs" target/fuzz.log; then
   echo "the fuzz run printed no execution count"
   exit 1
 fi
+
+step "waiting for the device targets' lane"
+wait "$LANE_PID" || true
+trap - EXIT
+cat "$LANE_LOG"
+lane_failed
+[ -s "$LANE_STATUS" ] || { echo "the device targets' lane ended without a status"; exit 1; }
 
 step "all tests passed"
 echo "total: $SECONDS s"
