@@ -12,9 +12,11 @@
 #   5. each client under qemu, readings from a file, from stdin and from a periodic sensor command; the run
 #      fails unless the server decrypted exactly the readings sent, each message once, and acknowledged
 #      resends as duplicates
-#   6. an integer key set: four clients send u16 readings from integer credential files (per-device,
-#      fleet, public key, and tfhe-rs compact lists with --mode tfhe-compact-list); the server turns them into
-#      FheUint16 values (tfhe-rs expands the lists) and must decrypt exactly the readings sent
+#   6. an integer key set: four clients send u16, i16 and f32 readings from integer credential files
+#      (per-device, fleet, public key, and tfhe-rs compact lists with --mode tfhe-compact-list); the server
+#      turns each into a FheUint of its width (tfhe-rs expands the lists), must decrypt exactly the readings'
+#      bits and print the readings as sent, in the format their headers state; a client asked for readings
+#      without a width (--format hex) on an integer credential refuses at start-up
 #   7. the same devices against the JetStream service on one machine (scripts/local-service.sh: the pinned
 #      nats-server and the server in both roles): the clients' messages are committed, and the fleet_sum
 #      example adds every committed reading under encryption; its decryption must be the sum sent
@@ -221,14 +223,14 @@ if [ "$code" -ne 1 ] || ! grep -q "write $floor_7 into .*7.counter" "$WORK/clien
   echo "expected the restarted server to refuse sequence 0 and the client to ask for $floor_7 in its counter file"
   exit 1
 fi
-step "integer key set: the client sends u16 readings from integer credential files (per-device, fleet and public-key meters, and tfhe-rs compact lists)"
+step "integer key set: the client sends u16, i16 and f32 readings from integer credential files (per-device, fleet and public-key meters, and tfhe-rs compact lists)"
 # Integer frames carry little-endian readings as tfhe-rs radix blocks; the server turns each frame into
-# FheUint16 values (per-device: one GLWE key switch per frame, then extraction; fleet and public key:
+# FheUint16 or FheUint32 values, the width of the readings' format (per-device: one GLWE key switch per frame, then extraction; fleet and public key:
 # extraction) and, with the demo client key, decrypts them. Readings: device 21 from a file (6 readings,
-# batches of 3: 2 frames), 22 from stdin, 23 (public key: 32,831-byte frames of at most 256 u16 readings) from
+# batches of 3: 2 frames), 22 from stdin (i16), 23 (public key: 32,831-byte frames of at most 256 u16 readings) from
 # a sensor command, one message of 260 readings: 2 frames.
 # Device 24 sends tfhe-rs's own CompactCiphertextLists (--mode tfhe-compact-list, the key set made with
-# --compact-list): 5 u16 readings, one list in one authenticated frame, which tfhe-rs expands at the server.
+# --compact-list): 5 f32 readings, one list in one authenticated frame, which tfhe-rs expands at the server.
 "$KEYS_BIN" init --dir "$WORK/int-keys" --parameters integer --compact-list --key-id 0x1e7e >>"$WORK/keys.log"
 "$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 21 --mode per-device >>"$WORK/keys.log"
 "$KEYS_BIN" issue --dir "$WORK/int-keys" --device-id 22 --mode fleet >>"$WORK/keys.log"
@@ -239,9 +241,11 @@ for p in 21 22 23 24; do
   printf 'device %s: credential file %d bytes\n' "$p" "$(stat -c %s "$WORK/int-keys/devices/$p.tsdc")"
 done
 printf '%s\n' 1200 1310 65535 0 42 7 >"$WORK/readings-21.txt"
-printf '%s\n' 300 301 302 40000 >"$WORK/readings-22.txt"
+# Device 22 reads signed 16-bit values and device 24 floats: each becomes a FheUint of its width holding the
+# reading's bits (FheUint16 and FheUint32), and the server prints them as the format their header states.
+printf '%s\n' -5 300 -32768 32767 >"$WORK/readings-22.txt"
 seq 1000 1259 >"$WORK/readings-23.txt"
-printf '%s\n' 0 65535 4242 31337 7 >"$WORK/readings-24.txt"
+printf '%s\n' 48.25 -7.5 21.5 0.125 1000 >"$WORK/readings-24.txt"
 INT_FRAMES=$((2 + 2 + 2 + 1))
 "$SERVER_BIN" --keys "$WORK/int-keys" --listen 127.0.0.1:0 --address-file "$WORK/address-int" \
   --demo-client-key "$WORK/int-keys/client_key.bin" --integer-bits 16 --exit-after "$INT_FRAMES" \
@@ -253,7 +257,7 @@ ${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --
   --credentials "$WORK/int-keys/devices/21.tsdc" --server "$ADDRESS" --input "$WORK/readings-21.txt" \
   2>"$WORK/client-21.log" &
 P21=$!
-${RUN[armv7-unknown-linux-gnueabihf]} "$WORK/client-armv7-unknown-linux-gnueabihf" $C --format u16 --batch 2 \
+${RUN[armv7-unknown-linux-gnueabihf]} "$WORK/client-armv7-unknown-linux-gnueabihf" $C --format i16 --batch 2 \
   --credentials "$WORK/int-keys/devices/22.tsdc" --server "$ADDRESS" <"$WORK/readings-22.txt" \
   2>"$WORK/client-22.log" &
 P22=$!
@@ -261,7 +265,7 @@ ${RUN[aarch64-unknown-linux-musl]} "$WORK/client-aarch64-unknown-linux-musl" $C 
   --credentials "$WORK/int-keys/devices/23.tsdc" --server "$ADDRESS" --command "cat $WORK/readings-23.txt" \
   2>"$WORK/client-23.log" &
 P23=$!
-${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --format u16 --batch 5 \
+${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --format f32 --batch 5 \
   --mode tfhe-compact-list --credentials "$WORK/int-keys/devices/24.tsdc" --server "$ADDRESS" \
   --input "$WORK/readings-24.txt" 2>"$WORK/client-24.log" &
 P24=$!
@@ -276,18 +280,45 @@ grep -q "device 23: public-key mode, parameter set 4, 32831-byte frames" "$WORK/
   || { cat "$WORK/client-23.log"; echo "device 23: expected 32831-byte public-key frames on set 4"; exit 1; }
 grep -q "device 24: tfhe-compact-list mode, parameter set 4" "$WORK/client-24.log" \
   || { cat "$WORK/client-24.log"; echo "device 24: expected the tfhe-compact-list mode"; exit 1; }
+# Each device: the FheUint values decrypted (the readings' bits as unsigned numbers of their width, computed
+# here from what was sent) and the readings the server printed in the header's format.
+declare -A FORMAT=([21]=u16 [22]=i16 [23]=u16 [24]=f32)
 for p in 21 22 23 24; do
-  got=$(grep "decrypted with the demo client key" "$WORK/server-int.log" | grep "device=$p " \
-    | sed -E 's/.*values=\[([^]]*)\].*/\1/' | tr -d ' ' | paste -sd, -)
-  want=$(paste -sd, "$WORK/readings-$p.txt")
-  if [ "$got" == "$want" ]; then
+  lines=$(grep "decrypted with the demo client key" "$WORK/server-int.log" | grep "device=$p ")
+  got=$(sed -E 's/.*values=\[([^]]*)\].*/\1/' <<<"$lines" | tr -d ' ' | paste -sd, -)
+  want=$(python3 -c 'import struct, sys
+fmt, path = sys.argv[1:]
+code = {"u16": "H", "i16": "h", "f32": "f"}[fmt]
+unsigned = {"u16": "H", "i16": "H", "f32": "I"}[fmt]
+values = [float(v) if fmt == "f32" else int(v) for v in open(path).read().split()]
+print(",".join(str(struct.unpack("<" + unsigned, struct.pack("<" + code, v))[0]) for v in values))' \
+    "${FORMAT[$p]}" "$WORK/readings-$p.txt")
+  shown=$(sed -E 's/.*reading_format=([a-z0-9]+) readings=\[([^]]*)\].*/\1: \2/' <<<"$lines" \
+    | sed -E 's/^[a-z0-9]+: //' | tr -d ' ' | paste -sd, -)
+  sent=$(paste -sd, "$WORK/readings-$p.txt")
+  if [ "$got" == "$want" ] && [ "$shown" == "$sent" ] \
+      && ! grep -v "reading_format=${FORMAT[$p]} " <<<"$lines" | grep -q .; then
     count=$(tr ',' '\n' <<<"$got" | wc -l)
     [ "$count" -le 12 ] || got="$(cut -d, -f1-4 <<<"$got"),...,${got##*,} ($count readings)"
-    echo "device $p: FheUint16 readings decrypted: $got"
+    [ "$count" -le 12 ] || shown="$(cut -d, -f1-4 <<<"$shown"),...,${shown##*,}"
+    echo "device $p (--format ${FORMAT[$p]}): FheUint values decrypted: $got; shown as ${FORMAT[$p]}: $shown"
   else
-    echo "device $p: decrypted [$got], sent [$want]"; cat "$WORK/server-int.log"; exit 1
+    echo "device $p (--format ${FORMAT[$p]}): decrypted [$got] shown as [$shown], sent [$sent] (values [$want])"
+    cat "$WORK/server-int.log"; exit 1
   fi
 done
+
+# Readings without a width (--format hex) have no FheUint to become: refused at start-up, exit 2, one line.
+set +e
+refusal=$(${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" $C --format hex \
+  --credentials "$WORK/int-keys/devices/21.tsdc" --server 127.0.0.1:9 --input "$WORK/readings-21.txt" 2>&1)
+status=$?
+set -e
+if [ "$status" = 2 ] && grep -q "use --format u8, u16, u32, i8, i16, i32 or f32" <<<"$refusal"; then
+  echo "device 21 (--format hex): refused at start-up: $(tail -n 1 <<<"$refusal")"
+else
+  echo "device 21 (--format hex): expected exit 2 naming the fixed-width formats, got $status: $refusal"; exit 1
+fi
 
 step "the JetStream service (scripts/local-service.sh): the integer devices' readings committed, summed by examples/fleet_sum"
 NATS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -42,10 +42,10 @@ pub struct Cli {
     #[arg(long, value_name = "N", requires = "interval")]
     pub runs: Option<u64>,
     /// How readings are encrypted: `glwe`, the credential file's own mode (GLWE frames of bits or integer
-    /// radix blocks), or `tfhe-compact-list`: each message's --format readings (u8, u16 or u32) as tfhe-rs's
-    /// own CompactCiphertextList under the key set's compact public key (--compact-public-key), one list per
-    /// 1,024 reading bytes, sent inside authenticated frames; for devices made with `tfhe-sbc-keys issue
-    /// --mode compact-list`.
+    /// radix blocks), or `tfhe-compact-list`: each message's --format readings (any but hex; an i16 or f32
+    /// reading as its 16 or 32 bits) as tfhe-rs's own CompactCiphertextList under the key set's compact public
+    /// key (--compact-public-key), one list per 1,024 reading bytes, sent inside authenticated frames; for
+    /// devices made with `tfhe-sbc-keys issue --mode compact-list`.
     #[arg(long, value_enum, default_value_t = Mode::Glwe)]
     pub mode: Mode,
     /// The compact public key of --mode tfhe-compact-list (default: the credential file's path with extension

@@ -182,10 +182,12 @@ fn start(cli: &Cli) -> Result<Device, Failure> {
     }
     let credentials = file.decode().map_err(setup)?;
     let device_id = credentials.credentials.device_id();
-    if credentials.parameters.torus_bits() == 64 && !matches!(cli.format, Format::U8 | Format::U16 | Format::U32) {
+    // The integer set: each reading becomes a tfhe-rs FheUint8/16/32 of its width (an `i16` or `f32` reading
+    // as its 16 or 32 bits, which the server shows in the format the header states), so it needs a width.
+    if credentials.parameters.torus_bits() == 64 && cli.format.bytes().is_none() {
         return Err(setup(format!(
-            "{}: an integer credential file (parameter set {}) encrypts unsigned readings for tfhe-rs FheUint8/16/32: \
-             use --format u8, u16 or u32",
+            "{}: an integer credential file (parameter set {}) encrypts readings of a fixed width for tfhe-rs \
+             FheUint8/16/32: use --format u8, u16, u32, i8, i16, i32 or f32",
             cli.credentials.display(),
             credentials.parameters.id().0
         )));
@@ -303,7 +305,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
 }
 
 /// The compact-list encryptor of `--mode tfhe-compact-list`: a public-key device of the integer set, its
-/// compact public key, `u8`/`u16`/`u32` readings.
+/// compact public key, readings of a fixed width (`u8` to `u32`, `i8` to `i32`, `f32`).
 fn compact_list_encryptor(cli: &Cli, credentials: &Credentials<'_>) -> Result<MessageEncryptor, Failure> {
     if credentials.mode != KeyMode::PublicKey || credentials.parameters.torus_bits() != 64 {
         return Err(setup(format!(
@@ -315,18 +317,16 @@ fn compact_list_encryptor(cli: &Cli, credentials: &Credentials<'_>) -> Result<Me
             credentials.parameters.id().0
         )));
     }
-    let value_bits = match cli.format {
-        Format::U8 => 8,
-        Format::U16 => 16,
-        Format::U32 => 32,
-        other => {
-            return Err(setup(format!(
-                "--mode tfhe-compact-list encrypts unsigned readings for tfhe-rs FheUint8/16/32, not --format {}: \
-                 use --format u8, u16 or u32",
-                format!("{other:?}").to_lowercase()
-            )));
-        }
+    // Each reading is one list value of its width: an `i16` or `f32` reading is its 16 or 32 bits, the
+    // header's reading format says how to read them back.
+    let Some(value_bytes) = cli.format.bytes() else {
+        return Err(setup(
+            "--mode tfhe-compact-list encrypts readings of a fixed width for tfhe-rs FheUint8/16/32, not --format \
+             hex: use --format u8, u16, u32, i8, i16, i32 or f32"
+                .to_string(),
+        ));
     };
+    let value_bits = 8 * value_bytes as u32;
     let path = cli
         .compact_public_key
         .clone()
