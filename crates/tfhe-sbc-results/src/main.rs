@@ -3,8 +3,9 @@
 //! product), the microcontroller table, integers and scale, ours next to the peers measured in the same run
 //! and the paper's printed values.
 //!
-//! `cargo run --release -p results` (full, about 3 minutes on 2 cores once the firmware is built);
-//! `cargo run -p results -- --quick` (reduced, under a minute).
+//! `target/release/results` after `cargo build-tools` (the README's one build of every tool: the same tfhe-rs
+//! build as the keys tool, the server and the client): full, about 3 minutes on 2 cores once the firmware is
+//! built; `--quick`: reduced, under a minute.
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
