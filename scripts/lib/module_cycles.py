@@ -37,11 +37,6 @@ ALLOWED = {
          "commands/journal.rs", "commands/key_files.rs", "commands/mod.rs", "commands/repair.rs",
          "commands/show.rs"},
     ],
-    "crates/tfhe-sbc-server/src/main.rs": [
-        {"gateway.rs", "listener.rs"},
-        {"main.rs", "single_process.rs"},
-        {"nats_connection.rs", "nats_connection/credentials.rs", "nats_connection/failure.rs"},
-    ],
     # Not untied yet. core: GlweParameters::from_id (parameters/mod.rs) names the named sets, which are
     # GlweParameters (named_sets.rs); encoding.rs's tests use an integer set.
     "crates/tfhe-sbc-core/src/lib.rs": [

@@ -32,7 +32,7 @@ use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::results::{frame_key, frames_subject};
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tfhe_sbc_device::frame::mac::MacKey;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
 /// The gateway's bounds.
@@ -89,52 +89,6 @@ pub struct Gateway {
 /// How long a ledger read behind the watermark is asked again (a lagging replica catches up in
 /// milliseconds) before the gateway answers "busy" and raises the alarm.
 const BEHIND_PATIENCE: Duration = Duration::from_secs(2);
-
-/// Logs one line per second at most, counting what it did not log.
-#[derive(Default)]
-pub struct RateLimitedLog {
-    last: Option<Instant>,
-    suppressed: u64,
-}
-
-/// The next connection of `listener`; accept errors (out of file descriptors) back off from 10 ms to 1 s
-/// and are logged through `log`, so that they never turn into a hot loop or a flood of log lines.
-pub async fn accept_with_backoff(
-    listener: &TcpListener,
-    log: &mut RateLimitedLog,
-) -> (TcpStream, std::net::SocketAddr) {
-    let mut backoff = Duration::from_millis(10);
-    loop {
-        match listener.accept().await {
-            Ok(accepted) => return accepted,
-            Err(e) => {
-                log.warn(format_args!(
-                    "accept failed: {e}; retrying in {} ms",
-                    backoff.as_millis()
-                ));
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(1));
-            }
-        }
-    }
-}
-
-impl RateLimitedLog {
-    /// Logs `message` as a warning unless a line was logged less than a second ago.
-    pub fn warn(&mut self, message: impl std::fmt::Display) {
-        let now = Instant::now();
-        if self
-            .last
-            .is_some_and(|last| now.duration_since(last) < Duration::from_secs(1))
-        {
-            self.suppressed += 1;
-            return;
-        }
-        warn!("{message} ({} similar lines not logged)", self.suppressed);
-        self.last = Some(now);
-        self.suppressed = 0;
-    }
-}
 
 impl Gateway {
     /// A gateway authenticating with `intake` (the key store's devices) and publishing through `handles`.

@@ -311,9 +311,9 @@ where
 {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let registry: Shared = Arc::default();
-    let mut log = crate::gateway::RateLimitedLog::default();
+    let mut log = crate::accept::RateLimitedLog::default();
     loop {
-        let (socket, peer) = crate::gateway::accept_with_backoff(&listener, &mut log).await;
+        let (socket, peer) = crate::accept::accept_with_backoff(&listener, &mut log).await;
         // The per-peer cap (unless 0): a waiting connection of that peer makes room, or the new one is
         // refused (its peer's connections are all being served).
         let key = PeerKey::of(peer.ip());

@@ -17,140 +17,17 @@
 //! reconnects without limit and logs every server or client error it meets.
 
 mod credentials;
+mod error;
 mod failure;
+mod options;
 
 use async_nats::{ConnectOptions, Event, ServerAddr};
-use credentials::{Authentication, PASSWORD_ENV, TOKEN_ENV};
+use credentials::Authentication;
+pub use error::NatsConnectError;
 use failure::{Failure, classify, every_cause};
-use std::fmt;
-use std::path::PathBuf;
+pub use options::NatsConnection;
 use std::time::Duration;
 use tracing::{info, warn};
-
-/// How the roles authenticate to NATS and secure the connection (flattened into the command line).
-#[derive(clap::Args, Debug, Clone)]
-pub struct NatsConnection {
-    /// With --nats: a NATS credentials file (`.creds`, the user's JWT and NKey seed, as `nsc` writes it).
-    #[arg(long, value_name = "FILE", requires = "nats", conflicts_with_all = ["nats_nkey", "nats_user", "nats_token_file"])]
-    pub nats_creds: Option<PathBuf>,
-    /// With --nats: a file holding the NKey seed (`SU...`) of this role's NATS user (never the seed itself on
-    /// the command line).
-    #[arg(long, value_name = "FILE", requires = "nats", conflicts_with_all = ["nats_user", "nats_token_file"])]
-    pub nats_nkey: Option<PathBuf>,
-    /// With --nats: the NATS user name; its password from --nats-password-file or the environment variable
-    /// TSBC_NATS_PASSWORD (prefer the file: a variable stays readable in /proc/PID/environ by this user
-    /// and root while the process runs).
-    #[arg(long, value_name = "NAME", requires = "nats", conflicts_with = "nats_token_file")]
-    pub nats_user: Option<String>,
-    /// With --nats-user: a file holding the user's password (one line).
-    #[arg(long, value_name = "FILE", requires = "nats_user")]
-    pub nats_password_file: Option<PathBuf>,
-    /// With --nats: a file holding the NATS authentication token (or the environment variable
-    /// TSBC_NATS_TOKEN, which stays readable in /proc/PID/environ while the process runs: prefer the
-    /// file).
-    #[arg(long, value_name = "FILE", requires = "nats")]
-    pub nats_token_file: Option<PathBuf>,
-    /// With --nats: the certificate authority (PEM) that signed the NATS servers' certificates (a private
-    /// CA); without it, the system's roots are used.
-    #[arg(long, value_name = "FILE", requires = "nats")]
-    pub nats_tls_ca: Option<PathBuf>,
-    /// With --nats: this role's client certificate (PEM), for servers that verify clients (`verify: true`).
-    #[arg(long, value_name = "FILE", requires_all = ["nats", "nats_tls_key"])]
-    pub nats_tls_cert: Option<PathBuf>,
-    /// With --nats-tls-cert: the client certificate's private key (PEM).
-    #[arg(long, value_name = "FILE", requires = "nats_tls_cert")]
-    pub nats_tls_key: Option<PathBuf>,
-    /// With --nats: refuse to talk to a server without TLS (also implied by `tls://` URLs, --nats-tls-ca and
-    /// --nats-tls-cert).
-    #[arg(long, requires = "nats")]
-    pub nats_tls_required: bool,
-    /// With --nats: seconds to keep trying to reach an unreachable NATS server at start-up (connection
-    /// refused, timed out) before exiting; authentication and TLS errors end start-up at once.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "nats")]
-    pub nats_connect_patience: u64,
-}
-
-/// Why the roles could not connect to NATS.
-#[derive(Debug)]
-pub enum NatsConnectError {
-    /// A `--nats` URL carries a user, password or token.
-    CredentialsInUrl(String),
-    /// A `--nats` URL that does not parse.
-    BadUrl(String, std::io::Error),
-    /// A secret file that cannot be read.
-    ReadSecret {
-        /// The flag that named it.
-        flag: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A secret file whose content is not a secret of the expected form.
-    BadSecret {
-        /// The flag that named it.
-        flag: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        why: &'static str,
-    },
-    /// An environment variable that is set but empty or not Unicode.
-    EmptyEnv(&'static str),
-    /// `--nats-user` without a password.
-    MissingPassword,
-    /// The token variable is set next to another way of authenticating.
-    AmbiguousToken,
-    /// The server refused the credentials, or TLS failed: no retry can help.
-    Refused {
-        /// The URL(s).
-        urls: String,
-        /// What failed, in words, with a hint.
-        cause: String,
-    },
-    /// The server stayed unreachable for the whole patience.
-    Unreachable {
-        /// The URL(s).
-        urls: String,
-        /// The last error.
-        cause: String,
-        /// How long it was tried.
-        patience: Duration,
-    },
-}
-
-impl fmt::Display for NatsConnectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::CredentialsInUrl(url) => write!(
-                f,
-                "--nats {url}: credentials in a NATS URL are not used (async-nats does not send them); give \
-                 them with --nats-user and --nats-password-file (or --nats-token-file, --nats-nkey, --nats-creds)"
-            ),
-            Self::BadUrl(url, e) => write!(f, "--nats {url}: {e}"),
-            Self::ReadSecret { flag, path, source } => write!(f, "cannot read {flag} {}: {source}", path.display()),
-            Self::BadSecret { flag, path, why } => write!(f, "{flag} {}: {why}", path.display()),
-            Self::EmptyEnv(name) => write!(f, "the environment variable {name} is set but empty or not UTF-8"),
-            Self::MissingPassword => write!(
-                f,
-                "--nats-user needs a password: give --nats-password-file FILE or set {PASSWORD_ENV}"
-            ),
-            Self::AmbiguousToken => write!(
-                f,
-                "{TOKEN_ENV} is set and another NATS credential is given: use one way of authenticating"
-            ),
-            Self::Refused { urls, cause } => write!(f, "cannot connect to NATS at {urls}: {cause}"),
-            Self::Unreachable { urls, cause, patience } => write!(
-                f,
-                "cannot connect to NATS at {urls}: {cause} (tried for {} s: is nats-server running and listening \
-                 there?)",
-                patience.as_secs()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for NatsConnectError {}
 
 impl NatsConnection {
     /// The options of one connection attempt: credentials, TLS, no retry of the first connection, then

@@ -2,7 +2,7 @@
 //! the tfhe-rs thread (`pipeline`), the replay state on disk (`replay_state`); conversion into tfhe-rs
 //! values with the key set's converter.
 
-use crate::Cli;
+use crate::cli::Cli;
 use crate::conversion_queue::{ConversionQueue, QueueLimits};
 use crate::net;
 use crate::pipeline;

@@ -8,7 +8,8 @@
 //! user and root for the whole life of the process (the kernel keeps that copy; rewriting it is not
 //! attempted): start-up warns when one is used, and the files are the way to prefer.
 
-use super::{NatsConnectError, NatsConnection};
+use super::error::NatsConnectError;
+use super::options::NatsConnection;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use tracing::warn;
@@ -97,7 +98,7 @@ impl NatsConnection {
         let env_token = Secret::from_env(TOKEN_ENV)?;
         let others = self.nats_creds.is_some() || self.nats_nkey.is_some() || self.nats_user.is_some();
         if env_token.is_some() && (others || self.nats_token_file.is_some()) {
-            return Err(NatsConnectError::AmbiguousToken);
+            return Err(NatsConnectError::AmbiguousToken(TOKEN_ENV));
         }
         if let Some(path) = &self.nats_creds {
             return Ok(Authentication::CredentialsFile(path.clone()));
@@ -116,7 +117,7 @@ impl NatsConnection {
         if let Some(user) = &self.nats_user {
             let password = match &self.nats_password_file {
                 Some(path) => Secret::read("--nats-password-file", path)?,
-                None => Secret::from_env(PASSWORD_ENV)?.ok_or(NatsConnectError::MissingPassword)?,
+                None => Secret::from_env(PASSWORD_ENV)?.ok_or(NatsConnectError::MissingPassword(PASSWORD_ENV))?,
             };
             return Ok(Authentication::UserPassword(user.clone(), password));
         }

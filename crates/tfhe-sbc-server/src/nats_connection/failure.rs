@@ -7,7 +7,9 @@
 //! server would be reported as another's refused connection, and retried as if the cluster were down.
 //! [`every_cause`] tries each server alone and names every one's cause, the fatal ones first.
 
-use super::{Authentication, NatsConnectError, NatsConnection};
+use super::credentials::Authentication;
+use super::error::NatsConnectError;
+use super::options::NatsConnection;
 use async_nats::rustls;
 use async_nats::{ConnectError, ConnectErrorKind, ServerAddr};
 
