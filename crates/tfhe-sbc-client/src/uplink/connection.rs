@@ -2,7 +2,7 @@
 //! in-flight limit and the sequence span, reads acknowledgement records, and decides on each one that
 //! verifies what the queue keeps; the others are ignored (with a warning at most every few seconds).
 
-use super::UplinkConfig;
+use super::config::UplinkConfig;
 use super::error::{UplinkError, unverified_claim};
 use super::queue::{IgnoredRecords, Shared, State};
 

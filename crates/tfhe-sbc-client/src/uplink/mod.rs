@@ -31,134 +31,26 @@
 //!   [`UplinkStats::expired`], and the frames of that message the server had acknowledged in this run in
 //!   [`UplinkStats::expired_acknowledged`]: lost, never delivered.
 
+mod config;
 mod connection;
 mod error;
 mod outbox;
 mod queue;
+mod stats;
 
 use connection::sender;
 use queue::{Pending, Shared, State};
 
+pub use config::UplinkConfig;
 pub use error::UplinkError;
 pub use outbox::{Outbox, OutboxError, Recovered};
+pub use stats::UplinkStats;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tfhe_sbc_device::frame::ack::frame_tag;
-use tfhe_sbc_device::frame::mac::MacKey;
 use tfhe_sbc_device::std_io::SealedFrame;
-
-/// How the uplink behaves.
-#[derive(Clone, Debug)]
-pub struct UplinkConfig {
-    /// The server, `host:port` (resolved again on every connection attempt).
-    pub address: String,
-    /// This device's id: acknowledgement records naming another device are ignored.
-    pub device_id: u64,
-    /// The device's MAC key, which acknowledgement records must verify under (wiped when the last copy of
-    /// the `Arc` drops; its `Debug` is redacted).
-    pub mac_key: Arc<MacKey>,
-    /// Where unacknowledged frames are kept across crashes; `None`: in memory only.
-    pub outbox: Option<Arc<Outbox>>,
-    /// Frames sent and not yet acknowledged, at most. Keep it below the server's replay window (128).
-    pub max_in_flight: usize,
-    /// The most a frame's sequence number may be above the oldest unacknowledged frame's when it is sent.
-    /// Keep it below the server's replay window (128), so that the oldest is still inside it when resent; 0
-    /// counts as 1 (the oldest alone).
-    pub max_sequence_span: u64,
-    /// Frames queued (sent or not), at most, before [`Uplink::push`] blocks.
-    pub max_queued: usize,
-    /// The first wait before reconnecting.
-    pub initial_backoff: Duration,
-    /// The longest wait before reconnecting.
-    pub max_backoff: Duration,
-    /// How long to wait for one connection attempt.
-    pub connect_timeout: Duration,
-    /// How long frames may wait for an acknowledgement on a connection before it counts as broken.
-    pub ack_timeout: Duration,
-    /// Stop with [`UplinkError::GaveUp`] when frames have waited this long with no acknowledgement at all
-    /// (across reconnects); `None`: retry forever.
-    pub give_up_after: Option<Duration>,
-    /// The persisted counter file, named in [`UplinkError::CounterBehind`].
-    pub counter_file: Option<PathBuf>,
-}
-
-impl UplinkConfig {
-    /// Defaults for `address`, `device_id` and its `mac_key`: no outbox, 32 in flight within a span of 64
-    /// sequence numbers, 1024 queued, backoff from 100 ms to 30 s, 10 s per connection attempt, 30 s for
-    /// acknowledgements, retry forever.
-    pub fn new(address: impl Into<String>, device_id: u64, mac_key: Arc<MacKey>) -> Self {
-        Self {
-            address: address.into(),
-            device_id,
-            mac_key,
-            outbox: None,
-            max_in_flight: 32,
-            max_sequence_span: 64,
-            max_queued: 1024,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(30),
-            connect_timeout: Duration::from_secs(10),
-            ack_timeout: Duration::from_secs(30),
-            give_up_after: None,
-            counter_file: None,
-        }
-    }
-}
-
-/// What the uplink did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UplinkStats {
-    /// Frames queued by [`Uplink::push`].
-    pub frames: u64,
-    /// Frames a previous run left in the outbox, queued by [`Uplink::resume`].
-    pub recovered: u64,
-    /// Frames the server accepted when they arrived.
-    pub accepted: u64,
-    /// Frames the server had accepted before (resends after a lost connection).
-    pub duplicates: u64,
-    /// Frames lost because the server dropped their message before it was complete (expired): those still
-    /// queued when the server said so.
-    pub expired: u64,
-    /// Messages the server dropped as expired before they were complete.
-    pub expired_messages: u64,
-    /// Frames acknowledged in this run (counted in [`UplinkStats::accepted`] or
-    /// [`UplinkStats::duplicates`]) whose message later expired at the server: lost with it.
-    pub expired_acknowledged: u64,
-    /// Messages lost because one of their frames was refused as too old when sent again.
-    pub too_old_messages: u64,
-    /// Frames lost because the server refused them as too old when they were sent again (it may have taken
-    /// them before a restart of its own, or lost them: it cannot say which).
-    pub too_old: u64,
-    /// Acknowledgement records ignored: they did not decode or verify, or named nothing waiting.
-    pub ignored: u64,
-    /// Frame transmissions after the first (resends).
-    pub resent: u64,
-    /// Bytes written to sockets, length prefixes and resends included.
-    pub bytes_sent: u64,
-    /// Connections made.
-    pub connections: u64,
-}
-
-impl UplinkStats {
-    /// Frames the server acknowledged (accepted now or before) whose message did not expire afterwards.
-    pub fn delivered(&self) -> u64 {
-        (self.accepted + self.duplicates).saturating_sub(self.expired_acknowledged)
-    }
-
-    /// Frames lost: their messages expired at the server (those acknowledged before included), or they were
-    /// too old when sent again.
-    pub fn lost(&self) -> u64 {
-        self.expired + self.expired_acknowledged + self.too_old
-    }
-
-    /// Messages lost: expired at the server, or with a frame too old when sent again.
-    pub fn lost_messages(&self) -> u64 {
-        self.expired_messages + self.too_old_messages
-    }
-}
 
 /// The uplink: [`Uplink::push`] queues frames, a thread sends them, [`Uplink::finish`] waits until every one
 /// is acknowledged.

@@ -1,8 +1,8 @@
 //! The queue the application and the sending thread share: the frames not yet acknowledged, in sequence
 //! order, and the state of the current connection.
 
-use super::UplinkStats;
 use super::error::UplinkError;
+use super::stats::UplinkStats;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
