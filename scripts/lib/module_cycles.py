@@ -42,11 +42,8 @@ ALLOWED = {
     "crates/tfhe-sbc-core/src/lib.rs": [
         {"encoding.rs", "parameters/integer.rs", "parameters/mod.rs", "parameters/named_sets.rs"},
     ],
-    # adapter: fuzzing/mod.rs and intake/mod.rs define the types their children use and re-export the
-    # children; key_store/format.rs reads KeyStore from key_store/mod.rs (and files.rs's tests read it).
+    # adapter: key_store/format.rs reads KeyStore from key_store/mod.rs (and files.rs's tests read it).
     "crates/tfhe-sbc-adapter/src/lib.rs": [
-        {"fuzzing/corpus.rs", "fuzzing/dump.rs", "fuzzing/mod.rs"},
-        {"intake/mod.rs", "intake/parse.rs", "intake/reassembly.rs"},
         {"key_set/files.rs", "key_set/key_store/format.rs", "key_set/key_store/mod.rs"},
     ],
     # ctgrind: checks/mod.rs is both the face and the helper kit of its checks, which also use the crate root's.

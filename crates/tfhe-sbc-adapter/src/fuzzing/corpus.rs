@@ -1,7 +1,7 @@
 //! The intake fuzz target's seed corpus: real frames of the two fuzz devices from fixed seeds
 //! ([`seed_corpus`]), made by simulated devices.
 
-use super::{FUZZ_DEVICE_ID_2, fuzz_credentials, fuzz_public_key_credentials};
+use super::devices::{FUZZ_DEVICE_ID_2, fuzz_credentials, fuzz_public_key_credentials};
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::frame::HEADER_BYTES;
 use tfhe_sbc_device::frame::mac::DeviceCredentials;

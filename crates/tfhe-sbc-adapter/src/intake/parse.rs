@@ -1,7 +1,8 @@
 //! [`parse_frame`]: the stateless checks of a frame (prefix, header fields, length, body padding) into a
 //! [`ParsedFrame`], and, once authenticated, its ciphertext with the mask expanded.
 
-use super::{CompactListFrame, Frame, IntakeConfig, IntegerFrame, IntegerInput};
+use super::config::IntakeConfig;
+use super::frame::{CompactListFrame, Frame, IntegerFrame, IntegerInput};
 use crate::error::IntakeError;
 use tfhe_sbc_core::compact_body::unpack_body;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, MASK_SEED_BYTES};

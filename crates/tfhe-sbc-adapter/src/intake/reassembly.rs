@@ -29,7 +29,8 @@
 //! chunk of a message forgotten that way (17 newer messages of the same device expired meanwhile) opens a
 //! new entry again, which expires in turn.
 
-use super::{Frame, IntakeConfig, Message, Received};
+use super::config::IntakeConfig;
+use super::frame::{Frame, Message, Received};
 use crate::error::{IntakeError, MessageField};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
