@@ -12,7 +12,8 @@ use tfhe_sbc_device::std_io::PersistentCounter;
 ///
 /// Readings come from standard input (default), --input FILE, or --command: one or more values per line
 /// (--format), grouped --batch readings per message. Each message is encrypted (N bits per frame, or with an
-/// integer credential file N / 4 bytes of little-endian u8/u16/u32 readings as tfhe-rs FheUint radix blocks)
+/// integer credential file N / 4 bytes of little-endian readings, any --format but hex, as tfhe-rs FheUint
+/// radix blocks of the format's width)
 /// and sent as authenticated v2 frames. Every frame is written to an outbox beside the counter file
 /// (<counter file>.outbox/) before it is sent, and kept there and in memory until the server acknowledges it
 /// with a record that verifies under the device's MAC key; unacknowledged frames are sent again after a
@@ -36,10 +37,10 @@ pub struct Cli {
     pub command: Option<String>,
     /// Run --command every INTERVAL (e.g. 10s, 500ms, 5m), one run's lines per message batch; without it
     /// the command runs once and its lines stream in.
-    #[arg(long, value_name = "INTERVAL", requires = "command", value_parser = parse_duration)]
+    #[arg(long, value_name = "INTERVAL", requires = "command", value_parser = duration_at_least("--interval", MIN_INTERVAL))]
     pub interval: Option<Duration>,
-    /// Stop after this many runs of --command (with --interval).
-    #[arg(long, value_name = "N", requires = "interval")]
+    /// Stop after this many runs of --command (with --interval; at least 1).
+    #[arg(long, value_name = "N", requires = "interval", value_parser = clap::value_parser!(u64).range(1..))]
     pub runs: Option<u64>,
     /// How readings are encrypted: `glwe`, the credential file's own mode (GLWE frames of bits or integer
     /// radix blocks), or `tfhe-compact-list`: each message's --format readings (any but hex; an i16 or f32
@@ -83,12 +84,12 @@ pub struct Cli {
     /// Frames held for sending (and in the outbox), at most; reading pauses while the queue is full.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..))]
     pub max_queued: u64,
-    /// The longest wait between reconnection attempts.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    /// The longest wait between reconnection attempts (at least 10ms: no reconnection loop without a pause).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_at_least("--max-backoff", MIN_BACKOFF))]
     pub max_backoff: Duration,
     /// Reconnect and send again when frames sent on a connection have had no acknowledgement that verifies for
-    /// this long.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    /// this long (at least 100ms: an acknowledgement needs a round trip).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_at_least("--ack-timeout", MIN_ACK_TIMEOUT))]
     pub ack_timeout: Duration,
     /// Stop with an error when frames have waited this long for an acknowledgement (default: retry forever).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
@@ -140,6 +141,24 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     match number.parse::<f64>() {
         Ok(value) if (value * scale).is_finite() && value * scale <= 1e9 => Ok(Duration::from_secs_f64(value * scale)),
         _ => Err(format!("{text:?} is not a duration (for example 500ms, 10s, 5m)")),
+    }
+}
+
+/// The shortest --interval: a sensor command run back to back would flood the uplink.
+const MIN_INTERVAL: Duration = Duration::from_millis(1);
+/// The shortest --max-backoff: 0 made a reconnection loop without a pause (and a flood of log lines).
+const MIN_BACKOFF: Duration = Duration::from_millis(10);
+/// The shortest --ack-timeout: 0 gave up on every connection before any answer could arrive.
+const MIN_ACK_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// A [`parse_duration`] that refuses durations below `min`, naming `flag` and the minimum.
+fn duration_at_least(flag: &'static str, min: Duration) -> impl Fn(&str) -> Result<Duration, String> + Clone {
+    move |text| {
+        let duration = parse_duration(text)?;
+        if duration < min {
+            return Err(format!("{flag} {text}: use {} ms or more", min.as_millis()));
+        }
+        Ok(duration)
     }
 }
 

@@ -168,6 +168,38 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
             started.elapsed()
         );
     }
+    // Durations that would make a loop without a pause (reconnect at once, give up on every connection at
+    // once, run the sensor command back to back) and --runs 0: refused at start-up, naming the minimum.
+    for (flags, said) in [
+        (&["--max-backoff", "0s"][..], "--max-backoff 0s: use 10 ms or more"),
+        (&["--ack-timeout", "0s"][..], "--ack-timeout 0s: use 100 ms or more"),
+        (
+            &["--command", "echo 1", "--interval", "0s"][..],
+            "--interval 0s: use 1 ms or more",
+        ),
+        (
+            &["--command", "echo 1", "--interval", "1s", "--runs", "0"][..],
+            "--runs",
+        ),
+    ] {
+        let started = Instant::now();
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-client"))
+            .arg("--credentials")
+            .arg(device.credentials())
+            // Without the refusal the client would run: it gives up (exit 1) instead of hanging the test.
+            .args(["--server", &closed.to_string(), "--give-up-after", "2s"])
+            .args(flags)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(said), "{flags:?}: {}", stderr(&output));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{flags:?}: {:?}",
+            started.elapsed()
+        );
+    }
     // A standard error nobody reads (its pipe closed, e.g. a supervisor gone): the lines are lost, the exit
     // status is the client's own (1: gave up), never a panic's 101.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-client"))

@@ -138,12 +138,21 @@ impl Cli {
         }
     }
 
-    /// The replay state of the single-process server (`--state`, or `replay_state.txt` in the key set).
+    /// The replay state of the single-process server (`--state`, or `replay_state.txt` in the key set),
+    /// written back at once: a path the server cannot write is refused at start-up, not at the first
+    /// acknowledgement (which it could not make durable).
     pub(crate) fn floors(&self) -> Result<ReplayState, String> {
-        match &self.state {
-            Some(path) => ReplayState::load(path),
-            None => ReplayState::load(&self.key_set()?.join(REPLAY_STATE_FILE)),
-        }
+        let state = match &self.state {
+            Some(path) => ReplayState::load(path)?,
+            None => ReplayState::load(&self.key_set()?.join(REPLAY_STATE_FILE))?,
+        };
+        state.save().map_err(|e| {
+            format!(
+                "cannot write the replay state {}: {e}: give --state a file in a directory this server can write",
+                state.path().display()
+            )
+        })?;
+        Ok(state)
     }
 
     /// The intake's configuration of the single-process server (`--max-message-age`).

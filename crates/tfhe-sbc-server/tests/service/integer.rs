@@ -127,4 +127,29 @@ fn the_single_process_server_accepts_no_frame_twice_across_a_kill() {
     // Meter 0's window: highest u64::MAX - 1 (little-endian fe ff .. ff after the floor and the flag).
     let line = format!("{} 000000000000000001feffffffffffffff", meters[0].id);
     assert!(state.lines().any(|l| l.starts_with(&line)), "{state}");
+
+    // A replay state the server cannot write would make every acknowledgement a promise a restart forgets:
+    // refused at start-up (exit 2, one line naming the file), before any device is answered.
+    let unwritable = root.path().join("no such directory").join("state.txt");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args(["--keys", keys.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args(["--state", unwritable.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A server that starts instead would serve for ever: killed after a minute, and the test fails.
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot write the replay state") && stderr.contains("no such directory"),
+        "{stderr}"
+    );
 }
