@@ -198,11 +198,11 @@ echo "results page step: $((SECONDS - SECONDS_START)) s"
 # --- results page: end ---
 
 step "benchmarks (with the tfhe-rs peer), each run once as a test"
-cargo test --benches --quiet
-# The adapter's integer intake bench, with the host tests' features: no second tfhe-rs build.
-cargo test --workspace --all-features --bench integer_intake --quiet
-# The server's service bench (single process against the JetStream roles), its small test-mode sizes.
-cargo test --workspace --all-features --bench service --quiet
+# Every bench of the workspace (the root's, the adapter's integer intake, the server's service bench in its
+# small test-mode sizes) with the host tests' selection and features, so that tfhe-rs and every other
+# dependency is reused: `cargo test --benches` alone (the default members, default features) resolved
+# tfhe-rs's features otherwise and compiled it a third time on a fresh machine.
+cargo test --workspace --all-features --benches --quiet
 
 step "aarch64 tests under qemu-user"
 cargo test --target aarch64-unknown-linux-gnu "${NO_STD_CRATES[@]}"
