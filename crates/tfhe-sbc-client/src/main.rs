@@ -187,7 +187,7 @@ fn start(cli: &Cli) -> Result<Device, Failure> {
     if credentials.parameters.torus_bits() == 64 && cli.format.bytes().is_none() {
         return Err(setup(format!(
             "{}: an integer credential file (parameter set {}) encrypts readings of a fixed width for tfhe-rs \
-             FheUint8/16/32: use --format u8, u16, u32, i8, i16, i32 or f32",
+             FheUint8/16/32: use --format {FIXED_WIDTH_FORMATS}",
             cli.credentials.display(),
             credentials.parameters.id().0
         )));
@@ -304,6 +304,9 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     summary(&stats, readings, messages, started)
 }
 
+/// The formats whose readings have a width, which the integer set's FheUint8/16/32 need (all but hex).
+const FIXED_WIDTH_FORMATS: &str = "u8, u16, u32, i8, i16, i32 or f32";
+
 /// The compact-list encryptor of `--mode tfhe-compact-list`: a public-key device of the integer set, its
 /// compact public key, readings of a fixed width (`u8` to `u32`, `i8` to `i32`, `f32`).
 fn compact_list_encryptor(cli: &Cli, credentials: &Credentials<'_>) -> Result<MessageEncryptor, Failure> {
@@ -320,11 +323,10 @@ fn compact_list_encryptor(cli: &Cli, credentials: &Credentials<'_>) -> Result<Me
     // Each reading is one list value of its width: an `i16` or `f32` reading is its 16 or 32 bits, the
     // header's reading format says how to read them back.
     let Some(value_bytes) = cli.format.bytes() else {
-        return Err(setup(
+        return Err(setup(format!(
             "--mode tfhe-compact-list encrypts readings of a fixed width for tfhe-rs FheUint8/16/32, not --format \
-             hex: use --format u8, u16, u32, i8, i16, i32 or f32"
-                .to_string(),
-        ));
+             hex: use --format {FIXED_WIDTH_FORMATS}"
+        )));
     };
     let value_bits = 8 * value_bytes as u32;
     let path = cli

@@ -35,8 +35,8 @@ pub struct UplinkConfig {
     pub connect_timeout: Duration,
     /// How long frames may wait for an acknowledgement on a connection before it counts as broken.
     pub ack_timeout: Duration,
-    /// Stop with [`UplinkError::GaveUp`](super::UplinkError::GaveUp) when frames have waited this long with no acknowledgement at all
-    /// (across reconnects); `None`: retry forever.
+    /// Stop with [`UplinkError::GaveUp`](super::UplinkError::GaveUp) when frames have waited this long
+    /// with no acknowledgement at all (across reconnects); `None`: retry forever.
     pub give_up_after: Option<Duration>,
     /// The persisted counter file, named in [`UplinkError::CounterBehind`](super::UplinkError::CounterBehind).
     pub counter_file: Option<PathBuf>,
