@@ -101,6 +101,19 @@ if [ "$(cargo hack --version 2>/dev/null)" != "cargo-hack $CARGO_HACK_VERSION" ]
   cargo install cargo-hack --version "$CARGO_HACK_VERSION" --locked
 fi
 SECONDS_START=$SECONDS
+# --no-dev-deps rewrites every member's Cargo.toml while it runs (and restores it after): in the source tree,
+# the host lane, compiling tests at the same time, read manifests without their dev-dependencies (a CI run
+# failed so: "unresolved module or unlinked crate `libc`" in the device crate's aarch64 tests). So cargo hack
+# runs in a copy of the source tree (what git tracks or would track: no target/, no ignored files), at a
+# fixed path so that its builds are reused, with this lane's build directory.
+ROOT=$PWD
+HACK_TARGET=$(realpath -m "$CARGO_TARGET_DIR")
+HACK_SRC="$HACK_TARGET/hack-src"
+rm -rf "$HACK_SRC"
+mkdir -p "$HACK_SRC"
+git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -C "$HACK_SRC" -xf -
+cd "$HACK_SRC"
+export CARGO_TARGET_DIR="$HACK_TARGET"
 # No std on thumbv7em: the features that need it (`getrandom`, `std`) are checked alone on the host below.
 cargo hack check --each-feature --no-dev-deps "${DEVICE_CRATES[@]}" --exclude-features getrandom,std \
   --target thumbv7em-none-eabihf
@@ -110,6 +123,8 @@ cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-device
 # tfhe-rs a third time, with yet other features).
 cargo hack check --each-feature --no-dev-deps -p tfhe-sbc-adapter --exclude-features tfhe,nats,rayon
 echo "cargo hack step: $((SECONDS - SECONDS_START)) s"
+cd "$ROOT"
+export CARGO_TARGET_DIR="${DEVICE_TARGETS_DIR:-target/device-targets}"
 # --- end of backend override and feature matrix ----------------------------------------------------------------
 
 # --- integer NTT, Cortex-M0/M3 multiplier: begin ---
