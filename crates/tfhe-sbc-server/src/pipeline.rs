@@ -83,6 +83,10 @@ pub fn integer_input_bytes(input: &IntegerInput) -> usize {
 /// every accepted frame is converted and the queue stays bounded. Every accepted sequence number is
 /// written to `floors` before its acknowledgement leaves (one write per batch of waiting frames), so that
 /// after a restart the server accepts no frame twice.
+///
+/// Returns when the network is gone (`Ok`, the conversion queue closed), or, with the reason, when the
+/// replay state cannot be written: the frames of that batch are then never answered (the queue is left
+/// open: the caller records the reason, then closes it).
 pub fn run_intake<C: Converter>(
     mut intake: KeyedIntake<C>,
     jobs: mpsc::Receiver<Job>,
@@ -90,7 +94,7 @@ pub fn run_intake<C: Converter>(
     input_bytes: InputBytes<C>,
     counts: Counts,
     mut floors: ReplayState,
-) {
+) -> Result<(), String> {
     let mut last_eviction = Instant::now();
     loop {
         let mut batch = match jobs.recv_timeout(Duration::from_secs(1)) {
@@ -98,7 +102,7 @@ pub fn run_intake<C: Converter>(
             Err(mpsc::RecvTimeoutError::Timeout) => Vec::new(),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 complete.close();
-                return;
+                return Ok(());
             }
         };
         while batch.len() < 64
@@ -172,9 +176,13 @@ pub fn run_intake<C: Converter>(
         }
         if moved && let Err(e) = floors.save() {
             // Without the floors on disk the acknowledgements would promise what a restart forgets.
-            error!("cannot write {}: {e}; stopping", floors.path().display());
-            complete.close();
-            return;
+            let reason = format!(
+                "cannot write the replay state {}: {e}; stopped without answering the frames it would have \
+                 recorded (give --state a writable place, then start again)",
+                floors.path().display()
+            );
+            error!("{reason}");
+            return Err(reason);
         }
         for (reply, ack) in replies {
             // The connection may have gone meanwhile: the device sends the frame again and gets `Duplicate`.

@@ -10,7 +10,7 @@ use crate::replay_state::ReplayState;
 use pipeline::{Counts, Demo, InputBytes};
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, OnceLock, mpsc};
 use tfhe_sbc_adapter::interop::big_key::{BigKeyBridge, BooleanSet};
 use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
 use tfhe_sbc_adapter::interop::{BooleanBridge, Converter, Input};
@@ -107,7 +107,7 @@ fn serve(
     cli: &Cli,
     jobs: mpsc::SyncSender<pipeline::Job>,
     devices: HashSet<u64>,
-    all_done: oneshot::Receiver<()>,
+    all_done: oneshot::Receiver<Result<(), String>>,
     counts: &Counts,
     banner: &str,
 ) -> Result<(), String> {
@@ -139,7 +139,11 @@ fn serve(
         };
         tokio::select! {
             () = net::accept(listener, limits, intake) => {}
-            _ = all_done => {
+            ended = all_done => {
+                // The intake stopped: the process exits with its reason (and no longer answers anything).
+                if let Ok(Err(reason)) = ended {
+                    return Err(reason);
+                }
                 info!("{} messages done", cli.exit_after.unwrap_or(0));
                 // The last acknowledgements are handed to their connections' tasks just before the last
                 // conversion ends: give those tasks a bounded moment to write them before the runtime stops.
@@ -250,8 +254,9 @@ struct Workers {
     max_connections: usize,
 }
 
-/// Where the network sends frames, and what says that `exit_after` inputs are done.
-type Started = (mpsc::SyncSender<pipeline::Job>, oneshot::Receiver<()>);
+/// Where the network sends frames, and what says that the conversion has ended: `exit_after` inputs done
+/// (`Ok`), or the intake stopped (`Err`, why: the replay state could not be written).
+type Started = (mpsc::SyncSender<pipeline::Job>, oneshot::Receiver<Result<(), String>>);
 
 impl Workers {
     /// Starts the intake thread on `intake` and the tfhe-rs thread, which runs `compute` on the intake's
@@ -274,19 +279,30 @@ impl Workers {
         let inputs = Arc::new(ConversionQueue::new(queue));
         let complete = Arc::clone(&inputs);
         let converter = Arc::clone(intake.converter());
+        // Why the intake stopped, if it did: recorded before the conversion queue closes, so the conversion
+        // thread, which ends once the queue is closed and empty, reads it.
+        let stopped = Arc::new(OnceLock::<String>::new());
         {
             let counts = counts.clone();
+            let stopped = Arc::clone(&stopped);
             std::thread::Builder::new()
                 .name("intake".into())
-                .spawn(move || pipeline::run_intake(intake, job_queue, complete, input_bytes, counts, floors))
+                .spawn(move || {
+                    if let Err(reason) =
+                        pipeline::run_intake(intake, job_queue, Arc::clone(&complete), input_bytes, counts, floors)
+                    {
+                        let _ = stopped.set(reason);
+                        complete.close();
+                    }
+                })
                 .map_err(|e| format!("cannot start the intake thread: {e}"))?;
         }
-        let (finished, all_done) = oneshot::channel::<()>();
+        let (finished, all_done) = oneshot::channel();
         std::thread::Builder::new()
             .name("tfhe-rs".into())
             .spawn(move || {
                 compute(converter, inputs, counts, exit_after);
-                let _ = finished.send(());
+                let _ = finished.send(stopped.get().map_or(Ok(()), |reason| Err(reason.clone())));
             })
             .map_err(|e| format!("cannot start the tfhe-rs thread: {e}"))?;
         Ok((jobs, all_done))

@@ -142,6 +142,22 @@ impl RoleProcess {
         self.spawn();
     }
 
+    /// Its exit status once it exited by itself, waiting at most `limit` (then killed: `None`).
+    #[allow(dead_code)]
+    pub fn wait_for_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
+    }
+
     /// SIGINT, and the process's summary line (`gateway: ...; worker: ...`) once it exited (at most 20 s).
     pub fn interrupt(&mut self) -> String {
         let Some(mut child) = self.child.take() else {

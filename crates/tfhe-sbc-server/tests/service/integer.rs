@@ -153,3 +153,57 @@ fn the_single_process_server_accepts_no_frame_twice_across_a_kill() {
         "{stderr}"
     );
 }
+
+/// An acknowledgement promises that a restart remembers the frame: when the replay state can no longer be
+/// written (here its directory is removed while the server runs), the server answers nothing it could not
+/// record and stops with an error naming the file, instead of serving on, or exiting 0 as if done.
+#[test]
+fn a_replay_state_the_server_can_no_longer_write_stops_it_unanswered() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    let root = tempfile::tempdir().unwrap();
+    let keys = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_000d);
+    let state_dir = root.path().join("state");
+    std::fs::create_dir(&state_dir).unwrap();
+    let state = state_dir.join("replay_state.txt");
+    let args = ["--keys", keys.to_str().unwrap(), "--listen", "127.0.0.1:0"]
+        .into_iter()
+        .chain(["--state", state.to_str().unwrap()])
+        .map(str::to_owned);
+    let mut server = RoleProcess::start(
+        "server",
+        args.collect(),
+        root.path().join("server.log"),
+        Some(root.path().join("address")),
+    );
+    let (id, _) = common::service::METERS[0];
+    let mut meter = Meter::new(&keys, id, 10);
+    let mut stream = connect(&server.address());
+    let first = meter.message(&[1, 2, 3]).remove(0);
+    meter.send_expecting(&mut stream, &first, AckStatus::Accepted);
+    assert!(std::fs::read_to_string(&state).unwrap().contains(&id.to_string()));
+
+    std::fs::remove_dir_all(&state_dir).unwrap();
+    let second = meter.message(&[4, 5, 6]).remove(0);
+    let mut framed = (second.len() as u32).to_le_bytes().to_vec();
+    framed.extend_from_slice(&second);
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    std::io::Write::write_all(&mut stream, &framed).unwrap();
+    let mut record = [0u8; tfhe_sbc_device::frame::ack::ACK_BYTES];
+    // No answer at all (the connection closes with the process): an acknowledgement here, even a
+    // refusal, would come from a server that carried on without its state.
+    let answered = stream.read_exact(&mut record);
+    assert!(
+        answered.is_err(),
+        "the frame the server could not record was answered: {record:02x?}"
+    );
+
+    let status = server.wait_for_exit(Duration::from_secs(60));
+    let log = std::fs::read_to_string(root.path().join("server.log")).unwrap();
+    let status = status.unwrap_or_else(|| panic!("the server served on without its replay state:\n{log}"));
+    assert!(!status.success(), "exit {status} without its replay state:\n{log}");
+    assert!(
+        log.contains("cannot write the replay state") && log.contains(state.to_str().unwrap()),
+        "{log}"
+    );
+}
