@@ -1,6 +1,5 @@
 //! `tfhe-sbc-client`: sensor readings in, encrypted frames out. See the library documentation and `--help`.
 
-use clap::Parser;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -38,8 +37,28 @@ impl From<SourceError> for Failure {
     }
 }
 
+/// The command line, or exit status 2 with clap's error in one line saying what to fix (its text before the
+/// usage: the message, the missing arguments, a tip); `--help` and `--version` print as usual.
+fn parse_command_line<P: clap::Parser>() -> P {
+    match P::try_parse() {
+        Ok(parsed) => parsed,
+        Err(e) if e.use_stderr() => {
+            let text = e.to_string();
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("{} (see --help)", message.join(" "));
+            std::process::exit(2)
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = parse_command_line();
     log::set_level(if cli.quiet {
         log::Level::Error
     } else if cli.verbose {

@@ -200,6 +200,35 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
             started.elapsed()
         );
     }
+    // Clap's own refusals (an unknown option, a missing credential file option, a bad number) are one line
+    // too, naming what to fix.
+    for (program, args, said) in [
+        (
+            env!("CARGO_BIN_EXE_tfhe-sbc-client"),
+            &["--no-such-option"][..],
+            "--no-such-option",
+        ),
+        (
+            env!("CARGO_BIN_EXE_tfhe-sbc-client"),
+            &["--server", "127.0.0.1:1"][..],
+            "--credentials",
+        ),
+        (
+            env!("CARGO_BIN_EXE_tfhe-sbc-client"),
+            &["--credentials", "x", "--batch", "many"][..],
+            "--batch",
+        ),
+    ] {
+        let output = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {text}");
+        assert_eq!(text.trim().lines().count(), 1, "{args:?}: {text}");
+        assert!(text.contains(said) && text.contains("--help"), "{args:?}: {text}");
+    }
     // A standard error nobody reads (its pipe closed, e.g. a supervisor gone): the lines are lost, the exit
     // status is the client's own (1: gave up), never a panic's 101.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-client"))

@@ -213,8 +213,28 @@ fn frame_bytes(file: Option<PathBuf>, hex: Option<String>) -> Result<Vec<u8>, Er
     }
 }
 
+/// The command line, or exit status 2 with clap's error in one line saying what to fix (its text before the
+/// usage: the message, the missing arguments, a tip); `--help` and `--version` print as usual.
+fn parse_command_line<P: clap::Parser>() -> P {
+    match P::try_parse() {
+        Ok(parsed) => parsed,
+        Err(e) if e.use_stderr() => {
+            let text = e.to_string();
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("{} (see --help)", message.join(" "));
+            std::process::exit(2)
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    let result = match parse_command_line::<Cli>().command {
         Command::Init {
             dir,
             parameters: Parameters(parameters),

@@ -190,6 +190,16 @@ fn check_frame_decrypts_a_development_frame_and_says_why_a_bad_one_is_refused() 
     foreign[at] = 2;
     refused(&foreign, &["unknown device 2 [UnknownDevice]"]);
     assert_error(&run(&["check-frame", "--dir", d, "--hex", "0g"]), &["--hex takes"]);
+    // Clap's own refusals are one line too, naming what is missing or wrong.
+    assert_error(&run(&["issue"]), &["--device-id", "--mode", "--help"]);
+    assert_error(
+        &run(&["check-frame", "--no-such-option"]),
+        &["--no-such-option", "--help"],
+    );
+    assert_error(
+        &run(&["issue", "--dir", d, "--device-id", "one", "--mode", "per-device"]),
+        &["--device-id"],
+    );
 }
 
 fn to_hex(bytes: &[u8]) -> String {

@@ -54,7 +54,7 @@ pub(crate) struct Cli {
     /// Without --nats: seconds after its first chunk within which a multi-chunk message must be complete;
     /// then it is dropped, and every later chunk of it is acknowledged "expired" (the device counts the
     /// message lost).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, conflicts_with = "nats")]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, conflicts_with = "nats", value_parser = at_least_one::<u64>)]
     pub(crate) max_message_age: u64,
     /// Exit after this many messages (and print the summary).
     #[arg(long, value_name = "N")]
@@ -70,15 +70,15 @@ pub(crate) struct Cli {
     #[arg(long, value_enum, default_value_t = service::Role::Both, requires = "nats")]
     pub(crate) role: service::Role,
     /// With --nats: worker tasks in this process.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "nats")]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "nats", value_parser = at_least_one::<usize>)]
     pub(crate) workers: usize,
     /// With --nats: replicas of every stream and bucket (3 in a cluster).
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "nats")]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "nats", value_parser = replica_count)]
     pub(crate) replicas: usize,
     /// The connection cap (the single process and the gateway). At the cap, a new connection closes the
     /// one that has waited longest on its device (idle, or stalled in a frame), so idle sockets cannot lock
     /// devices out.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = at_least_one::<usize>)]
     pub(crate) max_connections: usize,
     /// The connection cap per peer (the single process and the gateway): an IPv4 address, or an IPv6 /64; a
     /// new connection from a peer at the cap closes that peer's longest-waiting one, or is refused. 0: no
@@ -86,16 +86,16 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub(crate) max_connections_per_peer: usize,
     /// Seconds of silence after which a connection is closed (the single process and the gateway).
-    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = at_least_one::<u64>)]
     pub(crate) idle_timeout: u64,
     /// Without --nats: the most bytes of completed inputs waiting for conversion (ciphertexts as held in
     /// memory, compact lists as received); past it, frames are answered "busy" (the device sends them again
     /// later), never acknowledged and dropped.
-    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, conflicts_with = "nats")]
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, conflicts_with = "nats", value_parser = at_least_one::<usize>)]
     pub(crate) conversion_queue_bytes: usize,
     /// Without --nats: the most inputs of one device waiting for conversion (its share; the devices are
     /// converted in turn); past it, that device's frames are answered "busy".
-    #[arg(long, value_name = "N", default_value_t = 8, conflicts_with = "nats")]
+    #[arg(long, value_name = "N", default_value_t = 8, conflicts_with = "nats", value_parser = at_least_one::<usize>)]
     pub(crate) conversion_queue_per_device: usize,
     /// With --nats: serve Prometheus-format metrics on http://HOST:PORT/metrics.
     #[arg(long, value_name = "HOST:PORT", requires = "nats")]
@@ -105,7 +105,7 @@ pub(crate) struct Cli {
     pub(crate) stream_max_bytes: i64,
     /// With --nats: seconds a worker may hold a frame before JetStream hands it to another worker (applies
     /// when the workers' consumer is created).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "nats")]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "nats", value_parser = at_least_one::<u64>)]
     pub(crate) ack_wait: u64,
     #[command(flatten)]
     pub(crate) nats_connection: nats_connection::NatsConnection,
@@ -177,4 +177,27 @@ impl Cli {
             ),
         }
     }
+}
+
+/// A count or a duration that 0 would turn into a server that serves nothing (no worker, no connection,
+/// every frame "busy", every connection or message timed out at once): refused with what to give.
+pub(crate) fn at_least_one<T: std::str::FromStr + PartialEq + From<u8>>(text: &str) -> Result<T, String> {
+    let value: T = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number: give 1 or more"))?;
+    if value == T::from(0) {
+        return Err("0 would serve nothing: give 1 or more".to_owned());
+    }
+    Ok(value)
+}
+
+/// JetStream's replica count: 1 to 5 (a stream or bucket of more is refused by the server, error 10074).
+fn replica_count(text: &str) -> Result<usize, String> {
+    let replicas: usize = at_least_one(text)?;
+    if replicas > 5 {
+        return Err(format!(
+            "JetStream keeps at most 5 replicas, not {replicas}: give 1 to 5 (3 in a cluster)"
+        ));
+    }
+    Ok(replicas)
 }

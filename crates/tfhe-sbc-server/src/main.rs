@@ -37,12 +37,31 @@ mod single_process;
 mod store_reader;
 mod worker;
 
-use clap::Parser;
 use cli::{Cli, Command};
 use std::process::ExitCode;
 
+/// The command line, or exit status 2 with clap's error in one line saying what to fix (its text before the
+/// usage: the message, the missing arguments, a tip); `--help` and `--version` print as usual.
+fn parse_command_line<P: clap::Parser>() -> P {
+    match P::try_parse() {
+        Ok(parsed) => parsed,
+        Err(e) if e.use_stderr() => {
+            let text = e.to_string();
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("{} (see --help)", message.join(" "));
+            std::process::exit(2)
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = parse_command_line();
     // RUST_LOG if set, else info.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     tracing_subscriber::fmt()
