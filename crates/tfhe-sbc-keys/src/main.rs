@@ -215,7 +215,7 @@ fn frame_bytes(file: Option<PathBuf>, hex: Option<String>) -> Result<Vec<u8>, Er
 
 /// The command line, or exit status 2 with clap's error in one line saying what to fix (its text before the
 /// usage: the message, the missing arguments, a tip); `--help` and `--version` print as usual.
-fn parse_command_line<P: clap::Parser>() -> P {
+fn parse_command_line<P: Parser>() -> P {
     match P::try_parse() {
         Ok(parsed) => parsed,
         Err(e) if e.use_stderr() => {

@@ -54,7 +54,7 @@ pub(crate) struct Cli {
     /// Without --nats: seconds after its first chunk within which a multi-chunk message must be complete;
     /// then it is dropped, and every later chunk of it is acknowledged "expired" (the device counts the
     /// message lost).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, conflicts_with = "nats", value_parser = at_least_one::<u64>)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, conflicts_with = "nats")]
     pub(crate) max_message_age: u64,
     /// Exit after this many messages (and print the summary).
     #[arg(long, value_name = "N")]

@@ -79,21 +79,20 @@ fn help_and_one_line_errors() {
 }
 
 /// A count or duration of 0 would start a server that serves nothing (no worker, no connection, every frame
-/// "busy", every message expired at once), and JetStream refuses more than 5 replicas only after a minute of
+/// "busy"; `--max-message-age 0` has its own test in tests/service/message_expiry.rs), and JetStream refuses more than 5 replicas only after a minute of
 /// retries: each is refused at once, exit 2, in one line naming the option and what to give. Any clap
 /// error is one line too.
 #[test]
 fn zero_counts_and_durations_are_refused_in_one_line() {
     let single = ["--keys", "k"];
     let nats = ["--keys", "k", "--nats", "nats://127.0.0.1:4222"];
-    let cases: [(&[&str], &str, &str); 11] = [
+    let cases: [(&[&str], &str, &str); 10] = [
         (&nats, "--workers", "0"),
         (&nats, "--replicas", "0"),
         (&nats, "--replicas", "6"),
         (&nats, "--ack-wait", "0"),
         (&nats, "--idle-timeout", "0"),
         (&nats, "--max-connections", "0"),
-        (&single, "--max-message-age", "0"),
         (&single, "--conversion-queue-bytes", "0"),
         (&single, "--conversion-queue-per-device", "0"),
         (&single, "--idle-timeout", "zero"),
