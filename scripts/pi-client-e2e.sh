@@ -198,7 +198,7 @@ if [ "$wrong" -ne 0 ] || [ "$alarms" -eq 0 ] || [ "$(grep -c "decrypted with the
 fi
 [ "$fail" -eq 0 ] || { echo "see $WORK"; exit 1; }
 
-step "restart: the server keeps its replay windows (--state); a client whose counter file was lost is refused"
+step "restart: the server keeps its replay windows (--state); a client whose counter file was lost, or restored from a backup, is refused"
 # The state file holds each device's replay window (hex of floor u64, flag u8, highest u64, bitmap u128,
 # little-endian): the restarted server accepts only numbers above the highest.
 floor_7=$(python3 -c 'import sys
@@ -217,10 +217,35 @@ code=0
 ${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" --give-up-after 60s \
   --credentials "$WORK/keys/devices/7.tsdc" --server "$(cat "$WORK/address-2")" --input "$WORK/readings-7.txt" \
   2>"$WORK/client-7-again.log" || code=$?
-kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; trap - EXIT
 tail -n 1 "$WORK/client-7-again.log"
 if [ "$code" -ne 1 ] || ! grep -q "write $floor_7 into .*7.counter" "$WORK/client-7-again.log"; then
+  kill "$SERVER_PID"
   echo "expected the restarted server to refuse sequence 0 and the client to ask for $floor_7 in its counter file"
+  exit 1
+fi
+# The fix the error asks for: the number written into the counter file, and the readings go through.
+echo "$floor_7" >"$WORK/keys/devices/7.counter"
+cp "$WORK/keys/devices/7.counter" "$WORK/7.counter.backup"
+${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" --give-up-after 60s --batch 4 \
+  --credentials "$WORK/keys/devices/7.tsdc" --server "$(cat "$WORK/address-2")" --input "$WORK/readings-7.txt" \
+  2>"$WORK/client-7-fixed.log" || { kill "$SERVER_PID"; cat "$WORK/client-7-fixed.log"; exit 1; }
+# 10 messages of 4 readings, one frame each (the counter file holds a reservation, not the next number).
+next_7=$((floor_7 + $(wc -l <"$WORK/readings-7.txt") / 4))
+# The counter file restored from that backup while the server runs: the numbers it hands out were accepted
+# for other readings, still inside the server's windows. Answered "duplicate", the new readings would be
+# lost without an error; the server answers "too old" and the client stops (exit 1) asking for the number.
+cp "$WORK/7.counter.backup" "$WORK/keys/devices/7.counter"
+seq 61 68 >"$WORK/readings-7-other.txt"
+code=0
+${RUN[aarch64-unknown-linux-gnu]} "$WORK/client-aarch64-unknown-linux-gnu" --give-up-after 60s --batch 4 \
+  --credentials "$WORK/keys/devices/7.tsdc" --server "$(cat "$WORK/address-2")" \
+  --input "$WORK/readings-7-other.txt" 2>"$WORK/client-7-restored.log" || code=$?
+kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; trap - EXIT
+tail -n 1 "$WORK/client-7-restored.log"
+if [ "$code" -ne 1 ] || ! grep -q "counter went back; write $next_7 into .*7.counter" "$WORK/client-7-restored.log" \
+  || ! grep -q "counter went back" "$WORK/server-2.log"; then
+  echo "expected the server to answer the restored counter's numbers 'too old' and the client to ask for $next_7 (exit $code)"
+  cat "$WORK/client-7-restored.log"
   exit 1
 fi
 step "integer key set: the client sends u16, i16 and f32 readings from integer credential files (per-device, fleet and public-key meters, and tfhe-rs compact lists)"

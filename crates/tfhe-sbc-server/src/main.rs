@@ -21,6 +21,7 @@
 //! * `pipeline`: the intake thread and the tfhe-rs thread.
 
 mod accept;
+mod accepted_tags;
 mod cli;
 mod conversion_queue;
 mod gateway;

@@ -2,6 +2,7 @@
 //! reassembly: a `KeyedIntake` of any converter) and the tfhe-rs side (the converter's conversion into gate
 //! inputs, and the optional demo computation).
 
+use crate::accepted_tags::{AcceptedTags, Resent};
 use crate::conversion_queue::{ConversionQueue, Full};
 use crate::replay_state::ReplayState;
 use std::collections::{BTreeMap, HashMap};
@@ -82,7 +83,8 @@ pub fn integer_input_bytes(input: &IntegerInput) -> usize {
 /// for its device (else it is answered "busy", authenticated, and the device sends it again later), so that
 /// every accepted frame is converted and the queue stays bounded. Every accepted sequence number is
 /// written to `floors` before its acknowledgement leaves (one write per batch of waiting frames), so that
-/// after a restart the server accepts no frame twice.
+/// after a restart the server accepts no frame twice. A number the window holds is "duplicate" only for the
+/// frame accepted under it; another frame under it is "too old" ([`AcceptedTags`]).
 ///
 /// Returns when the network is gone (`Ok`, the conversion queue closed), or, with the reason, when the
 /// replay state cannot be written: the frames of that batch are then never answered (the queue is left
@@ -96,6 +98,7 @@ pub fn run_intake<C: Converter>(
     mut floors: ReplayState,
 ) -> Result<(), String> {
     let mut last_eviction = Instant::now();
+    let mut tags = AcceptedTags::default();
     loop {
         let mut batch = match jobs.recv_timeout(Duration::from_secs(1)) {
             Ok(job) => vec![job],
@@ -140,7 +143,30 @@ pub fn run_intake<C: Converter>(
                 replies.push((reply, (ack, record)));
                 continue;
             }
-            let result = intake.receive(&frame, Instant::now());
+            let result = match intake.receive(&frame, Instant::now()) {
+                Err(IntakeError::Replayed { device_id, sequence })
+                    if tags.resent(device_id, sequence, &frame) == Resent::Reused =>
+                {
+                    let lowest_acceptable = intake
+                        .intake()
+                        .replay_window(device_id)
+                        .and_then(|window| window.highest())
+                        .map_or(0, |highest| highest.saturating_add(1));
+                    warn!(
+                        device = device_id,
+                        sequence,
+                        lowest_acceptable,
+                        "another frame under a number already accepted (the device's counter went back: a \
+                         restored or cloned counter file?): answered too old"
+                    );
+                    Err(IntakeError::TooOld {
+                        device_id,
+                        sequence,
+                        lowest_acceptable,
+                    })
+                }
+                other => other,
+            };
             let ack = ack_for(&frame, &result);
             match &result {
                 Ok(_) => {
@@ -160,10 +186,11 @@ pub fn run_intake<C: Converter>(
                     count(&counts, ack.device_id, |c| c.refused += 1);
                 }
             }
-            if result.is_ok()
-                && let Some(window) = intake.intake().replay_window(ack.device_id)
-            {
-                moved |= floors.update(ack.device_id, window);
+            if result.is_ok() {
+                tags.accepted(ack.device_id, ack.sequence, &frame);
+                if let Some(window) = intake.intake().replay_window(ack.device_id) {
+                    moved |= floors.update(ack.device_id, window);
+                }
             }
             if let Some(input) = result.ok().and_then(<C::Unit as FrameUnit>::completed) {
                 let bytes = input_bytes(&input);

@@ -207,3 +207,53 @@ fn a_replay_state_the_server_can_no_longer_write_stops_it_unanswered() {
         "{log}"
     );
 }
+
+/// A device whose counter went back (a counter file restored from a backup, or cloned onto another board)
+/// sends new readings under numbers the server's window already holds. "Duplicate" would tell it they were
+/// delivered, and they would be lost without an error: the server answers "too old" with the lowest number
+/// the device may use (above its highest), while the frames it did accept under those numbers, sent again,
+/// are still "duplicate". The device, moved to that number, is accepted again.
+#[test]
+fn another_frame_under_an_accepted_number_is_too_old_not_a_duplicate() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    let root = tempfile::tempdir().unwrap();
+    let keys = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_000e);
+    let args = ["--keys", keys.to_str().unwrap(), "--listen", "127.0.0.1:0"].map(str::to_owned);
+    let server = RoleProcess::start(
+        "server",
+        args.to_vec(),
+        root.path().join("server.log"),
+        Some(root.path().join("address")),
+    );
+    let (id, _) = common::service::METERS[0];
+    let mut meter = Meter::new(&keys, id, 10);
+    let mut stream = connect(&server.address());
+    let sequence = |frame: &[u8]| tfhe_sbc_adapter::intake::header_of(frame).unwrap().sequence;
+    let mut sent = Vec::new();
+    for readings in [&[1u16, 2, 3][..], &[4, 5, 6], &[7, 8, 9]] {
+        for frame in meter.message(readings) {
+            meter.send_expecting(&mut stream, &frame, AckStatus::Accepted);
+            sent.push(frame);
+        }
+    }
+    let highest = sequence(sent.last().unwrap());
+
+    // Every number accepted so far, reused for other readings (the oldest, one inside, the highest).
+    for reused_at in [sequence(&sent[0]), sequence(&sent[1]), highest] {
+        meter.counter = FrameCounter::new(reused_at);
+        let reused = meter.message(&[100, 200]).remove(0);
+        assert_eq!(sequence(&reused), reused_at);
+        let ack = send(&mut stream, &reused, meter.credentials.mac_key()).unwrap();
+        assert_eq!(ack.status, AckStatus::TooOld, "number {reused_at} reused");
+        assert_eq!(ack.detail, highest + 1, "number {reused_at} reused");
+    }
+    for frame in &sent {
+        meter.send_expecting(&mut stream, frame, AckStatus::Duplicate);
+    }
+    meter.counter = FrameCounter::new(highest + 1);
+    let next = meter.message(&[300]).remove(0);
+    meter.send_expecting(&mut stream, &next, AckStatus::Accepted);
+    let log = std::fs::read_to_string(root.path().join("server.log")).unwrap();
+    assert_eq!(log.matches("counter went back").count(), 3, "{log}");
+}
