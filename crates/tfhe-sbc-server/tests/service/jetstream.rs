@@ -503,3 +503,88 @@ fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_never_accepted() {
 async fn js_client(nats: &NatsServer) -> async_nats::Client {
     async_nats::connect(nats.url()).await.unwrap()
 }
+
+/// A device whose counter went back (a counter file restored from a backup, or cloned) sends new readings
+/// under numbers its ledger admitted: "duplicate" would make it forget them unsent. Once the frames are
+/// committed, the gateway compares with the stored copy and answers "too old" with the number after the
+/// device's highest; the frames it did take, sent again, are still "duplicate". NATS decides nothing: a
+/// value a raw NATS client wrote under a committed frame's name (not authentic) leaves its resend
+/// "duplicate".
+#[test]
+fn another_frame_under_a_committed_number_is_too_old_not_a_duplicate() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    use tfhe_sbc_adapter::results::frame_key;
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_000f);
+    let nats = NatsServer::start();
+    let (_server, address) = Server::start(&keys, &nats.url(), &root.path().join("address"));
+    let mut meter = Meter::new(&keys, METERS[0].0, 50);
+    let id = meter.id;
+    let sequence = |frame: &[u8]| tfhe_sbc_adapter::intake::header_of(frame).unwrap().sequence;
+    let mut sent = Vec::new();
+    // Single-frame messages (even m: 5 readings).
+    for m in [0, 2, 4] {
+        let frame = meter.message(&readings(id, m)).remove(0);
+        assert_eq!(
+            send_until_acknowledged(&address, &frame, meter.credentials.mac_key()),
+            AckStatus::Accepted
+        );
+        sent.push(frame);
+    }
+    let highest = sequence(sent.last().unwrap());
+    let runtime = common::service::runtime();
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let results = js.get_key_value("tsbc-results").await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for frame in &sent {
+            while results.get(frame_key(id, sequence(frame), 0)).await.unwrap().is_none() {
+                assert!(Instant::now() < deadline, "frame {} never committed", sequence(frame));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    });
+    // The first answer that is not "busy", on a fresh connection each time (at most 60 s).
+    let answer = |frame: &[u8]| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let ack = send(&mut connect(&address), frame, meter.credentials.mac_key()).unwrap();
+            if ack.status != AckStatus::Busy || Instant::now() > deadline {
+                return ack;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let mut restored = Meter::new(&keys, id, 50);
+    for (m, frame) in sent.iter().enumerate() {
+        restored.counter = FrameCounter::new(sequence(frame));
+        let reused = restored.message(&readings(id, 100 + 2 * m as u64)).remove(0);
+        assert_eq!(sequence(&reused), sequence(frame));
+        assert_ne!(&reused, frame);
+        let ack = answer(&reused);
+        assert_eq!(ack.status, AckStatus::TooOld, "number {} reused", sequence(frame));
+        assert_eq!(ack.detail, highest + 1, "number {} reused", sequence(frame));
+    }
+    for frame in &sent {
+        assert_eq!(answer(frame).status, AckStatus::Duplicate);
+    }
+    // A raw NATS client overwrites the stored copy of the first frame with bytes that do not authenticate:
+    // that frame, sent again, is still "duplicate" (not "too old": the stored value decides nothing).
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let results = js.get_key_value("tsbc-results").await.unwrap();
+        let mut forged = sent[0].clone();
+        let last = forged.len() - 1;
+        forged[last] ^= 1;
+        results
+            .put(frame_key(id, sequence(&sent[0]), 0), forged.into())
+            .await
+            .unwrap();
+    });
+    assert_eq!(answer(&sent[0]).status, AckStatus::Duplicate);
+    // The device, moved to the number it was told, is accepted again.
+    restored.counter = FrameCounter::new(highest + 1);
+    let next = restored.message(&readings(id, 200)).remove(0);
+    assert_eq!(answer(&next).status, AckStatus::Accepted);
+}
