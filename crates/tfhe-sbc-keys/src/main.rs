@@ -44,8 +44,10 @@ enum Command {
         device_id: u64,
         /// How many devices to provision, numbered from --device-id, in one pass (the server key is read
         /// once and the key store written once). Crash-consistent: a pass interrupted at any point is
-        /// finished or rolled back by the next issue (or repair) from its journal, issue.journal.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        /// finished or rolled back by the next issue (or repair) from its journal, issue.journal. At most
+        /// 10,000 per pass (every device's files are held in memory until the pass commits): a larger fleet
+        /// takes several passes.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
         count: u64,
         /// The key mode. Every parameter set takes fleet, public-key and per-device;
         /// compact-list needs an integer key set made with --compact-list.
@@ -188,7 +190,24 @@ fn parse_u32(s: &str) -> Result<u32, String> {
 /// A frame from `--file` or `--hex`.
 fn frame_bytes(file: Option<PathBuf>, hex: Option<String>) -> Result<Vec<u8>, Error> {
     match (file, hex) {
-        (Some(path), _) => Ok(tfhe_sbc_keys::files::read(&path, "frame")?.to_vec()),
+        (Some(path), _) => {
+            // At most one byte past the longest frame a server accepts: a larger file is no frame.
+            let limit = tfhe_sbc_adapter::stream::DEFAULT_MAX_FRAME_BYTES;
+            let refuse = |problem: String| Error::BadArgument {
+                message: format!(
+                    "--file {}: {problem} (give a frame's bytes, e.g. a file of the client's outbox, or --hex)",
+                    path.display()
+                ),
+            };
+            let file = std::fs::File::open(&path).map_err(|e| refuse(e.to_string()))?;
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(file, limit as u64 + 1), &mut bytes)
+                .map_err(|e| refuse(e.to_string()))?;
+            if bytes.len() > limit {
+                return Err(refuse(format!("longer than the longest frame ({limit} bytes)")));
+            }
+            Ok(bytes)
+        }
         (None, Some(hex)) => {
             let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
             let bad = || Error::BadArgument {

@@ -190,8 +190,28 @@ fn check_frame_decrypts_a_development_frame_and_says_why_a_bad_one_is_refused() 
     foreign[at] = 2;
     refused(&foreign, &["unknown device 2 [UnknownDevice]"]);
     assert_error(&run(&["check-frame", "--dir", d, "--hex", "0g"]), &["--hex takes"]);
+    // A frame file that is missing or no frame: named, with what to give instead (not the key set's advice).
+    assert_error(
+        &run(&["check-frame", "--dir", d, "--file", "/nonexistent/frame.bin"]),
+        &["--file /nonexistent/frame.bin", "--hex"],
+    );
     // Clap's own refusals are one line too, naming what is missing or wrong.
     assert_error(&run(&["issue"]), &["--device-id", "--mode", "--help"]);
+    // A pass holds its devices in memory until it commits: at most 10,000 (refused at once, not after hours).
+    assert_error(
+        &run(&[
+            "issue",
+            "--dir",
+            d,
+            "--device-id",
+            "5",
+            "--mode",
+            "per-device",
+            "--count",
+            "99999999999",
+        ]),
+        &["--count", "1..=10000"],
+    );
     assert_error(
         &run(&["check-frame", "--no-such-option"]),
         &["--no-such-option", "--help"],

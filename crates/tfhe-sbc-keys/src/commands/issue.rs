@@ -5,7 +5,7 @@ use super::dev_credential::{DEV_KEY_ID, UNSAFE_DEV, dev_credentials_path, dev_de
 use super::device_kinds::{KeySetPublicKey, boolean_device, integer_device, key_set_public_key, public_key_device};
 use super::journal::{self, FileSet, Journal, Outcome};
 use super::key_files::{load_client_key, load_key_store};
-use super::report::size;
+use super::report::{bar, size};
 use super::{check_dir, os_rng};
 use crate::KeySetParameters;
 use crate::error::Error;
@@ -159,7 +159,11 @@ fn issue_into(
     let mut rng = os_rng()?;
     let mut new_public_key = None;
     let mut issued = Vec::new();
+    let progress = (count > 1).then(|| bar(count, format!("issuing {count} {mode_name} devices")));
     for device_id in ids {
+        if let Some(progress) = &progress {
+            progress.inc(1);
+        }
         let started = Instant::now();
         let mut seed = None;
         let (credentials_file, record) = match (parameters, mode) {
@@ -186,6 +190,9 @@ fn issue_into(
             (KeySetParameters::Integer, _) => integer_device(dir, &server, mode, device_id, key_id, &mut rng)?,
         };
         issued.push((device_id, credentials_file, seed, record, started.elapsed()));
+    }
+    if let Some(progress) = progress {
+        progress.finish_and_clear();
     }
 
     let public_key_path = dir.join(PUBLIC_KEY_FILE);

@@ -63,6 +63,18 @@ pub(super) fn spinner(message: String) -> ProgressBar {
     spinner
 }
 
+/// A bar of `length` steps showing `message`, the count and the time left, until it is finished (hidden
+/// when standard error is not a terminal, as indicatif does).
+pub(super) fn bar(length: u64, message: String) -> ProgressBar {
+    let bar = ProgressBar::new(length);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} {elapsed} (left {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_message(message);
+    bar
+}
+
 #[cfg(test)]
 mod tests {
     use super::size;
