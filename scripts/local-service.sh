@@ -37,4 +37,6 @@ if [ -z "$SERVER" ]; then
   cargo build-tools
   SERVER=target/release/tfhe-sbc-server
 fi
-"$SERVER" --keys "$KEYS" --listen "$LISTEN" --nats "nats://127.0.0.1:$PORT" --role both --workers 2 "$@"
+# The process's ledger watermark beside the JetStream store (outside NATS): kept across restarts.
+"$SERVER" --keys "$KEYS" --listen "$LISTEN" --nats "nats://127.0.0.1:$PORT" --role both --workers 2 \
+  --watermark-file "$STORE/ledger_watermark.txt" "$@"

@@ -107,6 +107,12 @@ pub(crate) struct Cli {
     /// when the workers' consumer is created).
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "nats", value_parser = at_least_one::<u64>)]
     pub(crate) ack_wait: u64,
+    /// With --nats: this process's ledger watermark (the highest frame number it has seen in each device's
+    /// ledger), kept in this file across restarts, outside NATS: a restarted role still refuses a device
+    /// ledger written back to an older state or deleted (answered "busy", `tsbc_ledger_behind_total`).
+    /// One file per process, on its own disk; written at most once a second and at shutdown.
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    pub(crate) watermark_file: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) nats_connection: nats_connection::NatsConnection,
 }

@@ -83,7 +83,7 @@ pub struct Gateway {
     topology: Topology,
     limits: GatewayLimits,
     counts: Arc<GatewayCounts>,
-    watermark: LedgerWatermark,
+    watermark: Arc<LedgerWatermark>,
 }
 
 /// How long a ledger read behind the watermark is asked again (a lagging replica catches up in
@@ -91,13 +91,15 @@ pub struct Gateway {
 const BEHIND_PATIENCE: Duration = Duration::from_secs(2);
 
 impl Gateway {
-    /// A gateway authenticating with `intake` (the key store's devices) and publishing through `handles`.
+    /// A gateway authenticating with `intake` (the key store's devices) and publishing through `handles`,
+    /// comparing every ledger it reads with `watermark` (the process's).
     pub fn new(
         intake: Arc<Intake>,
         handles: Handles,
         topology: Topology,
         limits: GatewayLimits,
         counts: Arc<GatewayCounts>,
+        watermark: Arc<LedgerWatermark>,
     ) -> Self {
         Self {
             intake,
@@ -105,7 +107,7 @@ impl Gateway {
             topology,
             limits,
             counts,
-            watermark: LedgerWatermark::new(),
+            watermark,
         }
     }
 

@@ -80,6 +80,7 @@ fn main() -> ExitCode {
             keys: &cli.keys,
             listen: &cli.listen,
             address_file: cli.address_file.as_deref(),
+            watermark_file: cli.watermark_file.as_deref(),
             workers: cli.workers,
             metrics_listen: cli.metrics_listen,
             topology: jetstream::Topology {

@@ -16,7 +16,7 @@ use tfhe_sbc_adapter::key_set::development::development_warning;
 use tfhe_sbc_adapter::key_set::files::KEY_STORE_FILE;
 use tfhe_sbc_adapter::key_store::KeyStore;
 use tfhe_sbc_adapter::registry::DeviceRegistry;
-use tracing::info;
+use tracing::{info, warn};
 
 /// Which roles this process runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -51,6 +51,8 @@ pub struct ServiceOptions<'a> {
     pub topology: Topology,
     /// The gateway's bounds.
     pub limits: GatewayLimits,
+    /// Where the process keeps its ledger watermark across restarts, if anywhere.
+    pub watermark_file: Option<&'a Path>,
 }
 
 /// One intake over the key stores of every key set in `keys` (each device's MAC key, key id and mode).
@@ -98,6 +100,27 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
         let mut tasks = tokio::task::JoinSet::new();
         let gateway_counts = Arc::new(GatewayCounts::default());
         let worker_counts = Arc::new(WorkerCounts::default());
+        // One watermark for the process's gateway and workers, read from its file if it has one.
+        let watermark = Arc::new(match options.watermark_file {
+            Some(path) => LedgerWatermark::load(path)?,
+            None => LedgerWatermark::new(),
+        });
+        if let Some(path) = options.watermark_file {
+            let watermark = watermark.clone();
+            let path = path.to_owned();
+            tasks.spawn(async move {
+                let mut every_second = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    every_second.tick().await;
+                    let (watermark, path) = (watermark.clone(), path.clone());
+                    match tokio::task::spawn_blocking(move || watermark.save(&path)).await {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(e)) => warn!("{e} (a restart would forget what this process saw)"),
+                        Err(e) => warn!("the ledger watermark's writer stopped: {e}"),
+                    }
+                }
+            });
+        }
         if matches!(options.role, Role::Gateway | Role::Both) {
             let handles = options
                 .topology
@@ -124,6 +147,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 options.topology.clone(),
                 options.limits.clone(),
                 gateway_counts.clone(),
+                watermark.clone(),
             ));
             tasks.spawn(async move {
                 gateway.serve(listener).await;
@@ -131,7 +155,6 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
             });
         }
         if matches!(options.role, Role::Worker | Role::Both) {
-            let watermark = Arc::new(LedgerWatermark::new());
             for _ in 0..options.workers.max(1) {
                 let handles = options
                     .topology
@@ -156,7 +179,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 options.topology.clone(),
                 intake.clone(),
                 worker_counts.clone(),
-                watermark,
+                watermark.clone(),
             );
             tasks.spawn(async move { repairer.repair_every(Duration::from_secs(30)).await });
             info!("{} worker(s) started, NATS {}", options.workers.max(1), options.nats);
@@ -165,6 +188,11 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
             Some(ended) = tasks.join_next() => ended.map_err(|e| e.to_string()).and_then(|r| r),
             _ = tokio::signal::ctrl_c() => Ok(()),
         };
+        if let Some(path) = options.watermark_file
+            && let Err(e) = watermark.save(path)
+        {
+            warn!("{e}");
+        }
         let c = &worker_counts;
         let g = &gateway_counts;
         println!(

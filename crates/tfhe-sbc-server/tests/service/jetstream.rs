@@ -588,3 +588,89 @@ fn another_frame_under_a_committed_number_is_too_old_not_a_duplicate() {
     let next = restored.message(&readings(id, 200)).remove(0);
     assert_eq!(answer(&next).status, AckStatus::Accepted);
 }
+
+/// The ledger watermark as a freshness anchor outside NATS: a gateway and workers started with
+/// `--watermark-file` keep, on their own disk, the highest number they saw in each device's ledger. Killed
+/// (SIGKILL) and restarted with the file, the process still refuses a ledger written back to an older
+/// authentic state by a raw NATS client whose replay's stored copy was purged too: the replay is answered
+/// "busy", never "accepted". Restarted without the file (the gap the file closes, documented), the same
+/// replay is accepted.
+#[test]
+fn a_role_restarted_with_its_watermark_file_refuses_a_rolled_back_ledger() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    use tfhe_sbc_adapter::results::frame_key;
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_0010);
+    let nats = NatsServer::start();
+    let watermark = root.path().join("watermark.txt");
+    let address_file = root.path().join("address");
+    let with_file = ["--watermark-file", watermark.to_str().unwrap()];
+    let start = |extra: &[&str]| {
+        Server::start_with(
+            &keys,
+            &nats.url(),
+            &address_file,
+            extra,
+            std::process::Stdio::null(),
+            "",
+        )
+    };
+    let (server, address) = start(&with_file);
+    let id = METERS[0].0;
+    let key = format!("device.{id}");
+    let runtime = common::service::runtime();
+    // The device's ledger entry once frame `sequence` is stored and the ledger holds no open message.
+    let settled = |sequence: u64| {
+        runtime.block_on(async {
+            let js = async_nats::jetstream::new(js_client(&nats).await);
+            let results = js.get_key_value("tsbc-results").await.unwrap();
+            let devices = js.get_key_value("tsbc-devices").await.unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let stored = results.get(frame_key(id, sequence, 0)).await.unwrap().is_some();
+                let entry = devices.get(&key).await.unwrap().unwrap();
+                let ledger = DeviceLedger::decode(&entry[..entry.len() - 16]).unwrap();
+                if stored && ledger.messages.is_empty() && ledger.unannounced.is_empty() {
+                    return entry;
+                }
+                assert!(Instant::now() < deadline, "frame {sequence} never committed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    let mut meter = Meter::new(&keys, id, 0);
+    let frame0 = meter.message(&readings(id, 0)).remove(0);
+    meter.send_expecting(&mut connect(&address), &frame0, AckStatus::Accepted);
+    let before = settled(0);
+    let frame1 = meter.message(&readings(id, 2)).remove(0);
+    meter.send_expecting(&mut connect(&address), &frame1, AckStatus::Accepted);
+    settled(1);
+    // Written within a second of the move.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&watermark)
+        .unwrap_or_default()
+        .contains(&format!("\n{id} 1\n"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the watermark file never named device {id} at 1"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server);
+    // A raw NATS client writes back the entry from before frame 1 and purges frame 1's stored copy.
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        devices.put(&key, before.clone()).await.unwrap();
+        let results = js.get_key_value("tsbc-results").await.unwrap();
+        results.purge(frame_key(id, 1, 0)).await.unwrap();
+    });
+    let (server, address) = start(&with_file);
+    meter.send_expecting(&mut connect(&address), &frame1, AckStatus::Busy);
+    drop(server);
+    // Without the file the restarted process has no watermark for the device: the replay is accepted.
+    let (_server, address) = start(&[]);
+    meter.send_expecting(&mut connect(&address), &frame1, AckStatus::Accepted);
+}
