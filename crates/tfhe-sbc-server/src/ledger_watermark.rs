@@ -83,17 +83,36 @@ impl LedgerWatermark {
 
     /// Writes the watermark to `path` (temporary file, fsync, rename) if it moved since the last write;
     /// whether it wrote. On failure it stays "moved", so the next call tries again.
+    #[cfg(test)]
     pub fn save(&self, path: &Path) -> Result<bool, String> {
-        if !self.moved.swap(false, Ordering::AcqRel) {
+        Self::save_all(&[self], path)
+    }
+
+    /// Writes the union of `watermarks` (per device, the highest number any of them saw: a process's
+    /// gateway and its workers keep their own, as their reads differ) to `path` if any moved since the last
+    /// write; whether it wrote.
+    pub fn save_all(watermarks: &[&Self], path: &Path) -> Result<bool, String> {
+        let moved = watermarks
+            .iter()
+            .fold(false, |any, w| w.moved.swap(false, Ordering::AcqRel) | any);
+        if !moved {
             return Ok(false);
         }
-        let sorted: BTreeMap<u64, u64> = self.lock().iter().map(|(&d, &n)| (d, n)).collect();
+        let mut union: BTreeMap<u64, u64> = BTreeMap::new();
+        for watermark in watermarks {
+            for (&device, &number) in watermark.lock().iter() {
+                let entry = union.entry(device).or_insert(number);
+                *entry = (*entry).max(number);
+            }
+        }
         let mut text = format!("{HEADER}\n");
-        for (device, number) in sorted {
+        for (device, number) in union {
             text.push_str(&format!("{device} {number}\n"));
         }
         tfhe_sbc_adapter::key_set::files::write_atomic_io(path, text.as_bytes(), MODE).map_err(|e| {
-            self.moved.store(true, Ordering::Release);
+            for watermark in watermarks {
+                watermark.moved.store(true, Ordering::Release);
+            }
             format!("cannot write the ledger watermark {}: {e}", path.display())
         })?;
         Ok(true)

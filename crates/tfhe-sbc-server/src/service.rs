@@ -100,20 +100,23 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
         let mut tasks = tokio::task::JoinSet::new();
         let gateway_counts = Arc::new(GatewayCounts::default());
         let worker_counts = Arc::new(WorkerCounts::default());
-        // One watermark for the process's gateway and workers, read from its file if it has one.
-        let watermark = Arc::new(match options.watermark_file {
-            Some(path) => LedgerWatermark::load(path)?,
-            None => LedgerWatermark::new(),
-        });
+        // The gateway's watermark and the workers' (each compares the ledgers it reads with what it saw
+        // itself), both read from the process's file if it has one, which keeps their union.
+        let load = || match options.watermark_file {
+            Some(path) => LedgerWatermark::load(path),
+            None => Ok(LedgerWatermark::new()),
+        };
+        let (gateway_watermark, watermark) = (Arc::new(load()?), Arc::new(load()?));
         if let Some(path) = options.watermark_file {
-            let watermark = watermark.clone();
+            let both = [gateway_watermark.clone(), watermark.clone()];
             let path = path.to_owned();
             tasks.spawn(async move {
                 let mut every_second = tokio::time::interval(Duration::from_secs(1));
                 loop {
                     every_second.tick().await;
-                    let (watermark, path) = (watermark.clone(), path.clone());
-                    match tokio::task::spawn_blocking(move || watermark.save(&path)).await {
+                    let (both, path) = (both.clone(), path.clone());
+                    let save = move || LedgerWatermark::save_all(&[&both[0], &both[1]], &path);
+                    match tokio::task::spawn_blocking(save).await {
                         Ok(Ok(_)) => {}
                         Ok(Err(e)) => warn!("{e} (a restart would forget what this process saw)"),
                         Err(e) => warn!("the ledger watermark's writer stopped: {e}"),
@@ -147,7 +150,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 options.topology.clone(),
                 options.limits.clone(),
                 gateway_counts.clone(),
-                watermark.clone(),
+                gateway_watermark.clone(),
             ));
             tasks.spawn(async move {
                 gateway.serve(listener).await;
@@ -189,7 +192,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
             _ = tokio::signal::ctrl_c() => Ok(()),
         };
         if let Some(path) = options.watermark_file
-            && let Err(e) = watermark.save(path)
+            && let Err(e) = LedgerWatermark::save_all(&[&gateway_watermark, &watermark], path)
         {
             warn!("{e}");
         }
