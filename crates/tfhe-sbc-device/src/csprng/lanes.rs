@@ -28,7 +28,8 @@ const IV: [u64; 8] = [
 ];
 
 /// The message schedule: round `r` of the twelve reads the permutation `SIGMA[r % 10]` (RFC 7693, 3.2).
-const SIGMA: [[usize; 16]; 10] = [
+/// Bytes: the rolled compression on microcontrollers reads it at run time (public indices, 160 B of flash).
+const SIGMA: [[u8; 16]; 10] = [
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
     [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
     [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
@@ -65,42 +66,67 @@ const fn parameter_state(out_bytes: u8, key_bytes: u8, personalization: &[u8; 16
     h
 }
 
-/// The mixing function G on four state words, with message words `x` and `y`.
+/// `a + m[i]`, where the message words from `WORDS` on are zero: with `i` a constant (the unrolled rounds)
+/// the addition of a zero word is dropped at compile time. `i` is a schedule index: public, never secret.
 #[inline(always)]
-fn g(v: &mut [u64; 16], a: usize, b: usize, c: usize, d: usize, x: u64, y: u64) {
-    v[a] = v[a].wrapping_add(v[b]).wrapping_add(x);
+fn add_word<const WORDS: usize>(a: u64, m: &[u64; 16], i: u8) -> u64 {
+    let i = usize::from(i);
+    if WORDS >= 16 || i < WORDS {
+        a.wrapping_add(m[i % 16])
+    } else {
+        a
+    }
+}
+
+/// The mixing function G on the state words `a, b, c, d`, with the message words `m[x]` and `m[y]`.
+#[inline(always)]
+fn g<const WORDS: usize>(v: &mut [u64; 16], [a, b, c, d]: [usize; 4], m: &[u64; 16], x: u8, y: u8) {
+    v[a] = add_word::<WORDS>(v[a].wrapping_add(v[b]), m, x);
     v[d] = (v[d] ^ v[a]).rotate_right(32);
     v[c] = v[c].wrapping_add(v[d]);
     v[b] = (v[b] ^ v[c]).rotate_right(24);
-    v[a] = v[a].wrapping_add(v[b]).wrapping_add(y);
+    v[a] = add_word::<WORDS>(v[a].wrapping_add(v[b]), m, y);
     v[d] = (v[d] ^ v[a]).rotate_right(16);
     v[c] = v[c].wrapping_add(v[d]);
     v[b] = (v[b] ^ v[c]).rotate_right(63);
 }
 
-/// Round `R` of the compression (a const parameter, so that every message index is a constant).
+/// One round with the schedule row `s`, for a message whose words from `WORDS` on are zero.
 #[inline(always)]
-fn round<const R: usize>(v: &mut [u64; 16], m: &[u64; 16]) {
-    let s = &SIGMA[R % 10];
-    g(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);
-    g(v, 1, 5, 9, 13, m[s[2]], m[s[3]]);
-    g(v, 2, 6, 10, 14, m[s[4]], m[s[5]]);
-    g(v, 3, 7, 11, 15, m[s[6]], m[s[7]]);
-    g(v, 0, 5, 10, 15, m[s[8]], m[s[9]]);
-    g(v, 1, 6, 11, 12, m[s[10]], m[s[11]]);
-    g(v, 2, 7, 8, 13, m[s[12]], m[s[13]]);
-    g(v, 3, 4, 9, 14, m[s[14]], m[s[15]]);
+fn round<const WORDS: usize>(v: &mut [u64; 16], m: &[u64; 16], s: &[u8; 16]) {
+    g::<WORDS>(v, [0, 4, 8, 12], m, s[0], s[1]);
+    g::<WORDS>(v, [1, 5, 9, 13], m, s[2], s[3]);
+    g::<WORDS>(v, [2, 6, 10, 14], m, s[4], s[5]);
+    g::<WORDS>(v, [3, 7, 11, 15], m, s[6], s[7]);
+    g::<WORDS>(v, [0, 5, 10, 15], m, s[8], s[9]);
+    g::<WORDS>(v, [1, 6, 11, 12], m, s[10], s[11]);
+    g::<WORDS>(v, [2, 7, 8, 13], m, s[12], s[13]);
+    g::<WORDS>(v, [3, 4, 9, 14], m, s[14], s[15]);
 }
 
-/// One BLAKE2b compression of message block `m` with byte counter `t` (`last`: the final block).
-///
-/// Inlined everywhere on hosts (the lanes loop is vectorized through it); out of line on microcontrollers,
-/// where each inlined copy costs about 12.6 KB of flash (three copies: 25 KB more than one) for about 2% fewer
-/// instructions per encryption (measured on the Cortex-M firmware under qemu).
-#[cfg_attr(not(target_os = "none"), inline(always))]
-#[cfg_attr(target_os = "none", inline(never))]
-fn compress(h: &[u64; 8], m: &[u64; 16], t: u64, last: bool) -> [u64; 8] {
-    let mut v = [
+/// The twelve rounds, unrolled: every schedule index is a constant, so a message whose words from `WORDS`
+/// on are zero adds only its first `WORDS` words.
+#[inline(always)]
+fn rounds_unrolled<const WORDS: usize>(v: &mut [u64; 16], m: &[u64; 16]) {
+    macro_rules! rounds {
+        ($($r:literal)*) => { $(round::<WORDS>(v, m, &SIGMA[$r % 10]);)* };
+    }
+    rounds!(0 1 2 3 4 5 6 7 8 9 10 11);
+}
+
+/// The twelve rounds as a loop, the schedule row read at run time (public indices): one round of code.
+#[cfg(target_os = "none")]
+#[inline(always)]
+fn rounds_rolled(v: &mut [u64; 16], m: &[u64; 16]) {
+    for r in 0..12 {
+        round::<16>(v, m, &SIGMA[r % 10]);
+    }
+}
+
+/// The working vector before the rounds: chaining value `h`, byte counter `t`, `last`: the final block.
+#[inline(always)]
+fn working_vector(h: &[u64; 8], t: u64, last: bool) -> [u64; 16] {
+    [
         h[0],
         h[1],
         h[2],
@@ -117,19 +143,45 @@ fn compress(h: &[u64; 8], m: &[u64; 16], t: u64, last: bool) -> [u64; 8] {
         IV[5],
         if last { !IV[6] } else { IV[6] },
         IV[7],
-    ];
-    round::<0>(&mut v, m);
-    round::<1>(&mut v, m);
-    round::<2>(&mut v, m);
-    round::<3>(&mut v, m);
-    round::<4>(&mut v, m);
-    round::<5>(&mut v, m);
-    round::<6>(&mut v, m);
-    round::<7>(&mut v, m);
-    round::<8>(&mut v, m);
-    round::<9>(&mut v, m);
-    round::<10>(&mut v, m);
-    round::<11>(&mut v, m);
+    ]
+}
+
+/// One BLAKE2b compression of message block `m` with byte counter `t` (`last`: the final block): the key
+/// block and [`blake2b`] (the frame MAC, the key files' checks, the reseed).
+///
+/// Inlined everywhere on hosts. On microcontrollers it is out of line and its rounds are a loop
+/// ([`rounds_rolled`]): the XOF's blocks, almost all of the compressions, run [`compress_counter`], so this
+/// one gives up a few percent of its own speed to keep one round of code instead of twelve (about 11 KB of
+/// flash on the Cortex-M4 firmware, which holds the unrolled [`compress_counter`] as well).
+#[cfg_attr(not(target_os = "none"), inline(always))]
+#[cfg_attr(target_os = "none", inline(never))]
+fn compress(h: &[u64; 8], m: &[u64; 16], t: u64, last: bool) -> [u64; 8] {
+    let mut v = working_vector(h, t, last);
+    #[cfg(target_os = "none")]
+    rounds_rolled(&mut v, m);
+    #[cfg(not(target_os = "none"))]
+    rounds_unrolled::<16>(&mut v, m);
+    core::array::from_fn(|i| h[i] ^ v[i] ^ v[i + 8])
+}
+
+/// [`compress`] of the XOF's output block: the final block `LE64(counter)` (message words 1-15 zero, byte
+/// counter 136), from the same G and schedule with only the G calls that read word 0 adding the counter
+/// (`rounds_unrolled::<1>`): 15 of the 16 message additions of each round are dropped at compile time.
+///
+/// On hosts this is what inlining [`compress`] with a constant message already gave LLVM (the vectorized
+/// lanes are unchanged); on microcontrollers, where the compression is out of line, it is the difference
+/// between loading and adding 192 message words per block and adding 12.
+#[cfg_attr(not(target_os = "none"), inline(always))]
+#[cfg_attr(target_os = "none", inline(never))]
+fn compress_counter(h: &[u64; 8], counter: u64) -> [u64; 8] {
+    let m = [counter, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let mut v = working_vector(h, 128 + 8, true);
+    // Unoptimized firmware (opt-level 0) keeps the one rolled round: twelve unrolled ones do not fit the
+    // flash of a small part without the optimizer. Same result: the words it adds beyond the first are zero.
+    #[cfg(all(target_os = "none", debug_assertions))]
+    rounds_rolled(&mut v, &m);
+    #[cfg(not(all(target_os = "none", debug_assertions)))]
+    rounds_unrolled::<1>(&mut v, &m);
     core::array::from_fn(|i| h[i] ^ v[i] ^ v[i + 8])
 }
 
@@ -198,8 +250,7 @@ fn load_block(bytes: &[u8], m: &mut [u64; 16]) {
 /// One output block: the final 8-byte message block `LE64(counter)` after the key block (byte counter 136).
 #[inline(always)]
 pub(crate) fn block(h: &[u64; 8], counter: u64) -> [u64; 8] {
-    let m = [counter, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    compress(h, &m, 128 + 8, true)
+    compress_counter(h, counter)
 }
 
 crate::csprng::dispatch::dispatch! {
