@@ -288,6 +288,19 @@ fn start(cli: &Cli) -> Result<Device, Failure> {
 }
 
 fn run(cli: &Cli) -> Result<(), Failure> {
+    // An input file that cannot be read is refused before the counter file reserves a block of numbers.
+    if cli.command.is_none()
+        && let Some(path) = cli.input.as_deref().filter(|p| *p != Path::new("-"))
+    {
+        let readable = std::fs::metadata(path).and_then(|m| {
+            if m.is_dir() {
+                Err(std::io::Error::other("a directory, not a file of readings"))
+            } else {
+                std::fs::File::open(path).map(drop)
+            }
+        });
+        readable.map_err(|e| Failure::Setup(format!("cannot read --input {}: {e}", path.display())))?;
+    }
     // The credentials, the encryptor and the MAC key are handled in `start`, never inlined; the stack it
     // used is scrubbed before the client runs (the OS seed, the keyed generator and copies of the MAC key
     // were found there by a memory image of the running client: tests/memory_image.rs).

@@ -181,6 +181,11 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
             &["--command", "echo 1", "--interval", "1s", "--runs", "0"][..],
             "--runs",
         ),
+        // An input that cannot be read: refused before the counter file reserves numbers, in one line.
+        (
+            &["--input", "/nonexistent/readings.txt"][..],
+            "cannot read --input /nonexistent/readings.txt",
+        ),
     ] {
         let started = Instant::now();
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-client"))

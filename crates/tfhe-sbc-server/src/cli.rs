@@ -57,14 +57,14 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "SECONDS", default_value_t = 60, conflicts_with = "nats")]
     pub(crate) max_message_age: u64,
     /// Exit after this many messages (and print the summary).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = at_least_one::<u64>)]
     pub(crate) exit_after: Option<u64>,
     /// Testing: close each connection after every Nth frame, before acknowledging it.
     #[arg(long, value_name = "N", hide = true)]
     pub(crate) drop_connection_every: Option<u64>,
     /// Run on NATS JetStream (e.g. nats://127.0.0.1:4222): the roles of --role, any number of processes
     /// sharing one JetStream; without it, one process with an in-memory queue.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub(crate) nats: Option<String>,
     /// With --nats: the roles this process runs.
     #[arg(long, value_enum, default_value_t = service::Role::Both, requires = "nats")]
@@ -101,7 +101,7 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "HOST:PORT", requires = "nats")]
     pub(crate) metrics_listen: Option<std::net::SocketAddr>,
     /// With --nats: the frames stream's size limit in bytes (full: devices are answered "busy").
-    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, requires = "nats")]
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, requires = "nats", value_parser = at_least_one::<i64>)]
     pub(crate) stream_max_bytes: i64,
     /// With --nats: seconds a worker may hold a frame before JetStream hands it to another worker (applies
     /// when the workers' consumer is created).
@@ -187,12 +187,12 @@ impl Cli {
 
 /// A count or a duration that 0 would turn into a server that serves nothing (no worker, no connection,
 /// every frame "busy", every connection or message timed out at once): refused with what to give.
-pub(crate) fn at_least_one<T: std::str::FromStr + PartialEq + From<u8>>(text: &str) -> Result<T, String> {
+pub(crate) fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, String> {
     let value: T = text
         .parse()
         .map_err(|_| format!("'{text}' is not a whole number: give 1 or more"))?;
-    if value == T::from(0) {
-        return Err("0 would serve nothing: give 1 or more".to_owned());
+    if value < T::from(1) {
+        return Err(format!("{text} would serve nothing: give 1 or more"));
     }
     Ok(value)
 }

@@ -86,7 +86,9 @@ fn help_and_one_line_errors() {
 fn zero_counts_and_durations_are_refused_in_one_line() {
     let single = ["--keys", "k"];
     let nats = ["--keys", "k", "--nats", "nats://127.0.0.1:4222"];
-    let cases: [(&[&str], &str, &str); 10] = [
+    let cases: [(&[&str], &str, &str); 12] = [
+        (&single, "--exit-after", "0"),
+        (&nats, "--stream-max-bytes", "0"),
         (&nats, "--workers", "0"),
         (&nats, "--replicas", "0"),
         (&nats, "--replicas", "6"),
@@ -109,6 +111,23 @@ fn zero_counts_and_durations_are_refused_in_one_line() {
         assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains(flag) && stderr.contains("give 1"), "{args:?}: {stderr}");
     }
+    let args = [
+        "--keys",
+        "k",
+        "--nats",
+        "nats://127.0.0.1:4222",
+        "--stream-max-bytes=-5",
+    ];
+    let (code, _, stderr) = server(&args);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--stream-max-bytes") && stderr.contains("give 1"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = server(&["--keys", "k", "--nats", ""]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--nats"), "{stderr}");
     let (code, _, stderr) = server(&["--keys", "k", "--no-such-option"]);
     assert_eq!(code, Some(2));
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");

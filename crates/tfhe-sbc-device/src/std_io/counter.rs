@@ -72,9 +72,11 @@ impl PersistentCounter {
             other => return other.map_err(FileError::Message),
         }
         let next = self.counter.next_sequence();
+        // At least the message's own chunks, also when the block is smaller than a message.
+        let chunks = u64::try_from(message_length.div_ceil(chunk_bytes.max(1)).max(1)).unwrap_or(u64::MAX);
         let end = next
             .checked_add(self.counter.remaining())
-            .and_then(|end| end.checked_add(self.block))
+            .and_then(|end| end.checked_add(self.block.max(chunks)))
             .ok_or_else(|| FileError::CounterExhausted {
                 path: self.path.clone(),
             })?;
@@ -108,5 +110,31 @@ fn lock_file(path: &Path) -> Result<fs::File, FileError> {
         Ok(()) => Ok(file),
         Err(fs::TryLockError::WouldBlock) => Err(FileError::CounterInUse { path: path.to_owned() }),
         Err(fs::TryLockError::Error(e)) => Err(io_error("lock", &lock_path)(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block smaller than a message's chunks reserves what the message needs (it reported the counter
+    /// exhausted and asked for a new device id).
+    #[test]
+    fn a_message_longer_than_a_block_reserves_its_chunks() {
+        let dir = std::env::temp_dir().join(std::format!("tsbc-counter-block-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("7.counter");
+        let mut counter = PersistentCounter::open(&path, 1).unwrap();
+        let message = counter.begin_message(1024, 128).unwrap();
+        assert_eq!(message.chunk_count(), 8);
+        assert_eq!(counter.next_sequence(), 8);
+        // The 1 number left of the first block and 8 more: 0..9 reserved.
+        assert_eq!(fs::read_to_string(&path).unwrap().trim(), "9");
+        assert_eq!(counter.begin_message(10, 128).unwrap().first_sequence(), 8);
+        assert_eq!(fs::read_to_string(&path).unwrap().trim(), "9");
+        assert_eq!(counter.begin_message(10, 128).unwrap().first_sequence(), 9);
+        assert_eq!(fs::read_to_string(&path).unwrap().trim(), "10");
+        drop(counter);
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
