@@ -23,6 +23,7 @@
 mod accept;
 mod accepted_tags;
 mod cli;
+mod cli_values;
 mod conversion_queue;
 mod gateway;
 mod jetstream;

@@ -64,7 +64,7 @@ pub struct ReadArgs {
     integer_bits: u32,
     /// Seconds any one NATS read may take (an announcement batch, a message's frames) before the listing
     /// ends with an error.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = crate::cli::at_least_one::<u64>)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = crate::cli_values::at_least_one::<u64>)]
     read_timeout: u64,
     #[command(flatten)]
     connection: NatsConnection,
