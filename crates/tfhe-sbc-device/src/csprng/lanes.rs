@@ -106,6 +106,7 @@ fn round<const WORDS: usize>(v: &mut [u64; 16], m: &[u64; 16], s: &[u8; 16]) {
 
 /// The twelve rounds, unrolled: every schedule index is a constant, so a message whose words from `WORDS`
 /// on are zero adds only its first `WORDS` words.
+#[cfg(not(all(target_os = "none", debug_assertions)))]
 #[inline(always)]
 fn rounds_unrolled<const WORDS: usize>(v: &mut [u64; 16], m: &[u64; 16]) {
     macro_rules! rounds {
