@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(Debug, Default)]
 pub struct LedgerWatermark {
     highest: Mutex<HashMap<u64, u64>>,
-    /// Moved since the last [`LedgerWatermark::save`].
+    /// Moved since the last [`LedgerWatermark::save_all`].
     moved: AtomicBool,
 }
 
@@ -50,7 +50,7 @@ impl LedgerWatermark {
         Self::default()
     }
 
-    /// The watermark [`LedgerWatermark::save`] wrote to `path` (absent: nothing seen yet). A file that does
+    /// The watermark [`LedgerWatermark::save_all`] wrote to `path` (absent: nothing seen yet). A file that does
     /// not read is an error: starting without it would forget what the process saw.
     pub fn load(path: &Path) -> Result<Self, String> {
         let text = match std::fs::read_to_string(path) {
