@@ -81,16 +81,10 @@ impl LedgerWatermark {
         })
     }
 
-    /// Writes the watermark to `path` (temporary file, fsync, rename) if it moved since the last write;
-    /// whether it wrote. On failure it stays "moved", so the next call tries again.
-    #[cfg(test)]
-    pub fn save(&self, path: &Path) -> Result<bool, String> {
-        Self::save_all(&[self], path)
-    }
-
     /// Writes the union of `watermarks` (per device, the highest number any of them saw: a process's
-    /// gateway and its workers keep their own, as their reads differ) to `path` if any moved since the last
-    /// write; whether it wrote.
+    /// gateway and its workers keep their own, as their reads differ) to `path` (temporary file, fsync,
+    /// rename) if any moved since the last write; whether it wrote. On failure they stay "moved", so the
+    /// next call tries again.
     pub fn save_all(watermarks: &[&Self], path: &Path) -> Result<bool, String> {
         let moved = watermarks
             .iter()
@@ -164,11 +158,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("watermark.txt");
         let watermark = LedgerWatermark::load(&path).unwrap();
-        assert!(!watermark.save(&path).unwrap(), "nothing moved");
+        assert!(
+            !LedgerWatermark::save_all(&[&watermark], &path).unwrap(),
+            "nothing moved"
+        );
         watermark.wrote(1, Some(9));
         assert_eq!(watermark.check(2, Some(4)), Reading::Current);
-        assert!(watermark.save(&path).unwrap());
-        assert!(!watermark.save(&path).unwrap(), "written once");
+        assert!(LedgerWatermark::save_all(&[&watermark], &path).unwrap());
+        assert!(
+            !LedgerWatermark::save_all(&[&watermark], &path).unwrap(),
+            "written once"
+        );
         let restarted = LedgerWatermark::load(&path).unwrap();
         assert_eq!(restarted.check(1, Some(8)), Reading::Behind { seen: 9, read: Some(8) });
         assert_eq!(restarted.check(2, None), Reading::Behind { seen: 4, read: None });

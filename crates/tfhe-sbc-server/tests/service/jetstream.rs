@@ -407,24 +407,7 @@ fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_never_accepted() {
     let key = format!("device.{id}");
     // Frame `first_sequence` stored, and the worker's commit and announcement recorded in the ledger (so
     // that no worker writes the ledger after the test does).
-    let settled = |first_sequence: u64| {
-        runtime.block_on(async {
-            let js = async_nats::jetstream::new(js_client(&nats).await);
-            let results = js.get_key_value("tsbc-results").await.unwrap();
-            let devices = js.get_key_value("tsbc-devices").await.unwrap();
-            let deadline = Instant::now() + Duration::from_secs(60);
-            loop {
-                let stored = results.get(frame_key(id, first_sequence, 0)).await.unwrap().is_some();
-                let entry = devices.get(&key).await.unwrap().unwrap();
-                let ledger = DeviceLedger::decode(&entry[..entry.len() - 16]).unwrap();
-                if stored && ledger.messages.is_empty() && ledger.unannounced.is_empty() {
-                    return;
-                }
-                assert!(Instant::now() < deadline, "frame {first_sequence} never committed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        })
-    };
+    let settled = |first_sequence: u64| drop(settled_entry(&runtime, &nats, id, first_sequence));
     // Writes the ledger entry (`None`: purges it), returning the entry it replaced (`None`: none).
     let ledger = |write: Option<bytes::Bytes>| {
         runtime.block_on(async {
@@ -498,6 +481,29 @@ fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_never_accepted() {
     let frame31 = at30.message(&readings(id, 8)).remove(0);
     at30.send_expecting(&mut stream, &frame31, AckStatus::Accepted);
     println!("replays after a purge and after rollbacks: duplicate while stored, busy once purged, never accepted");
+}
+
+/// Device `id`'s ledger entry once its frame `first_sequence` is stored and its ledger holds no open or
+/// unannounced message (so that no worker writes the ledger after the test does); at most 60 s.
+fn settled_entry(runtime: &tokio::runtime::Runtime, nats: &NatsServer, id: u64, first_sequence: u64) -> bytes::Bytes {
+    use tfhe_sbc_adapter::results::frame_key;
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(nats).await);
+        let results = js.get_key_value("tsbc-results").await.unwrap();
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        let key = format!("device.{id}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let stored = results.get(frame_key(id, first_sequence, 0)).await.unwrap().is_some();
+            let entry = devices.get(&key).await.unwrap().unwrap();
+            let ledger = DeviceLedger::decode(&entry[..entry.len() - 16]).unwrap();
+            if stored && ledger.messages.is_empty() && ledger.unannounced.is_empty() {
+                return entry;
+            }
+            assert!(Instant::now() < deadline, "frame {first_sequence} never committed");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
 }
 
 async fn js_client(nats: &NatsServer) -> async_nats::Client {
@@ -621,24 +627,7 @@ fn a_role_restarted_with_its_watermark_file_refuses_a_rolled_back_ledger() {
     let key = format!("device.{id}");
     let runtime = common::service::runtime();
     // The device's ledger entry once frame `sequence` is stored and the ledger holds no open message.
-    let settled = |sequence: u64| {
-        runtime.block_on(async {
-            let js = async_nats::jetstream::new(js_client(&nats).await);
-            let results = js.get_key_value("tsbc-results").await.unwrap();
-            let devices = js.get_key_value("tsbc-devices").await.unwrap();
-            let deadline = Instant::now() + Duration::from_secs(60);
-            loop {
-                let stored = results.get(frame_key(id, sequence, 0)).await.unwrap().is_some();
-                let entry = devices.get(&key).await.unwrap().unwrap();
-                let ledger = DeviceLedger::decode(&entry[..entry.len() - 16]).unwrap();
-                if stored && ledger.messages.is_empty() && ledger.unannounced.is_empty() {
-                    return entry;
-                }
-                assert!(Instant::now() < deadline, "frame {sequence} never committed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        })
-    };
+    let settled = |sequence: u64| settled_entry(&runtime, &nats, id, sequence);
     let mut meter = Meter::new(&keys, id, 0);
     let frame0 = meter.message(&readings(id, 0)).remove(0);
     meter.send_expecting(&mut connect(&address), &frame0, AckStatus::Accepted);
