@@ -18,9 +18,18 @@
 //!    until [`DeviceLedger::announced`] records its announcement. Storing never refuses an admitted chunk,
 //!    whatever the order or delay in which chunks arrive: nothing admitted is ever dropped afterwards.
 //!
+//! The ledger admits a **frame**, not only a number: each admitted chunk keeps its frame's [`FrameTag`] (in
+//! the replay window while the window holds its number, and in its message's entry until it is stored).
+//! Another frame under an admitted number (a device whose counter went back: a counter file restored, or a
+//! board cloned, possibly sending at once through two gateways) is [`IntakeError::TooOld`] at admission
+//! and [`Stored::OtherFrame`] at storage, so the bytes stored under a number are those of the frame whose
+//! sender heard "accepted" or "duplicate", and of no other.
+//!
 //! Invariant (`tests/commit_ledger.rs`, a property test over arbitrary interleavings, duplicates, delays
-//! and reorderings of several devices' multi-chunk messages): every chunk admitted ends in exactly one
-//! completed message, once all of its message's chunks are admitted and stored; no message completes twice.
+//! and reorderings of several devices' multi-chunk messages, with a clone of each device sending other
+//! frames under the same numbers): every chunk admitted ends in exactly one completed message, once all of
+//! its message's chunks are admitted and stored; no message completes twice; every frame answered
+//! "accepted" or "duplicate" is the one stored under its number.
 //!
 //! Bounds: at most `max_incomplete` messages with chunks not yet admitted (the device's own open messages),
 //! and at most `max_backlog` messages admitted and not yet stored or announced. Both are enforced by
@@ -32,11 +41,13 @@
 
 use crate::IntakeError;
 use crate::error::MessageField;
-use crate::replay::{ReplayWindow, WINDOW};
+use crate::replay::{FrameTag, ReplayWindow, WINDOW};
 use tfhe_sbc_device::frame::FrameHeader;
 
-/// The ledger's encoding version.
-const VERSION: u8 = 2;
+/// The ledger's encoding version (3: with the frames' tags; 2, without them, is still read).
+const VERSION: u8 = 3;
+/// The version before the tags: read as a ledger whose tags are unknown (every frame the admitted one).
+const VERSION_WITHOUT_TAGS: u8 = 2;
 /// The most chunks a message may have in a ledger (the bitmaps' width).
 pub const MAX_CHUNKS: u32 = 64;
 /// Bytes of one message entry in the encoding.
@@ -63,7 +74,7 @@ impl Default for LedgerLimits {
 }
 
 /// One message with some chunk admitted and not all of them stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LedgerMessage {
     /// The sequence number of chunk 0.
     pub first_sequence: u64,
@@ -73,9 +84,27 @@ pub struct LedgerMessage {
     pub admitted: u64,
     /// Bit `i`: chunk `i` stored.
     pub stored: u64,
+    /// The tag of each chunk admitted and not yet stored, by chunk index (ascending).
+    pub pending: Vec<(u32, FrameTag)>,
 }
 
 impl LedgerMessage {
+    /// A message whose chunk `chunk` is its first admitted.
+    fn first(chunk: ChunkId) -> Self {
+        Self {
+            first_sequence: chunk.first_sequence,
+            chunk_count: chunk.chunk_count,
+            admitted: chunk.bit(),
+            stored: 0,
+            pending: vec![(chunk.chunk_index, chunk.tag)],
+        }
+    }
+
+    /// The tag chunk `index` was admitted with, while it is not stored.
+    fn pending_tag(&self, index: u32) -> Option<FrameTag> {
+        self.pending.iter().find(|&&(i, _)| i == index).map(|&(_, tag)| tag)
+    }
+
     fn all(&self) -> u64 {
         if self.chunk_count >= 64 {
             u64::MAX
@@ -101,12 +130,15 @@ pub struct ChunkId {
     pub chunk_count: u32,
     /// This chunk's index.
     pub chunk_index: u32,
+    /// Which frame: its tag ([`FrameTag::of_frame`]).
+    pub tag: FrameTag,
 }
 
 impl ChunkId {
-    /// The chunk `header` names; `None` when its fields cannot describe a chunk of a ledger message (an
-    /// index past the count, more than [`MAX_CHUNKS`], or a first sequence number below zero).
-    pub fn of(header: &FrameHeader) -> Option<Self> {
+    /// The chunk `header` names, sent as the frame of tag `tag`; `None` when the header's fields cannot
+    /// describe a chunk of a ledger message (an index past the count, more than [`MAX_CHUNKS`], or a first
+    /// sequence number below zero).
+    pub fn of(header: &FrameHeader, tag: FrameTag) -> Option<Self> {
         let valid = header.chunk_count >= 1
             && header.chunk_count <= MAX_CHUNKS
             && header.chunk_index < header.chunk_count
@@ -116,6 +148,7 @@ impl ChunkId {
             first_sequence: header.sequence - u64::from(header.chunk_index),
             chunk_count: header.chunk_count,
             chunk_index: header.chunk_index,
+            tag,
         })
     }
 
@@ -140,6 +173,9 @@ pub enum Stored {
     /// The chunk's number is below the window and its message is not in the ledger: stored before, or
     /// never admitted; only the stored bytes can tell.
     Forgotten,
+    /// Another frame was admitted under this chunk's number (the device's counter went back): this frame
+    /// was never acknowledged "accepted" or "duplicate", and its bytes must not be stored.
+    OtherFrame,
 }
 
 /// One device's ledger.
@@ -192,10 +228,11 @@ impl DeviceLedger {
 
     /// Step 1: decides the acknowledgement of chunk `chunk` of device `device_id`. `Ok` admits it (the
     /// caller acknowledges "accepted" once this ledger is durable); `Err` leaves the ledger unchanged:
-    /// [`IntakeError::Replayed`] (admitted before: "duplicate"), [`IntakeError::TooOld`],
+    /// [`IntakeError::Replayed`] (this very frame admitted before: "duplicate"), [`IntakeError::TooOld`]
+    /// (below the window, or another frame admitted under the number),
     /// [`IntakeError::MessageMismatch`] (the chunk count differs from its message's), or a limit ("busy").
     pub fn admit(&mut self, device_id: u64, chunk: ChunkId, limits: &LedgerLimits) -> Result<(), IntakeError> {
-        self.window.check(device_id, chunk.sequence)?;
+        self.window.check(device_id, chunk.sequence, chunk.tag)?;
         match self
             .messages
             .iter()
@@ -209,18 +246,16 @@ impl DeviceLedger {
                         field: MessageField::ChunkCount,
                     });
                 }
-                self.messages[at].admitted |= chunk.bit();
+                let message = &mut self.messages[at];
+                message.admitted |= chunk.bit();
+                let at = message.pending.partition_point(|&(i, _)| i < chunk.chunk_index);
+                message.pending.insert(at, (chunk.chunk_index, chunk.tag));
             }
             None if self.older_than_every_incomplete(chunk.first_sequence) => {
                 // The device cannot finish its newer messages before this older one (it sends in order,
                 // within a span of its oldest unanswered frame): the limits would lock it out for good.
                 // Such messages lie inside the replay window, so at most `WINDOW` of them.
-                self.messages.push(LedgerMessage {
-                    first_sequence: chunk.first_sequence,
-                    chunk_count: chunk.chunk_count,
-                    admitted: chunk.bit(),
-                    stored: 0,
-                });
+                self.messages.push(LedgerMessage::first(chunk));
             }
             None => {
                 if self.incomplete() >= limits.max_incomplete {
@@ -234,21 +269,22 @@ impl DeviceLedger {
                         limit: limits.max_backlog,
                     });
                 }
-                self.messages.push(LedgerMessage {
-                    first_sequence: chunk.first_sequence,
-                    chunk_count: chunk.chunk_count,
-                    admitted: chunk.bit(),
-                    stored: 0,
-                });
+                self.messages.push(LedgerMessage::first(chunk));
             }
         }
-        self.window.accept(chunk.sequence);
+        self.window.accept(chunk.sequence, chunk.tag);
         Ok(())
     }
 
     /// Step 2: records that chunk `chunk`'s frame is durable where readers find it. Never refuses an
-    /// admitted chunk.
+    /// admitted frame; refuses another frame under an admitted number ([`Stored::OtherFrame`]), which the
+    /// caller must not store.
     pub fn store(&mut self, chunk: ChunkId) -> Stored {
+        let other =
+            |admitted: Option<FrameTag>| admitted.is_some_and(|tag| tag != chunk.tag && tag != FrameTag::UNKNOWN);
+        if other(self.window.tag(chunk.sequence)) {
+            return Stored::OtherFrame;
+        }
         if let Some(at) = self
             .messages
             .iter()
@@ -261,7 +297,11 @@ impl DeviceLedger {
             if message.stored & chunk.bit() != 0 {
                 return Stored::Before;
             }
+            if other(message.pending_tag(chunk.chunk_index)) {
+                return Stored::OtherFrame;
+            }
             message.stored |= chunk.bit();
+            message.pending.retain(|&(i, _)| i != chunk.chunk_index);
             if message.stored != message.all() {
                 return Stored::Now { completed: false };
             }
@@ -269,7 +309,7 @@ impl DeviceLedger {
             self.unannounced.push((done.first_sequence, done.chunk_count));
             return Stored::Now { completed: true };
         }
-        match self.window.check(0, chunk.sequence) {
+        match self.window.check(0, chunk.sequence, chunk.tag) {
             // Admitted, and its message no longer in the ledger: stored in full.
             Err(IntakeError::Replayed { .. }) => Stored::Before,
             Err(_) => Stored::Forgotten,
@@ -285,98 +325,151 @@ impl DeviceLedger {
         self.unannounced.len() != before
     }
 
-    /// The most bytes [`DeviceLedger::encode`] writes under `limits`.
+    /// The most bytes [`DeviceLedger::encode`] writes under `limits`: every entry with every chunk
+    /// admitted and not stored (a bound no device near its limits reaches: a ledger is a few hundred bytes
+    /// and the window's tags).
     pub const fn max_encoded_bytes(limits: &LedgerLimits) -> usize {
-        1 + ReplayWindow::BYTES + 2 + 2 + (limits.max_backlog + limits.max_incomplete + WINDOW as usize) * ENTRY_BYTES
+        let entries = limits.max_backlog + limits.max_incomplete + WINDOW as usize;
+        1 + ReplayWindow::BYTES
+            + WINDOW as usize * FrameTag::BYTES
+            + 2
+            + 2
+            + entries * (ENTRY_BYTES + MAX_CHUNKS as usize * FrameTag::BYTES)
     }
 
     /// The ledger's bytes:
     ///
     /// ```text
-    /// version 2 | window (ReplayWindow::to_bytes) | message count u16 LE | unannounced count u16 LE |
-    ///   per message: first sequence u64 | chunk count u32 | admitted u64 | stored u64   (LE)
+    /// version 3 | window (ReplayWindow::to_bytes) | the window's tags, 8 bytes per number it holds,
+    ///   highest first (ReplayWindow::held_tags) | message count u16 LE | unannounced count u16 LE |
+    ///   per message: first sequence u64 | chunk count u32 | admitted u64 | stored u64 (LE) |
+    ///     the tag of each chunk admitted and not stored, by chunk index (8 bytes each)
     ///   per unannounced message: first sequence u64 | chunk count u32 | 0 u64 | 0 u64
     /// ```
+    ///
+    /// Version 2 (no tags at all) is still read: its tags are unknown, every frame the admitted one.
     pub fn encode(&self) -> Vec<u8> {
         let entries = self.messages.len() + self.unannounced.len();
-        let mut out = Vec::with_capacity(5 + ReplayWindow::BYTES + entries * ENTRY_BYTES);
+        let mut out =
+            Vec::with_capacity(5 + ReplayWindow::BYTES + self.window.held() * FrameTag::BYTES + entries * ENTRY_BYTES);
         out.push(VERSION);
         out.extend_from_slice(&self.window.to_bytes());
+        for tag in self.window.held_tags() {
+            out.extend_from_slice(&tag.0);
+        }
         out.extend_from_slice(&(self.messages.len() as u16).to_le_bytes());
         out.extend_from_slice(&(self.unannounced.len() as u16).to_le_bytes());
-        let unannounced = self
-            .unannounced
-            .iter()
-            .map(|&(first_sequence, chunk_count)| LedgerMessage {
-                first_sequence,
-                chunk_count,
-                admitted: 0,
-                stored: 0,
-            });
-        for m in self.messages.iter().copied().chain(unannounced) {
-            out.extend_from_slice(&m.first_sequence.to_le_bytes());
-            out.extend_from_slice(&m.chunk_count.to_le_bytes());
-            out.extend_from_slice(&m.admitted.to_le_bytes());
-            out.extend_from_slice(&m.stored.to_le_bytes());
+        let entry = |out: &mut Vec<u8>, first_sequence: u64, chunk_count: u32, admitted: u64, stored: u64| {
+            out.extend_from_slice(&first_sequence.to_le_bytes());
+            out.extend_from_slice(&chunk_count.to_le_bytes());
+            out.extend_from_slice(&admitted.to_le_bytes());
+            out.extend_from_slice(&stored.to_le_bytes());
+        };
+        for m in &self.messages {
+            entry(&mut out, m.first_sequence, m.chunk_count, m.admitted, m.stored);
+            for (_, tag) in &m.pending {
+                out.extend_from_slice(&tag.0);
+            }
+        }
+        for &(first_sequence, chunk_count) in &self.unannounced {
+            entry(&mut out, first_sequence, chunk_count, 0, 0);
         }
         out
     }
 
     /// The ledger in `bytes`, or why they are not one. Never allocates past the input's size.
     pub fn decode(bytes: &[u8]) -> Result<Self, String> {
-        let (&version, rest) = bytes.split_first().ok_or("empty ledger")?;
-        if version != VERSION {
-            return Err(format!("ledger version {version} (this build reads {VERSION})"));
+        let mut input = Reader(bytes);
+        let version = input.take::<1>()?[0];
+        if version != VERSION && version != VERSION_WITHOUT_TAGS {
+            return Err(format!(
+                "ledger version {version} (this build reads {VERSION_WITHOUT_TAGS} and {VERSION})"
+            ));
         }
-        let window: &[u8; ReplayWindow::BYTES] = rest
-            .get(..ReplayWindow::BYTES)
-            .and_then(|w| w.try_into().ok())
-            .ok_or("truncated ledger")?;
-        let window = ReplayWindow::from_bytes(window).ok_or("invalid replay window in the ledger")?;
-        let rest = &rest[ReplayWindow::BYTES..];
-        let count = |at: usize| {
-            rest.get(at..at + 2)
-                .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+        let tagged = version == VERSION;
+        let window = ReplayWindow::from_bytes(&input.take::<{ ReplayWindow::BYTES }>()?)
+            .ok_or("invalid replay window in the ledger")?;
+        let window = if tagged {
+            let tags = input.tags(window.held())?;
+            window.with_tags(&tags).ok_or("ledger: the window's tags")?
+        } else {
+            window
         };
-        let (Some(open), Some(unannounced)) = (count(0), count(2)) else {
-            return Err("truncated ledger".into());
-        };
-        let entries = &rest[4..];
-        if entries.len() != (open + unannounced) * ENTRY_BYTES {
+        let open = usize::from(u16::from_le_bytes(input.take::<2>()?));
+        let unannounced = usize::from(u16::from_le_bytes(input.take::<2>()?));
+        // Each entry takes ENTRY_BYTES at least: counts past the input are refused before any allocation.
+        if (open + unannounced) * ENTRY_BYTES > input.0.len() {
             return Err(format!(
                 "ledger: {open} + {unannounced} entries in {} bytes",
-                entries.len()
+                input.0.len()
             ));
         }
         let mut messages = Vec::with_capacity(open);
         let mut done = Vec::with_capacity(unannounced);
-        for (i, e) in entries.chunks_exact(ENTRY_BYTES).enumerate() {
-            let word = |at: usize| u64::from_le_bytes(e[at..at + 8].try_into().expect("8 bytes"));
-            let chunk_count = u32::from_le_bytes(e[8..12].try_into().expect("4 bytes"));
+        for i in 0..open + unannounced {
+            let first_sequence = u64::from_le_bytes(input.take::<8>()?);
+            let chunk_count = u32::from_le_bytes(input.take::<4>()?);
+            let admitted = u64::from_le_bytes(input.take::<8>()?);
+            let stored = u64::from_le_bytes(input.take::<8>()?);
             if chunk_count == 0 || chunk_count > MAX_CHUNKS {
                 return Err(format!("ledger: a message of {chunk_count} chunks"));
             }
-            let entry = LedgerMessage {
-                first_sequence: word(0),
-                chunk_count,
-                admitted: word(12),
-                stored: word(20),
-            };
             if i < open {
+                let mut entry = LedgerMessage {
+                    first_sequence,
+                    chunk_count,
+                    admitted,
+                    stored,
+                    pending: Vec::new(),
+                };
                 let all = entry.all();
-                if entry.admitted & !all != 0 || entry.stored & !entry.admitted != 0 || entry.stored == all {
+                if admitted & !all != 0 || stored & !admitted != 0 || stored == all {
                     return Err("ledger: inconsistent chunk bitmaps".into());
                 }
+                let waiting = admitted & !stored;
+                let tags = if tagged {
+                    input.tags(waiting.count_ones() as usize)?
+                } else {
+                    vec![FrameTag::UNKNOWN; waiting.count_ones() as usize]
+                };
+                let indices = (0..chunk_count).filter(|&i| waiting >> i & 1 == 1);
+                entry.pending = indices.zip(tags).collect();
                 messages.push(entry);
             } else {
-                done.push((entry.first_sequence, entry.chunk_count));
+                if admitted != 0 || stored != 0 {
+                    return Err("ledger: an unannounced message with chunk bitmaps".into());
+                }
+                done.push((first_sequence, chunk_count));
             }
+        }
+        if !input.0.is_empty() {
+            return Err(format!("ledger: {} bytes after its last entry", input.0.len()));
         }
         Ok(Self {
             window,
             messages,
             unannounced: done,
         })
+    }
+}
+
+/// The unread rest of an encoded ledger.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    /// The next `N` bytes.
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let (head, rest) = self.0.split_first_chunk::<N>().ok_or("truncated ledger")?;
+        self.0 = rest;
+        Ok(*head)
+    }
+
+    /// The next `count` tags (checked against the input's length before allocating).
+    fn tags(&mut self, count: usize) -> Result<Vec<FrameTag>, String> {
+        if count * FrameTag::BYTES > self.0.len() {
+            return Err("truncated ledger".into());
+        }
+        (0..count).map(|_| self.take().map(FrameTag)).collect()
     }
 }
 
@@ -390,6 +483,7 @@ mod tests {
             first_sequence: first,
             chunk_count: count,
             chunk_index: index,
+            tag: FrameTag::of_mac(&(first + u64::from(index) + 1).to_le_bytes()),
         }
     }
 
@@ -456,14 +550,71 @@ mod tests {
         ledger.store(chunk(8, 1, 0));
         let bytes = ledger.encode();
         assert!(bytes.len() <= DeviceLedger::max_encoded_bytes(&limits));
-        assert_eq!(DeviceLedger::decode(&bytes), Ok(ledger));
+        assert_eq!(DeviceLedger::decode(&bytes), Ok(ledger.clone()));
         assert!(DeviceLedger::decode(&bytes[..bytes.len() - 1]).is_err());
         assert!(DeviceLedger::decode(&[1]).is_err());
         assert!(DeviceLedger::decode(&[]).is_err());
         let mut bad = bytes.clone();
         // The first entry's stored bitmap names a chunk that was never admitted.
-        let stored_at = 1 + ReplayWindow::BYTES + 4 + 20;
+        let stored_at = 1 + ReplayWindow::BYTES + ledger.window.held() * FrameTag::BYTES + 4 + 20;
         bad[stored_at] |= 1;
         assert!(DeviceLedger::decode(&bad).is_err());
+        // Version 2 (no tags) is read with unknown tags: every frame is then the admitted one.
+        let mut untagged = vec![2];
+        untagged.extend_from_slice(&ledger.window.to_bytes());
+        untagged.extend_from_slice(&bytes[1 + ReplayWindow::BYTES + ledger.window.held() * FrameTag::BYTES..]);
+        let read = DeviceLedger::decode(&untagged).unwrap();
+        let mut other = chunk(8, 1, 0);
+        other.tag = FrameTag::of_mac(b"another");
+        assert!(matches!(
+            read.clone().admit(9, other, &limits),
+            Err(IntakeError::Replayed { .. })
+        ));
+    }
+
+    /// Another frame under an admitted number: too old at admission (with the number after the highest),
+    /// refused at storage, whether its number is still in the window or only in its message's entry.
+    #[test]
+    fn another_frame_under_an_admitted_number_is_neither_admitted_nor_stored() {
+        let limits = LedgerLimits {
+            max_incomplete: 4,
+            max_backlog: 1000,
+        };
+        let other = |mut c: ChunkId| {
+            c.tag = FrameTag::of_mac(b"a clone's frame");
+            c
+        };
+        let mut ledger = DeviceLedger::new();
+        ledger.admit(1, chunk(0, 2, 0), &limits).unwrap();
+        ledger.admit(1, chunk(2, 1, 0), &limits).unwrap();
+        assert_eq!(
+            ledger.clone().admit(1, other(chunk(0, 2, 0)), &limits),
+            Err(IntakeError::TooOld {
+                device_id: 1,
+                sequence: 0,
+                lowest_acceptable: 3
+            })
+        );
+        assert!(matches!(
+            ledger.clone().admit(1, chunk(0, 2, 0), &limits),
+            Err(IntakeError::Replayed { .. })
+        ));
+        let before = ledger.clone();
+        assert_eq!(ledger.store(other(chunk(0, 2, 0))), Stored::OtherFrame);
+        assert_eq!(ledger.store(other(chunk(2, 1, 0))), Stored::OtherFrame);
+        assert_eq!(ledger, before);
+        // 300 numbers later the window no longer holds 0; its message's entry still knows the frame.
+        for first in 3..300 {
+            ledger.admit(1, chunk(first, 1, 0), &limits).unwrap();
+            ledger.store(chunk(first, 1, 0));
+        }
+        assert_eq!(ledger.window.tag(0), None);
+        assert_eq!(ledger.store(other(chunk(0, 2, 0))), Stored::OtherFrame);
+        assert_eq!(ledger.store(chunk(0, 2, 0)), Stored::Now { completed: false });
+        assert_eq!(DeviceLedger::decode(&ledger.encode()), Ok(ledger.clone()));
+        // Stored: a resend of the stored frame is "before", another frame still "other".
+        assert_eq!(ledger.store(chunk(0, 2, 0)), Stored::Before);
+        assert_eq!(ledger.store(other(chunk(299, 1, 0))), Stored::OtherFrame);
+        assert_eq!(ledger.store(chunk(299, 1, 0)), Stored::Before);
     }
 }

@@ -7,19 +7,86 @@
 //!
 //! [`ReplayWindow::check`] does not change the window; [`ReplayWindow::accept`] records a number. Intake calls
 //! `accept` only after the frame's MAC verified, so forged frames cannot move the window.
+//!
+//! The window admits a **frame**, not only a number: with each number it keeps the accepted frame's
+//! [`FrameTag`] (the first bytes of its MAC). A number it holds is a replay ("duplicate") only for that very
+//! frame. Another authentic frame under it comes from a device whose counter went back (a counter file
+//! restored from a backup, or a board cloned with its counter): answered "duplicate", its readings would
+//! be counted delivered and lost without an error, so it is [`IntakeError::TooOld`] instead, with the
+//! number after the highest as the lowest acceptable, which the device then writes into its counter.
+//! One slot per residue of the number modulo [`WINDOW`]: the numbers a window holds are consecutive modulo
+//! its width, so no two share a slot, and a slot is only overwritten by a number that pushed the older one
+//! out of the window.
 
 use crate::error::IntakeError;
 
 /// The window's width: how far out of order (in sequence numbers) a frame may arrive.
 pub const WINDOW: u64 = 128;
 
-/// One device's window.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Which frame was accepted under a number: the first [`FrameTag::BYTES`] bytes of its MAC tag. Two
+/// different authentic frames share them with probability 2^-64. All zero: not known (a window read from
+/// its 33-byte persistent form, which keeps no tags), which [`ReplayWindow::check`] treats as the same
+/// frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FrameTag(pub [u8; FrameTag::BYTES]);
+
+impl FrameTag {
+    /// The tag's length.
+    pub const BYTES: usize = 8;
+    /// No frame known.
+    pub const UNKNOWN: Self = Self([0; Self::BYTES]);
+
+    /// The tag of a frame whose MAC tag is `mac_tag` (its first [`FrameTag::BYTES`] bytes; a shorter tag,
+    /// zero-padded).
+    pub fn of_mac(mac_tag: &[u8]) -> Self {
+        let mut out = [0u8; Self::BYTES];
+        let n = mac_tag.len().min(Self::BYTES);
+        out[..n].copy_from_slice(&mac_tag[..n]);
+        Self(out)
+    }
+
+    /// The tag of the frame `frame` (wire format v2: its MAC tag ends it); [`FrameTag::UNKNOWN`] for bytes
+    /// too short to hold one.
+    pub fn of_frame(frame: &[u8]) -> Self {
+        tfhe_sbc_device::frame::ack::frame_tag(frame).map_or(Self::UNKNOWN, |tag| Self::of_mac(tag))
+    }
+}
+
+/// One device's window. Two windows are equal when they hold the same numbers with the same tags (the
+/// slots of numbers they no longer hold do not count).
+#[derive(Clone)]
 pub struct ReplayWindow {
     floor: u64,
     highest: Option<u64>,
     /// Bit `i` is set when `highest - i` was accepted.
     seen: u128,
+    /// The frame accepted under each number the bitmap holds, in slot `number % WINDOW`.
+    tags: [FrameTag; WINDOW as usize],
+}
+
+impl PartialEq for ReplayWindow {
+    fn eq(&self, other: &Self) -> bool {
+        (self.floor, self.highest, self.seen) == (other.floor, other.highest, other.seen)
+            && self.held_tags().eq(other.held_tags())
+    }
+}
+
+impl Eq for ReplayWindow {}
+
+impl core::fmt::Debug for ReplayWindow {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ReplayWindow")
+            .field("floor", &self.floor)
+            .field("highest", &self.highest)
+            .field("seen", &format_args!("{:#x}", self.seen))
+            .field("tags", &format_args!("{} held", self.held()))
+            .finish()
+    }
+}
+
+/// The slot of `sequence` in [`ReplayWindow::tags`].
+const fn slot(sequence: u64) -> usize {
+    (sequence % WINDOW) as usize
 }
 
 impl ReplayWindow {
@@ -29,6 +96,7 @@ impl ReplayWindow {
             floor,
             highest: None,
             seen: 0,
+            tags: [FrameTag::UNKNOWN; WINDOW as usize],
         }
     }
 
@@ -45,6 +113,7 @@ impl ReplayWindow {
                     floor: u64::MAX,
                     highest: Some(u64::MAX),
                     seen: 1,
+                    tags: self.tags,
                 },
             },
         }
@@ -63,10 +132,12 @@ impl ReplayWindow {
         }
     }
 
-    /// Whether `sequence` of device `device_id` (this window's device, named in the error) is new, without
-    /// recording it: [`IntakeError::Replayed`] if it was accepted, [`IntakeError::TooOld`] if it is below
-    /// the window or the floor.
-    pub fn check(&self, device_id: u64, sequence: u64) -> Result<(), IntakeError> {
+    /// Whether frame `tag` under `sequence` of device `device_id` (this window's device, named in the
+    /// error) is new, without recording it: [`IntakeError::Replayed`] if this frame was accepted under it,
+    /// [`IntakeError::TooOld`] if the number is below the window or the floor, or if another frame was
+    /// accepted under it (the device's counter went back: then the lowest acceptable number is the one
+    /// after the highest).
+    pub fn check(&self, device_id: u64, sequence: u64, tag: FrameTag) -> Result<(), IntakeError> {
         let too_old = Err(IntakeError::TooOld {
             device_id,
             sequence,
@@ -83,14 +154,59 @@ impl ReplayWindow {
         if behind >= WINDOW {
             too_old
         } else if self.seen >> behind & 1 == 1 {
-            Err(IntakeError::Replayed { device_id, sequence })
+            let accepted = self.tags[slot(sequence)];
+            if accepted == tag || accepted == FrameTag::UNKNOWN {
+                Err(IntakeError::Replayed { device_id, sequence })
+            } else {
+                Err(IntakeError::TooOld {
+                    device_id,
+                    sequence,
+                    lowest_acceptable: highest.saturating_add(1).max(self.floor),
+                })
+            }
         } else {
             Ok(())
         }
     }
 
+    /// The frame accepted under `sequence`, if the window holds that number.
+    pub fn tag(&self, sequence: u64) -> Option<FrameTag> {
+        let behind = self.highest?.checked_sub(sequence)?;
+        (behind < WINDOW && self.seen >> behind & 1 == 1).then(|| self.tags[slot(sequence)])
+    }
+
+    /// The tags of the numbers the window holds, highest first (bit order of the bitmap): what
+    /// [`ReplayWindow::with_tags`] takes back.
+    pub fn held_tags(&self) -> impl Iterator<Item = FrameTag> + '_ {
+        let highest = self.highest.unwrap_or(0);
+        (0..WINDOW)
+            .filter(|&behind| self.seen >> behind & 1 == 1)
+            .map(move |behind| self.tags[slot(highest - behind)])
+    }
+
+    /// How many numbers the window holds (the count of [`ReplayWindow::held_tags`]).
+    pub fn held(&self) -> usize {
+        self.seen.count_ones() as usize
+    }
+
+    /// This window with `tags` (as [`ReplayWindow::held_tags`] gave them) for the numbers it holds; `None`
+    /// if their count is not [`ReplayWindow::held`].
+    pub fn with_tags(mut self, tags: &[FrameTag]) -> Option<Self> {
+        if tags.len() != self.held() {
+            return None;
+        }
+        let highest = self.highest.unwrap_or(0);
+        let held = (0..WINDOW).filter(|&behind| self.seen >> behind & 1 == 1);
+        for (behind, &tag) in held.zip(tags) {
+            self.tags[slot(highest - behind)] = tag;
+        }
+        Some(self)
+    }
+
     /// The window's persistent form ([`ReplayWindow::BYTES`] bytes): floor, highest (`u64::MAX` with a flag
-    /// byte 0 for none), and the bitmap, little-endian.
+    /// byte 0 for none), and the bitmap, little-endian. The tags are not in it
+    /// ([`ReplayWindow::held_tags`]): a window read back treats every number it holds as the same frame,
+    /// which [`ReplayWindow::resumed`] makes moot (it holds none).
     pub fn to_bytes(&self) -> [u8; Self::BYTES] {
         let mut out = [0u8; Self::BYTES];
         out[..8].copy_from_slice(&self.floor.to_le_bytes());
@@ -114,15 +230,17 @@ impl ReplayWindow {
             floor: word(0),
             highest,
             seen,
+            tags: [FrameTag::UNKNOWN; WINDOW as usize],
         })
     }
 
     /// The length of [`ReplayWindow::to_bytes`].
     pub const BYTES: usize = 8 + 1 + 8 + 16;
 
-    /// Records `sequence`, which [`check`](Self::check) accepted.
-    pub fn accept(&mut self, sequence: u64) {
-        debug_assert!(self.check(0, sequence).is_ok());
+    /// Records frame `tag` under `sequence`, which [`check`](Self::check) accepted.
+    pub fn accept(&mut self, sequence: u64, tag: FrameTag) {
+        debug_assert!(self.check(0, sequence, tag).is_ok());
+        self.tags[slot(sequence)] = tag;
         match self.highest {
             None => {
                 self.highest = Some(sequence);
@@ -145,6 +263,8 @@ mod tests {
 
     /// The device the windows below belong to.
     const DEVICE: u64 = 7;
+    /// The frame the tests accept (one for every number, as far as most tests care).
+    const T: FrameTag = FrameTag([1; FrameTag::BYTES]);
 
     fn replayed(sequence: u64) -> Result<(), IntakeError> {
         Err(IntakeError::Replayed {
@@ -180,13 +300,19 @@ mod tests {
             } else {
                 Ok(())
             };
+            let tag = FrameTag::of_mac(&sequence.to_le_bytes());
             assert_eq!(
-                window.check(DEVICE, sequence),
+                window.check(DEVICE, sequence, tag),
                 expected,
                 "sequence {sequence}, top {top}"
             );
+            if accepted.contains(&sequence) && expected == replayed(sequence) {
+                // Another frame under an accepted number: too old, with the number after the highest.
+                let other = FrameTag::of_mac(&(sequence ^ 1 << 40).to_le_bytes());
+                assert_eq!(window.check(DEVICE, sequence, other), too_old(sequence, top + 1));
+            }
             if expected.is_ok() {
-                window.accept(sequence);
+                window.accept(sequence, tag);
                 accepted.insert(sequence);
             }
         }
@@ -194,13 +320,55 @@ mod tests {
         assert_eq!(window.highest(), accepted.last().copied());
     }
 
+    /// A number the window holds is a replay only for the frame accepted under it; another frame under it
+    /// is too old, with the number after the highest; the tags travel with `held_tags` / `with_tags`.
+    #[test]
+    fn another_frame_under_a_held_number_is_too_old() {
+        let tag = |n: u64| FrameTag::of_mac(&(n + 1).to_le_bytes());
+        let mut window = ReplayWindow::new(0);
+        for sequence in (1000..1000 + WINDOW).rev() {
+            window.accept(sequence, tag(sequence));
+        }
+        let highest = 1000 + WINDOW - 1;
+        for sequence in 1000..1000 + WINDOW {
+            assert_eq!(window.check(DEVICE, sequence, tag(sequence)), replayed(sequence));
+            assert_eq!(window.tag(sequence), Some(tag(sequence)));
+            assert_eq!(
+                window.check(DEVICE, sequence, tag(sequence + 1)),
+                too_old(sequence, highest + 1)
+            );
+        }
+        // Unknown tags (a window read from its bytes) are the same frame; tags put back are not.
+        let read = ReplayWindow::from_bytes(&window.to_bytes()).unwrap();
+        assert_eq!(read.check(DEVICE, 1000, tag(5)), replayed(1000));
+        let tags: Vec<FrameTag> = window.held_tags().collect();
+        assert_eq!(tags.len(), window.held());
+        assert_eq!(read.clone().with_tags(&tags), Some(window.clone()));
+        assert_eq!(read.with_tags(&tags[1..]), None);
+        // Sliding past a number frees its slot for the number WINDOW above it.
+        window.accept(highest + 1, tag(highest + 1));
+        assert_eq!(window.tag(1000), None);
+        assert!(matches!(
+            window.check(DEVICE, 1000, tag(1000)),
+            Err(IntakeError::TooOld { .. })
+        ));
+        assert_eq!(
+            window.check(DEVICE, highest + 1, tag(highest + 1)),
+            replayed(highest + 1)
+        );
+    }
+
     #[test]
     fn bytes_round_trip_and_refuse_what_no_window_writes() {
         let mut window = ReplayWindow::new(9);
         assert_eq!(ReplayWindow::from_bytes(&window.to_bytes()), Some(window.clone()));
         for sequence in [12, 10, 400, 333, u64::MAX] {
-            window.accept(sequence);
-            assert_eq!(ReplayWindow::from_bytes(&window.to_bytes()), Some(window.clone()));
+            window.accept(sequence, T);
+            let tags: Vec<FrameTag> = window.held_tags().collect();
+            let read = ReplayWindow::from_bytes(&window.to_bytes()).unwrap();
+            // The bytes keep no tags: equal once they are given back.
+            assert_ne!(read, window);
+            assert_eq!(read.with_tags(&tags), Some(window.clone()));
         }
         let mut bad = window.to_bytes();
         bad[8] = 2;
@@ -214,31 +382,31 @@ mod tests {
     fn edges() {
         let mut window = ReplayWindow::new(0);
         assert_eq!(window.lowest_acceptable(), 0);
-        window.accept(u64::MAX);
-        assert_eq!(window.check(DEVICE, u64::MAX), replayed(u64::MAX));
+        window.accept(u64::MAX, T);
+        assert_eq!(window.check(DEVICE, u64::MAX, T), replayed(u64::MAX));
         // Resumed after u64::MAX: nothing is acceptable any more; after 1000: only numbers above it.
         let resumed = ReplayWindow::from_bytes(&window.to_bytes()).unwrap().resumed();
-        assert_eq!(resumed.check(DEVICE, u64::MAX), replayed(u64::MAX));
+        assert_eq!(resumed.check(DEVICE, u64::MAX, T), replayed(u64::MAX));
         assert!(matches!(
-            resumed.check(DEVICE, u64::MAX - 1),
+            resumed.check(DEVICE, u64::MAX - 1, T),
             Err(IntakeError::TooOld { .. })
         ));
         let mut other = ReplayWindow::new(0);
-        other.accept(1000);
+        other.accept(1000, T);
         let resumed = other.resumed();
-        assert_eq!(resumed.check(DEVICE, 999), too_old(999, 1001));
-        assert!(resumed.check(DEVICE, 1000).is_err());
-        assert_eq!(resumed.check(DEVICE, 1001), Ok(()));
+        assert_eq!(resumed.check(DEVICE, 999, T), too_old(999, 1001));
+        assert!(resumed.check(DEVICE, 1000, T).is_err());
+        assert_eq!(resumed.check(DEVICE, 1001, T), Ok(()));
         assert_eq!(ReplayWindow::new(5).resumed(), ReplayWindow::new(5));
-        assert_eq!(window.check(DEVICE, u64::MAX - 127), Ok(()));
+        assert_eq!(window.check(DEVICE, u64::MAX - 127, T), Ok(()));
         assert_eq!(
-            window.check(DEVICE, u64::MAX - 128),
+            window.check(DEVICE, u64::MAX - 128, T),
             too_old(u64::MAX - 128, u64::MAX - 127)
         );
         let mut window = ReplayWindow::new(0);
-        window.accept(10);
-        window.accept(10 + 1000);
-        assert_eq!(window.check(DEVICE, 10 + 1000 - 127), Ok(()));
-        assert_eq!(window.check(DEVICE, 10), too_old(10, 883));
+        window.accept(10, T);
+        window.accept(10 + 1000, T);
+        assert_eq!(window.check(DEVICE, 10 + 1000 - 127, T), Ok(()));
+        assert_eq!(window.check(DEVICE, 10, T), too_old(10, 883));
     }
 }

@@ -3,14 +3,20 @@
 //! the network, gateways that publish and stop before admitting), workers store the published copies in
 //! any order and any number of times (redeliveries), a worker may stop between storing and announcing.
 //!
+//! A clone of each device (a board with a copy of its key and counter) sends other frames under the same
+//! numbers, through any gateway, at any moment.
+//!
 //! Invariant: every chunk admitted (acknowledged "accepted") ends in exactly one completed message; every
-//! message completes exactly once; at the end every message the devices sent is complete and announced.
+//! message completes exactly once; at the end every message the devices sent is complete and announced;
+//! under each number, at most one frame is ever answered "accepted" or "duplicate", and the bytes stored
+//! under the number are that frame's (never a clone's frame that heard "too old").
 //! Each step is one compare-and-swap in the service, so the model applies each transition atomically.
 
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, LedgerLimits, Stored};
+use tfhe_sbc_adapter::replay::FrameTag;
 
 /// How far ahead of its oldest unacknowledged frame a device sends (the client's bound, below the window).
 const SPAN: u64 = 64;
@@ -25,6 +31,17 @@ enum Step {
     Store(usize, bool),
     /// A worker announces the `i`-th unannounced message of device `d`.
     Announce(usize, usize),
+    /// Device `d`'s clone sends, under the number of its `i`-th chunk, a frame of its own.
+    Clone(usize, usize),
+}
+
+/// The tag of device `d`'s frame under `sequence`, from the device (`clone` false) or its clone.
+fn tag(d: usize, sequence: u64, clone: bool) -> FrameTag {
+    let mut bytes = [0u8; 8];
+    bytes[..6].copy_from_slice(&(sequence + 1).to_le_bytes()[..6]);
+    bytes[6] = d as u8;
+    bytes[7] = 1 + u8::from(clone);
+    FrameTag(bytes)
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -33,6 +50,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3usize, 0..80usize).prop_map(|(d, i)| Step::SendAndStop(d, i)),
         4 => (0..400usize, any::<bool>()).prop_map(|(i, keep)| Step::Store(i, keep)),
         1 => (0..3usize, 0..8usize).prop_map(|(d, i)| Step::Announce(d, i)),
+        1 => (0..3usize, 0..200usize).prop_map(|(d, i)| Step::Clone(d, i)),
     ]
 }
 
@@ -44,7 +62,7 @@ struct Device {
 }
 
 impl Device {
-    fn new(message_sizes: &[u32]) -> Self {
+    fn new(d: usize, message_sizes: &[u32]) -> Self {
         let mut chunks = Vec::new();
         let mut next = 0u64;
         for &count in message_sizes {
@@ -54,6 +72,7 @@ impl Device {
                     first_sequence: next,
                     chunk_count: count,
                     chunk_index: index,
+                    tag: tag(d, next + u64::from(index), false),
                 });
             }
             next += u64::from(count);
@@ -91,26 +110,50 @@ struct Service {
     completed: BTreeMap<(usize, u64), u32>,
     /// Announcements made (a reader's view, de-duplicated by (device, first sequence)).
     announced: BTreeSet<(usize, u64)>,
+    /// The frame answered "accepted" or "duplicate" under each number.
+    answered: BTreeMap<(usize, u64), FrameTag>,
+    /// The frame whose bytes are stored under each number.
+    stored_tags: BTreeMap<(usize, u64), FrameTag>,
+    /// Numbers a clone sent a frame under.
+    cloned: BTreeSet<(usize, u64)>,
 }
 
 impl Service {
-    fn gateway(&mut self, devices: &mut [Device], d: usize, chunk: ChunkId, stop: bool) {
+    /// A gateway takes `chunk` of device `d` (or of its clone: `clone`).
+    fn gateway(&mut self, devices: &mut [Device], d: usize, chunk: ChunkId, stop: bool, clone: bool) {
         self.published.push((d, chunk));
+        if clone {
+            self.cloned.insert((d, chunk.sequence));
+        }
         if stop {
             return;
         }
         let mut ledger = self.ledgers[d].clone();
-        match ledger.admit(d as u64, chunk, &self.limits) {
+        let answered = match ledger.admit(d as u64, chunk, &self.limits) {
             Ok(()) => {
                 self.ledgers[d] = ledger;
                 assert!(self.accepted.insert((d, chunk.sequence)), "accepted twice");
-                devices[d].answered.insert(chunk.sequence);
+                true
             }
-            Err(IntakeError::Replayed { .. }) => {
-                devices[d].answered.insert(chunk.sequence);
+            Err(IntakeError::Replayed { .. }) => true,
+            Err(IntakeError::TooManyOpenMessages { .. } | IntakeError::TooManyOpenMessagesForDevice { .. }) => {
+                return;
             }
-            Err(IntakeError::TooManyOpenMessages { .. } | IntakeError::TooManyOpenMessagesForDevice { .. }) => {}
+            // The device's counter went back: the frame under the number is another (the clone's).
+            Err(IntakeError::TooOld { .. }) if self.cloned.contains(&(d, chunk.sequence)) => false,
             Err(e) => panic!("a conformant device was refused: {e}"),
+        };
+        if answered {
+            let first = *self.answered.entry((d, chunk.sequence)).or_insert(chunk.tag);
+            assert_eq!(
+                first, chunk.tag,
+                "two frames answered accepted or duplicate under one number"
+            );
+        }
+        if !clone {
+            // The device has its answer for the number (a "too old" stops it until its counter is set
+            // past it: the model moves on).
+            devices[d].answered.insert(chunk.sequence);
         }
     }
 
@@ -136,11 +179,23 @@ impl Service {
         match outcome {
             Stored::Now { completed } => {
                 self.stored.insert((d, chunk.sequence));
+                let first = *self.stored_tags.entry((d, chunk.sequence)).or_insert(chunk.tag);
+                assert_eq!(first, chunk.tag, "two frames stored under one number");
                 if completed {
                     *self.completed.entry((d, chunk.first_sequence)).or_default() += 1;
                 }
             }
             Stored::Before => assert!(self.stored.contains(&(d, chunk.sequence))),
+            Stored::OtherFrame => {
+                // Dead-lettered: never stored, and never answered for this frame.
+                assert!(
+                    self.cloned.contains(&(d, chunk.sequence)),
+                    "a frame refused with no clone about"
+                );
+                assert_ne!(self.answered.get(&(d, chunk.sequence)), Some(&chunk.tag));
+                self.published.swap_remove(at);
+                return;
+            }
             Stored::Forgotten => assert!(
                 self.stored.contains(&(d, chunk.sequence)) || !self.accepted.contains(&(d, chunk.sequence)),
                 "an accepted frame was forgotten before it was stored"
@@ -163,7 +218,7 @@ impl Service {
 }
 
 fn run(sizes: Vec<Vec<u32>>, steps: Vec<Step>, limits: LedgerLimits) {
-    let mut devices: Vec<Device> = sizes.iter().map(|s| Device::new(s)).collect();
+    let mut devices: Vec<Device> = sizes.iter().enumerate().map(|(d, s)| Device::new(d, s)).collect();
     let mut service = Service {
         ledgers: vec![DeviceLedger::new(); devices.len()],
         limits,
@@ -172,6 +227,9 @@ fn run(sizes: Vec<Vec<u32>>, steps: Vec<Step>, limits: LedgerLimits) {
         accepted: BTreeSet::new(),
         completed: BTreeMap::new(),
         announced: BTreeSet::new(),
+        answered: BTreeMap::new(),
+        stored_tags: BTreeMap::new(),
+        cloned: BTreeSet::new(),
     };
     for step in steps {
         match step {
@@ -179,8 +237,15 @@ fn run(sizes: Vec<Vec<u32>>, steps: Vec<Step>, limits: LedgerLimits) {
                 let d = d % devices.len();
                 let sendable = devices[d].sendable();
                 if let Some(&chunk) = sendable.get(i % sendable.len().max(1)) {
-                    service.gateway(&mut devices, d, chunk, matches!(step, Step::SendAndStop(..)));
+                    service.gateway(&mut devices, d, chunk, matches!(step, Step::SendAndStop(..)), false);
                 }
+            }
+            Step::Clone(d, i) => {
+                let d = d % devices.len();
+                let chunks = &devices[d].chunks;
+                let mut chunk = chunks[i % chunks.len()];
+                chunk.tag = tag(d, chunk.sequence, true);
+                service.gateway(&mut devices, d, chunk, false, true);
             }
             Step::Store(i, keep) => service.worker(i, keep),
             Step::Announce(d, i) => service.announce(d % devices.len(), i),
@@ -201,7 +266,7 @@ fn run(sizes: Vec<Vec<u32>>, steps: Vec<Step>, limits: LedgerLimits) {
         let mut progress = false;
         for d in 0..devices.len() {
             for chunk in devices[d].sendable() {
-                service.gateway(&mut devices, d, chunk, false);
+                service.gateway(&mut devices, d, chunk, false, false);
                 progress = true;
             }
         }
@@ -236,9 +301,17 @@ fn run(sizes: Vec<Vec<u32>>, steps: Vec<Step>, limits: LedgerLimits) {
         }
         assert!(service.ledgers[d].messages.is_empty());
     }
-    // Every accepted chunk is stored, so in a completed message.
+    // Every accepted chunk is stored, so in a completed message; the bytes stored under a number are
+    // those of the frame answered under it.
     for &(d, sequence) in &service.accepted {
         assert!(service.stored.contains(&(d, sequence)));
+    }
+    for (number, tag) in &service.answered {
+        assert_eq!(
+            service.stored_tags.get(number),
+            Some(tag),
+            "{number:?}: not the answered frame's bytes"
+        );
     }
 }
 

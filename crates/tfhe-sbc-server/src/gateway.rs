@@ -29,6 +29,7 @@ use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::commit::ChunkId;
 use tfhe_sbc_adapter::intake::Intake;
+use tfhe_sbc_adapter::replay::FrameTag;
 use tfhe_sbc_adapter::results::{frame_key, frames_subject};
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tfhe_sbc_device::frame::mac::MacKey;
@@ -201,10 +202,12 @@ impl Gateway {
         let parsed = self.intake.verify(frame).map_err(Refusal::Intake)?;
         let header = parsed.header;
         let device_id = header.device_id;
-        let chunk = ChunkId::of(&header).ok_or(Refusal::Intake(IntakeError::TooManyChunks {
-            count: header.chunk_count,
-            limit: tfhe_sbc_adapter::commit::MAX_CHUNKS,
-        }))?;
+        let chunk = ChunkId::of(&header, FrameTag::of_mac(parsed.tag())).ok_or(Refusal::Intake(
+            IntakeError::TooManyChunks {
+                count: header.chunk_count,
+                limit: tfhe_sbc_adapter::commit::MAX_CHUNKS,
+            },
+        ))?;
         let started = Instant::now();
         let mut conflicts = Conflicts::new();
         let mut published = false;
@@ -242,15 +245,20 @@ impl Gateway {
             }
             match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                 Ok(()) => {}
-                Err(IntakeError::Replayed { .. }) if self.reused(frame, device_id, chunk).await? => {
-                    return Err(Refusal::Intake(IntakeError::TooOld {
-                        device_id,
-                        sequence: chunk.sequence,
-                        lowest_acceptable: highest.map_or(0, |h| h.saturating_add(1)),
-                    }));
-                }
                 Err(IntakeError::Replayed { .. }) => return Ok(true),
-                Err(e) => return Err(Refusal::Intake(e)),
+                Err(e) => {
+                    if ledger.window.tag(chunk.sequence).is_some() {
+                        // Admitted under the number: another frame (the ledger's tag check).
+                        metrics::counter!("tsbc_counter_went_back_total").increment(1);
+                        warn!(
+                            device = device_id,
+                            sequence = chunk.sequence,
+                            "another frame under a number already admitted (the device's counter went back: a \
+                             restored or cloned counter file?): answered too old"
+                        );
+                    }
+                    return Err(Refusal::Intake(e));
+                }
             }
             if !published
                 && highest.is_none_or(|h| chunk.sequence < h)
@@ -312,46 +320,6 @@ impl Gateway {
                     if no_ledger { "no ledger entry" } else { "an older entry" }
                 );
                 Ok(true)
-            }
-            Ok(_) => Ok(false),
-            Err(e) => {
-                warn!(device = device_id, "cannot read {name}, answering busy: {e}");
-                Err(Refusal::Busy)
-            }
-        }
-    }
-
-    /// Whether `frame`, whose number the device's ledger admitted before, is another frame than the one
-    /// committed under its name in the results bucket: the device's counter went back (a counter file
-    /// restored from a backup or cloned). Answered "duplicate", its readings would be lost without an error;
-    /// "too old" makes the device stop and ask for a number above its highest. NATS is not trusted: the
-    /// stored copy decides only if it authenticates as this device's frame of this very number (a value
-    /// anyone wrote there without the device's key is ignored). Nothing stored (not committed yet, or
-    /// committed under another message's name): `false`, "duplicate" as before. `Err`: the bucket cannot
-    /// be read.
-    async fn reused(&self, frame: &[u8], device_id: u64, chunk: ChunkId) -> Result<bool, Refusal> {
-        let name = frame_key(device_id, chunk.first_sequence, chunk.chunk_index);
-        match self.handles.results.get(&name).await {
-            Ok(Some(stored)) if stored.as_ref() != frame => {
-                let authentic = self
-                    .intake
-                    .verify(&stored)
-                    .is_ok_and(|p| p.header.device_id == device_id && p.header.sequence == chunk.sequence);
-                if authentic {
-                    metrics::counter!("tsbc_counter_went_back_total").increment(1);
-                    warn!(
-                        device = device_id,
-                        sequence = chunk.sequence,
-                        "another frame under a number already committed (the device's counter went back: a \
-                         restored or cloned counter file?): answered too old"
-                    );
-                } else {
-                    warn!(
-                        device = device_id,
-                        "{name} in the results bucket does not authenticate: ignored"
-                    );
-                }
-                Ok(authentic)
             }
             Ok(_) => Ok(false),
             Err(e) => {

@@ -6,10 +6,11 @@
 
 use async_nats::jetstream::{self, consumer, kv, stream};
 use std::time::Duration;
-use tfhe_sbc_adapter::commit::LedgerLimits;
+use tfhe_sbc_adapter::commit::{DeviceLedger, LedgerLimits};
 use tfhe_sbc_adapter::results::{
     DEAD_STREAM, DEFAULT_PREFIX, DEVICES_BUCKET, FRAMES_STREAM, RESULTS_BUCKET, RESULTS_STREAM,
 };
+use tfhe_sbc_device::frame::mac::TAG_BYTES;
 
 /// How long a role waits for JetStream at start-up (its streams, buckets and the workers' consumer) before
 /// it gives up with an error.
@@ -138,7 +139,12 @@ impl Topology {
         // The devices' commit states (compare-and-swap) and the committed frames: KV buckets of one value
         // per key. Frames are small (up to 33 KB) and read one by one, which a KV direct get does in one
         // round trip; an object store would make and drop a consumer per read.
-        let devices = self.bucket(&js, DEVICES_BUCKET, 64 * 1024).await?;
+        // A ledger entry is at most its encoding's bound and its tag (well under 1 MiB for any limits the
+        // command line takes; clamped to what the bucket's i32 can say).
+        let ledger_bytes = DeviceLedger::max_encoded_bytes(&self.ledger_limits) + TAG_BYTES;
+        let devices = self
+            .bucket(&js, DEVICES_BUCKET, i32::try_from(ledger_bytes).unwrap_or(i32::MAX))
+            .await?;
         let results = self.bucket(&js, RESULTS_BUCKET, 1 << 20).await?;
         Ok(Handles {
             js,

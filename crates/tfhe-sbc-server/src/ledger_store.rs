@@ -216,6 +216,7 @@ mod tests {
             first_sequence: 5,
             chunk_count: 1,
             chunk_index: 0,
+            tag: tfhe_sbc_adapter::replay::FrameTag::of_mac(b"frame 5"),
         };
         ledger.admit(3, chunk, &LedgerLimits::default()).unwrap();
         let value = seal(&key, 3, &ledger);

@@ -21,7 +21,6 @@
 //! * `pipeline`: the intake thread and the tfhe-rs thread.
 
 mod accept;
-mod accepted_tags;
 mod cli;
 mod cli_values;
 mod conversion_queue;

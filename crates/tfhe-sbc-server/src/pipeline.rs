@@ -2,7 +2,6 @@
 //! reassembly: a `KeyedIntake` of any converter) and the tfhe-rs side (the converter's conversion into gate
 //! inputs, and the optional demo computation).
 
-use crate::accepted_tags::{AcceptedTags, Resent};
 use crate::conversion_queue::{ConversionQueue, Full};
 use crate::replay_state::ReplayState;
 use std::collections::{BTreeMap, HashMap};
@@ -19,6 +18,7 @@ use tfhe_sbc_adapter::interop::integer::IntegerBridge;
 use tfhe_sbc_adapter::interop::{Converter, FrameUnit, Input, Messages};
 use tfhe_sbc_adapter::key_set::client_key::SecretIntegerClientKey;
 use tfhe_sbc_adapter::keyed_intake::KeyedIntake;
+use tfhe_sbc_adapter::replay::FrameTag;
 use tfhe_sbc_device::frame::ack::{ACK_BYTES, Ack, AckStatus};
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
@@ -84,7 +84,8 @@ pub fn integer_input_bytes(input: &IntegerInput) -> usize {
 /// every accepted frame is converted and the queue stays bounded. Every accepted sequence number is
 /// written to `floors` before its acknowledgement leaves (one write per batch of waiting frames), so that
 /// after a restart the server accepts no frame twice. A number the window holds is "duplicate" only for the
-/// frame accepted under it; another frame under it is "too old" ([`AcceptedTags`]).
+/// frame accepted under it; another frame under it is "too old" (the intake's replay window keeps each
+/// accepted frame's tag, [`tfhe_sbc_adapter::replay`]).
 ///
 /// Returns when the network is gone (`Ok`, the conversion queue closed), or, with the reason, when the
 /// replay state cannot be written: the frames of that batch are then never answered (the queue is left
@@ -98,7 +99,6 @@ pub fn run_intake<C: Converter>(
     mut floors: ReplayState,
 ) -> Result<(), String> {
     let mut last_eviction = Instant::now();
-    let mut tags = AcceptedTags::default();
     loop {
         let mut batch = match jobs.recv_timeout(Duration::from_secs(1)) {
             Ok(job) => vec![job],
@@ -143,30 +143,7 @@ pub fn run_intake<C: Converter>(
                 replies.push((reply, (ack, record)));
                 continue;
             }
-            let result = match intake.receive(&frame, Instant::now()) {
-                Err(IntakeError::Replayed { device_id, sequence })
-                    if tags.resent(device_id, sequence, &frame) == Resent::Reused =>
-                {
-                    let lowest_acceptable = intake
-                        .intake()
-                        .replay_window(device_id)
-                        .and_then(|window| window.highest())
-                        .map_or(0, |highest| highest.saturating_add(1));
-                    warn!(
-                        device = device_id,
-                        sequence,
-                        lowest_acceptable,
-                        "another frame under a number already accepted (the device's counter went back: a \
-                         restored or cloned counter file?): answered too old"
-                    );
-                    Err(IntakeError::TooOld {
-                        device_id,
-                        sequence,
-                        lowest_acceptable,
-                    })
-                }
-                other => other,
-            };
+            let result = intake.receive(&frame, Instant::now());
             let ack = ack_for(&frame, &result);
             match &result {
                 Ok(_) => {
@@ -182,15 +159,28 @@ pub fn run_intake<C: Converter>(
                     count(&counts, ack.device_id, |c| c.duplicates += 1);
                 }
                 Err(e) => {
-                    warn!(device = ack.device_id, sequence = ack.sequence, status = ?ack.status, "frame refused: {e}");
+                    let reused = matches!(e, IntakeError::TooOld { .. })
+                        && intake
+                            .intake()
+                            .replay_window(ack.device_id)
+                            .is_some_and(|window| window.tag(ack.sequence).is_some());
+                    if reused {
+                        warn!(
+                            device = ack.device_id,
+                            sequence = ack.sequence,
+                            "another frame under a number already accepted (the device's counter went back: a \
+                             restored or cloned counter file?): {e}"
+                        );
+                    } else {
+                        warn!(device = ack.device_id, sequence = ack.sequence, status = ?ack.status, "frame refused: {e}");
+                    }
                     count(&counts, ack.device_id, |c| c.refused += 1);
                 }
             }
-            if result.is_ok() {
-                tags.accepted(ack.device_id, ack.sequence, &frame);
-                if let Some(window) = intake.intake().replay_window(ack.device_id) {
-                    moved |= floors.update(ack.device_id, window);
-                }
+            if result.is_ok()
+                && let Some(window) = intake.intake().replay_window(ack.device_id)
+            {
+                moved |= floors.update(ack.device_id, window);
             }
             if let Some(input) = result.ok().and_then(<C::Unit as FrameUnit>::completed) {
                 let bytes = input_bytes(&input);
@@ -246,8 +236,8 @@ fn busy_answer<C: Converter>(
         Ok(()) => return None,
         Err(Full::Bytes | Full::DeviceShare) => {}
     }
-    let header = match intake.intake().verify(frame) {
-        Ok(parsed) => parsed.header,
+    let (header, tag) = match intake.intake().verify(frame) {
+        Ok(parsed) => (parsed.header, FrameTag::of_mac(parsed.tag())),
         Err(e) => return Some(Err(e)),
     };
     // A chunk of a message whose other chunks were accepted is taken whatever the queue holds: "busy" here
@@ -256,10 +246,12 @@ fn busy_answer<C: Converter>(
     if header.chunk_count > 1 && intake.intake().is_message_open(device, header.message_id) {
         return None;
     }
-    let replayed = intake
-        .intake()
-        .replay_window(device)
-        .is_some_and(|window| matches!(window.check(device, header.sequence), Err(IntakeError::Replayed { .. })));
+    let replayed = intake.intake().replay_window(device).is_some_and(|window| {
+        matches!(
+            window.check(device, header.sequence, tag),
+            Err(IntakeError::Replayed { .. })
+        )
+    });
     if replayed { None } else { Some(Ok(())) }
 }
 

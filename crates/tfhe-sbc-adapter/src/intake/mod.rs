@@ -6,7 +6,8 @@
 //!    and the exact frame length the parameter set implies;
 //! 2. device lookup, key id, and the MAC, compared in constant time, **before** any mask expansion or
 //!    allocation: 0 bytes are allocated for a frame rejected up to here;
-//! 3. the device's replay window (the private `replay` module), updated only for an authentic frame;
+//! 3. the device's replay window ([`crate::replay`]), updated only for an authentic frame: a number it holds
+//!    is a replay only for the very frame accepted under it, another frame under it is "too old";
 //! 4. the reassembly admission (mismatch, limits, expiry, and the late chunks of an expired message;
 //!    [`reassembly`]);
 //! 5. only then the mask expansion into exactly the `2N` words a ciphertext of the (known) parameter set
@@ -33,7 +34,7 @@ pub use parse::{ParsedFrame, header_of, parse_frame};
 
 use crate::error::IntakeError;
 use crate::registry::{DeviceEncryption, DeviceRegistry, Registered, insert_new};
-use crate::replay::ReplayWindow;
+use crate::replay::{FrameTag, ReplayWindow};
 use reassembly::Reassembler;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -41,10 +42,10 @@ use tfhe_sbc_core::parameters::IntegerParameters;
 use tfhe_sbc_device::frame::mac::DeviceCredentials;
 use tfhe_sbc_device::frame::{FrameHeader, FrameKind};
 
-/// Moves the replay window of an authenticated frame's device past its sequence number.
-fn device_accept(devices: &mut HashMap<u64, DeviceState>, header: &FrameHeader) {
+/// Records an authenticated frame (its header and MAC tag) in its device's replay window.
+fn device_accept(devices: &mut HashMap<u64, DeviceState>, header: &FrameHeader, tag: FrameTag) {
     if let Some(device) = devices.get_mut(&header.device_id) {
-        device.window.accept(header.sequence);
+        device.window.accept(header.sequence, tag);
     }
 }
 
@@ -181,7 +182,7 @@ impl Intake {
         self.started_before_registration(&header)?;
         // A frame refused by the reassembly (limits, mismatch, expiry) does not consume its sequence number.
         self.reassembler.admit(&header, now)?;
-        device_accept(&mut self.devices, &header);
+        device_accept(&mut self.devices, &header, FrameTag::of_mac(parsed.tag()));
         self.reassembler.insert(parsed.to_frame(), now)
     }
 
@@ -215,7 +216,7 @@ impl Intake {
             });
         }
         self.authenticate(&parsed)?;
-        device_accept(&mut self.devices, &header);
+        device_accept(&mut self.devices, &header, FrameTag::of_mac(parsed.tag()));
         Ok(parsed.to_integer_input(integer))
     }
 
@@ -280,12 +281,15 @@ impl Intake {
     }
 
     /// [`Intake::authenticate_device`] and the replay window check (not the update): everything before the
-    /// frame may be used.
+    /// frame may be used. A number the window holds is [`IntakeError::Replayed`] only for the frame
+    /// accepted under it; another frame under it is [`IntakeError::TooOld`] (the device's counter went back).
     fn authenticate(&mut self, parsed: &ParsedFrame<'_>) -> Result<(), IntakeError> {
         let header = parsed.header;
-        self.authenticate_device(parsed)?
-            .window
-            .check(header.device_id, header.sequence)?;
+        self.authenticate_device(parsed)?.window.check(
+            header.device_id,
+            header.sequence,
+            FrameTag::of_mac(parsed.tag()),
+        )?;
         Ok(())
     }
 

@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, Stored};
 use tfhe_sbc_adapter::intake::Intake;
+use tfhe_sbc_adapter::replay::FrameTag;
 use tfhe_sbc_adapter::results::{MessageCommitted, dead_letter_subject, frame_key};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tracing::{info, warn};
@@ -276,7 +277,7 @@ impl Worker {
             Err(e) => return Ok(Outcome::Dead(format!("never acknowledged: {e}"))),
         };
         let header = parsed.header;
-        let Some(chunk) = ChunkId::of(&header) else {
+        let Some(chunk) = ChunkId::of(&header, FrameTag::of_mac(parsed.tag())) else {
             return Ok(Outcome::Dead(format!(
                 "never acknowledged: chunk {} of {} is not a chunk the ledger holds",
                 header.chunk_index, header.chunk_count
@@ -330,6 +331,14 @@ impl Worker {
                         ))),
                         Err(e) => Err(format!("cannot read {name}: {e}").into()),
                     };
+                }
+                Stored::OtherFrame => {
+                    metrics::counter!("tsbc_counter_went_back_total").increment(1);
+                    return Ok(Outcome::Dead(format!(
+                        "never acknowledged: another frame was admitted under sequence {} of device {device_id} \
+                         (its counter went back: a restored or cloned counter file?)",
+                        chunk.sequence
+                    )));
                 }
                 Stored::NotAdmitted => unreachable!("admitted just above"),
             };

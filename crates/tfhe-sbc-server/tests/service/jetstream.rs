@@ -333,6 +333,7 @@ fn a_ledger_or_announcement_written_by_a_raw_nats_client_decides_nothing() {
                 first_sequence: sequence,
                 chunk_count: 1,
                 chunk_index: 0,
+                tag: tfhe_sbc_adapter::replay::FrameTag::of_mac(&sequence.to_le_bytes()),
             };
             let limits = LedgerLimits {
                 max_incomplete: 4,
@@ -511,11 +512,10 @@ async fn js_client(nats: &NatsServer) -> async_nats::Client {
 }
 
 /// A device whose counter went back (a counter file restored from a backup, or cloned) sends new readings
-/// under numbers its ledger admitted: "duplicate" would make it forget them unsent. Once the frames are
-/// committed, the gateway compares with the stored copy and answers "too old" with the number after the
-/// device's highest; the frames it did take, sent again, are still "duplicate". NATS decides nothing: a
-/// value a raw NATS client wrote under a committed frame's name (not authentic) leaves its resend
-/// "duplicate".
+/// under numbers its ledger admitted: "duplicate" would make it forget them unsent. The ledger keeps each
+/// admitted frame's tag, so the gateway answers "too old" with the number after the device's highest; the
+/// frames it did take, sent again, are still "duplicate". NATS decides nothing: a value a raw NATS client
+/// wrote under a committed frame's name (not authentic) leaves its resend "duplicate".
 #[test]
 fn another_frame_under_a_committed_number_is_too_old_not_a_duplicate() {
     let _one_file_at_a_time = common::file_group::enter(module_path!());

@@ -13,6 +13,7 @@ mod common;
 #[path = "../common/nats_secure.rs"]
 mod nats_secure;
 
+mod clones;
 mod compact_list;
 mod gateway_bounds;
 mod integer;
