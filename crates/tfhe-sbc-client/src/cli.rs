@@ -50,7 +50,7 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = Mode::Glwe)]
     pub mode: Mode,
     /// The compact public key of --mode tfhe-compact-list (default: the credential file's path with extension
-    /// .tscp, as `tfhe-sbc-keys issue --mode compact-list` writes it).
+    /// .tscp, as `tfhe-sbc-keys issue --mode compact-list` writes it). Refused with --mode glwe.
     #[arg(long, value_name = "FILE")]
     pub compact_public_key: Option<PathBuf>,
     /// How each value is written into the message (little-endian); every frame's header says so, so the
@@ -92,7 +92,7 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_at_least("--ack-timeout", MIN_ACK_TIMEOUT))]
     pub ack_timeout: Duration,
     /// Stop with an error when frames have waited this long for an acknowledgement (default: retry forever).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration_at_least("--give-up-after", MIN_ACK_TIMEOUT))]
     pub give_up_after: Option<Duration>,
     /// Send the full body of every ciphertext (32-bit words, 64-bit on the integer set) instead of its top
     /// bits (by default secret-key frames carry the set's compact body, e.g. 11 bits: 1,503 instead of 4,191

@@ -288,6 +288,11 @@ fn start(cli: &Cli) -> Result<Device, Failure> {
 }
 
 fn run(cli: &Cli) -> Result<(), Failure> {
+    if cli.compact_public_key.is_some() && matches!(cli.mode, Mode::Glwe) {
+        return Err(Failure::Setup(
+            "--compact-public-key is the key of --mode tfhe-compact-list: add that mode or drop the key".into(),
+        ));
+    }
     // An input file that cannot be read is refused before the counter file reserves a block of numbers.
     if cli.command.is_none()
         && let Some(path) = cli.input.as_deref().filter(|p| *p != Path::new("-"))

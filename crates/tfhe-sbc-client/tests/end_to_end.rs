@@ -186,6 +186,11 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
             &["--input", "/nonexistent/readings.txt"][..],
             "cannot read --input /nonexistent/readings.txt",
         ),
+        // An option of another mode is refused, not ignored.
+        (
+            &["--compact-public-key", "key.tscp"][..],
+            "--compact-public-key is the key of --mode tfhe-compact-list",
+        ),
     ] {
         let started = Instant::now();
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-client"))
@@ -205,6 +210,15 @@ fn unfixable_refusals_and_unreachable_servers_are_one_line_errors() {
             started.elapsed()
         );
     }
+    // --give-up-after 0s would give up before the first acknowledgement could arrive.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-client"))
+        .arg("--credentials")
+        .arg(device.credentials())
+        .args(["--server", &closed.to_string(), "--give-up-after", "0s"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_exit(&output, 2, "--give-up-after 0s: use 100 ms or more");
     // Clap's own refusals (an unknown option, a missing credential file option, a bad number) are one line
     // too, naming what to fix.
     for (program, args, said) in [

@@ -33,7 +33,7 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "FILE")]
     pub(crate) address_file: Option<PathBuf>,
     /// Compute, for each message, the encrypted bit "some byte is above T" with tfhe-rs gates. Without
-    /// --nats only.
+    /// --nats only, with a boolean key set (refused with an integer one).
     #[arg(long, value_name = "T", conflicts_with = "nats")]
     pub(crate) threshold: Option<u8>,
     /// Demonstrations only: the trusted party's client key (client_key.bin), to decrypt and print what
@@ -49,9 +49,10 @@ pub(crate) struct Cli {
     /// With an integer key set (`tfhe-sbc-keys init --parameters integer`): the width of the readings of
     /// frames whose reading format states none (bytes), which become `FheUint8`, `FheUint16`, `FheUint32`
     /// or `FheUint64`. A frame that states one (the client's `--format u16`, ...) is read at its own width;
-    /// a compact list carries its own.
-    #[arg(long, value_name = "BITS", default_value_t = 16)]
-    pub(crate) integer_bits: u32,
+    /// a compact list carries its own. Default 16; refused with a boolean key set. Without --nats only (the
+    /// JetStream service stores frames; `read --integer-bits` converts them).
+    #[arg(long, value_name = "BITS", conflicts_with = "nats")]
+    pub(crate) integer_bits: Option<u32>,
     /// Without --nats: seconds after its first chunk within which a multi-chunk message must be complete;
     /// then it is dropped, and every later chunk of it is acknowledged "expired" (the device counts the
     /// message lost).

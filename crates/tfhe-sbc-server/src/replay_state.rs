@@ -136,7 +136,10 @@ mod tests {
         state.save().expect("saved");
         let reloaded = ReplayState::load(&path).expect("reloaded");
         // The file keeps the numbers, not the frames' tags (a resumed window holds no number anyway).
-        assert_eq!(reloaded.windows.get(&7).map(ReplayWindow::to_bytes), Some(window.to_bytes()));
+        assert_eq!(
+            reloaded.windows.get(&7).map(ReplayWindow::to_bytes),
+            Some(window.to_bytes())
+        );
         let resumed = &reloaded.windows[&7];
         assert!(matches!(
             resumed.check(7, 39, T),

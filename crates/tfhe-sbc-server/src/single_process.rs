@@ -51,7 +51,20 @@ pub fn run(cli: &Cli) -> Result<(), String> {
     let server_key_path = cli.key_set()?.join(SERVER_KEY_FILE);
     let envelope = read_server_key_envelope(&server_key_path).map_err(|e| e.to_string())?;
     if matches!(envelope.parameters, KeySetParameters::Integer) {
+        if cli.threshold.is_some() {
+            return Err(format!(
+                "--threshold computes with boolean gates, and {} holds an integer key set: drop --threshold",
+                cli.key_set()?.display()
+            ));
+        }
         return run_integer(cli, &server_key_path);
+    }
+    if let Some(bits) = cli.integer_bits {
+        return Err(format!(
+            "--integer-bits {bits} sets the width of integer readings, and {} holds a boolean key set: drop \
+             --integer-bits",
+            cli.key_set()?.display()
+        ));
     }
     let (header, server_key) = read_server_key(&server_key_path).map_err(|e| e.to_string())?;
     let store = load_key_store(cli.key_set()?, &header.server_key_fingerprint)?;
@@ -215,8 +228,9 @@ fn run_integer(cli: &Cli, server_key_path: &Path) -> Result<(), String> {
     let client_key = demo_client_key(cli, envelope.server_key_fingerprint, read_integer_client_key, |h| {
         h.server_key_fingerprint
     })?;
-    let bits = ReadingBits::from_bits(cli.integer_bits)
-        .ok_or_else(|| format!("--integer-bits {}: give 8, 16, 32 or 64", cli.integer_bits))?;
+    let integer_bits = cli.integer_bits.unwrap_or(16);
+    let bits = ReadingBits::from_bits(integer_bits)
+        .ok_or_else(|| format!("--integer-bits {integer_bits}: give 8, 16, 32 or 64"))?;
     let floors = cli.floors()?;
     let known = floors.windows_of(&store);
     let bridge = IntegerBridge::new(server_key)

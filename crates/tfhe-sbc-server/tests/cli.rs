@@ -52,7 +52,7 @@ fn help_and_one_line_errors() {
         "{stderr}"
     );
 
-    for (flag, value) in [("--threshold", "3"), ("--state", "state.txt")] {
+    for (flag, value) in [("--threshold", "3"), ("--state", "state.txt"), ("--integer-bits", "16")] {
         let (code, _, stderr) = server(&[
             "--keys",
             missing.to_str().unwrap(),

@@ -78,6 +78,20 @@ fn a_key_store_with_a_development_device_is_named_at_start_up() {
         "the plain server started: {lines:#?}"
     );
 
+    // An option of the other kind of key set is refused in one line, not ignored: --integer-bits with a
+    // boolean key set (exit 2, naming the option and the set).
+    let output = Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args(["--keys", &s(&plain), "--listen", "127.0.0.1:0", "--integer-bits", "16"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--integer-bits") && stderr.contains("boolean key set"),
+        "{stderr}"
+    );
+
     // A JetStream role: the key store is read before NATS is reached (nothing listens on port 9).
     let lines = start_up_lines(
         &["--keys", &s(&dev), "--nats", "nats://127.0.0.1:9", "--role", "worker"],

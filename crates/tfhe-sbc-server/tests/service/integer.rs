@@ -65,6 +65,25 @@ fn integer_key_set_readings_arrive_as_fhe_uint16() {
     server.stderr.take().unwrap().read_to_string(&mut log).unwrap();
     assert!(status.success(), "{log}");
     assert!(log.contains("43 (public-key)"), "{log}");
+    // --threshold (boolean gates) with this integer key set: refused in one line, not ignored.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tfhe-sbc-server"))
+        .args([
+            "--keys",
+            dir.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--threshold",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--threshold") && stderr.contains("integer key set"),
+        "{stderr}"
+    );
     for id in METERS {
         let values = format!("{:?}", readings(id));
         let line = log
