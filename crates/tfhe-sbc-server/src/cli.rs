@@ -102,7 +102,8 @@ pub(crate) struct Cli {
     /// With --nats: serve Prometheus-format metrics on http://HOST:PORT/metrics.
     #[arg(long, value_name = "HOST:PORT", requires = "nats")]
     pub(crate) metrics_listen: Option<std::net::SocketAddr>,
-    /// With --nats: the frames stream's size limit in bytes (full: devices are answered "busy").
+    /// With --nats: the frames stream's size limit in bytes (full: devices are answered "busy"); applied to
+    /// the stream at start-up, also to one an earlier run made (give every role the same value).
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, requires = "nats", value_parser = at_least_one::<i64>)]
     pub(crate) stream_max_bytes: i64,
     /// With --nats: seconds a worker may hold a frame before JetStream hands it to another worker (applies

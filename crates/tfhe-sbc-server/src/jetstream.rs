@@ -127,10 +127,31 @@ impl Topology {
     /// Connects the JetStream context and creates what is missing.
     pub async fn open(&self, client: async_nats::Client) -> Result<Handles, String> {
         let js = jetstream::new(client);
-        let frames = js
+        let mut frames = js
             .get_or_create_stream(self.frames_config())
             .await
             .map_err(|e| format!("cannot create the frames stream {FRAMES_STREAM}: {e}"))?;
+        // A stream made before (by an earlier run or another role) keeps its configuration: the bound this
+        // role was given (--stream-max-bytes) is applied to it, never silently ignored.
+        let existing = frames.cached_info().config.clone();
+        if existing.max_bytes != self.frames_max_bytes {
+            let from = existing.max_bytes;
+            js.update_stream(stream::Config {
+                max_bytes: self.frames_max_bytes,
+                ..existing
+            })
+            .await
+            .map_err(|e| format!("cannot set the frames stream {FRAMES_STREAM}'s max_bytes: {e}"))?;
+            frames = js
+                .get_stream(FRAMES_STREAM)
+                .await
+                .map_err(|e| format!("cannot read the frames stream {FRAMES_STREAM}: {e}"))?;
+            tracing::info!(
+                from,
+                to = self.frames_max_bytes,
+                "the frames stream's max_bytes set to --stream-max-bytes (give every role the same value)"
+            );
+        }
         for (name, subjects) in [(RESULTS_STREAM, "results"), (DEAD_STREAM, "dead")] {
             js.get_or_create_stream(self.stream_config(name, subjects, 1 << 30))
                 .await

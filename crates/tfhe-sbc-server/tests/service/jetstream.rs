@@ -242,6 +242,22 @@ fn a_small_frames_stream_carries_many_times_its_limit() {
         let left = frames.info().await.unwrap().state.messages;
         assert_eq!(left, 0, "frames stored by a worker leave the work queue");
     });
+    // A role started later with another --stream-max-bytes applies it to the existing stream (before, the
+    // stream kept its first bound and the option was ignored).
+    drop(_server);
+    let (_server, _) = Server::start_with(
+        &keys,
+        &nats.url(),
+        &root.path().join("address"),
+        &["--stream-max-bytes", "250000"],
+        std::process::Stdio::null(),
+        "",
+    );
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let mut frames = js.get_stream("TSBC_FRAMES").await.unwrap();
+        assert_eq!(frames.info().await.unwrap().config.max_bytes, 250_000);
+    });
 }
 
 /// Every announcement on the results stream, as (device, first sequence), asserting none repeats.
