@@ -84,4 +84,14 @@ impl DirLock {
             Err(fs::TryLockError::Error(source)) => Err(Error::io("lock", &path, source)),
         }
     }
+
+    /// [`DirLock::acquire`] of a directory that holds a key set (its server key file): any other directory
+    /// is refused with the server key's error before a lock file is made in it.
+    pub fn acquire_key_set(dir: &Path) -> Result<Self, Error> {
+        let server_key = dir.join(SERVER_KEY_FILE);
+        if !server_key.is_file() {
+            tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope(&server_key)?;
+        }
+        Self::acquire(dir)
+    }
 }

@@ -312,6 +312,14 @@ fn mismatched_wrong_and_missing_files_are_refused() {
         &run(&["show", "--dir", s(empty.path())]),
         &["server_key.bin not found", "init"],
     );
+    // issue and repair refuse it too, and leave nothing in it (no lock file).
+    for command in [
+        &["issue", "--dir", s(empty.path()), "--device-id", "9", "--mode", "fleet"][..],
+        &["repair", "--dir", s(empty.path())][..],
+    ] {
+        assert_error(&run(command), &["server_key.bin not found", "init"]);
+        assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0, "{command:?} left a file");
+    }
     assert_error(
         &run(&["init", "--dir", d, "--parameters", "tfhe-lib"]),
         &["already holds a key set", "pick an empty --dir"],

@@ -81,7 +81,7 @@ fn issue_into(
     let compact_list = files == FileSet::CompactList;
     let dev = files == FileSet::UnsafeDev;
     check_dir(dir)?;
-    let _lock = DirLock::acquire(dir)?;
+    let _lock = DirLock::acquire_key_set(dir)?;
     let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
     let parameters = server.parameters;
     let mode_name = if compact_list { "compact-list" } else { mode.name() };

@@ -24,7 +24,7 @@ pub const QUARANTINE_DIR: &str = "quarantine";
 /// key store does not hold into `quarantine/`. Prints what it did, or that the key set was consistent.
 pub fn repair(dir: &Path) -> Result<(), Error> {
     check_dir(dir)?;
-    let _lock = DirLock::acquire(dir)?;
+    let _lock = DirLock::acquire_key_set(dir)?;
     let server = read_server_key_envelope(&dir.join(SERVER_KEY_FILE))?;
     let store = load_key_store(dir, &server)?;
     let recovery = journal::recover(dir, &store)?;
