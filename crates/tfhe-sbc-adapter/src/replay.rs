@@ -61,7 +61,32 @@ pub struct ReplayWindow {
     /// Bit `i` is set when `highest - i` was accepted.
     seen: u128,
     /// The frame accepted under each number the bitmap holds, in slot `number % WINDOW`.
-    tags: [FrameTag; WINDOW as usize],
+    tags: Tags,
+}
+
+/// A window's tag slots: allocated (1 KiB) at the first known tag, so that a registered device that never
+/// sends costs nothing.
+#[derive(Clone)]
+struct Tags(Option<Box<[FrameTag; WINDOW as usize]>>);
+
+impl Tags {
+    const NONE: Self = Self(None);
+
+    fn get(&self, slot: usize) -> FrameTag {
+        self.0.as_ref().map_or(FrameTag::UNKNOWN, |tags| tags[slot])
+    }
+
+    fn set(&mut self, slot: usize, tag: FrameTag) {
+        match &mut self.0 {
+            Some(tags) => tags[slot] = tag,
+            None if tag == FrameTag::UNKNOWN => {}
+            None => {
+                let mut tags = Box::new([FrameTag::UNKNOWN; WINDOW as usize]);
+                tags[slot] = tag;
+                self.0 = Some(tags);
+            }
+        }
+    }
 }
 
 impl PartialEq for ReplayWindow {
@@ -84,7 +109,7 @@ impl core::fmt::Debug for ReplayWindow {
     }
 }
 
-/// The slot of `sequence` in [`ReplayWindow::tags`].
+/// The slot of `sequence` in a window's tags.
 const fn slot(sequence: u64) -> usize {
     (sequence % WINDOW) as usize
 }
@@ -96,7 +121,7 @@ impl ReplayWindow {
             floor,
             highest: None,
             seen: 0,
-            tags: [FrameTag::UNKNOWN; WINDOW as usize],
+            tags: Tags::NONE,
         }
     }
 
@@ -113,7 +138,7 @@ impl ReplayWindow {
                     floor: u64::MAX,
                     highest: Some(u64::MAX),
                     seen: 1,
-                    tags: self.tags,
+                    tags: self.tags.clone(),
                 },
             },
         }
@@ -154,7 +179,7 @@ impl ReplayWindow {
         if behind >= WINDOW {
             too_old
         } else if self.seen >> behind & 1 == 1 {
-            let accepted = self.tags[slot(sequence)];
+            let accepted = self.tags.get(slot(sequence));
             if accepted == tag || accepted == FrameTag::UNKNOWN {
                 Err(IntakeError::Replayed { device_id, sequence })
             } else {
@@ -172,7 +197,7 @@ impl ReplayWindow {
     /// The frame accepted under `sequence`, if the window holds that number.
     pub fn tag(&self, sequence: u64) -> Option<FrameTag> {
         let behind = self.highest?.checked_sub(sequence)?;
-        (behind < WINDOW && self.seen >> behind & 1 == 1).then(|| self.tags[slot(sequence)])
+        (behind < WINDOW && self.seen >> behind & 1 == 1).then(|| self.tags.get(slot(sequence)))
     }
 
     /// The tags of the numbers the window holds, highest first (bit order of the bitmap): what
@@ -181,7 +206,7 @@ impl ReplayWindow {
         let highest = self.highest.unwrap_or(0);
         (0..WINDOW)
             .filter(|&behind| self.seen >> behind & 1 == 1)
-            .map(move |behind| self.tags[slot(highest - behind)])
+            .map(move |behind| self.tags.get(slot(highest - behind)))
     }
 
     /// How many numbers the window holds (the count of [`ReplayWindow::held_tags`]).
@@ -198,7 +223,7 @@ impl ReplayWindow {
         let highest = self.highest.unwrap_or(0);
         let held = (0..WINDOW).filter(|&behind| self.seen >> behind & 1 == 1);
         for (behind, &tag) in held.zip(tags) {
-            self.tags[slot(highest - behind)] = tag;
+            self.tags.set(slot(highest - behind), tag);
         }
         Some(self)
     }
@@ -230,7 +255,7 @@ impl ReplayWindow {
             floor: word(0),
             highest,
             seen,
-            tags: [FrameTag::UNKNOWN; WINDOW as usize],
+            tags: Tags::NONE,
         })
     }
 
@@ -240,7 +265,7 @@ impl ReplayWindow {
     /// Records frame `tag` under `sequence`, which [`check`](Self::check) accepted.
     pub fn accept(&mut self, sequence: u64, tag: FrameTag) {
         debug_assert!(self.check(0, sequence, tag).is_ok());
-        self.tags[slot(sequence)] = tag;
+        self.tags.set(slot(sequence), tag);
         match self.highest {
             None => {
                 self.highest = Some(sequence);
