@@ -318,7 +318,11 @@ fn mismatched_wrong_and_missing_files_are_refused() {
         &["repair", "--dir", s(empty.path())][..],
     ] {
         assert_error(&run(command), &["server_key.bin not found", "init"]);
-        assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0, "{command:?} left a file");
+        assert_eq!(
+            std::fs::read_dir(empty.path()).unwrap().count(),
+            0,
+            "{command:?} left a file"
+        );
     }
     assert_error(
         &run(&["init", "--dir", d, "--parameters", "tfhe-lib"]),

@@ -15,6 +15,23 @@ use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::{FrameCounter, ReadingFormat};
 use tfhe_sbc_device::std_io::MessageEncryptor;
 
+/// How the trusted party reads the results store of the integer key set in `keys`: its key store and
+/// server key, readings of 16 bits (the meters' `--format u16`).
+#[allow(dead_code)]
+pub fn integer_results_intake(
+    keys: &Path,
+) -> tfhe_sbc_adapter::key_store::KeyedIntake<tfhe_sbc_adapter::interop::integer::IntegerBridge> {
+    use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
+    let (_, server_key) =
+        tfhe_sbc_adapter::key_set::server_key::read_integer_server_key(&keys.join("server_key.bin")).unwrap();
+    let bridge = IntegerBridge::new(server_key)
+        .unwrap()
+        .with_reading_bits(ReadingBits::from_bits(16).unwrap());
+    let store = tfhe_sbc_adapter::key_store::KeyStore::read_file(&keys.join("key_store.bin")).unwrap();
+    tfhe_sbc_adapter::key_store::KeyedIntake::new(tfhe_sbc_adapter::intake::IntakeConfig::default(), store, bridge)
+        .unwrap()
+}
+
 /// The integer key set of the service tests in `dir`, with one meter per key mode.
 pub fn integer_key_set(dir: &Path, key_id: u32) {
     tfhe_sbc_keys::commands::init_integer(dir, Some(key_id)).unwrap();

@@ -21,11 +21,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use tfhe::FheUint16Id;
 use tfhe::prelude::FheDecrypt;
-use tfhe_sbc_adapter::intake::IntakeConfig;
-use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
 use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
-use tfhe_sbc_adapter::key_set::server_key::read_integer_server_key;
-use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
 use tfhe_sbc_adapter::results::reader::ResultsReader;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tfhe_sbc_device::frame::mac::MacKey;
@@ -138,13 +134,8 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
     assert!(too_old > 0, "no board was ever refused: the race never happened");
 
     // What the results reader decrypts under each number is the answered board's readings.
-    let (_, server_key) = read_integer_server_key(&keys.join("server_key.bin")).unwrap();
     let (_, client_key) = read_integer_client_key(&keys.join("client_key.bin")).unwrap();
-    let bridge = IntegerBridge::new(server_key)
-        .unwrap()
-        .with_reading_bits(ReadingBits::from_bits(16).unwrap());
-    let store = KeyStore::read_file(&keys.join("key_store.bin")).unwrap();
-    let keyed = KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap();
+    let keyed = common::service::integer_results_intake(&keys);
     let runtime = common::service::runtime();
     let decrypted: BTreeMap<u64, Vec<u16>> = runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();

@@ -28,7 +28,7 @@ use tfhe::FheUint16Id;
 use tfhe::prelude::FheDecrypt;
 use tfhe_sbc_adapter::commit::DeviceLedger;
 use tfhe_sbc_adapter::intake::IntakeConfig;
-use tfhe_sbc_adapter::interop::integer::{IntegerBridge, ReadingBits};
+use tfhe_sbc_adapter::interop::integer::IntegerBridge;
 use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
 use tfhe_sbc_adapter::key_set::server_key::read_integer_server_key;
 use tfhe_sbc_adapter::key_store::{KeyStore, KeyedIntake};
@@ -144,13 +144,8 @@ fn frames_are_committed_once_across_a_kill_and_decrypt_to_what_was_sent() {
 
     // Exactly one announcement per acknowledged message, and each decrypts to what was sent (the adapter's
     // results reader, as a cloud service would read them).
-    let (_, server_key) = read_integer_server_key(&keys.join("server_key.bin")).unwrap();
     let (_, client_key) = read_integer_client_key(&keys.join("client_key.bin")).unwrap();
-    let bridge = IntegerBridge::new(server_key)
-        .unwrap()
-        .with_reading_bits(ReadingBits::from_bits(16).unwrap());
-    let store = KeyStore::read_file(&keys.join("key_store.bin")).unwrap();
-    let keyed = KeyedIntake::new(IntakeConfig::default(), store, bridge).unwrap();
+    let keyed = common::service::integer_results_intake(&keys);
     let runtime = common::service::runtime();
     runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
