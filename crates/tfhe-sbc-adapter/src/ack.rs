@@ -61,6 +61,7 @@ pub fn status_for(error: &IntakeError) -> AckStatus {
         | IntakeError::ResultsStore(_)
         | IntakeError::BadAnnouncement
         | IntakeError::MissingStoredFrame(_)
+        | IntakeError::UnboundStoredFrame(_)
         | IntakeError::StoredFrameRejected(_) => AckStatus::Malformed,
     }
 }

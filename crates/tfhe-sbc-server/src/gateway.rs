@@ -30,7 +30,7 @@ use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::commit::ChunkId;
 use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::replay::FrameTag;
-use tfhe_sbc_adapter::results::{frame_key, frames_subject};
+use tfhe_sbc_adapter::results::{frame_key, frames_subject, open_stored_frame};
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tokio::net::TcpListener;
@@ -310,7 +310,9 @@ impl Gateway {
     ) -> Result<bool, Refusal> {
         let name = frame_key(device_id, chunk.first_sequence, chunk.chunk_index);
         match self.handles.results.get(&name).await {
-            Ok(Some(stored)) if stored.as_ref() == frame => {
+            // Bound by a worker (the frame a ledger admitted), not merely authentic: a frame anyone put there
+            // decides nothing.
+            Ok(Some(stored)) if open_stored_frame(self.mac_key(device_id)?, device_id, &stored) == Some(frame) => {
                 metrics::counter!("tsbc_ledger_rollback_total").increment(1);
                 warn!(
                     device = device_id,

@@ -234,6 +234,10 @@ pub enum IntakeError {
     /// An announced message's frame is not in the results bucket (deleted, or the bucket's limits dropped
     /// it): its key.
     MissingStoredFrame(String),
+    /// A stored frame's binding does not verify ([`crate::results::open_stored_frame`]): no worker of this
+    /// service stored it as the frame its device's ledger admitted (written into the bucket by someone
+    /// else, or by a build before bindings): its key.
+    UnboundStoredFrame(String),
     /// A stored frame failed verification again: it was changed in the store, or the reader's key set is
     /// not the workers'. The boxed error is the verification's.
     StoredFrameRejected(Box<IntakeError>),
@@ -367,6 +371,11 @@ impl fmt::Display for IntakeError {
             Self::ResultsStore(what) => write!(f, "results store: {what}"),
             Self::BadAnnouncement => f.write_str("an announcement on the results stream does not decode"),
             Self::MissingStoredFrame(key) => write!(f, "the announced frame {key} is not in the results bucket"),
+            Self::UnboundStoredFrame(key) => write!(
+                f,
+                "the stored frame {key} is not bound by the service as the frame its ledger admitted (written \
+                 into the results bucket by something other than a worker)"
+            ),
             Self::StoredFrameRejected(e) => write!(
                 f,
                 "a stored frame does not verify ({e}): the store was changed, or the reader's key set is not the \

@@ -19,6 +19,9 @@
 
 #[cfg(feature = "nats")]
 pub mod reader;
+mod stored_frame;
+
+pub use stored_frame::{open_stored_frame, seal_stored_frame};
 
 /// The frames stream (subjects `<prefix>.frames.<device>`).
 pub const FRAMES_STREAM: &str = "TSBC_FRAMES";
@@ -26,7 +29,8 @@ pub const FRAMES_STREAM: &str = "TSBC_FRAMES";
 pub const RESULTS_STREAM: &str = "TSBC_RESULTS";
 /// The dead-letter stream (subjects `<prefix>.dead.<device>`).
 pub const DEAD_STREAM: &str = "TSBC_DEAD";
-/// The results KV bucket: every committed frame under [`frame_key`].
+/// The results KV bucket: every committed frame under [`frame_key`], bound by the service
+/// ([`seal_stored_frame`]).
 pub const RESULTS_BUCKET: &str = "tsbc-results";
 /// The devices KV bucket: each device's commit state (replay window, open messages).
 pub const DEVICES_BUCKET: &str = "tsbc-devices";

@@ -149,20 +149,31 @@ impl<C: Converter> ResultsReader<C> {
         Ok(records)
     }
 
-    /// The stored frames of `message`, in chunk order, as stored; each must be the chunk `message` names.
+    /// The stored frames of `message`, in chunk order; each must be bound by the service as the frame its
+    /// device's ledger admitted ([`super::open_stored_frame`]) and be the chunk `message` names.
     pub async fn frames(&self, message: &MessageCommitted) -> Result<Vec<Vec<u8>>, IntakeError> {
         let mut frames = Vec::with_capacity(message.chunk_count as usize);
+        let device_key = self
+            .keyed
+            .intake()
+            .mac_key(message.device_id)
+            .ok_or(IntakeError::UnknownDevice(message.device_id))?;
         for key in message.frame_keys() {
-            let bytes = self
+            let value = self
                 .frames
                 .get(&key)
                 .await
                 .map_err(|e| nats("get a stored frame")(&e))?
-                .ok_or(IntakeError::MissingStoredFrame(key))?;
+                .ok_or_else(|| IntakeError::MissingStoredFrame(key.clone()))?;
+            // Bound by a worker: the frame the ledger admitted under its number, not any authentic frame
+            // someone with access to NATS put there (a clone's refused frame from the dead letters, say).
+            let bytes = super::open_stored_frame(device_key, message.device_id, &value).ok_or(
+                IntakeError::StoredFrameRejected(Box::new(IntakeError::UnboundStoredFrame(key))),
+            )?;
             // The frame must be the chunk the announcement names (its header is under its MAC, which
             // `load` verifies): an announcement cannot borrow another message's frames.
             let names_it =
-                crate::intake::header_of(&bytes).is_some_and(|header| message.names(&header, frames.len() as u32));
+                crate::intake::header_of(bytes).is_some_and(|header| message.names(&header, frames.len() as u32));
             if !names_it {
                 return Err(IntakeError::StoredFrameRejected(Box::new(IntakeError::BadAnnouncement)));
             }

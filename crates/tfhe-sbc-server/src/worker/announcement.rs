@@ -9,7 +9,7 @@ use crate::ledger_store::{CONFLICT_PATIENCE, Conflicts, Swap};
 use futures_util::StreamExt;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tfhe_sbc_adapter::results::{MessageCommitted, frame_key, results_subject};
+use tfhe_sbc_adapter::results::{MessageCommitted, frame_key, open_stored_frame, results_subject};
 use tracing::{debug, info, warn};
 
 impl Worker {
@@ -106,10 +106,13 @@ impl Worker {
                 .await
                 .map_err(|e| format!("cannot read {name}: {e}"))?
                 .ok_or_else(|| format!("{name} is missing: a complete message without its chunk 0"))?;
-            // Authenticated before it names what is announced: the results bucket is NATS, not the service.
+            // Bound and authenticated before it names what is announced: the results bucket is NATS, not the
+            // service.
+            let frame = open_stored_frame(self.mac_key(device_id)?, device_id, &stored)
+                .ok_or_else(|| format!("{name} is not bound by this service as the frame its ledger admitted"))?;
             let record = self
                 .intake
-                .verify(&stored)
+                .verify(frame)
                 .ok()
                 .map(|parsed| MessageCommitted::of_chunk(&parsed.header))
                 .filter(|r| {

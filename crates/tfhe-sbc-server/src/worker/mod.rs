@@ -43,7 +43,9 @@ use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, Stored};
 use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::replay::FrameTag;
-use tfhe_sbc_adapter::results::{MessageCommitted, dead_letter_subject, frame_key};
+use tfhe_sbc_adapter::results::{
+    MessageCommitted, dead_letter_subject, frame_key, open_stored_frame, seal_stored_frame,
+};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tracing::{info, warn};
 
@@ -324,7 +326,11 @@ impl Worker {
                 Stored::Forgotten => {
                     // Below the window and not in the ledger: stored before, or never admitted.
                     return match self.handles.results.get(&name).await {
-                        Ok(Some(bytes)) if bytes.as_ref() == frame => Ok(Outcome::AlreadyCommitted),
+                        Ok(Some(value))
+                            if open_stored_frame(self.mac_key(device_id)?, device_id, &value) == Some(frame) =>
+                        {
+                            Ok(Outcome::AlreadyCommitted)
+                        }
                         Ok(_) => Ok(Outcome::Dead(format!(
                             "never acknowledged: sequence {} is below device {device_id}'s window",
                             chunk.sequence
@@ -343,9 +349,12 @@ impl Worker {
                 Stored::NotAdmitted => unreachable!("admitted just above"),
             };
             if !frame_stored {
+                // Bound as the frame the ledger admitted: a reader takes no other frame under this name.
+                let value = seal_stored_frame(self.mac_key(device_id)?, device_id, frame)
+                    .ok_or_else(|| format!("{name}: too short to be a frame"))?;
                 self.handles
                     .results
-                    .put(name.as_str(), bytes::Bytes::copy_from_slice(frame))
+                    .put(name.as_str(), value.into())
                     .await
                     .map_err(|e| Retry::Transient(format!("cannot store {name}: {e}")))?;
                 frame_stored = true;

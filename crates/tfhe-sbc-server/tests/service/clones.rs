@@ -21,6 +21,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use tfhe::FheUint16Id;
 use tfhe::prelude::FheDecrypt;
+use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
 use tfhe_sbc_adapter::results::reader::ResultsReader;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
@@ -65,6 +66,8 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
     // Per sequence number: the readings each board's frame under it carries, and the boards answered
     // "accepted" or "duplicate" under it.
     let mut carried: BTreeMap<u64, [Vec<u16>; 2]> = BTreeMap::new();
+    // The two boards' frames under each number (what a NATS client could read from the dead letters).
+    let mut frames_of: BTreeMap<u64, [Vec<u8>; 2]> = BTreeMap::new();
     let mut answered: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     let mut too_old = 0;
     // Each round's message: its first number and its frames.
@@ -84,6 +87,7 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
                 values[index * 256..values.len().min((index + 1) * 256)].to_vec()
             };
             carried.insert(sequence, [per_board(0), per_board(1)]);
+            frames_of.insert(sequence, [a.clone(), b.clone()]);
         }
         // Each frame index: both boards at once, through different gateways (which one alternates).
         for (a, b) in messages[0].iter().zip(&messages[1]) {
@@ -183,4 +187,43 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
             "sequence {sequence}: answered to board {board}, another board's readings (or none) arrived"
         );
     }
+
+    // A NATS client with write access puts the losing board's frame (authentic, under the same number) in
+    // place of the stored one, with the stored value's binding or without: the reader refuses that message
+    // (the binding is the service's, over the frame the ledger admitted) instead of decrypting the loser's
+    // readings under a number the winner was answered for. Before, it decrypted them and reported nothing.
+    let (&sequence, boards) = answered
+        .iter()
+        .find(|&(s, _)| starts.iter().any(|&(first, count)| first == *s && count == 1))
+        .expect("a one-frame message answered");
+    let loser = &frames_of[&sequence][1 - boards[0]];
+    runtime.block_on(async {
+        let client = async_nats::connect(nats.url()).await.unwrap();
+        let js = async_nats::jetstream::new(client.clone());
+        let results = js.get_key_value("tsbc-results").await.unwrap();
+        let name = tfhe_sbc_adapter::results::frame_key(id, sequence, 0);
+        let stored = results.get(&name).await.unwrap().unwrap();
+        let reader = ResultsReader::connect(client, common::service::integer_results_intake(&keys))
+            .await
+            .unwrap();
+        let record = reader
+            .messages(Some(id), 10_000)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|r| r.first_sequence == sequence)
+            .unwrap();
+        assert!(reader.load(&record).await.is_ok(), "the stored frame loads before");
+        let with_binding = [&loser[..], &stored[stored.len() - 16..]].concat();
+        for substitute in [with_binding, loser.clone()] {
+            results.put(&name, substitute.into()).await.unwrap();
+            match reader.load(&record).await {
+                Err(IntakeError::StoredFrameRejected(e)) if matches!(*e, IntakeError::UnboundStoredFrame(_)) => {}
+                other => panic!(
+                    "sequence {sequence}: a substituted frame was not refused: {:?}",
+                    other.map(|f| f.len())
+                ),
+            }
+        }
+    });
 }

@@ -354,11 +354,13 @@ fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     });
+    // The frame as sent, followed by the workers' 16-byte binding (tfhe_sbc_adapter::results::seal_stored_frame).
     assert_eq!(
-        stored.as_deref(),
+        stored.as_deref().and_then(|v| v.strip_suffix(&v[frame.len()..])),
         Some(&frame[..]),
         "the stored frame differs from the one sent"
     );
+    assert_eq!(stored.map(|v| v.len()), Some(frame.len() + 16));
     let summary = worker.interrupt();
     assert!(summary.contains("worker: 1 committed"), "{summary}");
     let worker_log = std::fs::read_to_string(dir.path().join("worker.log")).unwrap();
