@@ -1,6 +1,6 @@
 //! Intake allocates nothing for a frame rejected before or at the MAC (or by the replay window), and exactly
-//! one ciphertext (2N words) plus the one-element frame list for a valid one-chunk message, whatever
-//! lengths the input declares. A counting global allocator proves it, counting only the test's own thread (a
+//! one ciphertext (2N words) plus the one-element frame list for a valid one-chunk message (and, for a
+//! device's first frame, its replay window's 1 KiB of tag slots), whatever lengths the input declares. A counting global allocator proves it, counting only the test's own thread (a
 //! thread-local flag): the harness's main thread may allocate at any moment on a loaded machine.
 #![allow(clippy::unwrap_used)]
 
@@ -9,6 +9,7 @@ mod common;
 use common::{Device, reframe};
 use std::time::Instant;
 use tfhe_sbc_adapter::intake::{Frame, IntakeConfig};
+use tfhe_sbc_adapter::replay::{FrameTag, WINDOW};
 use tfhe_sbc_adapter::stream::FrameReader;
 use tfhe_sbc_device::counting_alloc::{self, Counting};
 use tfhe_sbc_device::frame::mac::MacKey;
@@ -63,10 +64,13 @@ fn intake_allocates_only_what_a_valid_ciphertext_needs() {
     let message = result.unwrap().unwrap();
     println!("valid one-chunk frame: {bytes_allocated} bytes allocated, largest block {largest}");
     assert_eq!(largest, 2 * 1024 * 4, "the ciphertext: 2N words");
+    // The device's first accepted frame also allocates its replay window's tag slots, once per device
+    // (one frame tag per slot: WINDOW x 8 bytes, whatever the input declares).
+    let tag_slots = WINDOW as usize * FrameTag::BYTES;
     assert_eq!(
         bytes_allocated,
-        2 * 1024 * 4 + size_of::<Frame>(),
-        "one ciphertext and the one-frame list, nothing else"
+        2 * 1024 * 4 + size_of::<Frame>() + tag_slots,
+        "one ciphertext, the one-frame list and the device's tag slots, nothing else"
     );
     drop(message);
 

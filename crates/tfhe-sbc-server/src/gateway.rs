@@ -69,6 +69,30 @@ pub struct GatewayCounts {
     pub timeouts: AtomicU64,
 }
 
+/// What the results bucket holds under a frame's name, as a worker bound it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StoredCopy {
+    /// This very frame: committed before, "duplicate".
+    This,
+    /// Another frame under the same number: the ledger forgot an admitted number (rolled back or deleted),
+    /// and the frame comes from a device whose counter went back: "too old".
+    Another,
+    /// Nothing bound.
+    None,
+}
+
+/// "Too old" for a frame whose number another stored frame holds, above `highest` (the device's newest
+/// number as far as the gateway knows).
+fn another_frame(device_id: u64, chunk: ChunkId, highest: Option<u64>) -> Refusal {
+    Refusal::Intake(IntakeError::TooOld {
+        device_id,
+        sequence: chunk.sequence,
+        lowest_acceptable: highest
+            .map_or(chunk.sequence, |h| h.max(chunk.sequence))
+            .saturating_add(1),
+    })
+}
+
 /// Why a frame was not published.
 enum Refusal {
     /// The intake refused it (authentication, window): the matching answer.
@@ -225,8 +249,12 @@ impl Gateway {
             if let Reading::Behind { seen, read } = self.watermark.check(device_id, highest) {
                 let first_time = behind_since.is_none();
                 let since = *behind_since.get_or_insert_with(Instant::now);
-                if first_time && !published && self.stored_before(frame, device_id, chunk, read.is_none()).await? {
-                    return Ok(true);
+                if first_time && !published {
+                    match self.stored_copy(frame, device_id, chunk, read.is_none()).await? {
+                        StoredCopy::This => return Ok(true),
+                        StoredCopy::Another => return Err(another_frame(device_id, chunk, Some(seen))),
+                        StoredCopy::None => {}
+                    }
                 }
                 if since.elapsed() < BEHIND_PATIENCE {
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -260,11 +288,12 @@ impl Gateway {
                     return Err(Refusal::Intake(e));
                 }
             }
-            if !published
-                && highest.is_none_or(|h| chunk.sequence < h)
-                && self.stored_before(frame, device_id, chunk, highest.is_none()).await?
-            {
-                return Ok(true);
+            if !published && highest.is_none_or(|h| chunk.sequence < h) {
+                match self.stored_copy(frame, device_id, chunk, highest.is_none()).await? {
+                    StoredCopy::This => return Ok(true),
+                    StoredCopy::Another => return Err(another_frame(device_id, chunk, highest)),
+                    StoredCopy::None => {}
+                }
             }
             if !published {
                 self.publish_frame(frame, device_id).await?;
@@ -296,34 +325,52 @@ impl Gateway {
     }
 
     /// A frame the ledger would admit although it is no newer than the device's last one, or whose device
-    /// has no ledger at all (`no_ledger`: no entry, or one deleted or purged): the results bucket is asked whether this very frame is stored. A ledger admits
-    /// each number once, so a stored frame the ledger does not know means the entry was deleted or an older
-    /// one written back (NATS is reachable by others?): the frame is a replay, answered "duplicate" (true:
-    /// it is committed), never accepted again, and the alarm `tsbc_ledger_rollback_total` counts it. Only
-    /// frames sent out of order or a device's first frame pay this read. `Err`: the bucket cannot be read.
-    async fn stored_before(
+    /// has no ledger at all (`no_ledger`: no entry, or one deleted or purged): the results bucket is asked
+    /// which frame a worker stored under its name, if any ([`StoredCopy`]; only a bound value counts). A
+    /// ledger admits each number once, so a stored frame the ledger does not know means the entry was
+    /// deleted or an older one written back (NATS is reachable by others?): this very frame is a replay,
+    /// answered "duplicate" (it is committed), never accepted again; another frame comes from a device whose
+    /// counter went back (a clone), answered "too old", never stored in place of the committed one. The
+    /// alarm `tsbc_ledger_rollback_total` counts both. Only frames sent out of order or a device's first
+    /// frame pay this read. `Err`: the bucket cannot be read.
+    async fn stored_copy(
         &self,
         frame: &[u8],
         device_id: u64,
         chunk: ChunkId,
         no_ledger: bool,
-    ) -> Result<bool, Refusal> {
+    ) -> Result<StoredCopy, Refusal> {
         let name = frame_key(device_id, chunk.first_sequence, chunk.chunk_index);
         match self.handles.results.get(&name).await {
-            // Bound by a worker (the frame a ledger admitted), not merely authentic: a frame anyone put there
-            // decides nothing.
-            Ok(Some(stored)) if open_stored_frame(self.mac_key(device_id)?, device_id, &stored) == Some(frame) => {
+            Ok(Some(stored)) => {
+                // Bound by a worker (the frame a ledger admitted), not merely authentic: a value anyone put
+                // there decides nothing.
+                let copy = match open_stored_frame(self.mac_key(device_id)?, device_id, &stored) {
+                    Some(bound) if bound == frame => StoredCopy::This,
+                    Some(_) => StoredCopy::Another,
+                    None => return Ok(StoredCopy::None),
+                };
                 metrics::counter!("tsbc_ledger_rollback_total").increment(1);
                 warn!(
                     device = device_id,
                     sequence = chunk.sequence,
-                    "a stored frame sent again, which the device's ledger does not know ({}): the devices \
-                     bucket was purged or rolled back by something other than this service; answered duplicate",
-                    if no_ledger { "no ledger entry" } else { "an older entry" }
+                    "{} under a number the device's ledger does not hold ({}): the devices bucket was purged or \
+                     rolled back by something other than this service; answered {}",
+                    if copy == StoredCopy::This {
+                        "a stored frame sent again"
+                    } else {
+                        "another frame stored"
+                    },
+                    if no_ledger { "no ledger entry" } else { "an older entry" },
+                    if copy == StoredCopy::This {
+                        "duplicate"
+                    } else {
+                        "too old"
+                    }
                 );
-                Ok(true)
+                Ok(copy)
             }
-            Ok(_) => Ok(false),
+            Ok(None) => Ok(StoredCopy::None),
             Err(e) => {
                 warn!(device = device_id, "cannot read {name}, answering busy: {e}");
                 Err(Refusal::Busy)

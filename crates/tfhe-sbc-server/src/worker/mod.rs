@@ -29,6 +29,7 @@
 //! what the device's acknowledged frames were; the frame waits until the entry is restored.
 
 mod announcement;
+mod bound_store;
 
 use crate::jetstream::{Handles, JETSTREAM_PATIENCE, Topology, with_patience};
 use crate::ledger_store::{self, CONFLICT_PATIENCE, Conflicts, Swap};
@@ -43,9 +44,7 @@ use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, Stored};
 use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::replay::FrameTag;
-use tfhe_sbc_adapter::results::{
-    MessageCommitted, dead_letter_subject, frame_key, open_stored_frame, seal_stored_frame,
-};
+use tfhe_sbc_adapter::results::{MessageCommitted, dead_letter_subject, frame_key};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tracing::{info, warn};
 
@@ -325,17 +324,13 @@ impl Worker {
                 }
                 Stored::Forgotten => {
                     // Below the window and not in the ledger: stored before, or never admitted.
-                    return match self.handles.results.get(&name).await {
-                        Ok(Some(value))
-                            if open_stored_frame(self.mac_key(device_id)?, device_id, &value) == Some(frame) =>
-                        {
-                            Ok(Outcome::AlreadyCommitted)
-                        }
-                        Ok(_) => Ok(Outcome::Dead(format!(
+                    return if self.is_stored(&name, device_id, frame).await? {
+                        Ok(Outcome::AlreadyCommitted)
+                    } else {
+                        Ok(Outcome::Dead(format!(
                             "never acknowledged: sequence {} is below device {device_id}'s window",
                             chunk.sequence
-                        ))),
-                        Err(e) => Err(format!("cannot read {name}: {e}").into()),
+                        )))
                     };
                 }
                 Stored::OtherFrame => {
@@ -350,13 +345,9 @@ impl Worker {
             };
             if !frame_stored {
                 // Bound as the frame the ledger admitted: a reader takes no other frame under this name.
-                let value = seal_stored_frame(self.mac_key(device_id)?, device_id, frame)
-                    .ok_or_else(|| format!("{name}: too short to be a frame"))?;
-                self.handles
-                    .results
-                    .put(name.as_str(), value.into())
-                    .await
-                    .map_err(|e| Retry::Transient(format!("cannot store {name}: {e}")))?;
+                if let Some(reason) = self.store_bound(&name, device_id, frame).await? {
+                    return Ok(Outcome::Dead(reason));
+                }
                 frame_stored = true;
             }
             if completed && !announced {

@@ -57,8 +57,8 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
     let keys: PathBuf = root.path().join("keys");
     integer_key_set(&keys, 0x1d00_0011);
     let nats = NatsServer::start();
-    let (_first, first) = Server::start(&keys, &nats.url(), &root.path().join("first"));
-    let (_second, second) = Server::start(&keys, &nats.url(), &root.path().join("second"));
+    let (first_server, first) = Server::start(&keys, &nats.url(), &root.path().join("first"));
+    let (second_server, second) = Server::start(&keys, &nats.url(), &root.path().join("second"));
     let gateways = [first, second];
     let id = common::service::METERS[1].0;
     let mut boards = [Meter::new(&keys, id, 10), Meter::new(&keys, id, 10)];
@@ -192,11 +192,11 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
     // place of the stored one, with the stored value's binding or without: the reader refuses that message
     // (the binding is the service's, over the frame the ledger admitted) instead of decrypting the loser's
     // readings under a number the winner was answered for. Before, it decrypted them and reported nothing.
-    let (&sequence, boards) = answered
+    let (&sequence, answered_to) = answered
         .iter()
         .find(|&(s, _)| starts.iter().any(|&(first, count)| first == *s && count == 1))
         .expect("a one-frame message answered");
-    let loser = &frames_of[&sequence][1 - boards[0]];
+    let loser = &frames_of[&sequence][1 - answered_to[0]];
     runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
         let js = async_nats::jetstream::new(client.clone());
@@ -225,5 +225,91 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
                 ),
             }
         }
+        results.put(&name, stored.clone()).await.unwrap();
+    });
+
+    // The ledger deleted by a raw NATS client, the roles restarted without a watermark file (they know
+    // nothing of the device): the losing board's frame, sent through a gateway or published straight into
+    // the frames stream, is still never stored in place of the answered one. The gateway answers "too old"
+    // (another frame is stored under the number); a worker dead-letters the published copy. Before, the
+    // gateway answered "accepted" and the worker stored it, bound, and the reader decrypted it.
+    drop((first_server, second_server));
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        devices.delete(format!("device.{id}")).await.unwrap();
+    });
+    let (_server, address) = Server::start(&keys, &nats.url(), &root.path().join("restarted"));
+    let loser_board = 1 - answered_to[0];
+    let ack = answer(&address, loser, boards[loser_board].credentials.mac_key());
+    assert_eq!(
+        ack.status,
+        AckStatus::TooOld,
+        "sequence {sequence}: the losing frame after the ledger's deletion"
+    );
+    runtime.block_on(async {
+        let client = async_nats::connect(nats.url()).await.unwrap();
+        let js = async_nats::jetstream::new(client.clone());
+        // The race dead-lettered losing frames already: this one is the next.
+        let dead_before = js
+            .get_stream("TSBC_DEAD")
+            .await
+            .unwrap()
+            .info()
+            .await
+            .unwrap()
+            .state
+            .messages;
+        js.publish(format!("tsbc.frames.{id}"), loser.clone().into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        // Dead-lettered after the deliveries that leave a gateway the time to admit it (about 3 x 2 s).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut dead = js.get_stream("TSBC_DEAD").await.unwrap();
+            let (messages, last_sequence) = {
+                let info = dead.info().await.unwrap();
+                (info.state.messages, info.state.last_sequence)
+            };
+            if messages > dead_before {
+                let last = dead.get_raw_message(last_sequence).await.unwrap();
+                let reason = last
+                    .headers
+                    .get("Tsbc-Reason")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                assert!(reason.contains("another frame is stored"), "{reason}");
+                assert_eq!(&last.payload[..], &loser[..]);
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the published losing frame was never dead-lettered"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let reader = ResultsReader::connect(client, common::service::integer_results_intake(&keys))
+            .await
+            .unwrap();
+        let record = reader
+            .messages(Some(id), 10_000)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|r| r.first_sequence == sequence)
+            .unwrap();
+        let values: Vec<u16> = reader
+            .keyed()
+            .frame_readings::<FheUint16Id>(&reader.load(&record).await.unwrap()[0])
+            .unwrap()
+            .into_iter()
+            .map(|v| v.decrypt(client_key.get()))
+            .collect();
+        assert_eq!(
+            values, carried[&sequence][answered_to[0]],
+            "sequence {sequence}: not the answered board's readings"
+        );
     });
 }
