@@ -38,9 +38,15 @@ pub const DEVICES_BUCKET: &str = "tsbc-devices";
 pub const DEFAULT_PREFIX: &str = "tsbc";
 
 /// The results bucket's key of chunk `chunk_index` of the message of `device_id` whose chunk 0 has
-/// sequence number `first_sequence` (unique per device: sequence numbers are never reused).
+/// sequence number `first_sequence`: named by the chunk's own sequence number alone,
+/// `frames/<device>/<sequence>`, so that two frames under one number share one name whatever chunk layout
+/// each claims (a clone's single frame under a number that was chunk 1 of a stored message finds that
+/// chunk there, and is never stored beside it).
 pub fn frame_key(device_id: u64, first_sequence: u64, chunk_index: u32) -> String {
-    format!("frames/{device_id}/{first_sequence}/{chunk_index}")
+    format!(
+        "frames/{device_id}/{}",
+        first_sequence.wrapping_add(u64::from(chunk_index))
+    )
 }
 
 /// The subject a device's frames are published on.
@@ -201,7 +207,9 @@ mod tests {
         zero_chunks.chunk_count = 0;
         assert_eq!(MessageCommitted::decode(&zero_chunks.encode()), None);
         let names: Vec<_> = record.frame_keys().collect();
-        assert_eq!(names[2], format!("frames/{}/{}/2", u64::MAX, 1u64 << 40));
+        assert_eq!(names[2], format!("frames/{}/{}", u64::MAX, (1u64 << 40) + 2));
+        // One name per number, whatever the chunk layout.
+        assert_eq!(frame_key(7, 1000, 1), frame_key(7, 1001, 0));
         assert_ne!(frame_message_id(1, 2, 3, 4), frame_message_id(1, 2, 3, 5));
     }
 }

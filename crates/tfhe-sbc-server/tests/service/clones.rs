@@ -247,6 +247,22 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
         AckStatus::TooOld,
         "sequence {sequence}: the losing frame after the ledger's deletion"
     );
+    // A frame under the number of a stored two-frame message's chunk 1, claiming another chunk layout (a
+    // one-frame message of its own): the stored chunk is found under that number all the same ("too old"),
+    // since frames are stored by number. Before, it had a name of its own and was accepted beside it.
+    let &(two_first, _) = starts
+        .iter()
+        .find(|&&(first, count)| count == 2 && answered.contains_key(&(first + 1)))
+        .expect("a two-frame message answered");
+    let mut relayout = Meter::new(&keys, id, two_first + 1);
+    let single = relayout.message(&[9, 9, 9, 9, 9]).remove(0);
+    let ack = answer(&address, &single, relayout.credentials.mac_key());
+    assert_eq!(
+        ack.status,
+        AckStatus::TooOld,
+        "sequence {}: another chunk layout",
+        two_first + 1
+    );
     runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
         let js = async_nats::jetstream::new(client.clone());

@@ -343,7 +343,7 @@ fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
             };
             if announced == 1 {
                 let results = js.get_key_value("tsbc-results").await.unwrap();
-                break results.get("frames/51/0/0").await.unwrap();
+                break results.get("frames/51/0").await.unwrap();
             }
             worker.assert_running();
             assert!(
