@@ -50,6 +50,30 @@ fn board_readings(board: u64, round: u64) -> Vec<u16> {
     (0..count).map(|i| (board * 30_000 + round * 1000 + i) as u16).collect()
 }
 
+/// The trusted party's reader of the key set in `keys`, and the announcement of device `id`'s message
+/// that starts at `sequence`.
+async fn reader_and_record(
+    client: async_nats::Client,
+    keys: &std::path::Path,
+    id: u64,
+    sequence: u64,
+) -> (
+    ResultsReader<tfhe_sbc_adapter::interop::integer::IntegerBridge>,
+    tfhe_sbc_adapter::results::MessageCommitted,
+) {
+    let reader = ResultsReader::connect(client, common::service::integer_results_intake(keys))
+        .await
+        .unwrap();
+    let record = reader
+        .messages(Some(id), 10_000)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.first_sequence == sequence)
+        .unwrap();
+    (reader, record)
+}
+
 #[test]
 fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_frame_arrives() {
     let _one_file_at_a_time = common::file_group::enter(module_path!());
@@ -203,16 +227,7 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
         let results = js.get_key_value("tsbc-results").await.unwrap();
         let name = tfhe_sbc_adapter::results::frame_key(id, sequence, 0);
         let stored = results.get(&name).await.unwrap().unwrap();
-        let reader = ResultsReader::connect(client, common::service::integer_results_intake(&keys))
-            .await
-            .unwrap();
-        let record = reader
-            .messages(Some(id), 10_000)
-            .await
-            .unwrap()
-            .into_iter()
-            .find(|r| r.first_sequence == sequence)
-            .unwrap();
+        let (reader, record) = reader_and_record(client, &keys, id, sequence).await;
         assert!(reader.load(&record).await.is_ok(), "the stored frame loads before");
         let with_binding = [&loser[..], &stored[stored.len() - 16..]].concat();
         for substitute in [with_binding, loser.clone()] {
@@ -306,16 +321,7 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        let reader = ResultsReader::connect(client, common::service::integer_results_intake(&keys))
-            .await
-            .unwrap();
-        let record = reader
-            .messages(Some(id), 10_000)
-            .await
-            .unwrap()
-            .into_iter()
-            .find(|r| r.first_sequence == sequence)
-            .unwrap();
+        let (reader, record) = reader_and_record(client, &keys, id, sequence).await;
         let values: Vec<u16> = reader
             .keyed()
             .frame_readings::<FheUint16Id>(&reader.load(&record).await.unwrap()[0])
