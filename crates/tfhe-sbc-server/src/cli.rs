@@ -74,6 +74,9 @@ pub(crate) struct Cli {
     /// With --nats: worker tasks in this process.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "nats", value_parser = at_least_one::<usize>)]
     pub(crate) workers: usize,
+    /// With --nats: frames each worker task handles at once (their JetStream round trips overlap).
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "nats", value_parser = at_least_one::<usize>)]
+    pub(crate) frames_in_flight: usize,
     /// With --nats: replicas of every stream and bucket (3 in a cluster).
     #[arg(long, value_name = "N", default_value_t = 1, requires = "nats", value_parser = replica_count)]
     pub(crate) replicas: usize,

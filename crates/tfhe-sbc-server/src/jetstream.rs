@@ -61,6 +61,9 @@ pub struct Topology {
     pub max_deliver: i64,
     /// Frames handed out and not yet acknowledged, over all workers.
     pub max_ack_pending: i64,
+    /// Frames one worker task handles at once: a frame's work is JetStream round trips (a ledger read, a
+    /// stored frame, a compare-and-swap), so frames of different devices overlap their waits.
+    pub frames_in_flight: usize,
     /// The limits the gateways' admission enforces on each device's ledger.
     pub ledger_limits: LedgerLimits,
 }
@@ -74,6 +77,7 @@ impl Default for Topology {
             ack_wait: Duration::from_secs(30),
             max_deliver: -1,
             max_ack_pending: 1024,
+            frames_in_flight: 8,
             ledger_limits: LedgerLimits::default(),
         }
     }

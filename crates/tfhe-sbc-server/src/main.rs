@@ -87,6 +87,7 @@ fn main() -> ExitCode {
                 replicas: cli.replicas,
                 frames_max_bytes: cli.stream_max_bytes,
                 ack_wait: std::time::Duration::from_secs(cli.ack_wait.max(1)),
+                frames_in_flight: cli.frames_in_flight,
                 ..Default::default()
             },
             limits: gateway::GatewayLimits {

@@ -86,8 +86,9 @@ fn help_and_one_line_errors() {
 fn zero_counts_and_durations_are_refused_in_one_line() {
     let single = ["--keys", "k"];
     let nats = ["--keys", "k", "--nats", "nats://127.0.0.1:4222"];
-    let cases: [(&[&str], &str, &str); 12] = [
+    let cases: [(&[&str], &str, &str); 13] = [
         (&single, "--exit-after", "0"),
+        (&nats, "--frames-in-flight", "0"),
         (&nats, "--stream-max-bytes", "0"),
         (&nats, "--workers", "0"),
         (&nats, "--replicas", "0"),

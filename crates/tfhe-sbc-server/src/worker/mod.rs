@@ -37,6 +37,7 @@ use crate::ledger_watermark::{LedgerWatermark, Reading};
 use async_nats::HeaderMap;
 use async_nats::jetstream::message::{AckKind, Message};
 use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -195,13 +196,22 @@ impl Worker {
                 }
             };
             let mut lag_measured = Instant::now();
-            while let Some(message) = frames.next().await {
-                match message {
-                    Ok(message) => self.handle(message).await,
-                    Err(e) => {
-                        warn!("worker: pull ended: {e}");
-                        break;
-                    }
+            // Up to `frames_in_flight` frames at once: each one's work is JetStream round trips, so frames of
+            // different devices overlap their waits (two of one device conflict and redo, as two workers'
+            // would). The pull asks for more only while fewer are in hand.
+            let mut in_flight = FuturesUnordered::new();
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(()) = in_flight.next(), if !in_flight.is_empty() => {}
+                    next = frames.next(), if in_flight.len() < self.topology.frames_in_flight.max(1) => match next {
+                        Some(Ok(message)) => in_flight.push(self.handle(message)),
+                        Some(Err(e)) => {
+                            warn!("worker: pull ended: {e}");
+                            break;
+                        }
+                        None => break,
+                    },
                 }
                 // Consumer lag (frames not yet delivered, and delivered but unacknowledged), every 2 s.
                 if lag_measured.elapsed() >= Duration::from_secs(2) {
@@ -212,6 +222,9 @@ impl Worker {
                     }
                 }
             }
+            // The frames in hand are finished before the next pull (each ends acknowledged or left for
+            // redelivery).
+            while in_flight.next().await.is_some() {}
         }
     }
 
@@ -290,11 +303,21 @@ impl Worker {
         // Announced by an earlier pass of the loop below (a conflict redoes the commit, not the announcement).
         let mut announced = false;
         let mut conflicts = Conflicts::new();
+        let mut unadmitted_reads = 0u32;
         loop {
             let (mut ledger, revision) = self.ledger(device_id).await?;
             let stored = match ledger.store(chunk) {
-                // A gateway publishes a frame, then admits it: the first deliveries leave it the time to.
-                Stored::NotAdmitted if delivered < UNADMITTED_DELIVERIES => return Err(Retry::Unadmitted),
+                // A gateway publishes a frame, then admits it: a worker keeping up reads the ledger about a
+                // round trip before the admission lands, so it reads again after 5, 10, 20 and 40 ms; the
+                // first deliveries then leave the gateway the time to.
+                Stored::NotAdmitted if delivered < UNADMITTED_DELIVERIES => {
+                    if unadmitted_reads < 4 {
+                        tokio::time::sleep(Duration::from_millis(5 << unadmitted_reads)).await;
+                        unadmitted_reads += 1;
+                        continue;
+                    }
+                    return Err(Retry::Unadmitted);
+                }
                 Stored::NotAdmitted => match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                     Ok(()) => ledger.store(chunk),
                     Err(IntakeError::Replayed { .. }) => Stored::Before,
