@@ -44,8 +44,11 @@ use crate::error::MessageField;
 use crate::replay::{FrameTag, ReplayWindow, WINDOW};
 use tfhe_sbc_device::frame::FrameHeader;
 
-/// The ledger's encoding version (3: with the frames' tags; 2, without them, is still read).
-const VERSION: u8 = 3;
+/// The ledger's encoding version (4: with its generation; 3, with the frames' tags and no generation, and
+/// 2, without either, are still read).
+const VERSION: u8 = 4;
+/// The version before the generation: read as generation 0.
+const VERSION_WITHOUT_GENERATION: u8 = 3;
 /// The version before the tags: read as a ledger whose tags are unknown (every frame the admitted one).
 const VERSION_WITHOUT_TAGS: u8 = 2;
 /// The most chunks a message may have in a ledger (the bitmaps' width).
@@ -181,6 +184,12 @@ pub enum Stored {
 /// One device's ledger.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceLedger {
+    /// How many times this ledger was written: each store writes [`DeviceLedger::next_generation`] of the
+    /// ledger it read, so along the chain of compare-and-swaps the generation only grows. An older entry
+    /// written back (the tag a store puts on an entry shows who wrote it, not when) has a lower generation
+    /// than the one a reader saw before, even when its window is the same: readers that remember the highest
+    /// generation they saw tell a rolled-back ledger from the current one (`tfhe-sbc-server`'s watermark).
+    pub generation: u64,
     /// The replay window: the numbers admitted.
     pub window: ReplayWindow,
     /// Messages with chunks admitted and not all stored, oldest first.
@@ -199,10 +208,16 @@ impl DeviceLedger {
     /// A device that has sent nothing.
     pub const fn new() -> Self {
         Self {
+            generation: 0,
             window: ReplayWindow::new(0),
             messages: Vec::new(),
             unannounced: Vec::new(),
         }
+    }
+
+    /// The ledger as its store writes it: the same state, one generation on (saturating: 2^64 writes).
+    pub fn next_generation(&mut self) {
+        self.generation = self.generation.saturating_add(1);
     }
 
     /// The entry of the message whose chunk 0 is `first_sequence`.
@@ -330,7 +345,8 @@ impl DeviceLedger {
     /// and the window's tags).
     pub const fn max_encoded_bytes(limits: &LedgerLimits) -> usize {
         let entries = limits.max_backlog + limits.max_incomplete + WINDOW as usize;
-        1 + ReplayWindow::BYTES
+        1 + 8
+            + ReplayWindow::BYTES
             + WINDOW as usize * FrameTag::BYTES
             + 2
             + 2
@@ -340,19 +356,21 @@ impl DeviceLedger {
     /// The ledger's bytes:
     ///
     /// ```text
-    /// version 3 | window (ReplayWindow::to_bytes) | the window's tags, 8 bytes per number it holds,
+    /// version 4 | generation u64 LE | window (ReplayWindow::to_bytes) | the window's tags, 8 bytes per number it holds,
     ///   highest first (ReplayWindow::held_tags) | message count u16 LE | unannounced count u16 LE |
     ///   per message: first sequence u64 | chunk count u32 | admitted u64 | stored u64 (LE) |
     ///     the tag of each chunk admitted and not stored, by chunk index (8 bytes each)
     ///   per unannounced message: first sequence u64 | chunk count u32 | 0 u64 | 0 u64
     /// ```
     ///
-    /// Version 2 (no tags at all) is still read: its tags are unknown, every frame the admitted one.
+    /// Version 3 (no generation) is still read as generation 0, and version 2 (no generation, no tags at all)
+    /// too: its tags are unknown, every frame the admitted one.
     pub fn encode(&self) -> Vec<u8> {
         let entries = self.messages.len() + self.unannounced.len();
         let mut out =
-            Vec::with_capacity(5 + ReplayWindow::BYTES + self.window.held() * FrameTag::BYTES + entries * ENTRY_BYTES);
+            Vec::with_capacity(13 + ReplayWindow::BYTES + self.window.held() * FrameTag::BYTES + entries * ENTRY_BYTES);
         out.push(VERSION);
+        out.extend_from_slice(&self.generation.to_le_bytes());
         out.extend_from_slice(&self.window.to_bytes());
         for tag in self.window.held_tags() {
             out.extend_from_slice(&tag.0);
@@ -381,12 +399,17 @@ impl DeviceLedger {
     pub fn decode(bytes: &[u8]) -> Result<Self, String> {
         let mut input = Reader(bytes);
         let version = input.take::<1>()?[0];
-        if version != VERSION && version != VERSION_WITHOUT_TAGS {
+        if ![VERSION, VERSION_WITHOUT_GENERATION, VERSION_WITHOUT_TAGS].contains(&version) {
             return Err(format!(
-                "ledger version {version} (this build reads {VERSION_WITHOUT_TAGS} and {VERSION})"
+                "ledger version {version} (this build reads {VERSION_WITHOUT_TAGS} to {VERSION})"
             ));
         }
-        let tagged = version == VERSION;
+        let generation = if version == VERSION {
+            u64::from_le_bytes(input.take::<8>()?)
+        } else {
+            0
+        };
+        let tagged = version != VERSION_WITHOUT_TAGS;
         let window = ReplayWindow::from_bytes(&input.take::<{ ReplayWindow::BYTES }>()?)
             .ok_or("invalid replay window in the ledger")?;
         let window = if tagged {
@@ -446,6 +469,7 @@ impl DeviceLedger {
             return Err(format!("ledger: {} bytes after its last entry", input.0.len()));
         }
         Ok(Self {
+            generation,
             window,
             messages,
             unannounced: done,
@@ -548,22 +572,33 @@ mod tests {
         ledger.admit(9, chunk(8, 1, 0), &limits).unwrap();
         ledger.store(chunk(5, 3, 2));
         ledger.store(chunk(8, 1, 0));
+        ledger.next_generation();
+        ledger.next_generation();
         let bytes = ledger.encode();
         assert!(bytes.len() <= DeviceLedger::max_encoded_bytes(&limits));
         assert_eq!(DeviceLedger::decode(&bytes), Ok(ledger.clone()));
+        assert_eq!(DeviceLedger::decode(&bytes).unwrap().generation, 2);
         assert!(DeviceLedger::decode(&bytes[..bytes.len() - 1]).is_err());
         assert!(DeviceLedger::decode(&[1]).is_err());
         assert!(DeviceLedger::decode(&[]).is_err());
         let mut bad = bytes.clone();
         // The first entry's stored bitmap names a chunk that was never admitted.
-        let stored_at = 1 + ReplayWindow::BYTES + ledger.window.held() * FrameTag::BYTES + 4 + 20;
+        let window_at = 1 + 8;
+        let stored_at = window_at + ReplayWindow::BYTES + ledger.window.held() * FrameTag::BYTES + 4 + 20;
         bad[stored_at] |= 1;
         assert!(DeviceLedger::decode(&bad).is_err());
+        // Version 3 (no generation) is read as generation 0, the rest unchanged.
+        let mut ungenerated = vec![3];
+        ungenerated.extend_from_slice(&bytes[window_at..]);
+        let read = DeviceLedger::decode(&ungenerated).unwrap();
+        assert_eq!(read.generation, 0);
+        assert_eq!(DeviceLedger { generation: 2, ..read }, ledger);
         // Version 2 (no tags) is read with unknown tags: every frame is then the admitted one.
         let mut untagged = vec![2];
         untagged.extend_from_slice(&ledger.window.to_bytes());
-        untagged.extend_from_slice(&bytes[1 + ReplayWindow::BYTES + ledger.window.held() * FrameTag::BYTES..]);
+        untagged.extend_from_slice(&bytes[window_at + ReplayWindow::BYTES + ledger.window.held() * FrameTag::BYTES..]);
         let read = DeviceLedger::decode(&untagged).unwrap();
+        assert_eq!(read.generation, 0);
         let mut other = chunk(8, 1, 0);
         other.tag = FrameTag::of_mac(b"another");
         assert!(matches!(

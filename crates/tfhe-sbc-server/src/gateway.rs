@@ -20,7 +20,7 @@
 
 use crate::jetstream::{Handles, Topology};
 use crate::ledger_store::{self, Conflicts, Swap};
-use crate::ledger_watermark::{LedgerWatermark, Reading};
+use crate::ledger_watermark::{LedgerWatermark, Mark, Reading};
 use crate::listener::{self, Connection, Ended, ListenerLimits};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,11 +30,13 @@ use tfhe_sbc_adapter::ack::{ack_for, seal_ack};
 use tfhe_sbc_adapter::commit::ChunkId;
 use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::replay::FrameTag;
-use tfhe_sbc_adapter::results::{frame_key, frames_subject, open_stored_frame};
+use tfhe_sbc_adapter::results::frames_subject;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 use tfhe_sbc_device::frame::mac::MacKey;
 use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
+
+mod stored_copy;
 
 /// The gateway's bounds.
 #[derive(Clone, Debug)]
@@ -69,32 +71,8 @@ pub struct GatewayCounts {
     pub timeouts: AtomicU64,
 }
 
-/// What the results bucket holds under a frame's name, as a worker bound it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum StoredCopy {
-    /// This very frame: committed before, "duplicate".
-    This,
-    /// Another frame under the same number: the ledger forgot an admitted number (rolled back or deleted),
-    /// and the frame comes from a device whose counter went back: "too old".
-    Another,
-    /// Nothing bound.
-    None,
-}
-
-/// "Too old" for a frame whose number another stored frame holds, above `highest` (the device's newest
-/// number as far as the gateway knows).
-fn another_frame(device_id: u64, chunk: ChunkId, highest: Option<u64>) -> Refusal {
-    Refusal::Intake(IntakeError::TooOld {
-        device_id,
-        sequence: chunk.sequence,
-        lowest_acceptable: highest
-            .map_or(chunk.sequence, |h| h.max(chunk.sequence))
-            .saturating_add(1),
-    })
-}
-
 /// Why a frame was not published.
-enum Refusal {
+pub(crate) enum Refusal {
     /// The intake refused it (authentication, window): the matching answer.
     Intake(IntakeError),
     /// JetStream did not acknowledge it (full, unreachable, too slow): "busy", send it again later.
@@ -246,15 +224,16 @@ impl Gateway {
                     }
                 };
             let highest = ledger.window.highest();
-            if let Reading::Behind { seen, read } = self.watermark.check(device_id, highest) {
+            if let Reading::Behind { seen, read } = self.watermark.check(device_id, Mark::of(&ledger)) {
                 let first_time = behind_since.is_none();
                 let since = *behind_since.get_or_insert_with(Instant::now);
-                if first_time && !published {
-                    match self.stored_copy(frame, device_id, chunk, read.is_none()).await? {
-                        StoredCopy::This => return Ok(true),
-                        StoredCopy::Another => return Err(another_frame(device_id, chunk, Some(seen))),
-                        StoredCopy::None => {}
-                    }
+                if first_time
+                    && !published
+                    && self
+                        .stored_answer(frame, device_id, chunk, seen.highest, read.highest.is_none())
+                        .await?
+                {
+                    return Ok(true);
                 }
                 if since.elapsed() < BEHIND_PATIENCE {
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -263,8 +242,8 @@ impl Gateway {
                 metrics::counter!("tsbc_ledger_behind_total").increment(1);
                 warn!(
                     device = device_id,
-                    seen,
-                    read = ?read,
+                    %seen,
+                    %read,
                     "the device's ledger is behind what this gateway saw (deleted, purged or an older entry \
                      written back by something other than this service?); answering busy until it is restored \
                      or the gateway restarted"
@@ -288,12 +267,13 @@ impl Gateway {
                     return Err(Refusal::Intake(e));
                 }
             }
-            if !published && highest.is_none_or(|h| chunk.sequence < h) {
-                match self.stored_copy(frame, device_id, chunk, highest.is_none()).await? {
-                    StoredCopy::This => return Ok(true),
-                    StoredCopy::Another => return Err(another_frame(device_id, chunk, highest)),
-                    StoredCopy::None => {}
-                }
+            if !published
+                && highest.is_none_or(|h| chunk.sequence < h)
+                && self
+                    .stored_answer(frame, device_id, chunk, highest, highest.is_none())
+                    .await?
+            {
+                return Ok(true);
             }
             if !published {
                 self.publish_frame(frame, device_id).await?;
@@ -303,13 +283,13 @@ impl Gateway {
                 &self.handles.devices,
                 self.mac_key(device_id)?,
                 device_id,
-                &ledger,
+                &mut ledger,
                 revision,
             )
             .await
             {
                 Ok(Swap::Done) => {
-                    self.watermark.wrote(device_id, ledger.window.highest());
+                    self.watermark.wrote(device_id, Mark::of(&ledger));
                     metrics::histogram!("tsbc_gateway_publish_seconds").record(started.elapsed().as_secs_f64());
                     return Ok(false);
                 }
@@ -320,60 +300,6 @@ impl Gateway {
                     info!(device = device_id, "admission failed, answering busy: {e}");
                     return Err(Refusal::Busy);
                 }
-            }
-        }
-    }
-
-    /// A frame the ledger would admit although it is no newer than the device's last one, or whose device
-    /// has no ledger at all (`no_ledger`: no entry, or one deleted or purged): the results bucket is asked
-    /// which frame a worker stored under its name, if any ([`StoredCopy`]; only a bound value counts). A
-    /// ledger admits each number once, so a stored frame the ledger does not know means the entry was
-    /// deleted or an older one written back (NATS is reachable by others?): this very frame is a replay,
-    /// answered "duplicate" (it is committed), never accepted again; another frame comes from a device whose
-    /// counter went back (a clone), answered "too old", never stored in place of the committed one. The
-    /// alarm `tsbc_ledger_rollback_total` counts both. Only frames sent out of order or a device's first
-    /// frame pay this read. `Err`: the bucket cannot be read.
-    async fn stored_copy(
-        &self,
-        frame: &[u8],
-        device_id: u64,
-        chunk: ChunkId,
-        no_ledger: bool,
-    ) -> Result<StoredCopy, Refusal> {
-        let name = frame_key(device_id, chunk.first_sequence, chunk.chunk_index);
-        match self.handles.results.get(&name).await {
-            Ok(Some(stored)) => {
-                // Bound by a worker (the frame a ledger admitted), not merely authentic: a value anyone put
-                // there decides nothing.
-                let copy = match open_stored_frame(self.mac_key(device_id)?, device_id, &stored) {
-                    Some(bound) if bound == frame => StoredCopy::This,
-                    Some(_) => StoredCopy::Another,
-                    None => return Ok(StoredCopy::None),
-                };
-                metrics::counter!("tsbc_ledger_rollback_total").increment(1);
-                warn!(
-                    device = device_id,
-                    sequence = chunk.sequence,
-                    "{} under a number the device's ledger does not hold ({}): the devices bucket was purged or \
-                     rolled back by something other than this service; answered {}",
-                    if copy == StoredCopy::This {
-                        "a stored frame sent again"
-                    } else {
-                        "another frame stored"
-                    },
-                    if no_ledger { "no ledger entry" } else { "an older entry" },
-                    if copy == StoredCopy::This {
-                        "duplicate"
-                    } else {
-                        "too old"
-                    }
-                );
-                Ok(copy)
-            }
-            Ok(None) => Ok(StoredCopy::None),
-            Err(e) => {
-                warn!(device = device_id, "cannot read {name}, answering busy: {e}");
-                Err(Refusal::Busy)
             }
         }
     }

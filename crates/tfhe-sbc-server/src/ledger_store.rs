@@ -166,15 +166,18 @@ pub async fn read(
     }
 }
 
-/// Writes `ledger`, tagged under `mac_key`, if the entry is still at `revision`.
+/// Writes `ledger` (the one read at `revision`, changed by a transition), one generation on
+/// ([`DeviceLedger::next_generation`]: `ledger` is left at the generation written) and tagged under `mac_key`,
+/// if the entry is still at `revision`.
 pub async fn swap(
     devices: &kv::Store,
     mac_key: &MacKey,
     device_id: u64,
-    ledger: &DeviceLedger,
+    ledger: &mut DeviceLedger,
     revision: Option<u64>,
 ) -> Result<Swap, String> {
     let key = device_key(device_id);
+    ledger.next_generation();
     let value = seal(mac_key, device_id, ledger).into();
     let written = match revision {
         Some(revision) => devices.update(&key, value, revision).await.map(drop).map_err(|e| {

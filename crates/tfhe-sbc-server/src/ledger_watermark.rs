@@ -1,11 +1,15 @@
-//! What this process has seen of each device's ledger: the highest frame number a ledger read or written
-//! by it held. A ledger only moves forward (the window's highest number never decreases, and no role of the
-//! service deletes an entry), so a read that is behind the watermark - no entry, or a lower highest number -
-//! was answered by a replica that lags, or the devices bucket was changed by something other than the
-//! service: the entry deleted or purged, or an older authentic entry written back (a tag shows who wrote an
-//! entry, not when). The gateway then trusts neither the read nor its absence (docs/security.md, "NATS is an
-//! untrusted store"): it asks again for a moment, which a lagging replica answers, and then answers "busy"
-//! and raises `tsbc_ledger_behind_total`, until the entry is restored or the gateway restarted.
+//! What this process has seen of each device's ledger: the highest **generation** of it read or written by
+//! this process (every write of a ledger is one generation on, [`DeviceLedger::generation`]) and the highest
+//! frame number it held. A ledger only moves forward (each compare-and-swap writes the generation after the
+//! one it read, the window's highest number never decreases, and no role of the service deletes an entry),
+//! so a read that is behind the watermark - no entry, a lower generation or a lower highest number - was
+//! answered by a replica that lags, or the devices bucket was changed by something other than the service:
+//! the entry deleted or purged, or an older authentic entry written back (a tag shows who wrote an entry,
+//! not when; the generation shows when, even for an older entry whose window has the same highest number).
+//! The gateway then trusts neither the read nor its absence (docs/security.md, "NATS is an untrusted
+//! store"): it asks again for a moment, which a lagging replica answers, and then answers "busy" and raises
+//! `tsbc_ledger_behind_total`, until the entry is restored or the gateway restarted; a worker leaves the
+//! frame for a later delivery.
 //!
 //! The watermark lives in memory, and with `--watermark-file` also on the process's own disk (outside NATS:
 //! the freshness anchor), written at most once a second when it moved and at shutdown, and read at
@@ -13,24 +17,71 @@
 //! (up to the last second before a crash). Without the file, or in a process added later, it covers only
 //! the devices this process has served since it started; a ledger rolled back while no process with a
 //! watermark for the device runs is caught only by the results bucket's evidence
-//! (`Gateway::stored_before`). Its size is bounded by the key store: only devices whose frames authenticate
-//! get an entry (16 bytes each).
+//! (`Gateway::stored_copy`). Its size is bounded by the key store: only devices whose frames authenticate
+//! get an entry (24 bytes each).
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tfhe_sbc_adapter::commit::DeviceLedger;
 
-/// The highest frame number seen in each device's ledger, per device id.
+/// Where a device's ledger stands: its generation and the highest frame number its window holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mark {
+    /// [`DeviceLedger::generation`]: 0 for no entry (and for an entry written before generations).
+    pub generation: u64,
+    /// The window's highest number (`None`: nothing admitted, or no entry).
+    pub highest: Option<u64>,
+}
+
+impl Mark {
+    /// Where `ledger` stands.
+    pub fn of(ledger: &DeviceLedger) -> Self {
+        Self {
+            generation: ledger.generation,
+            highest: ledger.window.highest(),
+        }
+    }
+
+    /// Whether `self` is behind `seen`: an older generation, or a lower highest number.
+    fn behind(self, seen: Self) -> bool {
+        self.generation < seen.generation || self.highest < seen.highest
+    }
+
+    /// The later of the two, field by field.
+    fn max(self, other: Self) -> Self {
+        Self {
+            generation: self.generation.max(other.generation),
+            highest: self.highest.max(other.highest),
+        }
+    }
+}
+
+impl fmt::Display for Mark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.highest {
+            Some(highest) => write!(f, "generation {}, highest number {highest}", self.generation),
+            None if self.generation == 0 => f.write_str("no entry"),
+            None => write!(f, "generation {}, no number", self.generation),
+        }
+    }
+}
+
+/// Where each device's ledger stood when this process last read or wrote it, per device id.
 #[derive(Debug, Default)]
 pub struct LedgerWatermark {
-    highest: Mutex<HashMap<u64, u64>>,
+    seen: Mutex<HashMap<u64, Mark>>,
     /// Moved since the last [`LedgerWatermark::save_all`].
     moved: AtomicBool,
 }
 
-/// The first line of the watermark file; then one line `<device id> <highest frame number>` per device.
-pub const HEADER: &str = "# tfhe-sbc-server ledger watermark v1: <device id> <highest frame number seen in its ledger>";
+/// The first line of the watermark file; then one line `<device id> <highest frame number> <generation>` per
+/// device (`-` for no number). Version 1's lines, `<device id> <highest frame number>`, are read as
+/// generation 0.
+pub const HEADER: &str =
+    "# tfhe-sbc-server ledger watermark v2: <device id> <highest frame number seen in its ledger> <its generation>";
 
 /// The file's permission bits (frame numbers are no secret).
 const MODE: u32 = 0o644;
@@ -40,8 +91,8 @@ const MODE: u32 = 0o644;
 pub enum Reading {
     /// At or past everything seen before (or nothing seen before).
     Current,
-    /// Behind what this process saw: the number it saw, the read's (`None`: no entry).
-    Behind { seen: u64, read: Option<u64> },
+    /// Behind what this process saw: where it saw the ledger, where the read has it.
+    Behind { seen: Mark, read: Mark },
 }
 
 impl LedgerWatermark {
@@ -58,33 +109,40 @@ impl LedgerWatermark {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::new()),
             Err(e) => return Err(format!("cannot read the ledger watermark {}: {e}", path.display())),
         };
-        let mut highest = HashMap::new();
+        let mut seen = HashMap::new();
         for (i, line) in text
             .lines()
             .enumerate()
             .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
         {
-            let mut fields = line.split(' ').map(str::parse::<u64>);
-            let (Some(Ok(device)), Some(Ok(number)), None) = (fields.next(), fields.next(), fields.next()) else {
+            let mut fields = line.split(' ');
+            let device = fields.next().and_then(|f| f.parse::<u64>().ok());
+            let highest = fields.next().and_then(|f| match f {
+                "-" => Some(None),
+                number => number.parse::<u64>().ok().map(Some),
+            });
+            let generation = fields.next().map_or(Some(0), |f| f.parse::<u64>().ok());
+            let (Some(device), Some(highest), Some(generation), None) = (device, highest, generation, fields.next())
+            else {
                 return Err(format!(
-                    "{} line {}: expected `<device id> <highest frame number>`: restore the file, or give \
-                     another --watermark-file (a new file trusts every device's ledger as it reads it)",
+                    "{} line {}: expected `<device id> <highest frame number> <generation>`: restore the file, or \
+                     give another --watermark-file (a new file trusts every device's ledger as it reads it)",
                     path.display(),
                     i + 1
                 ));
             };
-            highest.insert(device, number);
+            seen.insert(device, Mark { generation, highest });
         }
         Ok(Self {
-            highest: Mutex::new(highest),
+            seen: Mutex::new(seen),
             moved: AtomicBool::new(false),
         })
     }
 
-    /// Writes the union of `watermarks` (per device, the highest number any of them saw: a process's
-    /// gateway and its workers keep their own, as their reads differ) to `path` (temporary file, fsync,
-    /// rename) if any moved since the last write; whether it wrote. On failure they stay "moved", so the
-    /// next call tries again.
+    /// Writes the union of `watermarks` (per device, the latest mark any of them saw: a process's gateway and
+    /// its workers keep their own, as their reads differ) to `path` (temporary file, fsync, rename) if any
+    /// moved since the last write; whether it wrote. On failure they stay "moved", so the next call tries
+    /// again.
     pub fn save_all(watermarks: &[&Self], path: &Path) -> Result<bool, String> {
         let moved = watermarks
             .iter()
@@ -92,16 +150,19 @@ impl LedgerWatermark {
         if !moved {
             return Ok(false);
         }
-        let mut union: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut union: BTreeMap<u64, Mark> = BTreeMap::new();
         for watermark in watermarks {
-            for (&device, &number) in watermark.lock().iter() {
-                let entry = union.entry(device).or_insert(number);
-                *entry = (*entry).max(number);
+            for (&device, &mark) in watermark.lock().iter() {
+                let entry = union.entry(device).or_insert(mark);
+                *entry = entry.max(mark);
             }
         }
         let mut text = format!("{HEADER}\n");
-        for (device, number) in union {
-            text.push_str(&format!("{device} {number}\n"));
+        for (device, mark) in union {
+            match mark.highest {
+                Some(highest) => text.push_str(&format!("{device} {highest} {}\n", mark.generation)),
+                None => text.push_str(&format!("{device} - {}\n", mark.generation)),
+            }
         }
         tfhe_sbc_adapter::key_set::files::write_atomic_io(path, text.as_bytes(), MODE).map_err(|e| {
             for watermark in watermarks {
@@ -112,39 +173,35 @@ impl LedgerWatermark {
         Ok(true)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, u64>> {
-        self.highest.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Mark>> {
+        self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Compares a ledger read for `device_id` whose highest number is `read` (`None`: no entry, or an empty
-    /// window) with the watermark; a current read raises the watermark to it.
-    pub fn check(&self, device_id: u64, read: Option<u64>) -> Reading {
-        let mut highest = self.lock();
-        match (highest.get(&device_id).copied(), read) {
-            (Some(seen), None) => Reading::Behind { seen, read: None },
-            (Some(seen), Some(read)) if read < seen => Reading::Behind { seen, read: Some(read) },
-            (seen, Some(read)) => {
-                if seen != Some(read) {
-                    highest.insert(device_id, read);
+    /// Compares a ledger read for `device_id` standing at `read` (`Mark::default()`: no entry) with the
+    /// watermark; a current read raises the watermark to it.
+    pub fn check(&self, device_id: u64, read: Mark) -> Reading {
+        let mut seen = self.lock();
+        match seen.get(&device_id).copied() {
+            Some(before) if read.behind(before) => Reading::Behind { seen: before, read },
+            before => {
+                let after = before.unwrap_or_default().max(read);
+                if before != Some(after) && after != Mark::default() {
+                    seen.insert(device_id, after);
                     self.moved.store(true, Ordering::Release);
                 }
                 Reading::Current
             }
-            (None, None) => Reading::Current,
         }
     }
 
-    /// Records that this process wrote a ledger for `device_id` whose highest number is `written`.
-    pub fn wrote(&self, device_id: u64, written: Option<u64>) {
-        if let Some(written) = written {
-            let mut highest = self.lock();
-            match highest.get(&device_id) {
-                Some(&seen) if seen >= written => {}
-                _ => {
-                    highest.insert(device_id, written);
-                    self.moved.store(true, Ordering::Release);
-                }
-            }
+    /// Records that this process wrote a ledger for `device_id` standing at `written`.
+    pub fn wrote(&self, device_id: u64, written: Mark) {
+        let mut seen = self.lock();
+        let before = seen.get(&device_id).copied();
+        let after = before.unwrap_or_default().max(written);
+        if before != Some(after) {
+            seen.insert(device_id, after);
+            self.moved.store(true, Ordering::Release);
         }
     }
 }
@@ -152,6 +209,13 @@ impl LedgerWatermark {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mark(highest: u64, generation: u64) -> Mark {
+        Mark {
+            generation,
+            highest: Some(highest),
+        }
+    }
 
     #[test]
     fn the_file_keeps_what_was_seen_across_a_restart() {
@@ -162,47 +226,74 @@ mod tests {
             !LedgerWatermark::save_all(&[&watermark], &path).unwrap(),
             "nothing moved"
         );
-        watermark.wrote(1, Some(9));
-        assert_eq!(watermark.check(2, Some(4)), Reading::Current);
+        watermark.wrote(1, mark(9, 12));
+        assert_eq!(watermark.check(2, mark(4, 5)), Reading::Current);
         assert!(LedgerWatermark::save_all(&[&watermark], &path).unwrap());
         assert!(
             !LedgerWatermark::save_all(&[&watermark], &path).unwrap(),
             "written once"
         );
         let restarted = LedgerWatermark::load(&path).unwrap();
-        assert_eq!(restarted.check(1, Some(8)), Reading::Behind { seen: 9, read: Some(8) });
-        assert_eq!(restarted.check(2, None), Reading::Behind { seen: 4, read: None });
-        assert_eq!(restarted.check(3, None), Reading::Current);
-        std::fs::write(&path, format!("{HEADER}\n1 nine\n")).unwrap();
+        assert_eq!(
+            restarted.check(1, mark(8, 13)),
+            Reading::Behind {
+                seen: mark(9, 12),
+                read: mark(8, 13)
+            }
+        );
+        assert_eq!(
+            restarted.check(1, mark(9, 11)),
+            Reading::Behind {
+                seen: mark(9, 12),
+                read: mark(9, 11)
+            },
+            "an older generation with the same newest number"
+        );
+        assert_eq!(
+            restarted.check(2, Mark::default()),
+            Reading::Behind {
+                seen: mark(4, 5),
+                read: Mark::default()
+            }
+        );
+        assert_eq!(restarted.check(3, Mark::default()), Reading::Current);
+        std::fs::write(&path, format!("{HEADER}\n1 nine 3\n")).unwrap();
         assert!(LedgerWatermark::load(&path).unwrap_err().contains("line 2"));
+        // A version 1 file (numbers only) is read as generation 0.
+        std::fs::write(&path, "# tfhe-sbc-server ledger watermark v1\n1 9\n").unwrap();
+        let v1 = LedgerWatermark::load(&path).unwrap();
+        assert_eq!(v1.check(1, mark(9, 1)), Reading::Current);
+        assert!(matches!(v1.check(1, mark(8, 2)), Reading::Behind { .. }));
     }
 
     #[test]
     fn a_read_behind_what_was_seen_or_written_is_behind_until_it_catches_up() {
         let watermark = LedgerWatermark::new();
-        assert_eq!(watermark.check(1, None), Reading::Current, "a new device");
-        assert_eq!(watermark.check(1, Some(5)), Reading::Current);
-        watermark.wrote(1, Some(9));
-        assert_eq!(watermark.check(1, Some(8)), Reading::Behind { seen: 9, read: Some(8) });
-        assert_eq!(
-            watermark.check(1, None),
-            Reading::Behind { seen: 9, read: None },
+        assert_eq!(watermark.check(1, Mark::default()), Reading::Current, "a new device");
+        assert_eq!(watermark.check(1, mark(5, 1)), Reading::Current);
+        watermark.wrote(1, mark(9, 4));
+        assert!(matches!(watermark.check(1, mark(8, 4)), Reading::Behind { .. }));
+        assert!(
+            matches!(watermark.check(1, mark(9, 3)), Reading::Behind { .. }),
+            "same number, older generation: an older entry written back"
+        );
+        assert!(
+            matches!(watermark.check(1, Mark::default()), Reading::Behind { .. }),
             "a deleted entry"
         );
-        assert_eq!(watermark.check(1, Some(9)), Reading::Current, "caught up");
-        assert_eq!(watermark.check(2, None), Reading::Current, "per device");
-        watermark.wrote(1, Some(3));
-        assert_eq!(
-            watermark.check(1, Some(8)),
-            Reading::Behind { seen: 9, read: Some(8) },
+        assert_eq!(watermark.check(1, mark(9, 4)), Reading::Current, "caught up");
+        assert_eq!(watermark.check(2, Mark::default()), Reading::Current, "per device");
+        watermark.wrote(1, mark(3, 2));
+        assert!(
+            matches!(watermark.check(1, mark(8, 4)), Reading::Behind { .. }),
             "never lowered"
         );
-        assert_eq!(watermark.check(1, Some(12)), Reading::Current);
+        assert_eq!(watermark.check(1, mark(12, 5)), Reading::Current);
         assert_eq!(
-            watermark.check(1, Some(11)),
+            watermark.check(1, mark(11, 6)),
             Reading::Behind {
-                seen: 12,
-                read: Some(11)
+                seen: mark(12, 5),
+                read: mark(11, 6)
             }
         );
     }

@@ -82,7 +82,7 @@ impl Worker {
             if !ledger.announced(first_sequence) {
                 return Ok(());
             }
-            match self.swap(device_id, &ledger, revision).await? {
+            match self.swap(device_id, &mut ledger, revision).await? {
                 Swap::Done => return Ok(()),
                 Swap::Conflict if conflicts.redo().await => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);

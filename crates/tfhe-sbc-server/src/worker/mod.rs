@@ -22,7 +22,7 @@
 //!
 //! A worker killed anywhere in 1-6 leaves the frame unacknowledged: JetStream redelivers it after `ack_wait`
 //! and the next worker finds it stored (step 2) or not (and stores it). Transient failures (NATS
-//! unreachable, a stream without a leader) leave the frame for a redelivery after [`retry_delay`], for as
+//! unreachable, a stream without a leader) leave the frame for a redelivery after [`retry_delay`](deliveries::retry_delay), for as
 //! long as it takes: an admitted frame is never dead-lettered. Nothing is held in a worker's memory between
 //! frames but the process's [`LedgerWatermark`]: a ledger read behind it (deleted, purged or rolled back by
 //! something other than the service) is such a transient failure, so no worker writes a ledger that forgot
@@ -30,14 +30,11 @@
 
 mod announcement;
 mod bound_store;
+mod deliveries;
 
-use crate::jetstream::{Handles, JETSTREAM_PATIENCE, Topology, with_patience};
+use crate::jetstream::{Handles, Topology};
 use crate::ledger_store::{self, CONFLICT_PATIENCE, Conflicts, Swap};
-use crate::ledger_watermark::{LedgerWatermark, Reading};
-use async_nats::HeaderMap;
-use async_nats::jetstream::message::{AckKind, Message};
-use futures_util::StreamExt;
-use futures_util::stream::FuturesUnordered;
+use crate::ledger_watermark::{LedgerWatermark, Mark, Reading};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -45,16 +42,8 @@ use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, Stored};
 use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::replay::FrameTag;
-use tfhe_sbc_adapter::results::{MessageCommitted, dead_letter_subject, frame_key};
+use tfhe_sbc_adapter::results::{MessageCommitted, frame_key};
 use tfhe_sbc_device::frame::mac::MacKey;
-use tracing::{info, warn};
-
-/// How long a frame that failed for a transient reason waits before its next delivery: 250 ms after its
-/// first delivery, twice as long after each next one, at most 10 s.
-pub fn retry_delay(delivered: i64) -> Duration {
-    let doublings = u32::try_from(delivered.saturating_sub(1)).unwrap_or(0).min(6);
-    (Duration::from_millis(250) * 2u32.pow(doublings)).min(Duration::from_secs(10))
-}
 
 /// What the workers of this process did (for the log, the metrics and the tests).
 #[derive(Debug, Default)]
@@ -80,6 +69,9 @@ pub struct WorkerCounts {
 const UNADMITTED_DELIVERIES: i64 = 3;
 /// The wait before such a frame's next delivery.
 const UNADMITTED_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a worker reads again a ledger behind its watermark before it leaves the frame for later.
+const LAGGING_REPLICA_PATIENCE: Duration = Duration::from_millis(500);
 
 /// Why a frame waits for its next delivery.
 enum Retry {
@@ -138,24 +130,33 @@ impl Worker {
     }
 
     /// `device_id`'s ledger and its entry's revision ([`ledger_store::read`] in this worker's bucket).
-    /// A ledger behind the process's watermark is an error (the frame waits for a later delivery).
+    /// A ledger behind the process's watermark is read again for up to [`LAGGING_REPLICA_PATIENCE`] (a
+    /// replica that lags catches up in milliseconds), then it is an error (the frame waits for a later
+    /// delivery).
     async fn ledger(&self, device_id: u64) -> Result<(DeviceLedger, Option<u64>), String> {
-        let (ledger, revision) = ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
-        match self.watermark.check(device_id, ledger.window.highest()) {
-            Reading::Current => Ok((ledger, revision)),
-            Reading::Behind { seen, read } => {
-                metrics::counter!("tsbc_ledger_behind_total").increment(1);
-                Err(format!(
-                    "the ledger of device {device_id} is behind what this worker saw (highest {read:?}, seen {seen}): \
-                     deleted, purged or rolled back by something other than the service, or a lagging replica; \
-                     waiting until it is restored"
-                ))
+        let deadline = Instant::now() + LAGGING_REPLICA_PATIENCE;
+        loop {
+            let (ledger, revision) =
+                ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await?;
+            match self.watermark.check(device_id, Mark::of(&ledger)) {
+                Reading::Current => return Ok((ledger, revision)),
+                Reading::Behind { .. } if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Reading::Behind { seen, read } => {
+                    metrics::counter!("tsbc_ledger_behind_total").increment(1);
+                    return Err(format!(
+                        "the ledger of device {device_id} is behind what this worker saw (read {read}, seen {seen}): \
+                         deleted, purged or rolled back by something other than the service, or a lagging replica; \
+                         waiting until it is restored"
+                    ));
+                }
             }
         }
     }
 
     /// Writes `ledger` as `device_id`'s if its entry is still at `revision` ([`ledger_store::swap`]).
-    async fn swap(&self, device_id: u64, ledger: &DeviceLedger, revision: Option<u64>) -> Result<Swap, String> {
+    async fn swap(&self, device_id: u64, ledger: &mut DeviceLedger, revision: Option<u64>) -> Result<Swap, String> {
         let swapped = ledger_store::swap(
             &self.handles.devices,
             self.mac_key(device_id)?,
@@ -165,123 +166,9 @@ impl Worker {
         )
         .await?;
         if swapped == Swap::Done {
-            self.watermark.wrote(device_id, ledger.window.highest());
+            self.watermark.wrote(device_id, Mark::of(ledger));
         }
         Ok(swapped)
-    }
-
-    /// Runs until the consumer's stream of messages ends (the NATS connection closed).
-    pub async fn run(&self) -> Result<(), String> {
-        let mut consumer = with_patience(JETSTREAM_PATIENCE, "the workers' consumer", || {
-            self.topology.workers_consumer(&self.handles.frames)
-        })
-        .await?;
-        info!("worker: reading the {} consumer", crate::jetstream::WORKERS_CONSUMER);
-        loop {
-            // A continuous pull of small batches (the next requested when half of one is done): every frame
-            // of a batch is finished well within `ack_wait`, and an idle worker waits in the server, not in
-            // a loop of requests. A missed heartbeat (a stalled connection) ends the pull and starts another.
-            let mut frames = match consumer
-                .stream()
-                .max_messages_per_batch(16)
-                .heartbeat(Duration::from_secs(5))
-                .messages()
-                .await
-            {
-                Ok(frames) => frames,
-                Err(e) => {
-                    warn!("worker: cannot pull frames: {e}");
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                    continue;
-                }
-            };
-            let mut lag_measured = Instant::now();
-            // Up to `frames_in_flight` frames at once: each one's work is JetStream round trips, so frames of
-            // different devices overlap their waits (two of one device conflict and redo, as two workers'
-            // would). The pull asks for more only while fewer are in hand.
-            let mut in_flight = FuturesUnordered::new();
-            loop {
-                tokio::select! {
-                    biased;
-                    Some(()) = in_flight.next(), if !in_flight.is_empty() => {}
-                    next = frames.next(), if in_flight.len() < self.topology.frames_in_flight.max(1) => match next {
-                        Some(Ok(message)) => in_flight.push(self.handle(message)),
-                        Some(Err(e)) => {
-                            warn!("worker: pull ended: {e}");
-                            break;
-                        }
-                        None => break,
-                    },
-                }
-                // Consumer lag (frames not yet delivered, and delivered but unacknowledged), every 2 s.
-                if lag_measured.elapsed() >= Duration::from_secs(2) {
-                    lag_measured = Instant::now();
-                    if let Ok(info) = consumer.info().await {
-                        metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);
-                        metrics::gauge!("tsbc_consumer_unacknowledged_frames").set(info.num_ack_pending as f64);
-                    }
-                }
-            }
-            // The frames in hand are finished before the next pull (each ends acknowledged or left for
-            // redelivery).
-            while in_flight.next().await.is_some() {}
-        }
-    }
-
-    /// One delivery: store (or find stored, or dead-letter), then acknowledge; a transient failure
-    /// leaves the frame to be redelivered after [`retry_delay`], however many deliveries it takes.
-    async fn handle(&self, message: Message) {
-        let delivered = message.info().map(|i| i.delivered).unwrap_or(1);
-        if delivered > 1 {
-            self.counts.redeliveries.fetch_add(1, Ordering::Relaxed);
-            metrics::counter!("tsbc_worker_redeliveries_total").increment(1);
-        }
-        let outcome = match self.commit(&message.payload, delivered).await {
-            Ok(outcome) => outcome,
-            Err(Retry::Unadmitted) => {
-                // Its gateway is admitting it right now, most likely: come back when it has.
-                let _ = message.ack_with(AckKind::Nak(Some(UNADMITTED_WAIT))).await;
-                return;
-            }
-            Err(Retry::Transient(e)) => {
-                let delay = retry_delay(delivered);
-                warn!("worker: frame left for redelivery in {delay:?} (delivery {delivered}): {e}");
-                let _ = message.ack_with(AckKind::Nak(Some(delay))).await;
-                return;
-            }
-        };
-        match outcome {
-            Outcome::Committed => {
-                self.counts.committed.fetch_add(1, Ordering::Relaxed);
-                metrics::counter!("tsbc_worker_frames_total", "outcome" => "committed").increment(1);
-            }
-            Outcome::AlreadyCommitted => {
-                self.counts.already_committed.fetch_add(1, Ordering::Relaxed);
-                metrics::counter!("tsbc_worker_frames_total", "outcome" => "already_committed").increment(1);
-            }
-            Outcome::Dead(reason) => {
-                let device = message
-                    .subject
-                    .rsplit('.')
-                    .next()
-                    .and_then(|d| d.parse().ok())
-                    .unwrap_or(0);
-                if let Err(e) = self.dead_letter(device, &message.payload, &reason).await {
-                    warn!("worker: cannot dead-letter a frame ({reason}): {e}");
-                    let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
-                    return;
-                }
-                self.counts.dead_lettered.fetch_add(1, Ordering::Relaxed);
-                metrics::counter!("tsbc_worker_frames_total", "outcome" => "dead_lettered").increment(1);
-                warn!(device, "worker: frame dead-lettered: {reason}");
-            }
-        }
-        // A plain acknowledgement, not JetStream's confirmed one: nothing waits on its confirmation, since
-        // the frame is committed (or dead-lettered) already, and a lost one only brings a redelivery that
-        // finds the frame stored. Waiting for it cost a round trip and the work queue's delete per frame.
-        if let Err(e) = message.ack().await {
-            warn!("worker: acknowledgement to JetStream failed: {e}");
-        }
     }
 
     /// Steps 1-5 for one frame at its `delivered`-th delivery. `Err`: try again later.
@@ -325,7 +212,7 @@ impl Worker {
                         // A refusal read from a replica that lags the gateway's admission would dead-letter
                         // an acknowledged frame: the verdict stands only if the ledger it was read from is
                         // still the latest, shown by writing it back unchanged at its revision.
-                        match self.swap(device_id, &ledger, revision).await? {
+                        match self.swap(device_id, &mut ledger, revision).await? {
                             Swap::Done => return Ok(Outcome::Dead(format!("never acknowledged: {e}"))),
                             Swap::Conflict if conflicts.redo().await => {
                                 self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
@@ -384,7 +271,7 @@ impl Worker {
             if completed {
                 ledger.announced(chunk.first_sequence);
             }
-            match self.swap(device_id, &ledger, revision).await? {
+            match self.swap(device_id, &mut ledger, revision).await? {
                 Swap::Done => {}
                 Swap::Conflict if conflicts.redo().await => {
                     self.counts.conflicts.fetch_add(1, Ordering::Relaxed);
@@ -396,43 +283,5 @@ impl Worker {
             }
             return Ok(Outcome::Committed);
         }
-    }
-
-    /// Publishes `frame` with its reason on the dead-letter subject.
-    async fn dead_letter(&self, device_id: u64, frame: &[u8], reason: &str) -> Result<(), String> {
-        let mut headers = HeaderMap::new();
-        headers.insert("Tsbc-Reason", reason);
-        self.handles
-            .js
-            .publish_with_headers(
-                dead_letter_subject(&self.topology.prefix, device_id),
-                headers,
-                frame.to_vec().into(),
-            )
-            .await
-            .map_err(|e| e.to_string())?
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::retry_delay;
-    use std::time::Duration;
-
-    /// The waits double from 250 ms to the 10 s cap, and the 15 before a 16th delivery outlast a leader
-    /// election by far.
-    #[test]
-    fn retry_delays_back_off_to_ten_seconds() {
-        let ms = |d: i64| retry_delay(d).as_millis();
-        assert_eq!(
-            [ms(1), ms(2), ms(3), ms(6), ms(7), ms(100)],
-            [250, 500, 1000, 8000, 10_000, 10_000]
-        );
-        assert_eq!(ms(0), 250, "a missing delivery count is the first");
-        let total: Duration = (1..16).map(retry_delay).sum();
-        assert_eq!(total, Duration::from_millis(105_750));
     }
 }

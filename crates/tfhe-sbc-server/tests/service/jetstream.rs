@@ -464,7 +464,8 @@ fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_never_accepted() {
     first.send_expecting(&mut stream, &frame0, AckStatus::Duplicate);
 
     // Rolled back inside the window: number 20, then number 10 (out of order); the entry saved between the
-    // two written back; number 10 again: older than the ledger's newest, found stored.
+    // two written back (the same newest number, an older generation); number 10 again: found stored; a new
+    // frame: "busy" (the gateway saw a later generation) until the entry is restored.
     let mut late = Meter::new(&keys, id, 20);
     let frame20 = late.message(&readings(id, 2)).remove(0);
     late.send_expecting(&mut stream, &frame20, AckStatus::Accepted);
@@ -474,14 +475,16 @@ fn a_replay_after_the_ledger_is_purged_or_rolled_back_is_never_accepted() {
     let frame10 = early.message(&readings(id, 4)).remove(0);
     early.send_expecting(&mut stream, &frame10, AckStatus::Accepted);
     settled(10);
-    ledger(Some(saved20));
+    let after10 = ledger(Some(saved20)).unwrap();
     early.send_expecting(&mut stream, &frame10, AckStatus::Duplicate);
+    let mut at30 = Meter::new(&keys, id, 30);
+    let frame30 = at30.message(&readings(id, 6)).remove(0);
+    at30.send_expecting(&mut stream, &frame30, AckStatus::Busy);
+    ledger(Some(after10));
 
     // Rolled back below the replayed frame's own number: number 30 committed, the entry from before it
     // written back, number 30 again: found stored; then its stored copy purged: refused by the watermark.
     let before30 = current();
-    let mut at30 = Meter::new(&keys, id, 30);
-    let frame30 = at30.message(&readings(id, 6)).remove(0);
     at30.send_expecting(&mut stream, &frame30, AckStatus::Accepted);
     settled(30);
     let after30 = ledger(Some(before30)).unwrap();
@@ -650,7 +653,7 @@ fn a_role_restarted_with_its_watermark_file_refuses_a_rolled_back_ledger() {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !std::fs::read_to_string(&watermark)
         .unwrap_or_default()
-        .contains(&format!("\n{id} 1\n"))
+        .contains(&format!("\n{id} 1 "))
     {
         assert!(
             Instant::now() < deadline,
@@ -673,4 +676,63 @@ fn a_role_restarted_with_its_watermark_file_refuses_a_rolled_back_ledger() {
     // Without the file the restarted process has no watermark for the device: the replay is accepted.
     let (_server, address) = start(&[]);
     meter.send_expecting(&mut connect(&address), &frame1, AckStatus::Accepted);
+}
+
+/// An older authentic ledger entry with the **same newest number** written back by a raw NATS client while
+/// a frame it does not hold waits in the work queue (a gateway alone: nothing stores it yet). The window's
+/// highest number cannot tell the two entries apart; the ledger's generation (one on at every write) can:
+/// the gateway that saw the newer entry answers a clone's other frame under the forgotten number "busy"
+/// (`tsbc_ledger_behind_total`), never "accepted" (with the generation check removed it is "Accepted": both
+/// boards would hear "accepted" under one number, and the first one's readings could be lost). Restored, the
+/// clone's frame is "too old" and the first board's is "duplicate".
+#[test]
+fn an_older_entry_with_the_same_newest_number_is_refused_by_the_gateway_that_saw_the_newer() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_0011);
+    let nats = NatsServer::start();
+    let (_gateway, address) = Server::start_with(
+        &keys,
+        &nats.url(),
+        &root.path().join("address"),
+        &["--role", "gateway"],
+        std::process::Stdio::null(),
+        "",
+    );
+    let id = METERS[0].0;
+    let key = format!("device.{id}");
+    let runtime = common::service::runtime();
+    let devices = |write: Option<bytes::Bytes>| {
+        runtime.block_on(async {
+            let js = async_nats::jetstream::new(js_client(&nats).await);
+            let devices = js.get_key_value("tsbc-devices").await.unwrap();
+            if let Some(value) = write {
+                devices.put(&key, value).await.unwrap();
+            }
+            devices.get(&key).await.unwrap().unwrap()
+        })
+    };
+    let generation = |entry: &bytes::Bytes| DeviceLedger::decode(&entry[..entry.len() - 16]).unwrap().generation;
+    let mut stream = connect(&address);
+    // Number 5, then number 3 (out of order): the two entries both have 5 as their newest number.
+    let mut board = Meter::new(&keys, id, 5);
+    let frame5 = board.message(&readings(id, 0)).remove(0);
+    board.send_expecting(&mut stream, &frame5, AckStatus::Accepted);
+    let before3 = devices(None);
+    board.counter = FrameCounter::new(3);
+    let frame3 = board.message(&readings(id, 2)).remove(0);
+    board.send_expecting(&mut stream, &frame3, AckStatus::Accepted);
+    let after3 = devices(None);
+    assert!(generation(&after3) > generation(&before3));
+    // Written back: the ledger no longer holds 3, and its newest number is still 5.
+    devices(Some(before3));
+    let mut clone = Meter::new(&keys, id, 3);
+    let other3 = clone.message(&readings(id, 4)).remove(0);
+    assert_ne!(other3, frame3);
+    clone.send_expecting(&mut stream, &other3, AckStatus::Busy);
+    // Restored by the operator: the clone's frame is "too old", the first board's "duplicate".
+    devices(Some(after3));
+    clone.send_expecting(&mut stream, &other3, AckStatus::TooOld);
+    board.send_expecting(&mut stream, &frame3, AckStatus::Duplicate);
 }
