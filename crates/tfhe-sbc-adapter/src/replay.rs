@@ -251,6 +251,13 @@ impl ReplayWindow {
             1 if seen & 1 == 1 => Some(word(9)),
             _ => return None,
         };
+        // Bit `i` is number `highest - i`: no bit for a number below 0.
+        if let Some(h) = highest
+            && h < WINDOW - 1
+            && seen >> (h + 1) != 0
+        {
+            return None;
+        }
         Some(Self {
             floor: word(0),
             highest,
@@ -401,6 +408,17 @@ mod tests {
         let mut bad = ReplayWindow::new(9).to_bytes();
         bad[20] = 1;
         assert_eq!(ReplayWindow::from_bytes(&bad), None);
+        // A bit for a number below 0 (highest 3, bit 10): refused, never an index below the first slot.
+        let mut low = ReplayWindow::new(0);
+        low.accept(3, T);
+        let mut bad = low.to_bytes();
+        assert!(ReplayWindow::from_bytes(&bad).is_some());
+        bad[17 + 1] |= 1 << 2;
+        assert_eq!(ReplayWindow::from_bytes(&bad), None);
+        let mut edge = ReplayWindow::new(0);
+        edge.accept(0, T);
+        edge.accept(127, T);
+        assert!(ReplayWindow::from_bytes(&edge.to_bytes()).is_some());
     }
 
     #[test]
