@@ -72,7 +72,7 @@ pub struct GatewayCounts {
 }
 
 /// Why a frame was not published.
-pub(crate) enum Refusal {
+enum Refusal {
     /// The intake refused it (authentication, window): the matching answer.
     Intake(IntakeError),
     /// JetStream did not acknowledge it (full, unreachable, too slow): "busy", send it again later.

@@ -24,12 +24,7 @@ impl Worker {
             Err(e) if e.kind() == CreateErrorKind::AlreadyExists => {}
             Err(e) => return Err(Retry::Transient(format!("cannot store {name}: {e}"))),
         }
-        let existing = self
-            .handles
-            .results
-            .get(name)
-            .await
-            .map_err(|e| Retry::Transient(format!("cannot read {name}: {e}")))?;
+        let existing = self.stored_value(name).await?;
         match existing.as_deref().and_then(|v| open_stored_frame(key, device_id, v)) {
             Some(stored) if stored == frame => Ok(None),
             Some(_) => {
@@ -59,12 +54,16 @@ impl Worker {
     /// Whether `frame` of `device_id` is the frame bound under `name`.
     pub(super) async fn is_stored(&self, name: &str, device_id: u64, frame: &[u8]) -> Result<bool, Retry> {
         let key = self.mac_key(device_id)?;
-        let value = self
-            .handles
+        let value = self.stored_value(name).await?;
+        Ok(value.as_deref().and_then(|v| open_stored_frame(key, device_id, v)) == Some(frame))
+    }
+
+    /// The value under `name` in the results bucket, as stored (bound or not).
+    async fn stored_value(&self, name: &str) -> Result<Option<bytes::Bytes>, Retry> {
+        self.handles
             .results
             .get(name)
             .await
-            .map_err(|e| Retry::Transient(format!("cannot read {name}: {e}")))?;
-        Ok(value.as_deref().and_then(|v| open_stored_frame(key, device_id, v)) == Some(frame))
+            .map_err(|e| Retry::Transient(format!("cannot read {name}: {e}")))
     }
 }
