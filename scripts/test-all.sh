@@ -81,7 +81,8 @@ cargo clippy "${NO_STD_CRATES[@]}" --lib --no-default-features --target thumbv7e
 
 step "rustdoc (-D warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
-# Both steps above used one check build of tfhe-rs (crates/workspace-hack pins the features that would split it).
+# Both steps above used one check build of tfhe-rs, and each binary built alone would reuse the test build's
+# (the adapter's feature tfhe pins the features that would split them).
 bash scripts/check-feature-unification.sh
 
 step "host tests (x86_64 or whatever this machine is): built, then the device targets' lane started beside them"
