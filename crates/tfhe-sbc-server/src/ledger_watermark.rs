@@ -14,8 +14,9 @@
 //! The watermark lives in memory, and with `--watermark-file` also on the process's own disk (outside NATS:
 //! the freshness anchor), written at most once a second when it moved and at shutdown, and read at
 //! start-up: a role restarted with its file still refuses a ledger rolled back below what it saw before
-//! (up to the last second before a crash). Without the file, or in a process added later, it covers only
-//! the devices this process has served since it started; a ledger rolled back while no process with a
+//! (up to the last second before a crash). The processes of the service also tell each other their marks
+//! ([`crate::watermark_gossip`], tagged under the devices' keys), so a process without the file, or added
+//! later, knows the devices the others have served; a ledger rolled back while no process with a
 //! watermark for the device runs is caught only by the results bucket's evidence
 //! (`Gateway::stored_copy`). Its size is bounded by the key store: only devices whose frames authenticate
 //! get an entry (24 bytes each).
@@ -51,7 +52,7 @@ impl Mark {
     }
 
     /// The later of the two, field by field.
-    fn max(self, other: Self) -> Self {
+    pub fn max(self, other: Self) -> Self {
         Self {
             generation: self.generation.max(other.generation),
             highest: self.highest.max(other.highest),
@@ -194,7 +195,13 @@ impl LedgerWatermark {
         }
     }
 
-    /// Records that this process wrote a ledger for `device_id` standing at `written`.
+    /// Every device's mark (for [`crate::watermark_gossip`]).
+    pub fn marks(&self) -> Vec<(u64, Mark)> {
+        self.lock().iter().map(|(&device, &mark)| (device, mark)).collect()
+    }
+
+    /// Records that this process wrote a ledger for `device_id` standing at `written`, or heard from another
+    /// process of the service that it saw it there ([`crate::watermark_gossip`]).
     pub fn wrote(&self, device_id: u64, written: Mark) {
         let mut seen = self.lock();
         let before = seen.get(&device_id).copied();

@@ -36,6 +36,7 @@ mod replay_state;
 mod service;
 mod single_process;
 mod store_reader;
+mod watermark_gossip;
 mod worker;
 
 use cli::{Cli, Command};

@@ -5,6 +5,7 @@
 use crate::gateway::{Gateway, GatewayCounts, GatewayLimits};
 use crate::jetstream::{JETSTREAM_PATIENCE, Topology};
 use crate::ledger_watermark::LedgerWatermark;
+use crate::watermark_gossip::{self, Gossip, Subjects};
 use crate::worker::{Worker, WorkerCounts};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -124,6 +125,17 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 }
             });
         }
+        // The watermarks of the other processes of the service, and ours to them (`watermark_gossip`): heard
+        // for a moment before any device is served, so that a process that never read a device's ledger
+        // still knows where the others saw it.
+        let gossip = Gossip::new(
+            client.clone(),
+            Subjects::new(&options.topology.prefix),
+            intake.clone(),
+            vec![gateway_watermark.clone(), watermark.clone()],
+        );
+        tasks.spawn(gossip.start().await?);
+        tokio::time::sleep(watermark_gossip::SYNC_WAIT).await;
         if matches!(options.role, Role::Gateway | Role::Both) {
             let handles = options
                 .topology

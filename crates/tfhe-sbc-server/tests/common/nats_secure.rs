@@ -180,9 +180,9 @@ pub const ROLE_ACCOUNTS: &str = r#"accounts {
             "$JS.API.DIRECT.GET.KV_tsbc-devices.>", "$JS.API.STREAM.MSG.GET.KV_tsbc-devices",
             "$KV.tsbc-devices.>",
             "$JS.API.DIRECT.GET.KV_tsbc-results.>", "$JS.API.STREAM.MSG.GET.KV_tsbc-results",
-            "tsbc.frames.>"
+            "tsbc.frames.>", "tsbc.watermark.>"
           ] }
-          subscribe: { allow: ["_INBOX.>"] }
+          subscribe: { allow: ["_INBOX.>", "tsbc.watermark.>"] }
       } }
       { user: worker, password: "pw-of-worker", permissions: {
           publish: { allow: [
@@ -199,9 +199,9 @@ pub const ROLE_ACCOUNTS: &str = r#"accounts {
             "$JS.API.DIRECT.GET.KV_tsbc-devices.>", "$JS.API.STREAM.MSG.GET.KV_tsbc-devices",
             "$JS.API.DIRECT.GET.KV_tsbc-results.>", "$JS.API.STREAM.MSG.GET.KV_tsbc-results",
             "$KV.tsbc-devices.>", "$KV.tsbc-results.>",
-            "tsbc.results.>", "tsbc.dead.>"
+            "tsbc.results.>", "tsbc.dead.>", "tsbc.watermark.>"
           ] }
-          subscribe: { allow: ["_INBOX.>"] }
+          subscribe: { allow: ["_INBOX.>", "tsbc.watermark.>"] }
       } }
       { user: reader, password: "pw-of-reader", permissions: {
           publish: { allow: [

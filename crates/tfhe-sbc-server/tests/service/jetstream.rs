@@ -678,6 +678,93 @@ fn a_role_restarted_with_its_watermark_file_refuses_a_rolled_back_ledger() {
     meter.send_expecting(&mut connect(&address), &frame1, AckStatus::Accepted);
 }
 
+/// A gateway process that never read a device's ledger - one started after the device was served, and one
+/// started before but that never served it - still refuses that ledger rolled back, because the processes
+/// exchange their watermarks over NATS (`src/watermark_gossip.rs`, each mark tagged under the device's MAC
+/// key): a raw NATS client writes back the device's older authentic entry and purges the replayed frame's
+/// stored copy, and the replay through either new gateway is "busy", as through the process that served
+/// the device (before the exchange both answered "accepted", and do with the merge removed). A forged mark
+/// (tagged under another key, or not a whole record) published by the raw client raises nothing: the
+/// entry written back as it was, both new gateways accept the device's next frame.
+#[test]
+fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of_the_others() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    use tfhe_sbc_adapter::results::frame_key;
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_0012);
+    let nats = NatsServer::start();
+    let start = |name: &str, extra: &[&str]| {
+        Server::start_with(
+            &keys,
+            &nats.url(),
+            &root.path().join(format!("{name}.address")),
+            extra,
+            std::process::Stdio::null(),
+            "",
+        )
+    };
+    // The process that serves the device (gateway and worker), and a gateway already running beside it.
+    let (_served, address) = start("served", &[]);
+    let (_before, before_address) = start("before", &["--role", "gateway"]);
+    let id = METERS[0].0;
+    let key = format!("device.{id}");
+    let runtime = common::service::runtime();
+    let settled = |sequence: u64| settled_entry(&runtime, &nats, id, sequence);
+    let mut meter = Meter::new(&keys, id, 0);
+    let frame0 = meter.message(&readings(id, 0)).remove(0);
+    meter.send_expecting(&mut connect(&address), &frame0, AckStatus::Accepted);
+    let entry0 = settled(0);
+    let frame1 = meter.message(&readings(id, 2)).remove(0);
+    meter.send_expecting(&mut connect(&address), &frame1, AckStatus::Accepted);
+    let entry1 = settled(1);
+    // A gateway started after the device was served.
+    let (_after, after_address) = start("after", &["--role", "gateway"]);
+    // A raw NATS client: forged marks first (a high generation under another device's key, and a torn
+    // record), then the entry from before frame 1 written back and frame 1's stored copy purged.
+    runtime.block_on(async {
+        let client = js_client(&nats).await;
+        let other = tfhe_sbc_device::frame::mac::MacKey::from_bytes([0x5a; 32]);
+        // The record of docs/operations.md's layout: device id, generation, "has a number", highest, and the
+        // tag over "TSWM watermark1\0" and those 25 bytes - here under a key that is not the device's.
+        let mut forged = Vec::new();
+        forged.extend_from_slice(&id.to_le_bytes());
+        forged.extend_from_slice(&u64::MAX.to_le_bytes());
+        forged.push(1);
+        forged.extend_from_slice(&(u64::MAX - 1).to_le_bytes());
+        let tag = other.tag(&[&b"TSWM watermark1\0"[..], &forged].concat());
+        forged.extend_from_slice(&tag);
+        client
+            .publish("tsbc.watermark.marks", forged.clone().into())
+            .await
+            .unwrap();
+        client
+            .publish("tsbc.watermark.marks", forged[..40].to_vec().into())
+            .await
+            .unwrap();
+        client.flush().await.unwrap();
+        let js = async_nats::jetstream::new(client);
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        devices.put(&key, entry0.clone()).await.unwrap();
+        let results = js.get_key_value("tsbc-results").await.unwrap();
+        results.purge(frame_key(id, 1, 0)).await.unwrap();
+    });
+    for gateway in [&after_address, &before_address, &address] {
+        meter.send_expecting(&mut connect(gateway), &frame1, AckStatus::Busy);
+    }
+    // The latest entry written back: every gateway takes the device's next frame (the forged marks raised
+    // no watermark above it).
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        devices.put(&key, entry1.clone()).await.unwrap();
+    });
+    for (i, gateway) in [&after_address, &before_address].into_iter().enumerate() {
+        let next = meter.message(&readings(id, 4 + 2 * i as u64)).remove(0);
+        meter.send_expecting(&mut connect(gateway), &next, AckStatus::Accepted);
+    }
+}
+
 /// An older authentic ledger entry with the **same newest number** written back by a raw NATS client while
 /// a frame it does not hold waits in the work queue (a gateway alone: nothing stores it yet). The window's
 /// highest number cannot tell the two entries apart; the ledger's generation (one on at every write) can:
