@@ -84,8 +84,8 @@ fn key_words(key: &[u8; SEED_BYTES]) -> [u64; 4] {
     })
 }
 
-/// A keyed BLAKE2b stream in one domain: the chaining value after the key block, a block counter and eight
-/// blocks of buffered output. Zeroized on drop.
+/// A keyed BLAKE2b stream in one domain: the chaining value after the key block, a block counter and
+/// [`lanes::LANES`] blocks of buffered output (eight on hosts, one on microcontrollers). Zeroized on drop.
 pub(crate) struct KeyedStream {
     /// The chaining value after the key block (a function of the key: as secret as the key).
     state: [u64; 8],
@@ -230,7 +230,8 @@ const RNG_H0: [u64; 8] = lanes::initial_state(RNG_PERSONALIZATION, SEED_BYTES as
 /// difference of two such ciphertexts reveals the difference of their messages without the key. Tests that
 /// need the same stream twice seed two generators.
 ///
-/// Holds the keyed chaining value, a counter and eight blocks of buffered output (about 590 bytes in all);
+/// Holds the keyed chaining value, a counter and eight blocks of buffered output (about 590 bytes in all; one
+/// block on microcontrollers, about 140 bytes);
 /// all of it is zeroized on drop and none of it is shown by `Debug`.
 pub struct Blake2bXof {
     stream: KeyedStream,
