@@ -119,10 +119,20 @@ impl TUniform {
             let bytes = &mut bytes[..W * chunk.len()];
             rng.fill_bytes(bytes);
             for (x, word) in chunk.iter_mut().zip(bytes.chunks_exact(W)) {
-                let mut le = [0u8; 8];
-                le[..W].copy_from_slice(word);
-                let r = u64::from_le_bytes(le) >> shift;
-                let sample = ((r >> 1).wrapping_add(r & 1) as i64).wrapping_sub(offset);
+                let sample = if W <= 4 {
+                    // The same value in 32-bit words (a 32-bit core shifted the u64 with a test of the
+                    // shift and two conditional moves): `r < 2^32` and `shift < 32`, so `(r >> 1) + (r & 1)`
+                    // is at most `2^31` and fits a u32.
+                    let mut le = [0u8; 4];
+                    le[..W].copy_from_slice(word);
+                    let r = u32::from_le_bytes(le) >> shift;
+                    i64::from((r >> 1).wrapping_add(r & 1)).wrapping_sub(offset)
+                } else {
+                    let mut le = [0u8; 8];
+                    le[..W].copy_from_slice(word);
+                    let r = u64::from_le_bytes(le) >> shift;
+                    ((r >> 1).wrapping_add(r & 1) as i64).wrapping_sub(offset)
+                };
                 *x = x.wrapping_add(T::from_i64_wrapping(sample));
             }
         }
