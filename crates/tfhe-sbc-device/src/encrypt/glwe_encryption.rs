@@ -15,7 +15,7 @@
 use crate::csprng::mask::expand_mask;
 use crate::error::{Error, Result};
 use crate::noise::DeviceNoise;
-use crate::product::NegacyclicProduct;
+use crate::product::{NegacyclicProduct, wipe_spectrum};
 use rand_core::Rng;
 use tfhe_sbc_core::entities::MASK_SEED_BYTES;
 use tfhe_sbc_core::torus::UnsignedTorus;
@@ -52,7 +52,7 @@ pub fn add_seeded_mask_key_products<P: NegacyclicProduct>(
         product.mul_assign(scratch, s_i);
         product.inverse_add(scratch, body);
     }
-    scratch.iter_mut().for_each(Zeroize::zeroize);
+    wipe_spectrum(scratch);
     Ok(())
 }
 
@@ -73,7 +73,7 @@ pub fn add_mask_key_products<P: NegacyclicProduct>(
         product.mul_assign(scratch, s_i);
         product.inverse_add(scratch, body);
     }
-    scratch.iter_mut().for_each(Zeroize::zeroize);
+    wipe_spectrum(scratch);
     Ok(())
 }
 
