@@ -70,8 +70,9 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> EncryptorKey for 
 /// and its CSPRNG, and nothing else; encrypting never allocates.
 ///
 /// Size at `N = 2048` with [`NttPlan64`] (`[u32; 3]` spectra): 24 KiB of key spectrum, 24 KiB of scratch
-/// and the [`EncryptorState`] (the CSPRNG's 592 bytes and a few bytes of state; the test checks the spectra
-/// plus at most 1 KiB). Encrypting needs no other buffer besides the caller's body or frame.
+/// and the [`EncryptorState`] (the CSPRNG's 592 bytes, 144 on a microcontroller, and a few bytes of state;
+/// the test checks the spectra plus at most 1 KiB). Encrypting needs no other buffer besides the caller's
+/// body or frame.
 ///
 /// # Timing
 /// The encoding masks and shifts, the TUniform noise and the NTT are constant-time: no branch or address

@@ -79,10 +79,11 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 /// holds the key's `K` spectra, one scratch spectrum, its noise sampler and its CSPRNG, and nothing else.
 /// Encrypting never allocates and reuses the same buffers on every call.
 ///
-/// Size: `size_of::<GlweEncryptor<1024>>()` is 16,992 bytes on x86_64 (`f64` FFT spectra) as on thumbv7em
-/// (`[u32; 2]` NTT spectra): 8 KiB of key spectrum, 8 KiB of scratch, 592 bytes of CSPRNG (chaining value
-/// 64, counter 8, output buffer 512, fill level 8) and the rest of the [`EncryptorState`] (noise sampler,
-/// parameter-set id, flags). With the `getrandom` feature the CSPRNG also remembers a process id.
+/// Size: `size_of::<GlweEncryptor<1024>>()` is 16,992 bytes on x86_64 (`f64` FFT spectra): 8 KiB of key
+/// spectrum, 8 KiB of scratch, 592 bytes of CSPRNG (chaining value 64, counter 8, output buffer 512, fill
+/// level 8) and the rest of the [`EncryptorState`] (noise sampler, parameter-set id, flags). On thumbv7em
+/// (`[u32; 2]` NTT spectra) it is 16,544 bytes: the CSPRNG buffers one 64-byte block there (144 bytes).
+/// With the `getrandom` feature the CSPRNG also remembers a process id.
 /// `tests/stack.rs` checks the breakdown. The FFT/NTT tables are `static` (flash on a microcontroller).
 ///
 /// # Timing
