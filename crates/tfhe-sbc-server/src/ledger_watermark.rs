@@ -28,21 +28,34 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tfhe_sbc_adapter::commit::DeviceLedger;
 
-/// Where a device's ledger stands: its generation and the highest frame number its window holds.
+/// Where a device's ledger stands: its generation, the highest frame number its window holds, and a
+/// fingerprint of the entry at that generation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mark {
     /// [`DeviceLedger::generation`]: 0 for no entry (and for an entry written before generations).
     pub generation: u64,
     /// The window's highest number (`None`: nothing admitted, or no entry).
     pub highest: Option<u64>,
+    /// The first 8 bytes of BLAKE2b-64 of the ledger's bytes at `generation` (0: not known, as for
+    /// generation 0 and a mark read from a watermark file). Each compare-and-swap writes the generation
+    /// after the one it read, so one generation has one content: two fingerprints under one generation are
+    /// a **fork**, two chains of writes from an entry written back.
+    pub fingerprint: u64,
 }
 
 impl Mark {
     /// Where `ledger` stands.
     pub fn of(ledger: &DeviceLedger) -> Self {
+        use blake2::digest::consts::U8;
+        use blake2::{Blake2b, Digest};
+        let fingerprint = match ledger.generation {
+            0 => 0,
+            _ => u64::from_le_bytes(Blake2b::<U8>::digest(ledger.encode()).into()).max(1),
+        };
         Self {
             generation: ledger.generation,
             highest: ledger.window.highest(),
+            fingerprint,
         }
     }
 
@@ -51,11 +64,27 @@ impl Mark {
         self.generation < seen.generation || self.highest < seen.highest
     }
 
-    /// The later of the two, field by field.
+    /// Whether `self` and `other` are two entries under one generation (both fingerprints known).
+    fn forks(self, other: Self) -> bool {
+        self.generation == other.generation
+            && self.fingerprint != 0
+            && other.fingerprint != 0
+            && self.fingerprint != other.fingerprint
+    }
+
+    /// The later of the two: the later generation with its fingerprint (a known one under equal
+    /// generations), and the higher number.
     pub fn max(self, other: Self) -> Self {
+        let fingerprint = match self.generation.cmp(&other.generation) {
+            std::cmp::Ordering::Less => other.fingerprint,
+            std::cmp::Ordering::Greater => self.fingerprint,
+            std::cmp::Ordering::Equal if self.fingerprint == 0 => other.fingerprint,
+            std::cmp::Ordering::Equal => self.fingerprint,
+        };
         Self {
             generation: self.generation.max(other.generation),
             highest: self.highest.max(other.highest),
+            fingerprint,
         }
     }
 }
@@ -63,17 +92,31 @@ impl Mark {
 impl fmt::Display for Mark {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.highest {
-            Some(highest) => write!(f, "generation {}, highest number {highest}", self.generation),
-            None if self.generation == 0 => f.write_str("no entry"),
-            None => write!(f, "generation {}, no number", self.generation),
+            Some(highest) => write!(f, "generation {}, highest number {highest}", self.generation)?,
+            None if self.generation == 0 => return f.write_str("no entry"),
+            None => write!(f, "generation {}, no number", self.generation)?,
+        }
+        match self.fingerprint {
+            0 => Ok(()),
+            fingerprint => write!(f, ", entry {fingerprint:016x}"),
         }
     }
+}
+
+/// What this process knows of one device's ledger.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen {
+    /// The latest mark read, written or heard.
+    mark: Mark,
+    /// Another entry under a generation this process knows another entry of: the ledger forked, and every
+    /// later read of it is refused until the roles are restarted.
+    fork: Option<Mark>,
 }
 
 /// Where each device's ledger stood when this process last read or wrote it, per device id.
 #[derive(Debug, Default)]
 pub struct LedgerWatermark {
-    seen: Mutex<HashMap<u64, Mark>>,
+    seen: Mutex<HashMap<u64, Seen>>,
     /// Moved since the last [`LedgerWatermark::save_all`].
     moved: AtomicBool,
 }
@@ -132,7 +175,12 @@ impl LedgerWatermark {
                     i + 1
                 ));
             };
-            seen.insert(device, Mark { generation, highest });
+            let mark = Mark {
+                generation,
+                highest,
+                fingerprint: 0,
+            };
+            seen.insert(device, Seen { mark, fork: None });
         }
         Ok(Self {
             seen: Mutex::new(seen),
@@ -153,9 +201,9 @@ impl LedgerWatermark {
         }
         let mut union: BTreeMap<u64, Mark> = BTreeMap::new();
         for watermark in watermarks {
-            for (&device, &mark) in watermark.lock().iter() {
-                let entry = union.entry(device).or_insert(mark);
-                *entry = entry.max(mark);
+            for (&device, seen) in watermark.lock().iter() {
+                let entry = union.entry(device).or_insert(seen.mark);
+                *entry = entry.max(seen.mark);
             }
         }
         let mut text = format!("{HEADER}\n");
@@ -174,20 +222,35 @@ impl LedgerWatermark {
         Ok(true)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Mark>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Seen>> {
         self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Compares a ledger read for `device_id` standing at `read` (`Mark::default()`: no entry) with the
     /// watermark; a current read raises the watermark to it.
+    /// A read of a forked ledger (see [`Seen::fork`]) is behind too.
     pub fn check(&self, device_id: u64, read: Mark) -> Reading {
         let mut seen = self.lock();
-        match seen.get(&device_id).copied() {
-            Some(before) if read.behind(before) => Reading::Behind { seen: before, read },
-            before => {
+        let before = seen.get(&device_id).copied();
+        match before {
+            Some(Seen { mark, fork: Some(_) }) => Reading::Behind { seen: mark, read },
+            Some(Seen { mark, fork: None }) if read.forks(mark) => {
+                fork_found(device_id, mark, read);
+                seen.insert(device_id, Seen { mark, fork: Some(read) });
+                Reading::Behind { seen: mark, read }
+            }
+            Some(Seen { mark, fork: None }) if read.behind(mark) => Reading::Behind { seen: mark, read },
+            _ => {
+                let before = before.map(|s| s.mark);
                 let after = before.unwrap_or_default().max(read);
                 if before != Some(after) && after != Mark::default() {
-                    seen.insert(device_id, after);
+                    seen.insert(
+                        device_id,
+                        Seen {
+                            mark: after,
+                            fork: None,
+                        },
+                    );
                     self.moved.store(true, Ordering::Release);
                 }
                 Reading::Current
@@ -197,20 +260,42 @@ impl LedgerWatermark {
 
     /// Every device's mark (for [`crate::watermark_gossip`]).
     pub fn marks(&self) -> Vec<(u64, Mark)> {
-        self.lock().iter().map(|(&device, &mark)| (device, mark)).collect()
+        self.lock().iter().map(|(&device, seen)| (device, seen.mark)).collect()
     }
 
     /// Records that this process wrote a ledger for `device_id` standing at `written`, or heard from another
     /// process of the service that it saw it there ([`crate::watermark_gossip`]).
+    /// Another entry under a generation it knows marks the device forked (every later read refused).
     pub fn wrote(&self, device_id: u64, written: Mark) {
         let mut seen = self.lock();
-        let before = seen.get(&device_id).copied();
-        let after = before.unwrap_or_default().max(written);
-        if before != Some(after) {
+        let before = seen.get(&device_id).copied().unwrap_or_default();
+        let mut after = Seen {
+            mark: before.mark.max(written),
+            fork: before.fork,
+        };
+        if after.fork.is_none() && written.forks(before.mark) {
+            fork_found(device_id, before.mark, written);
+            after.fork = Some(written);
+        }
+        if before.mark != after.mark || before.fork != after.fork {
             seen.insert(device_id, after);
             self.moved.store(true, Ordering::Release);
         }
     }
+}
+
+/// The alarm for a forked ledger: two entries of `device_id` under one generation.
+fn fork_found(device_id: u64, known: Mark, other: Mark) {
+    metrics::counter!("tsbc_ledger_fork_total").increment(1);
+    tracing::error!(
+        device = device_id,
+        %known,
+        %other,
+        "the device's ledger forked: two entries under one generation (an older entry was written back into \
+         the devices bucket by something other than this service, and another process of the service wrote \
+         after it); every frame of the device is answered busy until the roles are restarted: write back the \
+         entry that holds the frames the device was answered accepted for first"
+    );
 }
 
 #[cfg(test)]
@@ -219,6 +304,7 @@ mod tests {
 
     fn mark(highest: u64, generation: u64) -> Mark {
         Mark {
+            fingerprint: 0,
             generation,
             highest: Some(highest),
         }
@@ -271,6 +357,31 @@ mod tests {
         let v1 = LedgerWatermark::load(&path).unwrap();
         assert_eq!(v1.check(1, mark(9, 1)), Reading::Current);
         assert!(matches!(v1.check(1, mark(8, 2)), Reading::Behind { .. }));
+    }
+
+    #[test]
+    fn two_entries_under_one_generation_are_a_fork_refused_for_good() {
+        let with = |highest: u64, generation: u64, fingerprint: u64| Mark {
+            fingerprint,
+            ..mark(highest, generation)
+        };
+        let watermark = LedgerWatermark::new();
+        assert_eq!(watermark.check(1, with(4, 3, 0xa)), Reading::Current);
+        assert_eq!(watermark.check(1, with(4, 3, 0xa)), Reading::Current, "the same entry");
+        // Another entry under generation 3, even with a higher number: a fork, and every later read refused.
+        assert!(matches!(watermark.check(1, with(5, 3, 0xb)), Reading::Behind { .. }));
+        assert!(matches!(watermark.check(1, with(4, 3, 0xa)), Reading::Behind { .. }));
+        assert!(matches!(watermark.check(1, with(9, 7, 0xc)), Reading::Behind { .. }));
+        // Heard from another process (or written): the same, per device; an unknown fingerprint never forks.
+        watermark.wrote(2, with(4, 3, 0xa));
+        watermark.wrote(2, with(4, 3, 0));
+        assert_eq!(watermark.check(2, with(4, 3, 0xa)), Reading::Current);
+        watermark.wrote(2, with(4, 3, 0xb));
+        assert!(matches!(watermark.check(2, with(4, 3, 0xa)), Reading::Behind { .. }));
+        assert_eq!(watermark.check(3, with(4, 3, 0xb)), Reading::Current, "per device");
+        // A later generation is no fork: it carries its own fingerprint.
+        watermark.wrote(3, with(5, 4, 0xc));
+        assert_eq!(watermark.check(3, with(5, 4, 0xc)), Reading::Current);
     }
 
     #[test]

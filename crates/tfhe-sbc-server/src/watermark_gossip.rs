@@ -2,7 +2,8 @@
 //! gateway or worker that never read a device's ledger - a second gateway, one added later, one restarted
 //! without its `--watermark-file` - still refuses that ledger rolled back below what another process saw.
 //!
-//! A **mark** says "device `d`'s ledger was at least at generation `g` with highest number `h`". Each process
+//! A **mark** says "device `d`'s ledger was at least at generation `g` with highest number `h`, and its entry
+//! at `g` had fingerprint `f`". Each process
 //! publishes the marks that moved, every 100 ms, on `<prefix>.watermark.marks`, and all of its marks when a
 //! process starting up asks on `<prefix>.watermark.sync` (at most once a second); every process merges what
 //! it hears into its watermarks (the later of the two, field by field). A mark is only ever a lower bound,
@@ -12,10 +13,15 @@
 //! device id and the mark:
 //!
 //! ```text
-//! record (41 bytes): device id u64 LE | generation u64 LE | has a number u8 (0 or 1) | highest u64 LE |
-//!                    tag (16 bytes): MAC of "TSWM watermark1\0" | the 25 bytes before it
+//! record (49 bytes): device id u64 LE | generation u64 LE | has a number u8 (0 or 1) | highest u64 LE |
+//!                    fingerprint u64 LE (0: not known) |
+//!                    tag (16 bytes): MAC of "TSWM watermark1\0" | the 33 bytes before it
 //! message: 1 to 1,024 records, nothing else
 //! ```
+//!
+//! A mark under a generation the hearer knows another fingerprint of is a fork (two chains of writes from
+//! an entry written back, [`crate::ledger_watermark::Mark::fingerprint`]): both processes then refuse the
+//! device and raise `tsbc_ledger_fork_total`.
 //!
 //! A record that does not verify, of a device the key store does not list, or in a message that is not a
 //! whole number of records is dropped and counted (`tsbc_watermark_refused_total`): a client of NATS can
@@ -43,7 +49,7 @@ const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 /// The fewest seconds between two publications of all marks at others' request.
 const FULL_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
-/// The most records in one message (41 KiB: far below NATS's 1 MiB default payload limit).
+/// The most records in one message (49 KiB: far below NATS's 1 MiB default payload limit).
 pub const RECORDS_PER_MESSAGE: usize = 1024;
 
 /// The domain of a mark's tag: no frame's ("TSBC"), ledger's ("TSLG"), stored frame's ("TSST") or
@@ -51,7 +57,7 @@ pub const RECORDS_PER_MESSAGE: usize = 1024;
 const MARK_DOMAIN: &[u8; 16] = b"TSWM watermark1\0";
 
 /// The bytes of a record before its tag.
-const BODY_BYTES: usize = 8 + 8 + 1 + 8;
+const BODY_BYTES: usize = 8 + 8 + 1 + 8 + 8;
 
 /// One record: a mark and its tag.
 pub const RECORD_BYTES: usize = BODY_BYTES + TAG_BYTES;
@@ -73,13 +79,14 @@ impl Subjects {
     }
 }
 
-/// The 25 bytes a record's tag authenticates (after the domain).
+/// The 33 bytes a record's tag authenticates (after the domain).
 fn body(device_id: u64, mark: Mark) -> [u8; BODY_BYTES] {
     let mut body = [0u8; BODY_BYTES];
     body[..8].copy_from_slice(&device_id.to_le_bytes());
     body[8..16].copy_from_slice(&mark.generation.to_le_bytes());
     body[16] = u8::from(mark.highest.is_some());
-    body[17..].copy_from_slice(&mark.highest.unwrap_or(0).to_le_bytes());
+    body[17..25].copy_from_slice(&mark.highest.unwrap_or(0).to_le_bytes());
+    body[25..].copy_from_slice(&mark.fingerprint.to_le_bytes());
     body
 }
 
@@ -112,7 +119,8 @@ pub fn open_records<'k>(message: &[u8], key_of: impl Fn(u64) -> Option<&'k MacKe
         let body: &[u8; BODY_BYTES] = body.try_into().unwrap_or(&[0; BODY_BYTES]);
         let device_id = u64::from_le_bytes(body[..8].try_into().unwrap_or_default());
         let generation = u64::from_le_bytes(body[8..16].try_into().unwrap_or_default());
-        let highest = u64::from_le_bytes(body[17..].try_into().unwrap_or_default());
+        let highest = u64::from_le_bytes(body[17..25].try_into().unwrap_or_default());
+        let fingerprint = u64::from_le_bytes(body[25..].try_into().unwrap_or_default());
         let highest = match body[16] {
             0 if highest == 0 => Some(None),
             1 => Some(Some(highest)),
@@ -125,7 +133,14 @@ pub fn open_records<'k>(message: &[u8], key_of: impl Fn(u64) -> Option<&'k MacKe
             key.verify(&message, tag)
         });
         match highest {
-            Some(highest) if verified => marks.push((device_id, Mark { generation, highest })),
+            Some(highest) if verified => marks.push((
+                device_id,
+                Mark {
+                    generation,
+                    highest,
+                    fingerprint,
+                },
+            )),
             _ => refused += 1,
         }
     }
@@ -266,7 +281,11 @@ mod tests {
     use super::*;
 
     fn mark(generation: u64, highest: Option<u64>) -> Mark {
-        Mark { generation, highest }
+        Mark {
+            generation,
+            highest,
+            fingerprint: generation.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        }
     }
 
     #[test]

@@ -725,13 +725,15 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
     runtime.block_on(async {
         let client = js_client(&nats).await;
         let other = tfhe_sbc_device::frame::mac::MacKey::from_bytes([0x5a; 32]);
-        // The record of docs/operations.md's layout: device id, generation, "has a number", highest, and the
-        // tag over "TSWM watermark1\0" and those 25 bytes - here under a key that is not the device's.
+        // The record of src/watermark_gossip.rs's layout: device id, generation, "has a number", highest,
+        // fingerprint, and the tag over "TSWM watermark1\0" and those 33 bytes - here under a key that is
+        // not the device's.
         let mut forged = Vec::new();
         forged.extend_from_slice(&id.to_le_bytes());
         forged.extend_from_slice(&u64::MAX.to_le_bytes());
         forged.push(1);
         forged.extend_from_slice(&(u64::MAX - 1).to_le_bytes());
+        forged.extend_from_slice(&1u64.to_le_bytes());
         let tag = other.tag(&[&b"TSWM watermark1\0"[..], &forged].concat());
         forged.extend_from_slice(&tag);
         client
@@ -739,7 +741,7 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
             .await
             .unwrap();
         client
-            .publish("tsbc.watermark.marks", forged[..40].to_vec().into())
+            .publish("tsbc.watermark.marks", forged[..48].to_vec().into())
             .await
             .unwrap();
         client.flush().await.unwrap();
@@ -763,6 +765,89 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
         let next = meter.message(&readings(id, 4 + 2 * i as u64)).remove(0);
         meter.send_expecting(&mut connect(gateway), &next, AckStatus::Accepted);
     }
+}
+
+/// The text of `http://{address}/metrics` (`--metrics-listen`).
+fn metrics_text(address: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(stream, "GET /metrics HTTP/1.0\r\nHost: {address}\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text
+}
+
+/// A ledger **forked** under one generation: the entry a second process would write from an older entry
+/// written back (the red team's fork through a gateway that had not yet heard the newer mark), made here
+/// directly with the device's MAC key - the entry the gateway saw, at the same generation, with a clone's
+/// frame admitted under the device's next number. Its newest number is past the gateway's watermark, so
+/// only the entry's fingerprint tells it from the one the gateway saw: the device's genuine next frame is
+/// answered "busy", never "too old" (which it is with the fingerprint check removed: the clone's frame
+/// holds the number), and `tsbc_ledger_fork_total` counts it.
+#[test]
+fn a_ledger_forked_under_one_generation_is_refused_with_the_fork_alarm() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    use tfhe_sbc_adapter::commit::{ChunkId, LedgerLimits};
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_0013);
+    let nats = NatsServer::start();
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let (_server, address) = Server::start_with(
+        &keys,
+        &nats.url(),
+        &root.path().join("address"),
+        &["--metrics-listen", &metrics],
+        std::process::Stdio::null(),
+        "",
+    );
+    let id = METERS[0].0;
+    let runtime = common::service::runtime();
+    let mut meter = Meter::new(&keys, id, 0);
+    let mut frame = Vec::new();
+    for (sequence, m) in [(0, 0), (1, 2)] {
+        frame = meter.message(&readings(id, m)).remove(0);
+        meter.send_expecting(&mut connect(&address), &frame, AckStatus::Accepted);
+        settled_entry(&runtime, &nats, id, sequence);
+    }
+    let seen = settled_entry(&runtime, &nats, id, 1);
+    // Frame 1 sent again: the gateway reads the settled entry itself (its mark), whenever the workers'
+    // marks reach it.
+    meter.send_expecting(&mut connect(&address), &frame, AckStatus::Duplicate);
+    let mut fork = DeviceLedger::decode(&seen[..seen.len() - 16]).unwrap();
+    let clone_frame = ChunkId {
+        sequence: 2,
+        first_sequence: 2,
+        chunk_count: 1,
+        chunk_index: 0,
+        tag: tfhe_sbc_adapter::replay::FrameTag::of_mac(b"a clone's frame 2"),
+    };
+    fork.admit(id, clone_frame, &LedgerLimits::default()).unwrap();
+    // Sealed as the service seals an entry: the bytes, then a tag under the device's MAC key over
+    // "TSLG ledger v2\0\0", the device id and the bytes. Same generation as the entry seen.
+    let mut value = fork.encode();
+    let tag = meter
+        .credentials
+        .mac_key()
+        .tag(&[&b"TSLG ledger v2\0\0"[..], &id.to_le_bytes(), &value].concat());
+    value.extend_from_slice(&tag);
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(js_client(&nats).await);
+        let devices = js.get_key_value("tsbc-devices").await.unwrap();
+        devices.put(format!("device.{id}"), value.into()).await.unwrap();
+    });
+    let frame2 = meter.message(&readings(id, 4)).remove(0);
+    meter.send_expecting(&mut connect(&address), &frame2, AckStatus::Busy);
+    let text = metrics_text(&metrics);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("tsbc_ledger_fork_total ") && !l.ends_with(" 0")),
+        "no fork counted:\n{text}"
+    );
 }
 
 /// An older authentic ledger entry with the **same newest number** written back by a raw NATS client while
