@@ -71,11 +71,7 @@ fn a_full_stream_acknowledges_nothing() {
     let _one_file_at_a_time = common::file_group::enter(module_path!());
     let (root, keys, nats) = key_set_and_nats(0x1d00_0007);
     // Room for a few 16 KiB integer frames only; metrics on a free port.
-    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    let metrics = format!("127.0.0.1:{}", common::nats::free_port());
     let (_server, address) = Server::start_with(
         &keys,
         &nats.url(),

@@ -792,11 +792,7 @@ fn a_ledger_forked_under_one_generation_is_refused_with_the_fork_alarm() {
     let keys: PathBuf = root.path().join("keys");
     integer_key_set(&keys, 0x1d00_0013);
     let nats = NatsServer::start();
-    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    let metrics = format!("127.0.0.1:{}", common::nats::free_port());
     let (_server, address) = Server::start_with(
         &keys,
         &nats.url(),
