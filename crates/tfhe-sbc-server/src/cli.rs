@@ -38,8 +38,8 @@ pub(crate) struct Cli {
     pub(crate) threshold: Option<u8>,
     /// Demonstrations only: the trusted party's client key (client_key.bin), to decrypt and print what
     /// arrived. A real server never holds it. Without --nats only: with --nats, the trusted party reads the
-    /// results store (`examples/fleet_sum.rs`).
-    #[arg(long, value_name = "FILE", conflicts_with = "nats")]
+    /// results store with `tfhe-sbc-server read` (refused here, in one line that says so).
+    #[arg(long, value_name = "FILE")]
     pub(crate) demo_client_key: Option<PathBuf>,
     /// The replay state file: the highest sequence number accepted from each device, written before
     /// acknowledgements leave, so that after a restart no frame is accepted twice (default:
@@ -132,6 +132,18 @@ pub(crate) enum Command {
 }
 
 impl Cli {
+    /// A combination of options clap takes but the server refuses, with what to do instead: the JetStream
+    /// roles decrypt nothing, so --demo-client-key with --nats would be ignored; the trusted party's reader
+    /// is `tfhe-sbc-server read`.
+    pub(crate) fn refusal(&self) -> Option<String> {
+        (self.nats.is_some() && self.demo_client_key.is_some()).then(|| {
+            "the argument '--demo-client-key' cannot be used with '--nats' (the JetStream service decrypts \
+             nothing): read and decrypt its results with `tfhe-sbc-server read --keys DIR --client-key FILE \
+             --nats URL`"
+                .to_owned()
+        })
+    }
+
     /// The listener's bounds (`--max-connections`, `--max-connections-per-peer`, `--idle-timeout`).
     pub(crate) fn listener_limits(&self) -> listener::ListenerLimits {
         listener::ListenerLimits {

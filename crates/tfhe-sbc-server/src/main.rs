@@ -64,6 +64,10 @@ fn parse_command_line<P: clap::Parser>() -> P {
 
 fn main() -> ExitCode {
     let cli: Cli = parse_command_line();
+    if let Some(refusal) = cli.refusal() {
+        eprintln!("error: {refusal} (see --help)");
+        return ExitCode::from(2);
+    }
     // RUST_LOG if set, else info.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     tracing_subscriber::fmt()

@@ -36,8 +36,8 @@ fn help_and_one_line_errors() {
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 
-    // --demo-client-key with --nats: refused at once (the JetStream roles never decrypt; the trusted party
-    // reads the results store), not silently ignored.
+    // --demo-client-key with --nats: refused at once (the JetStream roles never decrypt), not silently
+    // ignored, in one line that names the trusted party's reader of the results store instead.
     let (code, _, stderr) = server(&[
         "--keys",
         missing.to_str().unwrap(),
@@ -50,6 +50,20 @@ fn help_and_one_line_errors() {
     assert!(
         stderr.contains("cannot be used with") && stderr.contains("--demo-client-key") && stderr.contains("--nats"),
         "{stderr}"
+    );
+    assert!(
+        stderr.contains("tfhe-sbc-server read --keys DIR --client-key FILE --nats URL"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    // The reader it names exists and takes those options.
+    let (code, stdout, _) = server(&["read", "--help"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        ["--keys <DIR>", "--client-key <FILE>", "--nats <URL>"]
+            .iter()
+            .all(|option| stdout.contains(option)),
+        "{stdout}"
     );
 
     for (flag, value) in [("--threshold", "3"), ("--state", "state.txt"), ("--integer-bits", "16")] {
