@@ -1,7 +1,7 @@
 //! The server's command line (clap): serving a key set alone or as a role of the JetStream service, and the
 //! trusted party's `read`; the bounds and paths derived from it.
 
-use crate::cli_values::{at_least_one, replica_count};
+use crate::cli_values::{at_least_one, listen_address, replica_count};
 use crate::replay_state::ReplayState;
 use crate::{conversion_queue, listener, nats_connection, service, store_reader};
 use clap::Parser;
@@ -26,8 +26,8 @@ pub(crate) struct Cli {
     /// must differ between them).
     #[arg(long, value_name = "DIR", required = true)]
     pub(crate) keys: Vec<PathBuf>,
-    /// The address to listen on.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7700")]
+    /// The address to listen on (port 0: any free port; an IPv6 address in brackets: `[::1]:7700`).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7700", value_parser = listen_address)]
     pub(crate) listen: String,
     /// Write the address actually listened on into this file (useful with port 0).
     #[arg(long, value_name = "FILE")]

@@ -82,6 +82,29 @@ fn help_and_one_line_errors() {
         );
     }
 
+    // --listen without a port (or not HOST:PORT): refused at once in one line saying what to write, before
+    // the key set is read and NATS is reached (an unreachable NATS server is tried for 30 s; the address
+    // was refused only after that, naming NATS).
+    for (listen, says) in [
+        ("127.0.0.1", "has no port: write HOST:PORT, e.g. 127.0.0.1:7700"),
+        ("::1", "an IPv6 address goes in brackets"),
+        ("0.0.0.0:70000", "is not a port number"),
+    ] {
+        for nats in [None, Some("nats://127.0.0.1:1")] {
+            let mut args = vec!["--keys", missing.to_str().unwrap(), "--listen", listen];
+            args.extend(nats.iter().flat_map(|url| ["--nats", url]));
+            let started = std::time::Instant::now();
+            let (code, _, stderr) = server(&args);
+            assert_eq!(code, Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains("--listen") && stderr.contains(says),
+                "{args:?}: {stderr}"
+            );
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "{args:?}");
+        }
+    }
+
     // A file that is not a server key.
     std::fs::write(dir.path().join("server_key.bin"), b"not a key").unwrap();
     let (code, _, stderr) = server(&["--keys", dir.path().to_str().unwrap()]);
