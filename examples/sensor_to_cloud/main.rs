@@ -87,10 +87,12 @@ enum Mode {
 enum Parameters {
     /// TFHE_LIB_PARAMETERS: N = 1024, k = 1, about 120 bits, a key switch per bit at intake.
     TfheLib,
-    /// DEFAULT_PARAMETERS_KS_PBS: N = 512, k = 3, 128 bits, no key switch at intake.
+    /// DEFAULT_PARAMETERS_KS_PBS: N = 512, k = 3, 128 bits, no key switch at intake for fleet and public-key
+    /// devices, one GLWE key switch per frame for per-device ones.
     #[value(name = "ks-pbs-512")]
     KsPbs512,
-    /// PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits, no key switch at intake.
+    /// PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS: N = 1024, k = 2, 128 bits, no key switch at intake for fleet and public-key
+    /// devices, one GLWE key switch per frame for per-device ones.
     #[value(name = "ks-pbs-1024")]
     KsPbs1024,
 }

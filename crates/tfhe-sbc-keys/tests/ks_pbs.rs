@@ -1,7 +1,7 @@
 //! `tfhe-sbc-keys` on the 128-bit `DEFAULT_PARAMETERS_KS_PBS` (`k = 3`, `N = 512`): fleet, public-key and
 //! per-device devices are issued, and their frames go through the intake and the `BigKeyBridge` (extraction;
 //! one GLWE switch per frame into the big key for the per-device device) into bits that decrypt under the
-//! written client key. One `init` for the whole file.
+//! written client key. One `init` for the tests of this set; the help test makes a key set of every set.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -106,21 +106,49 @@ fn show_names_the_set_and_its_devices() {
     );
 }
 
-/// `init --help` says which key modes each parameter set takes; the tests of this file (ks-pbs-512), of
-/// `tfhe_lib.rs` and of `integer.rs` issue every mode on their set, so each set's line must say so (the help
-/// once said "fleet and public-key modes" for the ks-pbs sets while this file issued per-device devices).
+/// What the help and the README say about key modes is what the tool does. `init --help` gives each
+/// parameter set's key modes, `issue --help` (--mode) and the README's Provisioning section say every set
+/// takes every key mode; every set `init --help` lists is made here and issues a per-device, a fleet and a
+/// public-key device, each recorded in its mode. (The help once said "fleet and public-key modes" for the
+/// ks-pbs sets, and the README that per-device keys need tfhe-lib or integer, while the tool issued
+/// per-device devices on every set.)
 #[test]
-fn init_help_says_every_set_takes_every_key_mode() {
-    let help = run_ok(&["init", "--help"]);
-    for set in ["tfhe-lib", "ks-pbs-512", "ks-pbs-1024", "integer"] {
-        let line = help
-            .lines()
-            .find(|line| {
-                line.trim_start()
-                    .trim_start_matches("- ")
-                    .starts_with(&format!("{set}:"))
-            })
-            .unwrap_or_else(|| panic!("no help line for {set}:\n{help}"));
+fn every_set_the_help_lists_takes_every_key_mode_as_the_help_and_readme_say() {
+    let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let issue_help = one_line(&run_ok(&["issue", "--help"]));
+    assert!(
+        issue_help.contains("Every parameter set takes fleet, public-key and per-device"),
+        "{issue_help}"
+    );
+    let readme = one_line(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap());
+    assert!(
+        readme.contains("Every parameter set takes fleet, per-device and public-key devices"),
+        "the README's Provisioning section"
+    );
+
+    let init_help = run_ok(&["init", "--help"]);
+    let sets: Vec<(&str, &str)> = init_help
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("- ")?.split_once(':'))
+        .collect();
+    let names: Vec<&str> = sets.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names,
+        ["tfhe-lib", "ks-pbs-512", "ks-pbs-1024", "integer"],
+        "{init_help}"
+    );
+    for (set, line) in sets {
         assert!(line.contains("every key mode"), "{set}: {line}");
+        let modes = [
+            (1, "per-device", KeyMode::PerDeviceSecretKey),
+            (2, "fleet", KeyMode::FleetSecretKey),
+            (3, "public-key", KeyMode::PublicKey),
+        ];
+        let key_set = KeySet::new(&["--parameters", set], &modes.map(|(id, name, _)| (id, name)));
+        let store = KeyStore::decode(&std::fs::read(key_set.dir().join("key_store.bin")).unwrap()).unwrap();
+        for (id, name, mode) in modes {
+            assert_eq!(store.get(id).unwrap().mode(), mode, "{set}: {name}");
+            assert!(credentials_path(&key_set.dir(), id).exists(), "{set}: {name}");
+        }
     }
 }
