@@ -25,6 +25,7 @@ use async_nats::{ConnectOptions, Event, ServerAddr};
 use credentials::Authentication;
 pub use error::NatsConnectError;
 use failure::{Failure, classify, every_cause};
+use options::DEFAULT_SUBSCRIPTION_CAPACITY;
 pub use options::NatsConnection;
 use std::time::Duration;
 use tracing::{info, warn};
@@ -32,8 +33,13 @@ use tracing::{info, warn};
 impl NatsConnection {
     /// The options of one connection attempt: credentials, TLS, no retry of the first connection, then
     /// reconnection without limit, every server and client error logged.
-    async fn options(&self, authentication: &Authentication) -> Result<ConnectOptions, NatsConnectError> {
+    async fn options(
+        &self,
+        authentication: &Authentication,
+        subscription_capacity: usize,
+    ) -> Result<ConnectOptions, NatsConnectError> {
         let mut options = ConnectOptions::new()
+            .subscription_capacity(subscription_capacity)
             .connection_timeout(Duration::from_secs(5))
             .max_reconnects(None)
             .event_callback(|event| async move { log_event(&event) });
@@ -73,6 +79,16 @@ impl NatsConnection {
     /// refused authorization, an authentication or a TLS error; tries an unreachable server again for
     /// `--nats-connect-patience` seconds.
     pub async fn connect(&self, urls: &str) -> Result<async_nats::Client, NatsConnectError> {
+        self.connect_with(urls, DEFAULT_SUBSCRIPTION_CAPACITY).await
+    }
+
+    /// [`NatsConnection::connect`] with at most `subscription_capacity` messages waiting in each of the
+    /// connection's subscriptions (beyond it NATS drops them for this client: a slow consumer).
+    pub async fn connect_with(
+        &self,
+        urls: &str,
+        subscription_capacity: usize,
+    ) -> Result<async_nats::Client, NatsConnectError> {
         let mut servers = Vec::new();
         for url in urls.split(',').map(str::trim) {
             // A URL that does not parse is named without what may be credentials (anything before an '@').
@@ -97,7 +113,7 @@ impl NatsConnection {
         let deadline = tokio::time::Instant::now() + patience;
         let mut pause = Duration::from_millis(250);
         loop {
-            let options = self.options(&authentication).await?;
+            let options = self.options(&authentication, subscription_capacity).await?;
             let error = match options.connect(addresses.clone()).await {
                 Ok(client) => {
                     info!("connected to NATS at {urls}");

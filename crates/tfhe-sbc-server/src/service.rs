@@ -125,17 +125,22 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 }
             });
         }
-        // The watermarks of the other processes of the service, and ours to them (`watermark_gossip`): heard
-        // for a moment before any device is served, so that a process that never read a device's ledger
-        // still knows where the others saw it.
+        // The watermarks of the other processes of the service, and ours to them (`watermark_gossip`, on a
+        // connection of its own whose subscriptions hold few messages): the running processes' answers are
+        // merged before any device is served, so that a process that never read a device's ledger still
+        // knows where the others saw it.
+        let gossip_client = options
+            .connection
+            .connect_with(options.nats, watermark_gossip::SUBSCRIPTION_CAPACITY)
+            .await
+            .map_err(|e| e.to_string())?;
         let gossip = Gossip::new(
-            client.clone(),
+            gossip_client,
             Subjects::new(&options.topology.prefix),
             intake.clone(),
             vec![gateway_watermark.clone(), watermark.clone()],
         );
         tasks.spawn(gossip.start().await?);
-        tokio::time::sleep(watermark_gossip::SYNC_WAIT).await;
         if matches!(options.role, Role::Gateway | Role::Both) {
             let handles = options
                 .topology

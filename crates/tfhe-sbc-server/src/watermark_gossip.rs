@@ -3,14 +3,12 @@
 //! without its `--watermark-file` - still refuses that ledger rolled back below what another process saw.
 //!
 //! A **mark** says "device `d`'s ledger was at least at generation `g` with highest number `h`, and its entry
-//! at `g` had fingerprint `f`". Each process
-//! publishes the marks that moved, every 100 ms, on `<prefix>.watermark.marks`, and all of its marks when a
-//! process starting up asks on `<prefix>.watermark.sync` (at most once a second); every process merges what
-//! it hears into its watermarks (the later of the two, field by field). A mark is only ever a lower bound,
-//! so an old one heard again changes nothing and needs no freshness: what it needs is authenticity, since
-//! NATS is a store and a bus the service does not trust (docs/security.md). Each mark carries a 16-byte tag
-//! under the device's MAC key, which every gateway and worker holds (the key store's), over a domain, the
-//! device id and the mark:
+//! at `g` had fingerprint `f`". Each process publishes the marks that moved every 100 ms, and all of them
+//! every 10 s, on `<prefix>.watermark.marks`; every process merges what it hears into its watermarks (the
+//! later of the two). A mark is only ever a lower bound, so an old one heard again changes nothing and
+//! needs no freshness: what it needs is authenticity, since NATS is a store and a bus the service does not
+//! trust (docs/security.md). Each mark carries a 16-byte tag under the device's MAC key, which every
+//! gateway and worker holds (the key store's), over a domain, the device id and the mark:
 //!
 //! ```text
 //! record (49 bytes): device id u64 LE | generation u64 LE | has a number u8 (0 or 1) | highest u64 LE |
@@ -19,17 +17,30 @@
 //! message: 1 to 1,024 records, nothing else
 //! ```
 //!
+//! **Start-up sync.** Before it serves, a process asks on `<prefix>.watermark.sync` with a reply subject of
+//! its own and a request tagged under a device's MAC key (`anchor device id u64 LE | tag (16 bytes): MAC
+//! of "TSWS sync v1\0\0\0\0" | anchor id | the reply subject`), again every 250 ms until the first answer
+//! (1 s at most); each running process answers such a request at once, with all its marks, to that reply
+//! subject only, each reply subject once and at most 20 a second. A request that does not authenticate is
+//! dropped and counted (`tsbc_watermark_sync_refused_total`), so a client of NATS can neither delay the
+//! answers to a new process (an independent attack on the first version had them deferred with one empty
+//! request) nor make the processes send their marks.
+//!
 //! A mark under a generation the hearer knows another fingerprint of is a fork (two chains of writes from
 //! an entry written back, [`crate::ledger_watermark::Mark::fingerprint`]): both processes then refuse the
 //! device and raise `tsbc_ledger_fork_total`.
 //!
 //! A record that does not verify, of a device the key store does not list, or in a message that is not a
-//! whole number of records is dropped and counted (`tsbc_watermark_refused_total`): a client of NATS can
-//! delay or drop marks but not raise a watermark, which would only make the roles answer "busy".
+//! whole number of records is dropped and counted (`tsbc_watermark_refused_total`, one warning at most every
+//! 10 s): a client of NATS can delay or drop marks but not raise a watermark, which would only make the
+//! roles answer "busy". The exchange has a NATS connection of its own whose subscriptions hold at most 64
+//! messages (a flood past that is dropped by NATS for this process, and the 10 s publications send lost
+//! marks again).
 //!
 //! What it does not do: a process that starts while no process that saw a device's newer ledger runs (all
-//! of them restarted without their files) has nothing to hear; and a rollback written between a process's
-//! write and the next 100 ms publication reaches the others' watermarks late (docs/security.md).
+//! of them restarted without their files) has nothing to hear; a rollback written between a process's
+//! write and the next 100 ms publication reaches the others' watermarks late (docs/security.md); and a
+//! flood of marks on the bus can make NATS drop genuine ones for a while (until the next 10 s publication).
 
 use crate::ledger_watermark::{LedgerWatermark, Mark};
 use futures_util::StreamExt;
@@ -40,14 +51,27 @@ use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_device::frame::mac::{MacKey, TAG_BYTES};
 use tracing::{debug, warn};
 
-/// How long a process starting up listens for the others' marks before it serves devices.
-pub const SYNC_WAIT: Duration = Duration::from_millis(500);
+/// How long a process starting up waits for a first answer to its sync request before it serves devices.
+pub const SYNC_WAIT: Duration = Duration::from_secs(1);
+
+/// How long it waits for the other processes' answers after the first one.
+const SYNC_GRACE: Duration = Duration::from_millis(200);
+
+/// Authenticated sync requests a process answers in one second at most (more are dropped and counted).
+const SYNC_ANSWERS_PER_SECOND: usize = 20;
+
+/// Messages waiting in each of the exchange's subscriptions at most (beyond them NATS drops them for this
+/// process, a slow consumer; [`FULL_EVERY`] sends them again): with NATS's 1 MiB payload limit, 64 MiB.
+pub const SUBSCRIPTION_CAPACITY: usize = 64;
 
 /// How often the marks that moved are published.
 const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 
-/// The fewest seconds between two publications of all marks at others' request.
-const FULL_AT_MOST_EVERY: Duration = Duration::from_secs(1);
+/// How often all marks are published, whether they moved or not.
+const FULL_EVERY: Duration = Duration::from_secs(10);
+
+/// The domain of a sync request's tag.
+const SYNC_DOMAIN: &[u8; 16] = b"TSWS sync v1\0\0\0\0";
 
 /// The most records in one message (49 KiB: far below NATS's 1 MiB default payload limit).
 pub const RECORDS_PER_MESSAGE: usize = 1024;
@@ -172,8 +196,16 @@ impl Gossip {
         }
     }
 
-    /// Subscribes, asks the running processes for their marks, and returns the task that keeps exchanging
-    /// them; the caller waits [`SYNC_WAIT`] before it serves devices.
+    /// Subscribes, asks the running processes for their marks and merges their answers (the start-up sync,
+    /// below), and returns the task that keeps exchanging them. The caller serves devices once this returns.
+    ///
+    /// The start-up sync: a request on `<prefix>.watermark.sync` with a reply subject of this process's own,
+    /// authenticated under a device's MAC key (a client of NATS cannot make the processes answer it), sent
+    /// again every 250 ms until the first answer, for at most [`SYNC_WAIT`]; after the first answer the
+    /// others are awaited [`SYNC_GRACE`]. Each process answers an authenticated request at once, with all
+    /// its marks, to the request's reply subject only (at most [`SYNC_ANSWERS_PER_SECOND`] a second, each
+    /// request once). No answer at all: the first process of a deployment, or the exchange is blocked (a
+    /// warning says so).
     pub async fn start(self) -> Result<impl Future<Output = Result<(), String>>, String> {
         let failed = |what: &str, e: &dyn std::fmt::Display| format!("watermark exchange: cannot {what}: {e}");
         let marks = self
@@ -186,62 +218,143 @@ impl Gossip {
             .subscribe(self.subjects.sync.clone())
             .await
             .map_err(|e| failed("subscribe", &e))?;
-        self.client
-            .publish(self.subjects.sync.clone(), bytes::Bytes::new())
+        let Some(anchor) = self.intake.device_ids().min() else {
+            return Ok(self.run(marks, syncs));
+        };
+        let inbox = self.client.new_inbox();
+        let mut answers = self
+            .client
+            .subscribe(inbox.clone())
             .await
-            .map_err(|e| failed("publish", &e))?;
+            .map_err(|e| failed("subscribe", &e))?;
+        let request = self.sync_request(anchor, &inbox);
+        let started = Instant::now();
+        let mut answered: Option<Instant> = None;
+        let mut refused = 0;
+        loop {
+            if answered.is_none() {
+                self.client
+                    .publish_with_reply(self.subjects.sync.clone(), inbox.clone(), request.clone().into())
+                    .await
+                    .map_err(|e| failed("publish", &e))?;
+            }
+            let until = match answered {
+                Some(at) => at + SYNC_GRACE,
+                None => (Instant::now() + Duration::from_millis(250)).min(started + SYNC_WAIT),
+            };
+            while let Ok(Some(answer)) = tokio::time::timeout_at(until.into(), answers.next()).await {
+                refused += self.merge(&answer.payload);
+                answered.get_or_insert_with(Instant::now);
+            }
+            match answered {
+                Some(_) => break,
+                None if started.elapsed() >= SYNC_WAIT => {
+                    warn!(
+                        "watermark exchange: no other process of the service answered within {SYNC_WAIT:?}: the \
+                         first process of this deployment, or the exchange is blocked (NATS permissions on \
+                         {}); serving with only what this process saw",
+                        self.subjects.sync
+                    );
+                    break;
+                }
+                None => {}
+            }
+        }
+        if refused > 0 {
+            warn!(
+                refused,
+                "watermark exchange: answers to the start-up sync held marks that do not authenticate"
+            );
+        }
         Ok(self.run(marks, syncs))
+    }
+
+    /// A start-up sync request answered to `reply`: device `anchor`'s id and a tag under its MAC key.
+    fn sync_request(&self, anchor: u64, reply: &str) -> Vec<u8> {
+        let mut request = anchor.to_le_bytes().to_vec();
+        if let Some(key) = self.intake.mac_key(anchor) {
+            request.extend_from_slice(&sync_tag(key, anchor, reply));
+        }
+        request
+    }
+
+    /// Whether `request` (answered to `reply`) is a start-up sync request of a process of this service.
+    fn is_sync_request(&self, request: &[u8], reply: &str) -> bool {
+        let Some((anchor, tag)) = request.split_first_chunk::<8>() else {
+            return false;
+        };
+        let anchor = u64::from_le_bytes(*anchor);
+        self.intake.mac_key(anchor).is_some_and(|key| {
+            let mut message = Vec::with_capacity(SYNC_DOMAIN.len() + 8 + reply.len());
+            message.extend_from_slice(SYNC_DOMAIN);
+            message.extend_from_slice(&anchor.to_le_bytes());
+            message.extend_from_slice(reply.as_bytes());
+            key.verify(&message, tag)
+        })
     }
 
     async fn run(self, mut marks: async_nats::Subscriber, mut syncs: async_nats::Subscriber) -> Result<(), String> {
         let mut published: HashMap<u64, Mark> = HashMap::new();
         let mut every = tokio::time::interval(PUBLISH_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut full_asked = false;
-        let mut last_full: Option<Instant> = None;
+        let mut last_full = Instant::now();
+        let mut refusals = Refusals::default();
+        let mut answers = SyncAnswers::default();
         loop {
             tokio::select! {
                 heard = marks.next() => {
                     let Some(heard) = heard else { return Err("watermark exchange: subscription ended".into()) };
-                    self.merge(&heard.payload);
+                    refusals.add(self.merge(&heard.payload));
                 }
                 asked = syncs.next() => {
-                    if asked.is_none() { return Err("watermark exchange: subscription ended".into()) }
-                    full_asked = true;
+                    let Some(asked) = asked else { return Err("watermark exchange: subscription ended".into()) };
+                    let Some(reply) = asked.reply.as_deref() else { continue };
+                    if !self.is_sync_request(&asked.payload, reply) {
+                        metrics::counter!("tsbc_watermark_sync_refused_total").increment(1);
+                        continue;
+                    }
+                    if answers.take(reply) {
+                        self.publish_all(reply.to_owned()).await;
+                    }
                 }
                 _ = every.tick() => {
-                    let full = full_asked && last_full.is_none_or(|at| at.elapsed() >= FULL_AT_MOST_EVERY);
-                    if full {
-                        full_asked = false;
-                        last_full = Some(Instant::now());
+                    if last_full.elapsed() >= FULL_EVERY {
+                        // Marks a slow-consumer drop lost reach everyone again.
+                        last_full = Instant::now();
                         published.clear();
                     }
                     self.publish_moved(&mut published).await;
+                    refusals.report();
                 }
             }
         }
     }
 
-    /// Merges the verified marks of `message` into every watermark of the process.
-    fn merge(&self, message: &[u8]) {
+    /// Merges the verified marks of `message` into every watermark of the process; how many were refused.
+    fn merge(&self, message: &[u8]) -> usize {
         let (marks, refused) = open_records(message, |device| self.intake.mac_key(device));
         if refused > 0 {
             metrics::counter!("tsbc_watermark_refused_total").increment(refused as u64);
-            warn!(
-                refused,
-                "watermark exchange: marks that do not authenticate under their devices' keys were dropped (a \
-                 client of NATS other than the service, or another deployment on the same subjects)"
-            );
         }
         for (device_id, mark) in marks {
             for watermark in &self.watermarks {
                 watermark.wrote(device_id, mark);
             }
         }
+        refused
     }
 
-    /// Publishes every mark that differs from `published` (all of them when it is empty), and records them.
-    async fn publish_moved(&self, published: &mut HashMap<u64, Mark>) {
+    /// Every mark of the process, to `subject`.
+    async fn publish_all(&self, subject: String) {
+        for message in self.messages(|_, _| true) {
+            if let Err(e) = self.client.publish(subject.clone(), message.into()).await {
+                debug!("watermark exchange: an answer to a sync failed: {e}");
+            }
+        }
+    }
+
+    /// The process's marks that `wanted` keeps, as messages of at most [`RECORDS_PER_MESSAGE`] records.
+    fn messages(&self, wanted: impl Fn(u64, Mark) -> bool) -> Vec<Vec<u8>> {
         let mut now: HashMap<u64, Mark> = HashMap::new();
         for watermark in &self.watermarks {
             for (device, mark) in watermark.marks() {
@@ -249,30 +362,99 @@ impl Gossip {
                 *entry = entry.max(mark);
             }
         }
-        let moved: Vec<(u64, Mark)> = now
-            .iter()
-            .filter(|(device, mark)| published.get(device) != Some(mark))
-            .map(|(&device, &mark)| (device, mark))
-            .collect();
-        for batch in moved.chunks(RECORDS_PER_MESSAGE) {
-            let mut message = Vec::with_capacity(batch.len() * RECORD_BYTES);
-            for &(device, mark) in batch {
-                if let Some(key) = self.intake.mac_key(device) {
-                    push_record(&mut message, key, device, mark);
-                }
-            }
-            if message.is_empty() {
-                continue;
-            }
-            match self.client.publish(self.subjects.marks.clone(), message.into()).await {
-                Ok(()) => {
-                    for &(device, mark) in batch {
-                        published.insert(device, mark);
+        let chosen: Vec<(u64, Mark)> = now.into_iter().filter(|&(d, m)| wanted(d, m)).collect();
+        chosen
+            .chunks(RECORDS_PER_MESSAGE)
+            .map(|batch| {
+                let mut message = Vec::with_capacity(batch.len() * RECORD_BYTES);
+                for &(device, mark) in batch {
+                    if let Some(key) = self.intake.mac_key(device) {
+                        push_record(&mut message, key, device, mark);
                     }
                 }
+                message
+            })
+            .filter(|message| !message.is_empty())
+            .collect()
+    }
+
+    /// Publishes every mark that differs from `published` (all of them when it is empty), and records them.
+    async fn publish_moved(&self, published: &mut HashMap<u64, Mark>) {
+        for message in self.messages(|device, mark| published.get(&device) != Some(&mark)) {
+            let records: Vec<(u64, Mark)> = open_records(&message, |device| self.intake.mac_key(device)).0;
+            match self.client.publish(self.subjects.marks.clone(), message.into()).await {
+                Ok(()) => published.extend(records),
                 Err(e) => debug!("watermark exchange: publish failed, tried again in 100 ms: {e}"),
             }
         }
+    }
+}
+
+/// The tag of a start-up sync request answered to `reply`, under device `anchor`'s key.
+fn sync_tag(key: &MacKey, anchor: u64, reply: &str) -> [u8; TAG_BYTES] {
+    let mut message = Vec::with_capacity(SYNC_DOMAIN.len() + 8 + reply.len());
+    message.extend_from_slice(SYNC_DOMAIN);
+    message.extend_from_slice(&anchor.to_le_bytes());
+    message.extend_from_slice(reply.as_bytes());
+    key.tag(&message)
+}
+
+/// Refused marks since the last warning: one warning at most every 10 s, with the count.
+#[derive(Default)]
+struct Refusals {
+    since: usize,
+    warned: Option<Instant>,
+}
+
+impl Refusals {
+    fn add(&mut self, refused: usize) {
+        self.since += refused;
+    }
+
+    fn report(&mut self) {
+        if self.since > 0 && self.warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(10)) {
+            warn!(
+                refused = self.since,
+                "watermark exchange: marks that do not authenticate under their devices' keys were dropped (a \
+                 client of NATS other than the service, or another deployment on the same subjects; \
+                 tsbc_watermark_refused_total counts them)"
+            );
+            self.since = 0;
+            self.warned = Some(Instant::now());
+        }
+    }
+}
+
+/// Which authenticated sync requests are answered: each reply subject once (a replayed request is not), at
+/// most [`SYNC_ANSWERS_PER_SECOND`] a second.
+#[derive(Default)]
+struct SyncAnswers {
+    recent: std::collections::VecDeque<String>,
+    second: Option<Instant>,
+    in_second: usize,
+}
+
+impl SyncAnswers {
+    /// Whether to answer a request to `reply` now.
+    fn take(&mut self, reply: &str) -> bool {
+        if self.recent.iter().any(|r| r == reply) {
+            metrics::counter!("tsbc_watermark_sync_refused_total").increment(1);
+            return false;
+        }
+        if self.second.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+            self.second = Some(Instant::now());
+            self.in_second = 0;
+        }
+        if self.in_second >= SYNC_ANSWERS_PER_SECOND {
+            metrics::counter!("tsbc_watermark_sync_refused_total").increment(1);
+            return false;
+        }
+        self.in_second += 1;
+        if self.recent.len() == 256 {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(reply.to_owned());
+        true
     }
 }
 
@@ -286,6 +468,22 @@ mod tests {
             highest,
             fingerprint: generation.wrapping_mul(0x9e37_79b9_7f4a_7c15),
         }
+    }
+
+    #[test]
+    fn sync_requests_are_answered_once_each_and_at_most_20_a_second() {
+        let mut answers = SyncAnswers::default();
+        assert!(answers.take("_INBOX.a"));
+        assert!(!answers.take("_INBOX.a"), "a replayed request");
+        for i in 1..SYNC_ANSWERS_PER_SECOND {
+            assert!(answers.take(&format!("_INBOX.{i}")), "request {i}");
+        }
+        assert!(!answers.take("_INBOX.late"), "past the second's budget");
+        answers.second = Some(Instant::now() - Duration::from_secs(1));
+        assert!(answers.take("_INBOX.late"), "a second later");
+        let key = MacKey::from_bytes([3; 32]);
+        assert_ne!(sync_tag(&key, 1, "_INBOX.a"), sync_tag(&key, 1, "_INBOX.b"));
+        assert_ne!(sync_tag(&key, 1, "_INBOX.a"), sync_tag(&key, 2, "_INBOX.a"));
     }
 
     #[test]

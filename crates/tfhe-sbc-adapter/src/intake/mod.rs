@@ -143,6 +143,11 @@ impl Intake {
         Some(self.devices.get(&device_id)?.credentials.mac_key())
     }
 
+    /// The ids of the registered devices, in no particular order.
+    pub fn device_ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.devices.keys().copied()
+    }
+
     /// The number of registered devices.
     pub fn device_count(&self) -> usize {
         self.devices.len()

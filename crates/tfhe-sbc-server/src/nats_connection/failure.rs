@@ -9,7 +9,7 @@
 
 use super::credentials::Authentication;
 use super::error::NatsConnectError;
-use super::options::NatsConnection;
+use super::options::{DEFAULT_SUBSCRIPTION_CAPACITY, NatsConnection};
 use async_nats::rustls;
 use async_nats::{ConnectError, ConnectErrorKind, ServerAddr};
 
@@ -91,7 +91,9 @@ pub(super) async fn every_cause(
     let mut fatal = Vec::new();
     let mut unreachable = Vec::new();
     for (address, name) in servers {
-        let options = connection.options(authentication).await?;
+        let options = connection
+            .options(authentication, DEFAULT_SUBSCRIPTION_CAPACITY)
+            .await?;
         match options.connect(address.clone()).await {
             Ok(client) => {
                 drop(client);

@@ -45,3 +45,6 @@ pub struct NatsConnection {
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "nats")]
     pub nats_connect_patience: u64,
 }
+
+/// async-nats's own default: messages waiting in one subscription of a connection.
+pub const DEFAULT_SUBSCRIPTION_CAPACITY: usize = 65_536;

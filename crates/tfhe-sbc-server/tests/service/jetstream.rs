@@ -700,7 +700,9 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
             &nats.url(),
             &root.path().join(format!("{name}.address")),
             extra,
-            std::process::Stdio::null(),
+            std::fs::File::create(root.path().join(format!("{name}.log")))
+                .unwrap()
+                .into(),
             "",
         )
     };
@@ -718,8 +720,43 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
     let frame1 = meter.message(&readings(id, 2)).remove(0);
     meter.send_expecting(&mut connect(&address), &frame1, AckStatus::Accepted);
     let entry1 = settled(1);
-    // A gateway started after the device was served.
+    // A gateway started after the device was served, while a raw NATS client floods the start-up sync's
+    // subject with requests of its own (empty, and with reply subjects and junk: 500 a second for 3 s): a
+    // process answers only requests tagged under a device's key, so the new gateway's own request is
+    // answered at once (the red team had the answers deferred past the new process's start with one empty
+    // request; with every request answered, the flood uses up the answers and the gateway starts without
+    // the marks: "accepted" below).
+    let flood = {
+        let url = nats.url();
+        std::thread::spawn(move || {
+            common::service::runtime().block_on(async {
+                let client = async_nats::connect(url).await.unwrap();
+                let until = Instant::now() + Duration::from_secs(3);
+                let mut sent = 0u32;
+                while Instant::now() < until {
+                    for _ in 0..50 {
+                        client
+                            .publish("tsbc.watermark.sync", bytes::Bytes::new())
+                            .await
+                            .unwrap();
+                        let reply = client.new_inbox();
+                        let junk = bytes::Bytes::from(vec![0x5a; 24]);
+                        client
+                            .publish_with_reply("tsbc.watermark.sync", reply, junk)
+                            .await
+                            .unwrap();
+                        sent += 2;
+                    }
+                    client.flush().await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                sent
+            })
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
     let (_after, after_address) = start("after", &["--role", "gateway"]);
+    assert!(flood.join().unwrap() > 1000, "the flood ran");
     // A raw NATS client: forged marks first (a high generation under another device's key, and a torn
     // record), then the entry from before frame 1 written back and frame 1's stored copy purged.
     runtime.block_on(async {
@@ -736,14 +773,18 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
         forged.extend_from_slice(&1u64.to_le_bytes());
         let tag = other.tag(&[&b"TSWM watermark1\0"[..], &forged].concat());
         forged.extend_from_slice(&tag);
-        client
-            .publish("tsbc.watermark.marks", forged.clone().into())
-            .await
-            .unwrap();
-        client
-            .publish("tsbc.watermark.marks", forged[..48].to_vec().into())
-            .await
-            .unwrap();
+        // 2,000 messages of each: every one dropped and counted, the log warned once (a line per message
+        // filled the disk in the red team's flood).
+        for _ in 0..2_000 {
+            client
+                .publish("tsbc.watermark.marks", forged.clone().into())
+                .await
+                .unwrap();
+            client
+                .publish("tsbc.watermark.marks", forged[..48].to_vec().into())
+                .await
+                .unwrap();
+        }
         client.flush().await.unwrap();
         let js = async_nats::jetstream::new(client);
         let devices = js.get_key_value("tsbc-devices").await.unwrap();
@@ -754,6 +795,15 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
     for gateway in [&after_address, &before_address, &address] {
         meter.send_expecting(&mut connect(gateway), &frame1, AckStatus::Busy);
     }
+    let log = std::fs::read_to_string(root.path().join("after.log")).unwrap();
+    let warnings = log
+        .lines()
+        .filter(|l| l.contains("marks that do not authenticate"))
+        .count();
+    assert!(
+        (1..=2).contains(&warnings),
+        "{warnings} warnings for 4,000 refused mark messages:\n{log}"
+    );
     // The latest entry written back: every gateway takes the device's next frame (the forged marks raised
     // no watermark above it).
     runtime.block_on(async {
