@@ -231,7 +231,7 @@ step "stack budgets in the CPU's own instance: tests/stack.rs and the streaming 
 # Feature std scrubs 64 KiB of stack after every secret call, which hides a call's depth from the painting:
 # with std (every run above) the budget tests skip their budgets and say so. Here they run without it (the
 # firmware's build, same code); the device targets' lane runs them in the forced instances.
-STACK_BUDGET_TESTS=(-p tfhe-sbc-device --features hazmat,getrandom --test stack --test compact_list)
+STACK_BUDGET_TESTS=(-p tfhe-sbc-device --features hazmat,getrandom,test-utils --test stack --test compact_list)
 cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
 cargo test --release "${STACK_BUDGET_TESTS[@]}" -- stack
 

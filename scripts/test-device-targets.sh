@@ -84,7 +84,7 @@ step "stack budgets per forced instance: tests/stack.rs and the streaming compac
 # firmware's build, same code), in each forced instance this CPU runs; scripts/test-all.sh runs the CPU's own
 # instance in the test profile and in release (in its build directory, where those builds are warm).
 SECONDS_START=$SECONDS
-STACK_BUDGET_TESTS=(-p tfhe-sbc-device --features hazmat,getrandom --test stack --test compact_list)
+STACK_BUDGET_TESTS=(-p tfhe-sbc-device --features hazmat,getrandom,test-utils --test stack --test compact_list)
 RUSTFLAGS='--cfg tfhe_sbc_backend="soft"' CARGO_TARGET_DIR=target/soft cargo test "${STACK_BUDGET_TESTS[@]}" -- stack
 if grep -qw avx512f /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo; then
   RUSTFLAGS='--cfg tfhe_sbc_backend="avx2"' CARGO_TARGET_DIR=target/avx2 cargo test "${STACK_BUDGET_TESTS[@]}" -- stack

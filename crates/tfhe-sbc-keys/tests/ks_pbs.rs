@@ -120,11 +120,17 @@ fn every_set_the_help_lists_takes_every_key_mode_as_the_help_and_readme_say() {
         issue_help.contains("Every parameter set takes fleet, public-key and per-device"),
         "{issue_help}"
     );
-    let readme = one_line(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap());
-    assert!(
-        readme.contains("Every parameter set takes fleet, per-device and public-key devices"),
-        "the README's Provisioning section"
-    );
+    // The repository's README (not in this package: from the package, that part is skipped, and says so).
+    match tfhe_sbc_adapter::repository::root(env!("CARGO_MANIFEST_DIR")) {
+        Some(root) => {
+            let readme = one_line(&std::fs::read_to_string(root.join("README.md")).unwrap());
+            assert!(
+                readme.contains("Every parameter set takes fleet, per-device and public-key devices"),
+                "the README's Provisioning section"
+            );
+        }
+        None => eprintln!("skipped: the README check needs the repository (its README is not in this package)"),
+    }
 
     let init_help = run_ok(&["init", "--help"]);
     let sets: Vec<(&str, &str)> = init_help

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::thread::{self};
 use std::time::{Duration, Instant};
 use tfhe_sbc_device::frame::ack::{Ack, AckRecord, AckStatus};
-use tfhe_sbc_device::std_io::{read_ack, write_frame};
+use tfhe_sbc_device::std_io::{read_ack, scrub_stack, write_frame};
 
 /// A random factor in [0.75, 1.25) for the backoff, from the standard library's per-process random keys.
 fn jitter() -> f64 {
@@ -237,7 +237,13 @@ fn read_acks(shared: &Shared, config: &UplinkConfig, mut stream: TcpStream, id: 
             return;
         }
         let stop = match record {
-            Ok(Some(record)) => handle_record(&mut state, config, &record),
+            Ok(Some(record)) => {
+                let stop = handle_record(&mut state, config, &record);
+                // The MAC key's words and keyed BLAKE2b states of the record's check, left in the dead frames
+                // below (unoptimized builds spill them tens of KiB deep): overwritten before anything else.
+                scrub_stack();
+                stop
+            }
             Ok(None) => Some("the server closed the connection".to_owned()),
             // 46 bytes that are not a record this client reads: the stream stays in step, the record is ignored.
             Err(e) if e.kind() == io::ErrorKind::InvalidData => {
@@ -273,7 +279,9 @@ pub(super) fn forget(config: &UplinkConfig, sequences: &[u64]) {
 }
 
 /// Applies one record if it verifies for a frame that is waiting; ignores it otherwise. Returns why the
-/// connection must end, if it must.
+/// connection must end, if it must. Never inlined: its caller scrubs the stack it used (the MAC key's
+/// work).
+#[inline(never)]
 fn handle_record(state: &mut State, config: &UplinkConfig, record: &AckRecord) -> Option<String> {
     let claimed = &record.claimed;
     if claimed.device_id != config.device_id {
