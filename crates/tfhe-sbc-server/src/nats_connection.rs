@@ -158,6 +158,22 @@ fn log_event(event: &Event) {
         Event::Disconnected | Event::LameDuckMode | Event::Draining | Event::Closed => {
             warn!("NATS connection: {event}")
         }
-        Event::SlowConsumer(_) | Event::ServerError(_) | Event::ClientError(_) => warn!("NATS connection: {event}"),
+        Event::SlowConsumer(_) => slow_consumer(event),
+        Event::ServerError(_) | Event::ClientError(_) => warn!("NATS connection: {event}"),
+    }
+}
+
+/// A message NATS dropped for a full subscription (one event per message): logged at most once every 10 s,
+/// with the count since, so that a flood on a subject cannot fill the disk with log lines.
+fn slow_consumer(event: &Event) {
+    static SINCE: std::sync::Mutex<(Option<std::time::Instant>, u64)> = std::sync::Mutex::new((None, 0));
+    let mut since = SINCE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    since.1 += 1;
+    if since.0.is_none_or(|at| at.elapsed() >= Duration::from_secs(10)) {
+        warn!(
+            dropped = since.1,
+            "NATS connection: {event} (messages dropped for full subscriptions since the last such line)"
+        );
+        *since = (Some(std::time::Instant::now()), 0);
     }
 }

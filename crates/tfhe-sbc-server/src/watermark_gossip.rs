@@ -17,14 +17,18 @@
 //! message: 1 to 1,024 records, nothing else
 //! ```
 //!
-//! **Start-up sync.** Before it serves, a process asks on `<prefix>.watermark.sync` with a reply subject of
-//! its own and a request tagged under a device's MAC key (`anchor device id u64 LE | tag (16 bytes): MAC
-//! of "TSWS sync v1\0\0\0\0" | anchor id | the reply subject`), again every 250 ms until the first answer
-//! (1 s at most); each running process answers such a request at once, with all its marks, to that reply
-//! subject only, each reply subject once and at most 20 a second. A request that does not authenticate is
-//! dropped and counted (`tsbc_watermark_sync_refused_total`), so a client of NATS can neither delay the
-//! answers to a new process (an independent attack on the first version had them deferred with one empty
-//! request) nor make the processes send their marks.
+//! **Start-up sync.** Before it serves, a process asks on `<prefix>.watermark.sync` with an `_INBOX.` reply
+//! subject of its own and a request tagged under a device's MAC key (`anchor device id u64 LE | tag (16
+//! bytes): MAC of "TSWS sync v1\0\0\0\0" | anchor id | the reply subject`), the devices taken in turn from
+//! one drawn at random, again every 250 ms until the first answer whose marks authenticate (1 s at most),
+//! then 200 ms more. Each running process answers such a request at once, in a task of its own, with all
+//! its marks, to that reply subject only: each reply subject once, at most 5 a second per anchor device. A
+//! request that does not authenticate, or names another reply subject, is dropped and counted
+//! (`tsbc_watermark_sync_refused_total`). So a client of NATS can neither delay the answers to a new
+//! process (an independent attack on the first version had them deferred with one empty request) nor
+//! make the processes send their marks; a holder of one device's key uses up that device's answers only
+//! (a second attack used up a single budget with one stolen key); and junk published to the new process's
+//! reply subject is not an answer (the same attack had it stop waiting on one).
 //!
 //! A mark under a generation the hearer knows another fingerprint of is a fork (two chains of writes from
 //! an entry written back, [`crate::ledger_watermark::Mark::fingerprint`]): both processes then refuse the
@@ -57,8 +61,9 @@ pub const SYNC_WAIT: Duration = Duration::from_secs(1);
 /// How long it waits for the other processes' answers after the first one.
 const SYNC_GRACE: Duration = Duration::from_millis(200);
 
-/// Authenticated sync requests a process answers in one second at most (more are dropped and counted).
-const SYNC_ANSWERS_PER_SECOND: usize = 20;
+/// Authenticated sync requests under one anchor device a process answers in one second at most (more are
+/// dropped and counted).
+const SYNC_ANSWERS_PER_SECOND: usize = 5;
 
 /// Messages waiting in each of the exchange's subscriptions at most (beyond them NATS drops them for this
 /// process, a slow consumer; [`FULL_EVERY`] sends them again): with NATS's 1 MiB payload limit, 64 MiB.
@@ -199,13 +204,9 @@ impl Gossip {
     /// Subscribes, asks the running processes for their marks and merges their answers (the start-up sync,
     /// below), and returns the task that keeps exchanging them. The caller serves devices once this returns.
     ///
-    /// The start-up sync: a request on `<prefix>.watermark.sync` with a reply subject of this process's own,
-    /// authenticated under a device's MAC key (a client of NATS cannot make the processes answer it), sent
-    /// again every 250 ms until the first answer, for at most [`SYNC_WAIT`]; after the first answer the
-    /// others are awaited [`SYNC_GRACE`]. Each process answers an authenticated request at once, with all
-    /// its marks, to the request's reply subject only (at most [`SYNC_ANSWERS_PER_SECOND`] a second, each
-    /// request once). No answer at all: the first process of a deployment, or the exchange is blocked (a
-    /// warning says so).
+    /// The start-up sync (the module's documentation): requests every 250 ms until the first answer whose
+    /// marks authenticate, for at most [`SYNC_WAIT`]; then the others are awaited [`SYNC_GRACE`]. No answer
+    /// at all: the first process of a deployment, or the exchange is blocked (a warning says so).
     pub async fn start(self) -> Result<impl Future<Output = Result<(), String>>, String> {
         let failed = |what: &str, e: &dyn std::fmt::Display| format!("watermark exchange: cannot {what}: {e}");
         let marks = self
@@ -218,23 +219,29 @@ impl Gossip {
             .subscribe(self.subjects.sync.clone())
             .await
             .map_err(|e| failed("subscribe", &e))?;
-        let Some(anchor) = self.intake.device_ids().min() else {
+        let mut devices: Vec<u64> = self.intake.device_ids().collect();
+        devices.sort_unstable();
+        if devices.is_empty() {
             return Ok(self.run(marks, syncs));
-        };
+        }
         let inbox = self.client.new_inbox();
         let mut answers = self
             .client
             .subscribe(inbox.clone())
             .await
             .map_err(|e| failed("subscribe", &e))?;
-        let request = self.sync_request(anchor, &inbox);
         let started = Instant::now();
         let mut answered: Option<Instant> = None;
         let mut refused = 0;
-        loop {
+        // The requests' anchors: the devices in turn from one drawn at random, so that whoever holds one
+        // device's key (and uses up its answers) holds up one request of every `devices.len()` at most.
+        let first = std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), &inbox) as usize;
+        for attempt in 0usize.. {
             if answered.is_none() {
+                let anchor = devices[first.wrapping_add(attempt) % devices.len()];
+                let request = self.sync_request(anchor, &inbox);
                 self.client
-                    .publish_with_reply(self.subjects.sync.clone(), inbox.clone(), request.clone().into())
+                    .publish_with_reply(self.subjects.sync.clone(), inbox.clone(), request.into())
                     .await
                     .map_err(|e| failed("publish", &e))?;
             }
@@ -243,8 +250,12 @@ impl Gossip {
                 None => (Instant::now() + Duration::from_millis(250)).min(started + SYNC_WAIT),
             };
             while let Ok(Some(answer)) = tokio::time::timeout_at(until.into(), answers.next()).await {
-                refused += self.merge(&answer.payload);
-                answered.get_or_insert_with(Instant::now);
+                // Only marks that authenticate make an answer: anyone can publish to the reply subject.
+                let (merged, not) = self.merge(&answer.payload);
+                refused += not;
+                if merged > 0 {
+                    answered.get_or_insert_with(Instant::now);
+                }
             }
             match answered {
                 Some(_) => break,
@@ -278,44 +289,37 @@ impl Gossip {
         request
     }
 
-    /// Whether `request` (answered to `reply`) is a start-up sync request of a process of this service.
-    fn is_sync_request(&self, request: &[u8], reply: &str) -> bool {
-        let Some((anchor, tag)) = request.split_first_chunk::<8>() else {
-            return false;
-        };
+    /// The anchor device of `request` (answered to `reply`) if it is a start-up sync request of a process
+    /// of this service.
+    fn sync_anchor(&self, request: &[u8], reply: &str) -> Option<u64> {
+        let (anchor, tag) = request.split_first_chunk::<8>()?;
         let anchor = u64::from_le_bytes(*anchor);
-        self.intake.mac_key(anchor).is_some_and(|key| {
-            let mut message = Vec::with_capacity(SYNC_DOMAIN.len() + 8 + reply.len());
-            message.extend_from_slice(SYNC_DOMAIN);
-            message.extend_from_slice(&anchor.to_le_bytes());
-            message.extend_from_slice(reply.as_bytes());
-            key.verify(&message, tag)
-        })
+        let key = self.intake.mac_key(anchor)?;
+        let mut message = Vec::with_capacity(SYNC_DOMAIN.len() + 8 + reply.len());
+        message.extend_from_slice(SYNC_DOMAIN);
+        message.extend_from_slice(&anchor.to_le_bytes());
+        message.extend_from_slice(reply.as_bytes());
+        key.verify(&message, tag).then_some(anchor)
     }
 
-    async fn run(self, mut marks: async_nats::Subscriber, mut syncs: async_nats::Subscriber) -> Result<(), String> {
+    /// The exchange: sync requests answered by a task of their own (a flood of marks to verify does not
+    /// hold them up), marks merged and published by this one.
+    async fn run(self, mut marks: async_nats::Subscriber, syncs: async_nats::Subscriber) -> Result<(), String> {
+        let gossip = Arc::new(self);
+        let answering = tokio::spawn(gossip.clone().answer_syncs(syncs));
         let mut published: HashMap<u64, Mark> = HashMap::new();
         let mut every = tokio::time::interval(PUBLISH_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut last_full = Instant::now();
         let mut refusals = Refusals::default();
-        let mut answers = SyncAnswers::default();
         loop {
+            if answering.is_finished() {
+                return Err("watermark exchange: the sync answers stopped".into());
+            }
             tokio::select! {
                 heard = marks.next() => {
                     let Some(heard) = heard else { return Err("watermark exchange: subscription ended".into()) };
-                    refusals.add(self.merge(&heard.payload));
-                }
-                asked = syncs.next() => {
-                    let Some(asked) = asked else { return Err("watermark exchange: subscription ended".into()) };
-                    let Some(reply) = asked.reply.as_deref() else { continue };
-                    if !self.is_sync_request(&asked.payload, reply) {
-                        metrics::counter!("tsbc_watermark_sync_refused_total").increment(1);
-                        continue;
-                    }
-                    if answers.take(reply) {
-                        self.publish_all(reply.to_owned()).await;
-                    }
+                    refusals.add(gossip.merge(&heard.payload).1);
                 }
                 _ = every.tick() => {
                     if last_full.elapsed() >= FULL_EVERY {
@@ -323,25 +327,44 @@ impl Gossip {
                         last_full = Instant::now();
                         published.clear();
                     }
-                    self.publish_moved(&mut published).await;
+                    gossip.publish_moved(&mut published).await;
                     refusals.report();
                 }
             }
         }
     }
 
-    /// Merges the verified marks of `message` into every watermark of the process; how many were refused.
-    fn merge(&self, message: &[u8]) -> usize {
+    /// Answers the start-up sync requests of other processes: to an `_INBOX.` reply subject only, tagged
+    /// under a listed device's key ([`SyncAnswers`] decides how many).
+    async fn answer_syncs(self: Arc<Self>, mut syncs: async_nats::Subscriber) {
+        let mut answers = SyncAnswers::default();
+        while let Some(asked) = syncs.next().await {
+            let authentic = asked
+                .reply
+                .as_deref()
+                .filter(|reply| reply.starts_with("_INBOX."))
+                .and_then(|reply| Some((reply, self.sync_anchor(&asked.payload, reply)?)));
+            match authentic {
+                Some((reply, anchor)) if answers.take(anchor, reply) => self.publish_all(reply.to_owned()).await,
+                Some(_) => {}
+                None => metrics::counter!("tsbc_watermark_sync_refused_total").increment(1),
+            }
+        }
+    }
+
+    /// Merges the verified marks of `message` into every watermark of the process; how many were merged
+    /// and how many refused.
+    fn merge(&self, message: &[u8]) -> (usize, usize) {
         let (marks, refused) = open_records(message, |device| self.intake.mac_key(device));
         if refused > 0 {
             metrics::counter!("tsbc_watermark_refused_total").increment(refused as u64);
         }
-        for (device_id, mark) in marks {
+        for &(device_id, mark) in &marks {
             for watermark in &self.watermarks {
                 watermark.wrote(device_id, mark);
             }
         }
-        refused
+        (marks.len(), refused)
     }
 
     /// Every mark of the process, to `subject`.
@@ -426,30 +449,32 @@ impl Refusals {
 }
 
 /// Which authenticated sync requests are answered: each reply subject once (a replayed request is not), at
-/// most [`SYNC_ANSWERS_PER_SECOND`] a second.
+/// most [`SYNC_ANSWERS_PER_SECOND`] a second per anchor device (a holder of one device's key uses up that
+/// device's answers only; a process starting up draws its anchors at random).
 #[derive(Default)]
 struct SyncAnswers {
     recent: std::collections::VecDeque<String>,
-    second: Option<Instant>,
-    in_second: usize,
+    /// Per anchor device: the start of its current second and the answers in it (bounded by the key store).
+    seconds: HashMap<u64, (Instant, usize)>,
 }
 
 impl SyncAnswers {
-    /// Whether to answer a request to `reply` now.
-    fn take(&mut self, reply: &str) -> bool {
+    /// Whether to answer a request under `anchor` to `reply` now.
+    fn take(&mut self, anchor: u64, reply: &str) -> bool {
         if self.recent.iter().any(|r| r == reply) {
             metrics::counter!("tsbc_watermark_sync_refused_total").increment(1);
             return false;
         }
-        if self.second.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
-            self.second = Some(Instant::now());
-            self.in_second = 0;
+        let (second, in_second) = self.seconds.entry(anchor).or_insert((Instant::now(), 0));
+        if second.elapsed() >= Duration::from_secs(1) {
+            *second = Instant::now();
+            *in_second = 0;
         }
-        if self.in_second >= SYNC_ANSWERS_PER_SECOND {
+        if *in_second >= SYNC_ANSWERS_PER_SECOND {
             metrics::counter!("tsbc_watermark_sync_refused_total").increment(1);
             return false;
         }
-        self.in_second += 1;
+        *in_second += 1;
         if self.recent.len() == 256 {
             self.recent.pop_front();
         }
@@ -471,16 +496,21 @@ mod tests {
     }
 
     #[test]
-    fn sync_requests_are_answered_once_each_and_at_most_20_a_second() {
+    fn sync_requests_are_answered_once_each_and_at_most_5_a_second_per_anchor() {
         let mut answers = SyncAnswers::default();
-        assert!(answers.take("_INBOX.a"));
-        assert!(!answers.take("_INBOX.a"), "a replayed request");
+        assert!(answers.take(7, "_INBOX.a"));
+        assert!(!answers.take(7, "_INBOX.a"), "a replayed request");
+        assert!(!answers.take(8, "_INBOX.a"), "a replayed request under another anchor");
         for i in 1..SYNC_ANSWERS_PER_SECOND {
-            assert!(answers.take(&format!("_INBOX.{i}")), "request {i}");
+            assert!(answers.take(7, &format!("_INBOX.{i}")), "request {i}");
         }
-        assert!(!answers.take("_INBOX.late"), "past the second's budget");
-        answers.second = Some(Instant::now() - Duration::from_secs(1));
-        assert!(answers.take("_INBOX.late"), "a second later");
+        assert!(
+            !answers.take(7, "_INBOX.late"),
+            "past the anchor's budget for this second"
+        );
+        assert!(answers.take(8, "_INBOX.other"), "another anchor's budget");
+        answers.seconds.get_mut(&7).unwrap().0 = Instant::now() - Duration::from_secs(1);
+        assert!(answers.take(7, "_INBOX.late"), "a second later");
         let key = MacKey::from_bytes([3; 32]);
         assert_ne!(sync_tag(&key, 1, "_INBOX.a"), sync_tag(&key, 1, "_INBOX.b"));
         assert_ne!(sync_tag(&key, 1, "_INBOX.a"), sync_tag(&key, 2, "_INBOX.a"));

@@ -726,15 +726,39 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
     // answered at once (the red team had the answers deferred past the new process's start with one empty
     // request; with every request answered, the flood uses up the answers and the gateway starts without
     // the marks: "accepted" below).
+    // With them, authentic requests under one other device's key (the holder of a stolen board's key), 500 a
+    // second, each to a fresh inbox: they use up that device's answers only (one budget for all requests
+    // let them use up every answer: "accepted" below).
     let flood = {
         let url = nats.url();
+        let keys = keys.clone();
         std::thread::spawn(move || {
+            let stolen = Meter::new(&keys, METERS[2].0, 0);
+            let anchor = METERS[2].0.to_le_bytes();
             common::service::runtime().block_on(async {
                 let client = async_nats::connect(url).await.unwrap();
+                // And every request seen gets a junk "answer" at once on its reply subject (the new gateway's
+                // included): an answer counts only if its marks authenticate.
+                let mut seen = client.subscribe("tsbc.watermark.sync").await.unwrap();
+                let answering = client.clone();
+                let junk_answers = tokio::spawn(async move {
+                    while let Some(request) = futures_util::StreamExt::next(&mut seen).await {
+                        if let Some(reply) = request.reply {
+                            let _ = answering.publish(reply, bytes::Bytes::from(vec![0xa5; 49])).await;
+                        }
+                    }
+                });
                 let until = Instant::now() + Duration::from_secs(3);
                 let mut sent = 0u32;
                 while Instant::now() < until {
                     for _ in 0..50 {
+                        let reply = client.new_inbox();
+                        let signed = [&b"TSWS sync v1\0\0\0\0"[..], &anchor, reply.as_bytes()].concat();
+                        let request = [&anchor[..], &stolen.credentials.mac_key().tag(&signed)].concat();
+                        client
+                            .publish_with_reply("tsbc.watermark.sync", reply, request.into())
+                            .await
+                            .unwrap();
                         client
                             .publish("tsbc.watermark.sync", bytes::Bytes::new())
                             .await
@@ -745,18 +769,19 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
                             .publish_with_reply("tsbc.watermark.sync", reply, junk)
                             .await
                             .unwrap();
-                        sent += 2;
+                        sent += 3;
                     }
                     client.flush().await.unwrap();
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
+                junk_answers.abort();
                 sent
             })
         })
     };
     std::thread::sleep(Duration::from_millis(300));
     let (_after, after_address) = start("after", &["--role", "gateway"]);
-    assert!(flood.join().unwrap() > 1000, "the flood ran");
+    assert!(flood.join().unwrap() > 1500, "the flood ran");
     // A raw NATS client: forged marks first (a high generation under another device's key, and a torn
     // record), then the entry from before frame 1 written back and frame 1's stored copy purged.
     runtime.block_on(async {
