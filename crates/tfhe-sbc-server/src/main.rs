@@ -62,14 +62,25 @@ fn parse_command_line<P: clap::Parser>() -> P {
     }
 }
 
+/// The log filter's directive for async-nats's own lines (see `main`).
+const ASYNC_NATS_AT_WARN: &str = "async_nats=warn";
+
 fn main() -> ExitCode {
     let cli: Cli = parse_command_line();
     if let Some(refusal) = cli.refusal() {
         eprintln!("error: {refusal} (see --help)");
         return ExitCode::from(2);
     }
-    // RUST_LOG if set, else info.
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    // RUST_LOG if set, else info; async-nats's own lines at warn and above only: it logs every connection
+    // event at info, one per message NATS drops for a full subscription (a flood on a subject wrote 8,000 to
+    // 20,000 lines a second); the service logs those events itself, at most one line every 10 s.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "info".into())
+        .add_directive(
+            ASYNC_NATS_AT_WARN
+                .parse()
+                .unwrap_or_else(|_| tracing::Level::WARN.into()),
+        );
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)

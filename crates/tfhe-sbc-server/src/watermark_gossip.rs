@@ -342,7 +342,7 @@ impl Gossip {
             let authentic = asked
                 .reply
                 .as_deref()
-                .filter(|reply| reply.starts_with("_INBOX."))
+                .filter(|reply| reply.starts_with("_INBOX.") && !reply.contains(['*', '>', ' ']))
                 .and_then(|reply| Some((reply, self.sync_anchor(&asked.payload, reply)?)));
             match authentic {
                 Some((reply, anchor)) if answers.take(anchor, reply) => self.publish_all(reply.to_owned()).await,
