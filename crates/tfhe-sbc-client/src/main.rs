@@ -12,7 +12,7 @@ use tfhe_sbc_client::{info, log, warn};
 use tfhe_sbc_device::files::credentials::{Credentials, KeyMode};
 use tfhe_sbc_device::frame::ReadingFormat;
 use tfhe_sbc_device::frame::mac::MacKey;
-use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter, scrub_stack};
+use tfhe_sbc_device::std_io::{CredentialsFile, MessageEncryptor, PersistentCounter, scrub_stack_deep};
 
 /// A failure: exit code 2 for the set-up (files, arguments), 1 for what happened while running.
 enum Failure {
@@ -99,7 +99,7 @@ impl Device {
     /// afterwards, so no copy of the MAC key or of the generator's state stays in a dead frame.
     fn send(&mut self, message: &[u8], readings: u64) -> Result<(), Failure> {
         let sent = self.seal(message, readings);
-        scrub_stack();
+        scrub_stack_deep();
         sent
     }
 
@@ -310,7 +310,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
     // used is scrubbed before the client runs (the OS seed, the keyed generator and copies of the MAC key
     // were found there by a memory image of the running client: tests/memory_image.rs).
     let started_device = start(cli);
-    scrub_stack();
+    scrub_stack_deep();
     let mut device = started_device?;
     let started = Instant::now();
     let mut lines = Lines {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::thread::{self};
 use std::time::{Duration, Instant};
 use tfhe_sbc_device::frame::ack::{Ack, AckRecord, AckStatus};
-use tfhe_sbc_device::std_io::{read_ack, scrub_stack, write_frame};
+use tfhe_sbc_device::std_io::{read_ack, scrub_stack_deep, write_frame};
 
 /// A random factor in [0.75, 1.25) for the backoff, from the standard library's per-process random keys.
 fn jitter() -> f64 {
@@ -241,7 +241,7 @@ fn read_acks(shared: &Shared, config: &UplinkConfig, mut stream: TcpStream, id: 
                 let stop = handle_record(&mut state, config, &record);
                 // The MAC key's words and keyed BLAKE2b states of the record's check, left in the dead frames
                 // below (unoptimized builds spill them tens of KiB deep): overwritten before anything else.
-                scrub_stack();
+                scrub_stack_deep();
                 stop
             }
             Ok(None) => Some("the server closed the connection".to_owned()),

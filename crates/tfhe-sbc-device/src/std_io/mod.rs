@@ -40,7 +40,7 @@ mod files;
 mod message_encryptor;
 mod stream;
 
-pub use crate::encrypt::stack_scrub::{self as scrub, scrub_stack};
+pub use crate::encrypt::stack_scrub::{self as scrub, scrub_stack, scrub_stack_deep};
 pub use counter::PersistentCounter;
 pub use files::{CredentialsFile, FileError, write_atomic};
 pub use message_encryptor::{MessageEncryptor, SealedFrame};

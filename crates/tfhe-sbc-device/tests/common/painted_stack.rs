@@ -84,7 +84,7 @@ pub fn measure(work: impl FnMut() + Send + 'static) -> usize {
 pub fn budgets_apply() -> Result<(), String> {
     if cfg!(feature = "std") {
         return Err(
-            "feature std scrubs 64 KiB or more of stack after each secret call (std_io::scrub), which the \
+            "feature std scrubs 64 KiB of stack after each secret call (std_io::scrub), which the \
                     painting cannot tell from use; the budgets hold without it: cargo test -p tfhe-sbc-device \
                     --features hazmat,getrandom,test-utils --test stack --test compact_list"
                 .to_owned(),
