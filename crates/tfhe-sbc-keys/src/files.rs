@@ -58,6 +58,9 @@ pub fn mode_of(path: &Path) -> Option<u32> {
     fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o777)
 }
 
+/// How long [`DirLock::acquire`] waits for a lock another process holds.
+pub const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The exclusive lock of a key set directory: held until dropped.
 #[derive(Debug)]
 pub struct DirLock {
@@ -65,7 +68,9 @@ pub struct DirLock {
 }
 
 impl DirLock {
-    /// Takes the lock of `dir`, or fails at once if another process holds it.
+    /// Takes the lock of `dir`, or fails if another process still holds it after [`LOCK_PATIENCE`] (a
+    /// process that forks holds its parent's locks until the child's `exec`: a test suite or a service
+    /// that starts processes keeps a lock its thread just released for that moment).
     pub fn acquire(dir: &Path) -> Result<Self, Error> {
         let path = dir.join(LOCK_FILE);
         let file = OpenOptions::new()
@@ -78,10 +83,16 @@ impl DirLock {
                 std::io::ErrorKind::NotFound => Error::missing(dir, "key set directory"),
                 _ => Error::io("open", &path, source),
             })?;
-        match file.try_lock() {
-            Ok(()) => Ok(Self { _file: file }),
-            Err(fs::TryLockError::WouldBlock) => Err(Error::Locked { dir: dir.to_owned() }),
-            Err(fs::TryLockError::Error(source)) => Err(Error::io("lock", &path, source)),
+        let started = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Self { _file: file }),
+                Err(fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_PATIENCE => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(fs::TryLockError::WouldBlock) => return Err(Error::Locked { dir: dir.to_owned() }),
+                Err(fs::TryLockError::Error(source)) => return Err(Error::io("lock", &path, source)),
+            }
         }
     }
 
