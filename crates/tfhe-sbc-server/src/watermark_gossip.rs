@@ -119,18 +119,19 @@ fn body(device_id: u64, mark: Mark) -> [u8; BODY_BYTES] {
     body
 }
 
-fn tag(key: &MacKey, body: &[u8; BODY_BYTES]) -> [u8; TAG_BYTES] {
+/// What a mark's tag authenticates: the domain and the record's body.
+fn tagged_mark(body: &[u8; BODY_BYTES]) -> [u8; MARK_DOMAIN.len() + BODY_BYTES] {
     let mut message = [0u8; MARK_DOMAIN.len() + BODY_BYTES];
     message[..MARK_DOMAIN.len()].copy_from_slice(MARK_DOMAIN);
     message[MARK_DOMAIN.len()..].copy_from_slice(body);
-    key.tag(&message)
+    message
 }
 
 /// Appends the record of `device_id`'s `mark`, tagged under `key`, to `message`.
 pub fn push_record(message: &mut Vec<u8>, key: &MacKey, device_id: u64, mark: Mark) {
     let body = body(device_id, mark);
     message.extend_from_slice(&body);
-    message.extend_from_slice(&tag(key, &body));
+    message.extend_from_slice(&key.tag(&tagged_mark(&body)));
 }
 
 /// The marks of a `message` whose tags verify under their devices' keys (`key_of`: `None` for a device
@@ -155,12 +156,7 @@ pub fn open_records<'k>(message: &[u8], key_of: impl Fn(u64) -> Option<&'k MacKe
             1 => Some(Some(highest)),
             _ => None,
         };
-        let verified = key_of(device_id).is_some_and(|key| {
-            let mut message = [0u8; MARK_DOMAIN.len() + BODY_BYTES];
-            message[..MARK_DOMAIN.len()].copy_from_slice(MARK_DOMAIN);
-            message[MARK_DOMAIN.len()..].copy_from_slice(body);
-            key.verify(&message, tag)
-        });
+        let verified = key_of(device_id).is_some_and(|key| key.verify(&tagged_mark(body), tag));
         match highest {
             Some(highest) if verified => marks.push((
                 device_id,
@@ -295,11 +291,7 @@ impl Gossip {
         let (anchor, tag) = request.split_first_chunk::<8>()?;
         let anchor = u64::from_le_bytes(*anchor);
         let key = self.intake.mac_key(anchor)?;
-        let mut message = Vec::with_capacity(SYNC_DOMAIN.len() + 8 + reply.len());
-        message.extend_from_slice(SYNC_DOMAIN);
-        message.extend_from_slice(&anchor.to_le_bytes());
-        message.extend_from_slice(reply.as_bytes());
-        key.verify(&message, tag).then_some(anchor)
+        key.verify(&tagged_sync(anchor, reply), tag).then_some(anchor)
     }
 
     /// The exchange: sync requests answered by a task of their own (a flood of marks to verify does not
@@ -369,15 +361,16 @@ impl Gossip {
 
     /// Every mark of the process, to `subject`.
     async fn publish_all(&self, subject: String) {
-        for message in self.messages(|_, _| true) {
+        for (message, _) in self.messages(|_, _| true) {
             if let Err(e) = self.client.publish(subject.clone(), message.into()).await {
                 debug!("watermark exchange: an answer to a sync failed: {e}");
             }
         }
     }
 
-    /// The process's marks that `wanted` keeps, as messages of at most [`RECORDS_PER_MESSAGE`] records.
-    fn messages(&self, wanted: impl Fn(u64, Mark) -> bool) -> Vec<Vec<u8>> {
+    /// The process's marks that `wanted` keeps, as messages of at most [`RECORDS_PER_MESSAGE`] records, each
+    /// with the marks it holds.
+    fn messages(&self, wanted: impl Fn(u64, Mark) -> bool) -> Vec<(Vec<u8>, Marks)> {
         let mut now: HashMap<u64, Mark> = HashMap::new();
         for watermark in &self.watermarks {
             for (device, mark) in watermark.marks() {
@@ -390,21 +383,22 @@ impl Gossip {
             .chunks(RECORDS_PER_MESSAGE)
             .map(|batch| {
                 let mut message = Vec::with_capacity(batch.len() * RECORD_BYTES);
+                let mut held = Vec::with_capacity(batch.len());
                 for &(device, mark) in batch {
                     if let Some(key) = self.intake.mac_key(device) {
                         push_record(&mut message, key, device, mark);
+                        held.push((device, mark));
                     }
                 }
-                message
+                (message, held)
             })
-            .filter(|message| !message.is_empty())
+            .filter(|(message, _)| !message.is_empty())
             .collect()
     }
 
     /// Publishes every mark that differs from `published` (all of them when it is empty), and records them.
     async fn publish_moved(&self, published: &mut HashMap<u64, Mark>) {
-        for message in self.messages(|device, mark| published.get(&device) != Some(&mark)) {
-            let records: Vec<(u64, Mark)> = open_records(&message, |device| self.intake.mac_key(device)).0;
+        for (message, records) in self.messages(|device, mark| published.get(&device) != Some(&mark)) {
             match self.client.publish(self.subjects.marks.clone(), message.into()).await {
                 Ok(()) => published.extend(records),
                 Err(e) => debug!("watermark exchange: publish failed, tried again in 100 ms: {e}"),
@@ -413,13 +407,21 @@ impl Gossip {
     }
 }
 
+/// Marks of devices, by device id.
+type Marks = Vec<(u64, Mark)>;
+
 /// The tag of a start-up sync request answered to `reply`, under device `anchor`'s key.
 fn sync_tag(key: &MacKey, anchor: u64, reply: &str) -> [u8; TAG_BYTES] {
+    key.tag(&tagged_sync(anchor, reply))
+}
+
+/// What a sync request's tag authenticates: the domain, the anchor device's id and the reply subject.
+fn tagged_sync(anchor: u64, reply: &str) -> Vec<u8> {
     let mut message = Vec::with_capacity(SYNC_DOMAIN.len() + 8 + reply.len());
     message.extend_from_slice(SYNC_DOMAIN);
     message.extend_from_slice(&anchor.to_le_bytes());
     message.extend_from_slice(reply.as_bytes());
-    key.tag(&message)
+    message
 }
 
 /// Refused marks since the last warning: one warning at most every 10 s, with the count.
