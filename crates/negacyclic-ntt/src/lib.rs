@@ -66,7 +66,7 @@
 //! * x86_64: the tfhe-sbc workspace's constant-time check runs the key spectrum, products, CRT and whole
 //!   encryptions through this crate under valgrind memcheck with the key (and the message, the CSPRNG)
 //!   marked secret, in release and in dev builds: no report.
-//! * Cortex-M and RISC-V: the tfhe-sbc workspace's `scripts/firmware-ct-trace.sh` runs its firmware (the
+//! * Cortex-M and RISC-V: the tfhe-sbc workspace's firmware trace check runs its firmware (the
 //!   boolean known-answer encryptor through this crate) for `thumbv7em`, `thumbv7m`, `thumbv6m`,
 //!   `riscv32imc` and `riscv32imac` under qemu with two different sets of secrets and a plugin that
 //!   fingerprints every executed instruction address and every memory address: the fingerprints must be

@@ -3,7 +3,7 @@
 //!
 //! The path, by name:
 //! 1. [`stream::FrameReader`]: length-delimited frames off a socket, with a size limit.
-//! 2. [`intake::Intake`]: authenticated intake of wire-format v2 frames (`docs/wire-format.md`). Magic and
+//! 2. [`intake::Intake`]: authenticated intake of wire-format v2 frames (the tfhe-sbc wire format). Magic and
 //!    version, the fixed header with every field validated ([`intake::parse_frame`]), the device's MAC key
 //!    from the [`registry::DeviceRegistry`], the MAC checked before anything is expanded or allocated, a
 //!    per-device replay window, and the [`reassembly`] of multi-chunk messages, with limits.

@@ -58,7 +58,7 @@ enum Command {
         key_id: Option<u32>,
         /// UNSAFE FOR PRODUCTION: a firmware development credential (--mode per-device, tfhe-lib key set):
         /// the key, MAC key and seed are derived from the device id by a public XOF, exactly as
-        /// firmware/examples/test_credential.rs makes them (key id 0), so ANYONE can decrypt and forge this
+        /// the firmware's development credential makes them (key id 0), so ANYONE can decrypt and forge this
         /// device's frames. Writes devices/<ID>.UNSAFE-DEV.tsdc and devices/<ID>.UNSAFE-DEV.seed and the
         /// device's record (its key-switching key), so that this key set's check-frame accepts and decrypts a
         /// development firmware's frames. Never in a deployment: show marks such devices UNSAFE-DEV.
@@ -283,7 +283,8 @@ fn main() -> ExitCode {
                 commands::issue_dev_devices(&dir, device_id, count, key_id)
             }
             (Mode::Key(_) | Mode::CompactList, true) => Err(Error::BadArgument {
-                message: "--unsafe-dev-credential takes --mode per-device (test_credential's files)".to_owned(),
+                message: "--unsafe-dev-credential takes --mode per-device (the firmware development credential)"
+                    .to_owned(),
             }),
             (Mode::Key(mode), false) => commands::issue_devices(&dir, device_id, count, mode, key_id),
             (Mode::CompactList, false) => commands::issue_compact_list_devices(&dir, device_id, count, key_id),

@@ -87,7 +87,7 @@ pub(crate) struct Cli {
     pub(crate) max_connections: usize,
     /// The connection cap per peer (the single process and the gateway): an IPv4 address, or an IPv6 /64; a
     /// new connection from a peer at the cap closes that peer's longest-waiting one, or is refused. 0: no
-    /// per-peer cap (devices behind one NAT or load balancer address; see docs/operations.md).
+    /// per-peer cap (devices behind one NAT or load balancer address).
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub(crate) max_connections_per_peer: usize,
     /// Seconds of silence after which a connection is closed (the single process and the gateway).

@@ -1,5 +1,5 @@
 //! Development devices: a device whose key, MAC key and seed are derived from its device id alone by the
-//! public BLAKE2b XOF (`tfhe-sbc-keys issue --unsafe-dev-credential`, `firmware/examples/test_credential.rs`):
+//! public BLAKE2b XOF (`tfhe-sbc-keys issue --unsafe-dev-credential`, the firmware's development credential):
 //! per-device secret-key mode of `TFHE_LIB_GLWE_1024`, key id 0, from the stream seeded with
 //! `"tfhe-sbc TEST credential"` and the id, in this order: the 1024 key bits, the 32-byte MAC key, the
 //! 32-byte seed. Anyone can recompute them, so anyone can decrypt and forge such a device's frames: a key

@@ -17,7 +17,7 @@
 //! under 3 KiB on x86_64 and aarch64, `tests/stack.rs`), and costs about 8,192 stores (a few microseconds)
 //! per call. The thread must have that much stack left: every host thread has megabytes. Firmware (no
 //! `std`) does not scrub 64 KiB: `EncryptorState` scrubs 1 KiB there instead ([`scrub_stack_words`]) (the depth where
-//! `scripts/firmware-ram-image.sh` found the ratchet's residue on the M4). Registers are not memory and are
+//! the firmware's RAM-image check found the ratchet's residue on the M4). Registers are not memory and are
 //! not touched.
 
 use zeroize::Zeroize;

@@ -212,7 +212,7 @@ fn scrub_after_secret_work() {
 
 /// The stack a firmware (no `std`) scrubs after seeding and after each encryption and ratchet: it covers the
 /// frames where the ratchet left the new key and a copy of the new chaining value, which
-/// `scripts/firmware-ram-image.sh` found 280 and 664 bytes below the stack pointer right after the first
+/// the firmware's RAM-image check found 280 and 664 bytes below the stack pointer right after the first
 /// encryption on the M4. Less than an encryption's own depth, so the encryption's peak stack does not grow;
 /// about 1,000 instructions per call.
 #[cfg(not(feature = "std"))]

@@ -37,7 +37,7 @@ pub const ACK_BYTES: usize = ACK_FIELDS_BYTES + TAG_BYTES;
 pub const ACK_PERSONALIZATION: &[u8; 16] = b"TFHE-SBC ACK v2.";
 
 /// What the server did with a frame. Exhaustive: a new status is a new wire version
-/// (`docs/wire-format.md`), and every place that answers or acts on one must be found by the compiler.
+/// of the tfhe-sbc wire format, and every place that answers or acts on one must be found by the compiler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AckStatus {
     /// Accepted now: the device forgets the frame.

@@ -1,5 +1,5 @@
 //! The reading format: how a message's bytes read as values (the header's `reading_format` byte,
-//! `docs/wire-format.md`, "Header").
+//! the tfhe-sbc wire format's "Header").
 //!
 //! A device's readings are a byte string on the wire (the paper's plaintext is bits). The format says how the
 //! trusted party reads that string back: one byte per value, or little-endian 16/32-bit integers, or IEEE 754

@@ -89,7 +89,7 @@ fn issue_into(
     {
         return Err(Error::BadArgument {
             message: format!(
-                "--unsafe-dev-credential makes test_credential's files (TFHE_LIB_GLWE_1024, key id 0): it takes a \
+                "--unsafe-dev-credential makes the firmware development credential's files (TFHE_LIB_GLWE_1024, key id 0): it takes a \
                  tfhe-lib key set (this one is {}) and no --key-id but 0",
                 parameters.name()
             ),
@@ -321,7 +321,7 @@ fn issue_into(
             );
             println!(
                 "{UNSAFE_DEV}: NOT FOR PRODUCTION: these devices' keys, MAC keys and seeds are derived from their ids \
-                 by a public XOF (firmware/examples/test_credential.rs): anyone can decrypt and forge their frames. \
+                 by a public XOF (the firmware development credential): anyone can decrypt and forge their frames. \
                  Use them to bring a firmware up against this key set (check-frame), never in a deployment."
             );
         }
