@@ -10,6 +10,86 @@
 use tfhe_sbc_core::entities::GlweCiphertext;
 use tfhe_sbc_core::torus::UnsignedTorus;
 
+/// Where [`extract_lwe_sample_into`] writes an LWE ciphertext's words, in order: a caller's slice
+/// ([`extract_lwe_sample`]) or a `Vec` with room reserved (the integer converter builds tfhe-rs's own
+/// container that way, without zero-filling it first). Each method copies a whole run, so both stay
+/// single-pass copies the compiler vectorizes.
+pub(crate) trait LweSampleSink<T> {
+    /// Appends `words` in reverse order.
+    fn reversed(&mut self, words: &[T]);
+    /// Appends `words` in reverse order, each negated modulo the torus.
+    fn reversed_negated(&mut self, words: &[T]);
+    /// Appends the body.
+    fn body(&mut self, body: T);
+}
+
+impl<T: UnsignedTorus> LweSampleSink<T> for Vec<T> {
+    fn reversed(&mut self, words: &[T]) {
+        self.extend(words.iter().rev());
+    }
+
+    fn reversed_negated(&mut self, words: &[T]) {
+        self.extend(words.iter().rev().map(|x| x.wrapping_neg()));
+    }
+
+    fn body(&mut self, body: T) {
+        self.push(body);
+    }
+}
+
+/// A slice written from its start.
+struct SliceSink<'a, T> {
+    out: &'a mut [T],
+    written: usize,
+}
+
+impl<T: UnsignedTorus> SliceSink<'_, T> {
+    fn next(&mut self, len: usize) -> &mut [T] {
+        let run = &mut self.out[self.written..self.written + len];
+        self.written += len;
+        run
+    }
+}
+
+impl<T: UnsignedTorus> LweSampleSink<T> for SliceSink<'_, T> {
+    fn reversed(&mut self, words: &[T]) {
+        for (o, &x) in self.next(words.len()).iter_mut().zip(words.iter().rev()) {
+            *o = x;
+        }
+    }
+
+    fn reversed_negated(&mut self, words: &[T]) {
+        for (o, &x) in self.next(words.len()).iter_mut().zip(words.iter().rev()) {
+            *o = x.wrapping_neg();
+        }
+    }
+
+    fn body(&mut self, body: T) {
+        self.next(1)[0] = body;
+    }
+}
+
+/// Algorithm 1 itself, written once: the LWE ciphertext of coefficient `index` (`k * N + 1` words, mask
+/// then body) into `sink`.
+///
+/// # Panics
+/// If `index >= N`: a programmer error.
+pub(crate) fn extract_lwe_sample_into<T: UnsignedTorus, C: AsRef<[T]>>(
+    glwe: &GlweCiphertext<T, C>,
+    index: usize,
+    sink: &mut impl LweSampleSink<T>,
+) {
+    let n = glwe.polynomial_size().0;
+    assert!(index < n, "coefficient index {index} out of range for N = {n}");
+    for a in glwe.mask().chunks_exact(n) {
+        // j <= i: a'_j = A_{i-j}, i.e. the first i+1 mask words reversed.
+        sink.reversed(&a[..=index]);
+        // j > i: a'_j = -A_{N+i-j}, i.e. the remaining words reversed and negated.
+        sink.reversed_negated(&a[index + 1..]);
+    }
+    sink.body(glwe.body()[index]);
+}
+
 /// Writes the LWE ciphertext of coefficient `index` (`k * N + 1` words: mask then body) into `out`.
 ///
 /// # Panics
@@ -17,24 +97,12 @@ use tfhe_sbc_core::torus::UnsignedTorus;
 pub fn extract_lwe_sample<T: UnsignedTorus, C: AsRef<[T]>>(glwe: &GlweCiphertext<T, C>, index: usize, out: &mut [T]) {
     let n = glwe.polynomial_size().0;
     let k = glwe.glwe_dimension().0;
-    assert!(index < n, "coefficient index {index} out of range for N = {n}");
     assert_eq!(
         out.len(),
         k * n + 1,
         "an LWE ciphertext of dimension kN has kN + 1 words"
     );
-    let (mask, body) = out.split_at_mut(k * n);
-    for (a, m) in glwe.mask().chunks_exact(n).zip(mask.chunks_exact_mut(n)) {
-        // j <= i: a'_j = A_{i-j}, i.e. the first i+1 mask words reversed.
-        for (o, &x) in m[..=index].iter_mut().zip(a[..=index].iter().rev()) {
-            *o = x;
-        }
-        // j > i: a'_j = -A_{N+i-j}, i.e. the remaining words reversed and negated.
-        for (o, &x) in m[index + 1..].iter_mut().zip(a[index + 1..].iter().rev()) {
-            *o = x.wrapping_neg();
-        }
-    }
-    body[0] = glwe.body()[index];
+    extract_lwe_sample_into(glwe, index, &mut SliceSink { out, written: 0 });
 }
 
 /// Extracts all `N` coefficients into `out`, a contiguous buffer of `N * (k * N + 1)` words (ciphertext `i`

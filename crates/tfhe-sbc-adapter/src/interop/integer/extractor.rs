@@ -1,6 +1,7 @@
 //! Fleet-mode integer intake ([`IntegerExtractor`]): GLWE ciphertexts to shortint blocks, radix ciphertexts
 //! and `FheUint`s, by sample extraction and wrapping.
 
+use crate::extraction::extract_lwe_sample_into;
 use crate::interop::error::InteropError;
 use rayon::prelude::*;
 use tfhe::core_crypto::prelude::{CiphertextModulus, LweCiphertext, LweCiphertextOwned};
@@ -83,16 +84,11 @@ impl IntegerExtractor {
         )
     }
 
-    /// Coefficient `index`, extracted into a fresh LWE ciphertext of `k * N + 1` words (one pass, no
-    /// zero-fill first).
+    /// Coefficient `index`, extracted (Algorithm 1, `extraction::extract_lwe_sample_into`) into a fresh LWE ciphertext of
+    /// `k * N + 1` words (one pass, no zero-fill first).
     fn extract(&self, glwe: &GlweCiphertext<u64, impl AsRef<[u64]>>, index: usize) -> LweCiphertextOwned<u64> {
-        let n = glwe.polynomial_size().0;
         let mut words = Vec::with_capacity(self.lwe_size());
-        for a in glwe.mask().chunks_exact(n) {
-            words.extend(a[..=index].iter().rev());
-            words.extend(a[index + 1..].iter().rev().map(|x| x.wrapping_neg()));
-        }
-        words.push(glwe.body()[index]);
+        extract_lwe_sample_into(glwe, index, &mut words);
         LweCiphertext::from_container(words, CiphertextModulus::new_native())
     }
 
