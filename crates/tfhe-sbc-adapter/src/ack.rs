@@ -57,12 +57,7 @@ pub fn status_for(error: &IntakeError) -> AckStatus {
         | IntakeError::FrameTooLarge { .. }
         | IntakeError::TruncatedStream
         | IntakeError::Io(_)
-        | IntakeError::DuplicateDevice(_)
-        | IntakeError::ResultsStore(_)
-        | IntakeError::BadAnnouncement
-        | IntakeError::MissingStoredFrame(_)
-        | IntakeError::UnboundStoredFrame(_)
-        | IntakeError::StoredFrameRejected(_) => AckStatus::Malformed,
+        | IntakeError::DuplicateDevice(_) => AckStatus::Malformed,
     }
 }
 

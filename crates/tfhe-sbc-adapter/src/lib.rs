@@ -89,7 +89,7 @@ pub mod repository;
 pub mod results;
 pub mod stream;
 
-pub use error::{IntakeError, MessageField};
+pub use error::{IntakeError, MessageField, ResultsError};
 pub use intake::reassembly;
 
 /// The key store and the keyed intakes under the path they had before [`key_set`] and [`keyed_intake`]

@@ -1,5 +1,6 @@
 //! [`IntakeError`]: what can be wrong with bytes received from a device, whether they arrive over a stream
-//! or are read back from the JetStream service's results store.
+//! or are read back from the JetStream service's results store (where [`super::ResultsError`] says what
+//! was wrong with the store itself).
 
 use core::fmt;
 use tfhe_sbc_device::frame::{FrameKind, ReadingFormat};
@@ -226,21 +227,6 @@ pub enum IntakeError {
     Io(std::io::ErrorKind),
     /// A device registered twice with the intake: its id.
     DuplicateDevice(u64),
-    /// The JetStream service's results stream or bucket could not be read (the text says what was being
-    /// done and NATS's reason).
-    ResultsStore(String),
-    /// An announcement on the results stream does not decode (another writer on the results subjects).
-    BadAnnouncement,
-    /// An announced message's frame is not in the results bucket (deleted, or the bucket's limits dropped
-    /// it): its key.
-    MissingStoredFrame(String),
-    /// A stored frame's binding does not verify ([`crate::results::open_stored_frame`]): no worker of this
-    /// service stored it as the frame its device's ledger admitted (written into the bucket by someone
-    /// else, or by a build before bindings): its key.
-    UnboundStoredFrame(String),
-    /// A stored frame failed verification again: it was changed in the store, or the reader's key set is
-    /// not the workers'. The boxed error is the verification's.
-    StoredFrameRejected(Box<IntakeError>),
 }
 
 impl fmt::Display for IntakeError {
@@ -368,19 +354,6 @@ impl fmt::Display for IntakeError {
             Self::TruncatedStream => f.write_str("stream ended inside a frame"),
             Self::Io(kind) => write!(f, "I/O error: {kind}"),
             Self::DuplicateDevice(id) => write!(f, "device {id} is already registered"),
-            Self::ResultsStore(what) => write!(f, "results store: {what}"),
-            Self::BadAnnouncement => f.write_str("an announcement on the results stream does not decode"),
-            Self::MissingStoredFrame(key) => write!(f, "the announced frame {key} is not in the results bucket"),
-            Self::UnboundStoredFrame(key) => write!(
-                f,
-                "the stored frame {key} is not bound by the service as the frame its ledger admitted (written \
-                 into the results bucket by something other than a worker)"
-            ),
-            Self::StoredFrameRejected(e) => write!(
-                f,
-                "a stored frame does not verify ({e}): the store was changed, or the reader's key set is not the \
-                 workers'"
-            ),
         }
     }
 }

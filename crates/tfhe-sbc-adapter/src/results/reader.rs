@@ -23,15 +23,15 @@
 //! ```
 
 use super::{DEFAULT_PREFIX, MessageCommitted, RESULTS_BUCKET, RESULTS_STREAM};
-use crate::IntakeError;
+use crate::ResultsError;
 use crate::interop::{Converter, Input};
 use crate::keyed_intake::KeyedIntake;
 use async_nats::jetstream::{self, consumer, kv};
 use futures_util::StreamExt;
 use std::time::{Duration, Instant};
 
-fn nats(what: &'static str) -> impl FnOnce(&dyn core::fmt::Display) -> IntakeError {
-    move |e| IntakeError::ResultsStore(format!("{what}: {e}"))
+fn nats(what: &'static str) -> impl FnOnce(&dyn core::fmt::Display) -> ResultsError {
+    move |e| ResultsError::Store(format!("{what}: {e}"))
 }
 
 /// How long [`ResultsReader::messages`] waits for the next announcement it knows is there.
@@ -48,7 +48,7 @@ pub struct ResultsReader<C: Converter> {
 impl<C: Converter> ResultsReader<C> {
     /// A reader over the service's streams on `client`, converting with `keyed` (the key set the workers
     /// verify with; its server key is the one computations use).
-    pub async fn connect(client: async_nats::Client, keyed: KeyedIntake<C>) -> Result<Self, IntakeError> {
+    pub async fn connect(client: async_nats::Client, keyed: KeyedIntake<C>) -> Result<Self, ResultsError> {
         let js = jetstream::new(client);
         let frames = js
             .get_key_value(RESULTS_BUCKET)
@@ -69,8 +69,8 @@ impl<C: Converter> ResultsReader<C> {
 
     /// Up to `max` committed messages, oldest first: of `device_id`, or of every device; every message
     /// announced before the call (up to `max`), and none missing from the middle or the end. A results
-    /// stream that stops delivering for [`READ_PATIENCE`] is an [`IntakeError::ResultsStore`].
-    pub async fn messages(&self, device_id: Option<u64>, max: usize) -> Result<Vec<MessageCommitted>, IntakeError> {
+    /// stream that stops delivering for [`READ_PATIENCE`] is an [`ResultsError::Store`].
+    pub async fn messages(&self, device_id: Option<u64>, max: usize) -> Result<Vec<MessageCommitted>, ResultsError> {
         let stream = self
             .js
             .get_stream(RESULTS_STREAM)
@@ -105,7 +105,7 @@ impl<C: Converter> ResultsReader<C> {
         consumer: &mut consumer::Consumer<consumer::pull::Config>,
         max: usize,
         key_of: impl Fn(u64) -> Option<&'k tfhe_sbc_device::frame::mac::MacKey>,
-    ) -> Result<Vec<MessageCommitted>, IntakeError> {
+    ) -> Result<Vec<MessageCommitted>, ResultsError> {
         let pending = consumer
             .info()
             .await
@@ -140,7 +140,7 @@ impl<C: Converter> ResultsReader<C> {
             if consumed > before {
                 last_progress = Instant::now();
             } else if last_progress.elapsed() >= READ_PATIENCE {
-                return Err(IntakeError::ResultsStore(format!(
+                return Err(ResultsError::Store(format!(
                     "the results stream delivered {consumed} of {pending} announcements, then nothing for {} s",
                     READ_PATIENCE.as_secs()
                 )));
@@ -151,31 +151,30 @@ impl<C: Converter> ResultsReader<C> {
 
     /// The stored frames of `message`, in chunk order; each must be bound by the service as the frame its
     /// device's ledger admitted ([`super::open_stored_frame`]) and be the chunk `message` names.
-    pub async fn frames(&self, message: &MessageCommitted) -> Result<Vec<Vec<u8>>, IntakeError> {
+    pub async fn frames(&self, message: &MessageCommitted) -> Result<Vec<Vec<u8>>, ResultsError> {
         let mut frames = Vec::with_capacity(message.chunk_count as usize);
         let device_key = self
             .keyed
             .intake()
             .mac_key(message.device_id)
-            .ok_or(IntakeError::UnknownDevice(message.device_id))?;
+            .ok_or(ResultsError::UnknownDevice(message.device_id))?;
         for key in message.frame_keys() {
             let value = self
                 .frames
                 .get(&key)
                 .await
                 .map_err(|e| nats("get a stored frame")(&e))?
-                .ok_or_else(|| IntakeError::MissingStoredFrame(key.clone()))?;
+                .ok_or_else(|| ResultsError::MissingStoredFrame(key.clone()))?;
             // Bound by a worker: the frame the ledger admitted under its number, not any authentic frame
             // someone with access to NATS put there (a clone's refused frame from the dead letters, say).
-            let bytes = super::open_stored_frame(device_key, message.device_id, &value).ok_or(
-                IntakeError::StoredFrameRejected(Box::new(IntakeError::UnboundStoredFrame(key))),
-            )?;
+            let bytes = super::open_stored_frame(device_key, message.device_id, &value)
+                .ok_or(ResultsError::UnboundStoredFrame(key))?;
             // The frame must be the chunk the announcement names (its header is under its MAC, which
             // `load` verifies): an announcement cannot borrow another message's frames.
             let names_it =
                 crate::intake::header_of(bytes).is_some_and(|header| message.names(&header, frames.len() as u32));
             if !names_it {
-                return Err(IntakeError::StoredFrameRejected(Box::new(IntakeError::BadAnnouncement)));
+                return Err(ResultsError::BadAnnouncement);
             }
             frames.push(bytes.to_vec());
         }
@@ -183,10 +182,8 @@ impl<C: Converter> ResultsReader<C> {
     }
 
     /// The inputs of `message`, verified again, ready for [`KeyedIntake::convert`] (or `frame_readings`).
-    pub async fn load(&self, message: &MessageCommitted) -> Result<Vec<Input<C>>, IntakeError> {
+    pub async fn load(&self, message: &MessageCommitted) -> Result<Vec<Input<C>>, ResultsError> {
         let frames = self.frames(message).await?;
-        self.keyed
-            .committed(&frames)
-            .map_err(|e| IntakeError::StoredFrameRejected(Box::new(e)))
+        self.keyed.committed(&frames).map_err(ResultsError::StoredFrameRejected)
     }
 }

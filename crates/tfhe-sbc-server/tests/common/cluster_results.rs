@@ -78,7 +78,7 @@ pub async fn check(fleet: &Fleet, urls: &[String], acknowledged: u64) -> Finding
             let mut records = integer.messages(None, 100_000).await?;
             records.extend(ks_pbs.messages(None, 100_000).await?);
             records.extend(tfhe_lib.messages(None, 100_000).await?);
-            Ok::<_, tfhe_sbc_adapter::IntakeError>(records)
+            Ok::<_, tfhe_sbc_adapter::ResultsError>(records)
         };
         match read.await {
             Ok(records) if records.len() >= fleet.expected.len() || Instant::now() > deadline => break records,

@@ -21,7 +21,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use tfhe::FheUint16Id;
 use tfhe::prelude::FheDecrypt;
-use tfhe_sbc_adapter::IntakeError;
+use tfhe_sbc_adapter::ResultsError;
 use tfhe_sbc_adapter::key_set::client_key::read_integer_client_key;
 use tfhe_sbc_adapter::results::reader::ResultsReader;
 use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
@@ -233,7 +233,7 @@ fn clones_racing_through_two_gateways_never_both_hear_accepted_and_the_answered_
         for substitute in [with_binding, loser.clone()] {
             results.put(&name, substitute.into()).await.unwrap();
             match reader.load(&record).await {
-                Err(IntakeError::StoredFrameRejected(e)) if matches!(*e, IntakeError::UnboundStoredFrame(_)) => {}
+                Err(ResultsError::UnboundStoredFrame(_)) => {}
                 other => panic!(
                     "sequence {sequence}: a substituted frame was not refused: {:?}",
                     other.map(|f| f.len())
