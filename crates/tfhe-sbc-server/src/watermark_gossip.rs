@@ -17,8 +17,8 @@
 //! message: 1 to 1,024 records, nothing else
 //! ```
 //!
-//! **Start-up sync.** Before it serves, a process asks on `<prefix>.watermark.sync` with an `_INBOX.` reply
-//! subject of its own and a request tagged under a device's MAC key (`anchor device id u64 LE | tag (16
+//! **Start-up sync.** Before it serves, a process asks on `<prefix>.watermark.sync` with a reply subject of
+//! its own, `<prefix>.watermark.reply.<token>`, and a request tagged under a device's MAC key (`anchor device id u64 LE | tag (16
 //! bytes): MAC of "TSWS sync v1\0\0\0\0" | anchor id | the reply subject`), the devices taken in turn from
 //! one drawn at random, again every 250 ms until the first answer whose marks authenticate (1 s at most),
 //! then 200 ms more. Each running process answers such a request at once, in a task of its own, with all
@@ -96,15 +96,37 @@ pub const RECORD_BYTES: usize = BODY_BYTES + TAG_BYTES;
 pub struct Subjects {
     marks: String,
     sync: String,
+    /// `<prefix>.watermark.reply.`: the start of every sync reply subject.
+    reply: String,
 }
 
 impl Subjects {
-    /// `<prefix>.watermark.marks` and `<prefix>.watermark.sync`.
+    /// `<prefix>.watermark.marks`, `<prefix>.watermark.sync` and the reply subjects
+    /// `<prefix>.watermark.reply.<token>`: all under `<prefix>.watermark.>`, the one subject tree a role's
+    /// NATS user needs for the exchange (the answers do not go to `_INBOX.`, which least-permission users
+    /// may not publish to, and must not: a PubAck is an answer on `_INBOX.`).
     pub fn new(prefix: &str) -> Self {
         Self {
             marks: format!("{prefix}.watermark.marks"),
             sync: format!("{prefix}.watermark.sync"),
+            reply: format!("{prefix}.watermark.reply."),
         }
+    }
+
+    /// A fresh reply subject of this process: the reply prefix and one token (async-nats's unique inbox
+    /// name, without its `_INBOX.`).
+    fn new_reply(&self, client: &async_nats::Client) -> String {
+        let inbox = client.new_inbox();
+        let token = inbox.rsplit('.').next().unwrap_or(&inbox);
+        format!("{}{token}", self.reply)
+    }
+
+    /// Whether `subject` is a sync reply subject: the reply prefix and one token, no wildcard or space
+    /// (a stolen device key must not make the processes publish their marks anywhere else, or to many).
+    fn is_reply(&self, subject: &str) -> bool {
+        subject
+            .strip_prefix(self.reply.as_str())
+            .is_some_and(|token| !token.is_empty() && !token.contains(['.', '*', '>', ' ']))
     }
 }
 
@@ -215,13 +237,17 @@ impl Gossip {
             .subscribe(self.subjects.sync.clone())
             .await
             .map_err(|e| failed("subscribe", &e))?;
-        let mut devices: Vec<u64> = self.intake.device_ids().collect();
+        // Requests are answered from now on, with the marks this process holds (its watermark file's), also
+        // while it waits for its own answers: two processes starting together answer each other.
+        let gossip = Arc::new(self);
+        let answering = tokio::spawn(gossip.clone().answer_syncs(syncs));
+        let mut devices: Vec<u64> = gossip.intake.device_ids().collect();
         devices.sort_unstable();
         if devices.is_empty() {
-            return Ok(self.run(marks, syncs));
+            return Ok(Self::run(gossip, marks, answering));
         }
-        let inbox = self.client.new_inbox();
-        let mut answers = self
+        let inbox = gossip.subjects.new_reply(&gossip.client);
+        let mut answers = gossip
             .client
             .subscribe(inbox.clone())
             .await
@@ -235,9 +261,10 @@ impl Gossip {
         for attempt in 0usize.. {
             if answered.is_none() {
                 let anchor = devices[first.wrapping_add(attempt) % devices.len()];
-                let request = self.sync_request(anchor, &inbox);
-                self.client
-                    .publish_with_reply(self.subjects.sync.clone(), inbox.clone(), request.into())
+                let request = gossip.sync_request(anchor, &inbox);
+                gossip
+                    .client
+                    .publish_with_reply(gossip.subjects.sync.clone(), inbox.clone(), request.into())
                     .await
                     .map_err(|e| failed("publish", &e))?;
             }
@@ -247,7 +274,7 @@ impl Gossip {
             };
             while let Ok(Some(answer)) = tokio::time::timeout_at(until.into(), answers.next()).await {
                 // Only marks that authenticate make an answer: anyone can publish to the reply subject.
-                let (merged, not) = self.merge(&answer.payload);
+                let (merged, not) = gossip.merge(&answer.payload);
                 refused += not;
                 if merged > 0 {
                     answered.get_or_insert_with(Instant::now);
@@ -258,9 +285,9 @@ impl Gossip {
                 None if started.elapsed() >= SYNC_WAIT => {
                     warn!(
                         "watermark exchange: no other process of the service answered within {SYNC_WAIT:?}: the \
-                         first process of this deployment, or the exchange is blocked (NATS permissions on \
-                         {}); serving with only what this process saw",
-                        self.subjects.sync
+                         first process of this deployment, or the exchange is blocked (this role's NATS user \
+                         must publish and subscribe to {}>); serving with only what this process saw",
+                        gossip.subjects.sync.trim_end_matches("sync")
                     );
                     break;
                 }
@@ -273,7 +300,7 @@ impl Gossip {
                 "watermark exchange: answers to the start-up sync held marks that do not authenticate"
             );
         }
-        Ok(self.run(marks, syncs))
+        Ok(Self::run(gossip, marks, answering))
     }
 
     /// A start-up sync request answered to `reply`: device `anchor`'s id and a tag under its MAC key.
@@ -296,9 +323,11 @@ impl Gossip {
 
     /// The exchange: sync requests answered by a task of their own (a flood of marks to verify does not
     /// hold them up), marks merged and published by this one.
-    async fn run(self, mut marks: async_nats::Subscriber, syncs: async_nats::Subscriber) -> Result<(), String> {
-        let gossip = Arc::new(self);
-        let answering = tokio::spawn(gossip.clone().answer_syncs(syncs));
+    async fn run(
+        gossip: Arc<Self>,
+        mut marks: async_nats::Subscriber,
+        answering: tokio::task::JoinHandle<()>,
+    ) -> Result<(), String> {
         let mut published: HashMap<u64, Mark> = HashMap::new();
         let mut every = tokio::time::interval(PUBLISH_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -326,7 +355,7 @@ impl Gossip {
         }
     }
 
-    /// Answers the start-up sync requests of other processes: to an `_INBOX.` reply subject only, tagged
+    /// Answers the start-up sync requests of other processes: to a sync reply subject only, tagged
     /// under a listed device's key ([`SyncAnswers`] decides how many).
     async fn answer_syncs(self: Arc<Self>, mut syncs: async_nats::Subscriber) {
         let mut answers = SyncAnswers::default();
@@ -334,7 +363,7 @@ impl Gossip {
             let authentic = asked
                 .reply
                 .as_deref()
-                .filter(|reply| reply.starts_with("_INBOX.") && !reply.contains(['*', '>', ' ']))
+                .filter(|reply| self.subjects.is_reply(reply))
                 .and_then(|reply| Some((reply, self.sync_anchor(&asked.payload, reply)?)));
             match authentic {
                 Some((reply, anchor)) if answers.take(anchor, reply) => self.publish_all(reply.to_owned()).await,
@@ -494,6 +523,25 @@ mod tests {
             generation,
             highest,
             fingerprint: generation.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        }
+    }
+
+    #[test]
+    fn only_a_reply_subject_of_the_exchange_with_one_token_is_answered() {
+        let subjects = Subjects::new("tsbc");
+        assert!(subjects.is_reply("tsbc.watermark.reply.Zx81kQ"));
+        for refused in [
+            "_INBOX.Zx81kQ",
+            "tsbc.watermark.reply.",
+            "tsbc.watermark.reply.*",
+            "tsbc.watermark.reply.>",
+            "tsbc.watermark.reply.a.b",
+            "tsbc.watermark.reply.a b",
+            "tsbc.watermark.marks",
+            "$KV.tsbc-devices.device.7",
+            "other.watermark.reply.Zx81kQ",
+        ] {
+            assert!(!subjects.is_reply(refused), "{refused}");
         }
     }
 

@@ -752,7 +752,11 @@ fn a_gateway_that_never_read_the_ledger_refuses_it_rolled_back_from_the_marks_of
                 let mut sent = 0u32;
                 while Instant::now() < until {
                     for _ in 0..50 {
-                        let reply = client.new_inbox();
+                        // A reply subject of the exchange's form, so that the requests are answered.
+                        let reply = format!(
+                            "tsbc.watermark.reply.{}",
+                            client.new_inbox().rsplit('.').next().unwrap()
+                        );
                         let signed = [&b"TSWS sync v1\0\0\0\0"[..], &anchor, reply.as_bytes()].concat();
                         let request = [&anchor[..], &stolen.credentials.mac_key().tag(&signed)].concat();
                         client
