@@ -123,6 +123,17 @@ impl Topology {
         }
     }
 
+    /// The dead-letter stream: frames a worker refused, with the reason, for an operator to look at. When
+    /// full (1 GiB) it drops its oldest letters: a worker never waits for room there (an independent attack
+    /// filled it with junk, and with discard new every worker then stopped behind the frames it could not
+    /// dead-letter). The results stream keeps discard new: an announcement is never dropped.
+    fn dead_config(&self) -> stream::Config {
+        stream::Config {
+            discard: stream::DiscardPolicy::Old,
+            ..self.stream_config(DEAD_STREAM, "dead", 1 << 30)
+        }
+    }
+
     /// [`Topology::open`], tried again while JetStream is not ready ([`with_patience`]).
     pub async fn open_when_ready(&self, client: async_nats::Client, patience: Duration) -> Result<Handles, String> {
         with_patience(patience, "JetStream", || self.open(client.clone())).await
@@ -156,10 +167,30 @@ impl Topology {
                 "the frames stream's max_bytes set to --stream-max-bytes (give every role the same value)"
             );
         }
-        for (name, subjects) in [(RESULTS_STREAM, "results"), (DEAD_STREAM, "dead")] {
-            js.get_or_create_stream(self.stream_config(name, subjects, 1 << 30))
+        js.get_or_create_stream(self.stream_config(RESULTS_STREAM, "results", 1 << 30))
+            .await
+            .map_err(|e| format!("cannot create the stream {RESULTS_STREAM}: {e}"))?;
+        let dead = js
+            .get_or_create_stream(self.dead_config())
+            .await
+            .map_err(|e| format!("cannot create the stream {DEAD_STREAM}: {e}"))?;
+        let existing = dead.cached_info().config.clone();
+        if existing.discard != stream::DiscardPolicy::Old {
+            // Made by an earlier version (discard new): full, it stopped the workers behind the frames they
+            // could not dead-letter. Not fatal: a least-permission user may not update streams.
+            match js
+                .update_stream(stream::Config {
+                    discard: stream::DiscardPolicy::Old,
+                    ..existing
+                })
                 .await
-                .map_err(|e| format!("cannot create the stream {name}: {e}"))?;
+            {
+                Ok(_) => tracing::info!("the dead-letter stream {DEAD_STREAM} now drops its oldest letters when full"),
+                Err(e) => tracing::warn!(
+                    "the dead-letter stream {DEAD_STREAM} refuses new letters when full, which stops the workers: \
+                     an administrator should set its discard policy to old ({e})"
+                ),
+            }
         }
         // The devices' commit states (compare-and-swap) and the committed frames: KV buckets of one value
         // per key. Frames are small (up to 33 KB) and read one by one, which a KV direct get does in one

@@ -29,6 +29,7 @@ mod jetstream;
 mod ledger_store;
 mod ledger_watermark;
 mod listener;
+mod log_rate;
 mod nats_connection;
 mod net;
 mod pipeline;

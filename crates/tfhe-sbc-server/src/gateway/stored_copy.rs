@@ -6,7 +6,6 @@ use super::{Gateway, Refusal};
 use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::ChunkId;
 use tfhe_sbc_adapter::results::{frame_key, open_stored_frame};
-use tracing::warn;
 
 /// What the results bucket holds under a frame's name, as a worker bound it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +78,7 @@ impl Gateway {
                     None => return Ok(StoredCopy::None),
                 };
                 metrics::counter!("tsbc_ledger_rollback_total").increment(1);
-                warn!(
+                crate::warn_limited!(
                     device = device_id,
                     sequence = chunk.sequence,
                     "{} under a number the device's ledger does not hold ({}): the devices bucket was purged or \
@@ -100,7 +99,7 @@ impl Gateway {
             }
             Ok(None) => Ok(StoredCopy::None),
             Err(e) => {
-                warn!(device = device_id, "cannot read {name}, answering busy: {e}");
+                crate::warn_limited!(device = device_id, "cannot read {name}, answering busy: {e}");
                 Err(Refusal::Busy)
             }
         }

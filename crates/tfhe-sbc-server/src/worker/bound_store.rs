@@ -9,7 +9,6 @@
 use super::{Retry, Worker};
 use async_nats::jetstream::kv::CreateErrorKind;
 use tfhe_sbc_adapter::results::{open_stored_frame, seal_stored_frame};
-use tracing::warn;
 
 impl Worker {
     /// Stores `frame` of `device_id` under `name`; `Ok(Some(reason))` when another bound frame is there
@@ -29,7 +28,7 @@ impl Worker {
             Some(stored) if stored == frame => Ok(None),
             Some(_) => {
                 metrics::counter!("tsbc_ledger_rollback_total").increment(1);
-                warn!(
+                crate::warn_limited!(
                     device = device_id,
                     "{name} holds another frame the service stored: the device's ledger admitted a number it had \
                      admitted before (the devices bucket deleted or rolled back by something other than this \

@@ -15,6 +15,7 @@ mod nats_secure;
 
 mod clones;
 mod compact_list;
+mod floods;
 mod gateway_bounds;
 mod integer;
 mod jetstream;

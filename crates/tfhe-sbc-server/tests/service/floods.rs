@@ -1,0 +1,118 @@
+//! What a client of NATS can pour into the service's subjects (junk frames, a full dead-letter stream) must
+//! neither stop the workers nor grow the log by a line per message. Found by an independent attack on the
+//! shipped binaries (2026-11-29): with the dead-letter stream full (discard new), every worker stopped behind
+//! the frames it could not dead-letter and logged "cannot dead-letter" 1,024 times a second; 20,000 junk
+//! messages on the frames subjects gave 13,941 log lines.
+
+use crate::common;
+use crate::common::nats::NatsServer;
+use crate::common::service::{METERS, Meter, Server, integer_key_set, readings, send_until_acknowledged};
+use async_nats::jetstream::stream;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tfhe_sbc_device::frame::ack::AckStatus;
+
+/// Junk published to the frames subjects.
+const JUNK: usize = 3_000;
+/// Log lines allowed for all of it: a few per call site per 10 s ("suppressed" counts the rest).
+const MAX_LOG_LINES: usize = 120;
+
+#[test]
+fn a_full_dead_letter_stream_and_a_junk_flood_neither_stop_the_workers_nor_flood_the_log() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_00b1);
+    let nats = NatsServer::start();
+    let runtime = common::service::runtime();
+    // The dead-letter stream as the earlier version made it (discard new), small, and full of junk.
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        js.create_stream(stream::Config {
+            name: "TSBC_DEAD".into(),
+            subjects: vec!["tsbc.dead.>".into()],
+            max_bytes: 65_536,
+            discard: stream::DiscardPolicy::New,
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let mut stored = 0;
+        loop {
+            let ack = js.publish("tsbc.dead.999", vec![0xee; 1_000].into()).await.unwrap();
+            if ack.await.is_err() {
+                break;
+            }
+            stored += 1;
+            assert!(stored < 1_000, "the dead-letter stream never filled");
+        }
+    });
+    let log = root.path().join("server.log");
+    let (_server, address) = Server::start_with(
+        &keys,
+        &nats.url(),
+        &root.path().join("address"),
+        &[],
+        std::process::Stdio::from(std::fs::File::create(&log).unwrap()),
+        "export RUST_LOG=info;",
+    );
+    let (device, _) = METERS[0];
+    runtime.block_on(async {
+        let client = async_nats::connect(nats.url()).await.unwrap();
+        for i in 0..JUNK {
+            let junk = vec![(i % 251) as u8; 64 + i % 700];
+            client
+                .publish(format!("tsbc.frames.{device}"), junk.into())
+                .await
+                .unwrap();
+        }
+        client.flush().await.unwrap();
+    });
+    // A genuine message after the junk: acknowledged, then stored and announced by the worker, which
+    // must get through the junk (each dead-lettered into the full stream, or not stored at all) first.
+    let mut meter = Meter::new(&keys, device, 0);
+    let first = meter.counter.next_sequence();
+    let frame = meter.message(&readings(device, 0)).remove(0);
+    assert_eq!(
+        send_until_acknowledged(&address, &frame, meter.credentials.mac_key()),
+        AckStatus::Accepted
+    );
+    let announced = runtime.block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let mut results = js.get_stream("TSBC_RESULTS").await.unwrap();
+            let count = results.info().await.unwrap().state.messages;
+            if count >= 1 || Instant::now() > deadline {
+                let mut dead = js.get_stream("TSBC_DEAD").await.unwrap();
+                let discard = dead.info().await.unwrap().config.discard;
+                break (count, discard);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines = text.lines().count();
+    println!(
+        "{JUNK} junk frames behind a full dead-letter stream: {} announcement(s), {lines} log lines, discard {:?}",
+        announced.0, announced.1
+    );
+    assert_eq!(
+        announced.0,
+        1,
+        "the genuine message (device {device}, sequence {first}) was not announced within 90 s behind the junk: \
+         the workers stopped at the full dead-letter stream; log:\n{}",
+        text.lines().rev().take(20).collect::<Vec<_>>().join("\n")
+    );
+    assert_eq!(
+        announced.1,
+        stream::DiscardPolicy::Old,
+        "the dead-letter stream drops its oldest letters"
+    );
+    assert!(
+        lines <= MAX_LOG_LINES,
+        "{lines} log lines for {JUNK} junk frames (a line per message?):\n{}",
+        text.lines().take(40).collect::<Vec<_>>().join("\n")
+    );
+}
