@@ -219,7 +219,10 @@ impl Gateway {
                 match ledger_store::read(&self.handles.devices, self.mac_key(device_id)?, device_id).await {
                     Ok(read) => read,
                     Err(e) => {
-                        crate::warn_limited!(device = device_id, "cannot read the ledger, answering busy: {e}");
+                        crate::log_rate::warn_limited!(
+                            device = device_id,
+                            "cannot read the ledger, answering busy: {e}"
+                        );
                         return Err(Refusal::Busy);
                     }
                 };
@@ -240,7 +243,7 @@ impl Gateway {
                     continue;
                 }
                 metrics::counter!("tsbc_ledger_behind_total").increment(1);
-                crate::warn_limited!(
+                crate::log_rate::warn_limited!(
                     device = device_id,
                     %seen,
                     %read,
@@ -257,7 +260,7 @@ impl Gateway {
                     if ledger.window.tag(chunk.sequence).is_some() {
                         // Admitted under the number: another frame (the ledger's tag check).
                         metrics::counter!("tsbc_counter_went_back_total").increment(1);
-                        crate::warn_limited!(
+                        crate::log_rate::warn_limited!(
                             device = device_id,
                             sequence = chunk.sequence,
                             "another frame under a number already admitted (the device's counter went back: a \
@@ -297,7 +300,7 @@ impl Gateway {
                 Ok(Swap::Conflict) => return Err(Refusal::Busy),
                 Err(e) => {
                     // Published, not admitted: a worker admits it (the device's resend is then a duplicate).
-                    crate::info_limited!(device = device_id, "admission failed, answering busy: {e}");
+                    crate::log_rate::info_limited!(device = device_id, "admission failed, answering busy: {e}");
                     return Err(Refusal::Busy);
                 }
             }
@@ -327,11 +330,11 @@ impl Gateway {
         match published {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => {
-                crate::info_limited!(device = device_id, "publish failed, answering busy: {e}");
+                crate::log_rate::info_limited!(device = device_id, "publish failed, answering busy: {e}");
                 Err(Refusal::Busy)
             }
             Err(_) => {
-                crate::info_limited!(device = device_id, "publish timed out, answering busy");
+                crate::log_rate::info_limited!(device = device_id, "publish timed out, answering busy");
                 Err(Refusal::Busy)
             }
         }

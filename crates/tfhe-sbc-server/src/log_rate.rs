@@ -12,7 +12,7 @@ pub const WINDOW: Duration = Duration::from_secs(10);
 /// The lines a call site writes per window.
 pub const LINES_PER_WINDOW: u32 = 5;
 
-/// One call site's budget (a `static`, see [`warn_limited`](crate::warn_limited)).
+/// One call site's budget (a `static`, see [`warn_limited`]).
 #[derive(Debug)]
 pub struct LogRate {
     state: Mutex<State>,
@@ -62,7 +62,6 @@ impl Default for LogRate {
 }
 
 /// `tracing::warn!` with this call site's [`LogRate`]: the same arguments, plus a `suppressed` field.
-#[macro_export]
 macro_rules! warn_limited {
     ($($arg:tt)+) => {{
         static RATE: $crate::log_rate::LogRate = $crate::log_rate::LogRate::new();
@@ -73,7 +72,6 @@ macro_rules! warn_limited {
 }
 
 /// `tracing::info!` with this call site's [`LogRate`], as [`warn_limited`].
-#[macro_export]
 macro_rules! info_limited {
     ($($arg:tt)+) => {{
         static RATE: $crate::log_rate::LogRate = $crate::log_rate::LogRate::new();
@@ -82,6 +80,8 @@ macro_rules! info_limited {
         }
     }};
 }
+
+pub(crate) use {info_limited, warn_limited};
 
 #[cfg(test)]
 mod tests {

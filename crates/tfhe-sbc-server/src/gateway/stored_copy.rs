@@ -78,7 +78,7 @@ impl Gateway {
                     None => return Ok(StoredCopy::None),
                 };
                 metrics::counter!("tsbc_ledger_rollback_total").increment(1);
-                crate::warn_limited!(
+                crate::log_rate::warn_limited!(
                     device = device_id,
                     sequence = chunk.sequence,
                     "{} under a number the device's ledger does not hold ({}): the devices bucket was purged or \
@@ -99,7 +99,7 @@ impl Gateway {
             }
             Ok(None) => Ok(StoredCopy::None),
             Err(e) => {
-                crate::warn_limited!(device = device_id, "cannot read {name}, answering busy: {e}");
+                crate::log_rate::warn_limited!(device = device_id, "cannot read {name}, answering busy: {e}");
                 Err(Refusal::Busy)
             }
         }

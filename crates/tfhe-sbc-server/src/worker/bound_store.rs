@@ -28,7 +28,7 @@ impl Worker {
             Some(stored) if stored == frame => Ok(None),
             Some(_) => {
                 metrics::counter!("tsbc_ledger_rollback_total").increment(1);
-                crate::warn_limited!(
+                crate::log_rate::warn_limited!(
                     device = device_id,
                     "{name} holds another frame the service stored: the device's ledger admitted a number it had \
                      admitted before (the devices bucket deleted or rolled back by something other than this \

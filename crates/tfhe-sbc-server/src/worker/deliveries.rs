@@ -97,7 +97,9 @@ impl Worker {
             }
             Err(Retry::Transient(e)) => {
                 let delay = retry_delay(delivered);
-                crate::warn_limited!("worker: frame left for redelivery in {delay:?} (delivery {delivered}): {e}");
+                crate::log_rate::warn_limited!(
+                    "worker: frame left for redelivery in {delay:?} (delivery {delivered}): {e}"
+                );
                 let _ = message.ack_with(AckKind::Nak(Some(delay))).await;
                 return;
             }
@@ -119,13 +121,13 @@ impl Worker {
                     .and_then(|d| d.parse().ok())
                     .unwrap_or(0);
                 if let Err(e) = self.dead_letter(device, &message.payload, &reason).await {
-                    crate::warn_limited!("worker: cannot dead-letter a frame ({reason}): {e}");
+                    crate::log_rate::warn_limited!("worker: cannot dead-letter a frame ({reason}): {e}");
                     let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
                     return;
                 }
                 self.counts.dead_lettered.fetch_add(1, Ordering::Relaxed);
                 metrics::counter!("tsbc_worker_frames_total", "outcome" => "dead_lettered").increment(1);
-                crate::warn_limited!(device, "worker: frame dead-lettered: {reason}");
+                crate::log_rate::warn_limited!(device, "worker: frame dead-lettered: {reason}");
             }
         }
         // A plain acknowledgement, not JetStream's confirmed one: nothing waits on its confirmation, since

@@ -98,9 +98,10 @@ fn a_full_dead_letter_stream_and_a_junk_flood_neither_stop_the_workers_nor_flood
         "{JUNK} junk frames behind a full dead-letter stream: {} announcement(s), {lines} log lines, discard {:?}",
         announced.0, announced.1
     );
-    assert_eq!(
-        announced.0,
-        1,
+    // At least once on the stream (a stall may put an announcement there twice: the readers keep one per
+    // message, docs/security.md), never zero.
+    assert!(
+        announced.0 >= 1,
         "the genuine message (device {device}, sequence {first}) was not announced within 90 s behind the junk: \
          the workers stopped at the full dead-letter stream; log:\n{}",
         text.lines().rev().take(20).collect::<Vec<_>>().join("\n")
