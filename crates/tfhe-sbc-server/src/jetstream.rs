@@ -228,21 +228,73 @@ impl Topology {
         }
     }
 
-    /// The workers' durable pull consumer (created if missing).
+    /// The workers' durable pull consumer as every worker sets it.
+    fn workers_config(&self) -> consumer::pull::Config {
+        consumer::pull::Config {
+            durable_name: Some(WORKERS_CONSUMER.to_owned()),
+            ack_policy: consumer::AckPolicy::Explicit,
+            ack_wait: self.ack_wait,
+            max_deliver: self.max_deliver,
+            max_ack_pending: self.max_ack_pending,
+            ..Default::default()
+        }
+    }
+
+    /// Whether `config`, the consumer as JetStream holds it, is the workers' ([`Self::workers_config`]):
+    /// every frame of the stream, explicit acknowledgements, this role's limits. A NATS user with the
+    /// workers' rights can change it (a filter that matches nothing, or one delivery: an independent attack
+    /// had acknowledged messages never announced that way).
+    pub fn is_workers_config(&self, config: &consumer::Config) -> bool {
+        config.filter_subject.is_empty()
+            && config.filter_subjects.is_empty()
+            && config.deliver_policy == consumer::DeliverPolicy::All
+            && config.ack_policy == consumer::AckPolicy::Explicit
+            && config.ack_wait == self.ack_wait
+            && config.max_deliver == self.max_deliver
+            && config.max_ack_pending == self.max_ack_pending
+    }
+
+    /// The workers' durable pull consumer (created if missing, set back to [`Self::workers_config`] if
+    /// JetStream holds another configuration).
     pub async fn workers_consumer(&self, frames: &stream::Stream) -> Result<consumer::PullConsumer, String> {
-        frames
-            .get_or_create_consumer(
-                WORKERS_CONSUMER,
-                consumer::pull::Config {
-                    durable_name: Some(WORKERS_CONSUMER.to_owned()),
-                    ack_policy: consumer::AckPolicy::Explicit,
-                    ack_wait: self.ack_wait,
-                    max_deliver: self.max_deliver,
-                    max_ack_pending: self.max_ack_pending,
-                    ..Default::default()
-                },
-            )
+        let mut consumer = frames
+            .get_or_create_consumer(WORKERS_CONSUMER, self.workers_config())
             .await
-            .map_err(|e| format!("cannot create the consumer {WORKERS_CONSUMER}: {e}"))
+            .map_err(|e| format!("cannot create the consumer {WORKERS_CONSUMER}: {e}"))?;
+        let config = consumer
+            .info()
+            .await
+            .map_err(|e| format!("cannot read the consumer {WORKERS_CONSUMER}: {e}"))?
+            .config
+            .clone();
+        if !self.is_workers_config(&config) {
+            self.restore_workers_consumer(frames, &config).await?;
+            consumer = frames
+                .get_consumer(WORKERS_CONSUMER)
+                .await
+                .map_err(|e| format!("cannot read the consumer {WORKERS_CONSUMER}: {e}"))?;
+        }
+        Ok(consumer)
+    }
+
+    /// Sets the workers' consumer back to [`Self::workers_config`] (found as `found`), with an alarm.
+    pub async fn restore_workers_consumer(
+        &self,
+        frames: &stream::Stream,
+        found: &consumer::Config,
+    ) -> Result<(), String> {
+        metrics::counter!("tsbc_consumer_restored_total").increment(1);
+        crate::log_rate::warn_limited!(
+            filter = %found.filter_subject,
+            filters = ?found.filter_subjects,
+            max_deliver = found.max_deliver,
+            "the workers' consumer {WORKERS_CONSUMER} was changed by something other than a worker (or a \
+             worker with other limits: give every worker the same); set back"
+        );
+        frames
+            .update_consumer(self.workers_config())
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("cannot set the consumer {WORKERS_CONSUMER} back: {e}"))
     }
 }

@@ -64,13 +64,26 @@ impl Worker {
                         }
                         None => break,
                     },
+                    // Idle too: a consumer changed to deliver nothing must still be seen.
+                    () = tokio::time::sleep_until((lag_measured + Duration::from_secs(2)).into()) => {}
                 }
-                // Consumer lag (frames not yet delivered, and delivered but unacknowledged), every 2 s.
+                // Consumer lag (frames not yet delivered, and delivered but unacknowledged) and the consumer's
+                // configuration (set back if something changed it), every 2 s.
                 if lag_measured.elapsed() >= Duration::from_secs(2) {
                     lag_measured = Instant::now();
                     if let Ok(info) = consumer.info().await {
                         metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);
                         metrics::gauge!("tsbc_consumer_unacknowledged_frames").set(info.num_ack_pending as f64);
+                        if !self.topology.is_workers_config(&info.config) {
+                            let found = info.config.clone();
+                            if let Err(e) = self
+                                .topology
+                                .restore_workers_consumer(&self.handles.frames, &found)
+                                .await
+                            {
+                                crate::log_rate::warn_limited!("worker: {e}");
+                            }
+                        }
                     }
                 }
             }

@@ -1,4 +1,5 @@
-//! What a client of NATS can pour into the service's subjects (junk frames, a full dead-letter stream) must
+//! What a client of NATS can do to the service's subjects (junk frames, a full dead-letter stream, the workers'
+//! consumer changed) must
 //! neither stop the workers nor grow the log by a line per message. Found by an independent attack on the
 //! shipped binaries (2026-11-29): with the dead-letter stream full (discard new), every worker stopped behind
 //! the frames it could not dead-letter and logged "cannot dead-letter" 1,024 times a second; 20,000 junk
@@ -116,4 +117,78 @@ fn a_full_dead_letter_stream_and_a_junk_flood_neither_stop_the_workers_nor_flood
         "{lines} log lines for {JUNK} junk frames (a line per message?):\n{}",
         text.lines().take(40).collect::<Vec<_>>().join("\n")
     );
+}
+
+/// The workers' consumer changed by a client of NATS with the workers' rights (a filter matching nothing,
+/// one delivery) while the service runs: a worker sets it back, and an acknowledged message is announced.
+/// Found by the same attack: 4 acknowledged messages left in the frames stream, never announced, and a
+/// restarted worker kept the changed consumer.
+#[test]
+fn a_changed_workers_consumer_is_set_back_and_acknowledged_messages_are_announced() {
+    let _one_file_at_a_time = common::file_group::enter(module_path!());
+    let root = tempfile::tempdir().unwrap();
+    let keys: PathBuf = root.path().join("keys");
+    integer_key_set(&keys, 0x1d00_00b2);
+    let nats = NatsServer::start();
+    let log = root.path().join("server.log");
+    let (_server, address) = Server::start_with(
+        &keys,
+        &nats.url(),
+        &root.path().join("address"),
+        &[],
+        std::process::Stdio::from(std::fs::File::create(&log).unwrap()),
+        "export RUST_LOG=warn;",
+    );
+    let runtime = common::service::runtime();
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let frames = js.get_stream("TSBC_FRAMES").await.unwrap();
+        frames
+            .update_consumer(async_nats::jetstream::consumer::pull::Config {
+                durable_name: Some("workers".into()),
+                filter_subject: "tsbc.frames.999".into(),
+                ack_policy: async_nats::jetstream::consumer::AckPolicy::Explicit,
+                max_deliver: 1,
+                ack_wait: Duration::from_secs(30),
+                max_ack_pending: 1024,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    });
+    let (device, _) = METERS[0];
+    let mut meter = Meter::new(&keys, device, 0);
+    let mut sent = 0;
+    for m in 0..4 {
+        for frame in meter.message(&readings(device, m)) {
+            assert_eq!(
+                send_until_acknowledged(&address, &frame, meter.credentials.mac_key()),
+                AckStatus::Accepted
+            );
+        }
+        sent += 1;
+    }
+    let (announced, filter, max_deliver) = runtime.block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut results = js.get_stream("TSBC_RESULTS").await.unwrap();
+            let count = results.info().await.unwrap().state.messages;
+            if count >= sent || Instant::now() > deadline {
+                let frames = js.get_stream("TSBC_FRAMES").await.unwrap();
+                let mut consumer: async_nats::jetstream::consumer::PullConsumer =
+                    frames.get_consumer("workers").await.unwrap();
+                let config = consumer.info().await.unwrap().config.clone();
+                break (count, config.filter_subject, config.max_deliver);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        announced >= sent,
+        "{announced} of {sent} acknowledged messages announced within 60 s of the consumer's change; log:\n{text}"
+    );
+    assert_eq!((filter.as_str(), max_deliver), ("", -1), "the consumer set back");
+    assert!(text.contains("set back"), "the change is logged:\n{text}");
 }
