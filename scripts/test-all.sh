@@ -49,17 +49,19 @@ LOG=target/test-all.log
 exec > >(tee "$LOG") 2>&1
 
 step "set-up: rustup targets"
-rustup target add aarch64-unknown-linux-gnu thumbv7em-none-eabihf riscv32imc-unknown-none-elf
+rustup target add aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf thumbv7em-none-eabihf \
+  riscv32imc-unknown-none-elf
 rustup component add rustfmt clippy
 
 if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null \
-    || [ ! -d /usr/aarch64-linux-gnu/lib ] || ! command -v valgrind >/dev/null; then
-  step "set-up: Debian packages (aarch64 cross gcc, libc, qemu-user, valgrind)"
+    || [ ! -d /usr/aarch64-linux-gnu/lib ] || ! command -v valgrind >/dev/null \
+    || ! command -v arm-linux-gnueabihf-gcc >/dev/null || [ ! -d /usr/arm-linux-gnueabihf/lib ]; then
+  step "set-up: Debian packages (aarch64 and armhf cross gcc, libc, qemu-user, valgrind)"
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-    valgrind
+    valgrind gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 fi
 
 step "set-up: the pinned nats-server (2.15.1) for the JetStream service's tests"

@@ -17,7 +17,9 @@
 #   4. the portable kernels (--cfg tfhe_sbc_backend="soft") and, on an AVX-512 host, the AVX2 instance under
 #      the device crates' tests and stack budgets
 #   5. every feature alone (cargo hack check) for thumbv7em and for the adapter without tfhe-rs
-#   6. negacyclic-ntt with the Cortex-M0/M3 multiplier (--cfg negacyclic_ntt_mul16), with and without cmov
+#   6. negacyclic-ntt with the Cortex-M0/M3 multiplier (--cfg negacyclic_ntt_mul16), with and without cmov;
+#      and its Arm assembly (src/arm_asm.rs: the Cortex-M4's passes, pointwise product and CRT) on
+#      armv7-unknown-linux-gnueabihf under qemu-arm, in Thumb-2 and in A32: the twins and the exactness tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -135,5 +137,15 @@ RUSTFLAGS="--cfg negacyclic_ntt_mul16" CARGO_TARGET_DIR=target/mul16 cargo test 
 # And as on Thumb-1 (thumbv6m), which also has no conditional move: masks hidden, csub_any's sign-bit borrow.
 RUSTFLAGS="--cfg negacyclic_ntt_mul16 --cfg negacyclic_ntt_no_cmov" CARGO_TARGET_DIR=target/mul16 \
   cargo test -p negacyclic-ntt
+step "negacyclic-ntt's Arm assembly (src/arm_asm.rs) on armv7-unknown-linux-gnueabihf under qemu-arm, Thumb-2 and A32"
+# The same assembly as the Cortex-M4's (build.rs enables it on armv7 too); its unit tests compare every
+# assembly pass, the pointwise product and the CRT with their portable twins, and the exactness tests run
+# the plans on it.
+ARMV7_ENV=(CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_LINKER=arm-linux-gnueabihf-gcc
+  "CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUNNER=qemu-arm -L /usr/arm-linux-gnueabihf")
+env "${ARMV7_ENV[@]}" RUSTFLAGS="-C target-feature=+thumb-mode" CARGO_TARGET_DIR=target/armv7-thumb \
+  cargo test --release -p negacyclic-ntt --target armv7-unknown-linux-gnueabihf
+env "${ARMV7_ENV[@]}" CARGO_TARGET_DIR=target/armv7 \
+  cargo test --release -p negacyclic-ntt --target armv7-unknown-linux-gnueabihf
 # --- integer NTT: end ---
 step "device targets' lane: all passed"

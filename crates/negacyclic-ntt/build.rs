@@ -12,11 +12,18 @@
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(negacyclic_ntt_mul16)");
     println!("cargo::rustc-check-cfg=cfg(negacyclic_ntt_no_cmov)");
+    println!("cargo::rustc-check-cfg=cfg(negacyclic_ntt_arm_asm)");
     println!("cargo::rerun-if-changed=build.rs");
     let target = std::env::var("TARGET").unwrap_or_default();
     let thumb1 = target.starts_with("thumbv6m") || target.starts_with("thumbv8m.base");
     if thumb1 || target.starts_with("thumbv7m") {
         println!("cargo::rustc-cfg=negacyclic_ntt_mul16");
+    }
+    // Armv7 (A or R profile, either instruction set) and the Cortex-M cores with a long multiply and the
+    // 32-bit product (M4/M7, M33/M35P/M55/M85): the small primes' passes in assembly (`src/arm_asm.rs`).
+    let arm_asm = ["armv7", "thumbv7em", "thumbv7neon", "thumbv7a", "thumbv8m.main"];
+    if arm_asm.iter().any(|prefix| target.starts_with(prefix)) {
+        println!("cargo::rustc-cfg=negacyclic_ntt_arm_asm");
     }
     if thumb1 || target.starts_with("riscv") {
         println!("cargo::rustc-cfg=negacyclic_ntt_no_cmov");

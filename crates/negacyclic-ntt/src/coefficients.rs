@@ -26,6 +26,18 @@ pub(crate) mod sealed {
         fn wrapping_add(self, rhs: Self) -> Self;
         /// `x mod 2^BITS`.
         fn from_i64(x: i64) -> Self;
+        /// `out += X` through `crate::arm_asm`'s CRT of the small primes, if this type has one (`u32`):
+        /// whether it ran.
+        #[cfg(all(negacyclic_ntt_arm_asm, not(negacyclic_ntt_mul16)))]
+        fn crt_add_asm(
+            _first: &[u32],
+            _second: &[u32],
+            _out: &mut [Self],
+            _constants: [u32; 3],
+            _primes: [Prime; 2],
+        ) -> bool {
+            false
+        }
     }
 }
 pub(crate) use sealed::Digits;
@@ -145,6 +157,11 @@ impl Digits for u32 {
     #[inline(always)]
     fn from_i64(x: i64) -> Self {
         x as u32
+    }
+    #[cfg(all(negacyclic_ntt_arm_asm, not(negacyclic_ntt_mul16)))]
+    fn crt_add_asm(first: &[u32], second: &[u32], out: &mut [u32], constants: [u32; 3], primes: [Prime; 2]) -> bool {
+        crate::arm_asm::crt_add_u32(first, second, out, constants, primes);
+        true
     }
 }
 

@@ -25,11 +25,18 @@
 //!   `MLS`; a twiddle product takes any word), so that loading a polynomial is a copy; the inverse reduces
 //!   the sums of one stage in one pass (two at `N = 4096`), where a bound computed from `N` says the next
 //!   step could not run otherwise; spectra hold signed residues (below `16p`), and Garner's second
-//!   digit comes out exact from one Montgomery reduction, with no centring. On Arm the passes of `N = 1024`
-//!   have their quarter as a constant of their kernel, so Thumb-2 addresses the four operands with
-//!   immediate offsets (a pass of three stages, as pqm4's Cortex-M4 NTTs do in assembly, left LLVM without
-//!   registers and came out longer). The 64-bit torus (30-bit primes) and the 16x16-bit multiplier
-//!   build keep Harvey's lazy butterflies (values in `[0, 4p)` and `[0, 2p)`).
+//!   digit comes out exact from one Montgomery reduction, with no centring. On Armv7 and Armv8-M Mainline
+//!   (Cortex-M4/M7/M33, Armv7-A/R: `build.rs` sets `negacyclic_ntt_arm_asm` from the target triple) the
+//!   radix-4 passes whose quarter is 1, 4, 16, 64 or 256 (all of `N = 1024`'s), the pointwise product and
+//!   the CRT into a `u32` body are naked assembly functions (`src/arm_asm.rs`) that own all fourteen
+//!   registers: a pass keeps its four values, both Montgomery temporaries, its three twiddles, `p` and
+//!   `-p^-1` in registers, addresses the four operands with immediate offsets, and the passes over groups of
+//!   four consecutive values load and store them with one `LDM` and one `STM` (30 instructions per radix-4
+//!   butterfly of four values, 26-28 with `LDM`/`STM`, against LLVM's 37-39: with the frame pointer reserved
+//!   LLVM has 13 registers and spilled a twiddle). Each computes exactly what its portable twin computes
+//!   (the same words out: its unit tests compare them, run on Arm, see Cost); elsewhere, and for the other
+//!   quarters, LLVM compiles the portable kernels. The 64-bit torus (30-bit primes) and the 16x16-bit
+//!   multiplier build keep Harvey's lazy butterflies (values in `[0, 4p)` and `[0, 2p)`).
 //!
 //! # Primes and bounds
 //! The 64-bit torus uses `p_0 = 0x3fff4001`, `p_1 = 0x3ffe8001` and `p_2 = 0x3ffc0001` ([`P0`], [`P1`],
@@ -56,7 +63,9 @@
 //! product.
 //!
 //! # Timing
-//! No branch and no memory address depends on the data: loop bounds and table indices depend on `N` only,
+//! No branch and no memory address depends on the data: loop bounds and table indices depend on `N` only (in
+//! the Arm assembly too: its loops end on pointers derived from `N`, and it reads and writes the addresses
+//! the portable kernels do, in the same order),
 //! conditional subtractions and the centring are masks, and all arithmetic on values is `wrapping_*` (a
 //! checked `+` would branch on the data in builds with overflow checks). The compiler turns a mask into a
 //! conditional move (`CMOV`, `CSEL`) or a Thumb-2 `IT` block, which run in fixed time; Thumb-1 (`thumbv6m`,
@@ -95,10 +104,12 @@
 //! Instructions per `N = 1024` product of the 32-bit torus (forward transform of the torus polynomial for
 //! both primes, pointwise product with the precomputed key spectrum, inverse transforms and CRT, added into
 //! the body), counted exactly under qemu-arm with a TCG plugin (the tfhe-sbc workspace's
-//! `scripts/qemu-plugin/insn_count.c`) on a Thumb-2 build of the `product_count` example, `count(4) -
-//! count(0)` over 4; `PART=forward|mul|inverse` for the parts:
+//! `scripts/qemu-plugin/insn_count.c`) on a Thumb-2 build of the `product_count` example (Armv7-A in Thumb-2:
+//! the same assembly as the Cortex-M4's), `count(4) - count(0)` over 4; `PART=forward|mul|inverse` for the
+//! parts:
 //!
 //! ```text
+//! export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_LINKER=arm-linux-gnueabihf-gcc
 //! RUSTFLAGS="-C target-feature=+thumb-mode" cargo build --release -p negacyclic-ntt \
 //!     --example product_count --target armv7-unknown-linux-gnueabihf
 //! qemu-arm -L /usr/arm-linux-gnueabihf -plugin insn_count.so product_count 4   # and 0
@@ -106,12 +117,21 @@
 //!
 //! | build                          | per product | forward (load + transforms) | pointwise | inverse + CRT |
 //! |--------------------------------|------------:|---------------------------:|----------:|--------------:|
-//! | `UMULL`/`SMULL` (Cortex-M4)    |     232 k   |            96 k (5 k + 93 k) |    13 k   |      124 k    |
+//! | `SMULL` assembly (Cortex-M4)   |     186 k   |            82 k (5 k + 79 k) |     9 k   |       96 k    |
 //! | 16x16 partial products (M3/M0) |     921 k   |         369 k (43 k + 331 k) |    87 k   |      466 k    |
 //!
 //! (`--cfg negacyclic_ntt_mul16` in `RUSTFLAGS` for the second row; `PART=load|floaded` split the forward
-//! step.) The 64-bit torus at `N = 2048` (three primes): 1.46 M per product (M4 build), 3.29 M (M3/M0 build).
-//! The `f64` FFT this replaces on Cortex-M took 5.5 M instructions per encryption in software floating point.
+//! step.) Before the assembly (LLVM's code of the same kernels, radix 4 with constant quarters): 232 k per
+//! product, 96 k (5 k + 93 k), 13 k and 124 k. The 64-bit torus at `N = 2048` (three primes): 1.46 M per
+//! product (M4 build), 3.29 M (M3/M0 build). The `f64` FFT this replaces on Cortex-M took 5.5 M
+//! instructions per encryption in software floating point. The assembly is tested on Arm under qemu-arm, in
+//! Thumb-2 and in A32 (`RUSTFLAGS` without `+thumb-mode`), its twins and the exactness tests:
+//!
+//! ```text
+//! CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUNNER="qemu-arm -L /usr/arm-linux-gnueabihf" \
+//! RUSTFLAGS="-C target-feature=+thumb-mode" cargo test --release -p negacyclic-ntt \
+//!     --target armv7-unknown-linux-gnueabihf
+//! ```
 //!
 //! # Example
 //! ```
@@ -146,6 +166,8 @@
 struct ReadmeDoctests;
 
 mod arith;
+#[cfg(all(negacyclic_ntt_arm_asm, not(negacyclic_ntt_mul16)))]
+mod arm_asm;
 mod coefficients;
 mod ntt;
 mod plan;

@@ -227,16 +227,24 @@ impl<const L: usize> NttPlan<L> {
     /// Inverse transform of `spectrum` (destroyed: it is the scratch) into `out`, wrapping modulo
     /// `2^32`/`2^64`.
     pub fn inverse_wrapping<T: Output>(&self, spectrum: &mut [[u32; L]], out: &mut [T]) {
-        self.inverse_with(spectrum, out, |_, x| x);
+        self.inverse_with(spectrum, out, false, |_, x| x);
     }
 
     /// `out += inverse(spectrum)`, wrapping; `spectrum` is scratch afterwards.
     pub fn inverse_add_wrapping<T: Output>(&self, spectrum: &mut [[u32; L]], out: &mut [T]) {
-        self.inverse_with(spectrum, out, Digits::wrapping_add);
+        self.inverse_with(spectrum, out, true, Digits::wrapping_add);
     }
 
     #[inline(always)]
-    fn inverse_with<T: Output>(&self, spectrum: &mut [[u32; L]], out: &mut [T], combine: impl Fn(T, T) -> T) {
+    fn inverse_with<T: Output>(
+        &self,
+        spectrum: &mut [[u32; L]],
+        out: &mut [T],
+        add: bool,
+        combine: impl Fn(T, T) -> T,
+    ) {
+        #[cfg(any(not(negacyclic_ntt_arm_asm), negacyclic_ntt_mul16))]
+        let _ = add;
         let n = self.n;
         assert_eq!(out.len(), n, "output length must be N");
         let planes = self.planes(spectrum);
@@ -253,6 +261,11 @@ impl<const L: usize> NttPlan<L> {
             let (first, second) = planes.split_at(n);
             let crt = &self.crt;
             let constants = [crt.own[0], crt.own[1], crt.cross[1][0]];
+            // `combine` is the wrapping addition when `add`: a `u32` output has an assembly twin there.
+            #[cfg(negacyclic_ntt_arm_asm)]
+            if add && T::crt_add_asm(first, second, out, constants, [self.primes[0], self.primes[1]]) {
+                return;
+            }
             small_crt::crt(first, second, out, constants, [self.primes[0], self.primes[1]], combine);
             return;
         }

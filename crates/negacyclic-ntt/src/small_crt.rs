@@ -8,8 +8,20 @@ use crate::coefficients::Output;
 /// `a *= b` pointwise on signed residues below `16p` (`p < 2^23`): each product is below
 /// `256 p^2 / 2^32 + p/2 < p`. Not inlined, so that `p` stays a register operand and LLVM emits `SMLAL` (a
 /// constant `p` becomes a mixed-sign product).
-#[inline(never)]
+///
+/// With `crate::arm_asm`, its assembly twin (four values per step) runs instead.
 pub(crate) fn pointwise(a: &mut [u32], b: &[u32], q: Prime) {
+    #[cfg(negacyclic_ntt_arm_asm)]
+    if a.len().is_multiple_of(4) {
+        crate::arm_asm::pointwise(a, b, q);
+        return;
+    }
+    pointwise_portable(a, b, q);
+}
+
+/// [`pointwise`] in Rust (everywhere but with `crate::arm_asm`, and its twin there).
+#[inline(never)]
+pub(crate) fn pointwise_portable(a: &mut [u32], b: &[u32], q: Prime) {
     let (a2, _) = a.as_chunks_mut::<2>();
     let (b2, _) = b.as_chunks::<2>();
     for (x, y) in a2.iter_mut().zip(b2) {

@@ -9,7 +9,10 @@
 //! forward transform, last in the inverse): radix 8 left LLVM without registers for the eight values, the
 //! twiddles and the prime's two constants (thumbv7 has 13), and its spills made the transforms 10 % longer.
 //! The forward transform reduces half of its inputs in its first pass (the other half is multiplied by a
-//! twiddle, which takes any word), so that [`crate::NttPlan::load`] is a copy.
+//! twiddle, which takes any word), so that [`crate::NttPlan::load`] is a copy. On Armv7 and Armv8-M Mainline
+//! the passes of quarter (or `t`) 1, 4, 16, 64 and 256 run as `crate::arm_asm`'s assembly twins, with all
+//! fourteen registers: radix 4 there too, with every operand in a register and no spill (radix 8 would need
+//! its seven twiddles reloaded from memory in every row).
 //!
 //! Every loop bound and every index depends on `N` only, and so does every reduction (bounds tracked from `N`).
 //! Arithmetic on values is `wrapping_*` (the bounds below rule out any wrap).
@@ -61,6 +64,13 @@ pub(crate) fn forward(a: &mut [u32], tw: &[Twiddle], q: Prime) {
         }
         m = 2;
     } else {
+        #[cfg(negacyclic_ntt_arm_asm)]
+        if n == 1024 {
+            crate::arm_asm::forward_first(a, tw, q);
+        } else {
+            forward_first(a, tw, q);
+        }
+        #[cfg(not(negacyclic_ntt_arm_asm))]
         forward_first(a, tw, q);
         m = 4;
     }
@@ -68,12 +78,23 @@ pub(crate) fn forward(a: &mut [u32], tw: &[Twiddle], q: Prime) {
     // kernels (the four operands at immediate offsets from one pointer; elsewhere the flash matters more).
     while m < n {
         match n / m / 4 {
+            #[cfg(negacyclic_ntt_arm_asm)]
+            1 => crate::arm_asm::forward_pass_last(a, tw, m, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            4 => crate::arm_asm::forward_pass::<4>(a, tw, m, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            16 => crate::arm_asm::forward_pass::<16>(a, tw, m, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            64 => crate::arm_asm::forward_pass::<64>(a, tw, m, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            256 => crate::arm_asm::forward_pass::<256>(a, tw, m, q),
+            #[cfg(not(negacyclic_ntt_arm_asm))]
             1 => forward_pass_last(a, tw, m, q),
-            #[cfg(target_arch = "arm")]
+            #[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
             4 => forward_pass_const::<4>(a, tw, m, q),
-            #[cfg(target_arch = "arm")]
+            #[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
             16 => forward_pass_const::<16>(a, tw, m, q),
-            #[cfg(target_arch = "arm")]
+            #[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
             64 => forward_pass_const::<64>(a, tw, m, q),
             quarter => forward_pass(a, tw, m, quarter, q),
         }
@@ -83,7 +104,7 @@ pub(crate) fn forward(a: &mut [u32], tw: &[Twiddle], q: Prime) {
 
 /// The first two stages (`m = 1, 2`, quarter `N/4`), the first stage's untwiddled operands reduced.
 #[inline(never)]
-fn forward_first(a: &mut [u32], tw: &[Twiddle], q: Prime) {
+pub(crate) fn forward_first(a: &mut [u32], tw: &[Twiddle], q: Prime) {
     let quarter = a.len() / 4;
     let (w1, w2a, w2b) = (tw[1], tw[2], tw[3]);
     let (lo, hi) = a.split_at_mut(2 * quarter);
@@ -101,7 +122,7 @@ fn forward_first(a: &mut [u32], tw: &[Twiddle], q: Prime) {
 
 /// One pass of two Cooley-Tukey stages ((m, 2Q) then (2m, Q), quarter `Q`).
 #[inline(always)]
-fn forward_pass_body(a: &mut [u32], tw: &[Twiddle], m: usize, quarter: usize, q: Prime) {
+pub(crate) fn forward_pass_body(a: &mut [u32], tw: &[Twiddle], m: usize, quarter: usize, q: Prime) {
     let groups = a
         .chunks_exact_mut(4 * quarter)
         .zip(&tw[m..2 * m])
@@ -127,16 +148,17 @@ fn forward_pass(a: &mut [u32], tw: &[Twiddle], m: usize, quarter: usize, q: Prim
     forward_pass_body(a, tw, m, quarter, q);
 }
 
-/// [`forward_pass_body`] with the quarter `Q` a constant (Arm only).
-#[cfg(target_arch = "arm")]
+/// [`forward_pass_body`] with the quarter `Q` a constant (Arm without `crate::arm_asm`).
+#[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
 #[inline(never)]
 fn forward_pass_const<const Q: usize>(a: &mut [u32], tw: &[Twiddle], m: usize, q: Prime) {
     forward_pass_body(a, tw, m, Q, q);
 }
 
 /// The last pass (quarter 1: groups of four consecutive values, which the compiler loads and stores in pairs).
+#[cfg_attr(negacyclic_ntt_arm_asm, allow(dead_code))]
 #[inline(never)]
-fn forward_pass_last(a: &mut [u32], tw: &[Twiddle], m: usize, q: Prime) {
+pub(crate) fn forward_pass_last(a: &mut [u32], tw: &[Twiddle], m: usize, q: Prime) {
     let (groups, _) = a.as_chunks_mut::<4>();
     let (second, _) = tw[2 * m..4 * m].as_chunks::<2>();
     for ((x, &w1), &[w2a, w2b]) in groups.iter_mut().zip(&tw[m..2 * m]).zip(second) {
@@ -178,14 +200,27 @@ pub(crate) fn inverse(a: &mut [u32], tw: &[Twiddle], q: Prime) {
             _ => bound << 4 >= 1 << 31,
         };
         match (t, reduce) {
+            #[cfg(negacyclic_ntt_arm_asm)]
+            (1, false) => crate::arm_asm::inverse_pass_first(a, tw, h, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            (4, true) => crate::arm_asm::inverse_pass::<4, true>(a, tw, h, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            (4, false) => crate::arm_asm::inverse_pass::<4, false>(a, tw, h, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            (16, false) => crate::arm_asm::inverse_pass::<16, false>(a, tw, h, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            (64, false) => crate::arm_asm::inverse_pass::<64, false>(a, tw, h, q),
+            #[cfg(negacyclic_ntt_arm_asm)]
+            (256, false) => crate::arm_asm::inverse_pass::<256, false>(a, tw, h, q),
+            #[cfg(not(negacyclic_ntt_arm_asm))]
             (1, false) => inverse_pass_first(a, tw, h, q),
-            #[cfg(target_arch = "arm")]
+            #[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
             (4, true) => inverse_pass_const::<4, true>(a, tw, h, q),
-            #[cfg(target_arch = "arm")]
+            #[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
             (16, false) => inverse_pass_const::<16, false>(a, tw, h, q),
-            #[cfg(target_arch = "arm")]
+            #[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
             (64, false) => inverse_pass_const::<64, false>(a, tw, h, q),
-            #[cfg(target_arch = "arm")]
+            #[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
             (256, false) => inverse_pass_const::<256, false>(a, tw, h, q),
             (t, true) => inverse_pass::<true>(a, tw, h, t, q),
             (t, false) => inverse_pass::<false>(a, tw, h, t, q),
@@ -213,7 +248,7 @@ pub(crate) fn inverse(a: &mut [u32], tw: &[Twiddle], q: Prime) {
 /// One pass of two Gentleman-Sande stages ((h, t) then (h/2, 2t)), the second stage's sums reduced when
 /// `REDUCE`.
 #[inline(always)]
-fn inverse_pass_body<const REDUCE: bool>(a: &mut [u32], tw: &[Twiddle], h: usize, t: usize, q: Prime) {
+pub(crate) fn inverse_pass_body<const REDUCE: bool>(a: &mut [u32], tw: &[Twiddle], h: usize, t: usize, q: Prime) {
     let first = tw[h..2 * h].rchunks_exact(2);
     let groups = a.chunks_exact_mut(4 * t).zip(first).zip(tw[h / 2..h].iter().rev());
     for ((chunk, w1), &w2) in groups {
@@ -237,8 +272,8 @@ fn inverse_pass<const REDUCE: bool>(a: &mut [u32], tw: &[Twiddle], h: usize, t: 
     inverse_pass_body::<REDUCE>(a, tw, h, t, q);
 }
 
-/// [`inverse_pass_body`] with `t = T` a constant (Arm only).
-#[cfg(target_arch = "arm")]
+/// [`inverse_pass_body`] with `t = T` a constant (Arm without `crate::arm_asm`).
+#[cfg(all(target_arch = "arm", not(negacyclic_ntt_arm_asm)))]
 #[inline(never)]
 fn inverse_pass_const<const T: usize, const REDUCE: bool>(a: &mut [u32], tw: &[Twiddle], h: usize, q: Prime) {
     inverse_pass_body::<REDUCE>(a, tw, h, T, q);
@@ -247,8 +282,9 @@ fn inverse_pass_const<const T: usize, const REDUCE: bool>(a: &mut [u32], tw: &[T
 /// The first pass (`t = 1`: groups of four consecutive values), without reduction (its inputs are below
 /// `16p`, its outputs below `64p`). Group `g` needs `tw[2h - 2 - 2g..2h - 2g]` and `tw[h - 1 - g]`: the groups
 /// are taken last to first, so that the twiddles are read forwards.
+#[cfg_attr(negacyclic_ntt_arm_asm, allow(dead_code))]
 #[inline(never)]
-fn inverse_pass_first(a: &mut [u32], tw: &[Twiddle], h: usize, q: Prime) {
+pub(crate) fn inverse_pass_first(a: &mut [u32], tw: &[Twiddle], h: usize, q: Prime) {
     let (groups, _) = a.as_chunks_mut::<4>();
     let (first, _) = tw[h..2 * h].as_chunks::<2>();
     let pairs = first.iter().zip(&tw[h / 2..h]);
