@@ -403,3 +403,30 @@ fn help_everywhere_and_usage_errors() {
     ]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// A key set made inside a git work tree is ignored by git as a whole, whatever the directory's name (the
+/// repository's .gitignore names keys/, lists/ and dev-keys/: a new user's `ints/` left its lock file
+/// untracked, and `results` then refused the dirty tree).
+#[test]
+fn a_key_set_inside_a_git_work_tree_leaves_nothing_to_commit() {
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .expect("git runs (the README's set-up has it: CI clones with it)")
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    let dir = repo.path().join("ints");
+    let dir = dir.to_str().unwrap();
+    run_ok(&["init", "--dir", dir, "--parameters", "tfhe-lib"]);
+    run_ok(&["issue", "--dir", dir, "--device-id", "7", "--mode", "per-device"]);
+    let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(status.status.success());
+    assert!(
+        status.stdout.is_empty(),
+        "a key set in the work tree shows in git status:\n{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+}

@@ -9,7 +9,8 @@ use tfhe_sbc_device::files::credentials::KeyMode;
 /// What to do about a damaged file of the key set.
 pub const RESTORE: &str = "restore it from a backup, or run init again in a new --dir";
 /// What to do about a file that is not ours.
-pub const POINT_AT_INIT_DIR: &str = "point --dir at the directory init wrote";
+pub const POINT_AT_INIT_DIR: &str =
+    "point at the key set directory `tfhe-sbc-keys init` wrote (the keys tool's --dir, the server's --keys)";
 
 /// Why a key-set file (server key, client key, key store, the files of `key_set::files`) or a key store
 /// record was refused. The variants from [`KeySetError::Truncated`] on are the key store's
@@ -115,8 +116,8 @@ impl fmt::Display for KeySetError {
         match self {
             Self::Missing { path, what } => write!(
                 f,
-                "{} not found (the {what}): run `tfhe-sbc-keys init --dir <DIR>` first, or point --dir at the \
-                 directory init wrote",
+                "{} not found (the {what}): run `tfhe-sbc-keys init --dir <DIR>` first, or point at the key set \
+                 directory init wrote (the keys tool's --dir, the server's --keys)",
                 path.display()
             ),
             Self::Io { action, path, source } => write!(f, "cannot {action} {}: {source}", path.display()),

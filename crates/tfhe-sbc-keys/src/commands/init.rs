@@ -143,6 +143,9 @@ fn in_the_way(dir: &Path) -> Option<PathBuf> {
     .find(|path| path.exists())
 }
 
+/// The key set's own `.gitignore`: everything in it.
+const GITIGNORE: &[u8] = b"# A tfhe-sbc key set (tfhe-sbc-keys init): secret keys. Never commit it.\n*\n";
+
 /// Creates `dir` (mode 0700) and takes its lock, unless it holds (part of) a key set already; then draws
 /// the CSPRNG and the key set's key id (`key_id`, or random).
 fn prepare_init(dir: &Path, key_id: Option<u32>) -> Result<(DirLock, Blake2bXof, u32), Error> {
@@ -154,6 +157,9 @@ fn prepare_init(dir: &Path, key_id: Option<u32>) -> Result<(DirLock, Blake2bXof,
     if let Some(path) = in_the_way(dir) {
         return Err(Error::AlreadyInitialized { path });
     }
+    // The whole key set is ignored by git, whatever the directory's name and wherever it is: it holds the
+    // key that decrypts everything and every device's MAC key, one `git add .` from a commit otherwise.
+    files::write_atomic(&dir.join(".gitignore"), GITIGNORE, 0o600)?;
     let mut rng = os_rng()?;
     let key_id = key_id.unwrap_or_else(|| rng.next_u32());
     Ok((lock, rng, key_id))
