@@ -1,7 +1,8 @@
 //! What integer intake needs besides the GLWE side: tfhe-rs shortint's message and carry moduli, and the
 //! radix encoding they imply.
 
-use super::{GlweParameters, MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048, ParameterSetId};
+use super::glwe_parameters::{GlweParameters, ParameterSetId};
+use super::named_sets::MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048;
 use crate::encoding::RadixEncoding;
 
 /// A named 64-bit GLWE set together with tfhe-rs shortint's message and carry moduli: what a device needs to
@@ -61,7 +62,7 @@ impl IntegerParameters {
     /// The radix encoding of this set: blocks of [`IntegerParameters::block_bits`] message bits, each
     /// encoded with `delta` ([`IntegerParameters::delta`]).
     pub const fn encoding(&self) -> RadixEncoding {
-        // The named sets' moduli are valid for their torus (the encoding tests check each against
+        // The named sets' moduli are valid for their torus (this file's tests check each against
         // `RadixEncoding::new`).
         RadixEncoding::from_valid(
             self.message_modulus.trailing_zeros(),
@@ -74,7 +75,7 @@ impl IntegerParameters {
 mod tests {
     use super::*;
     use crate::dimensions::{GlweDimension, PolynomialSize};
-    use crate::parameters::NoiseDistribution;
+    use crate::parameters::noise_distribution::NoiseDistribution;
 
     #[test]
     fn the_default_integer_set() {

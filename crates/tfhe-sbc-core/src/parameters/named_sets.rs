@@ -1,6 +1,7 @@
 //! The named GLWE parameter sets: the GLWE sides of tfhe-rs's boolean and integer parameter sets, by id.
 
-use super::{GlweParameters, KeyDistribution, NoiseDistribution, ParameterSetId};
+use super::glwe_parameters::{GlweParameters, KeyDistribution, ParameterSetId};
+use super::noise_distribution::NoiseDistribution;
 use crate::dimensions::{GlweDimension, PolynomialSize};
 
 /// The TFHE-SBC paper's Table 3: `q = 2^32`, `N = 1024`, `k = 1`, Gaussian `sigma = 2^-25`, binary key.
@@ -92,3 +93,48 @@ pub const MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048: GlweParameters = GlweParam
     key_distribution: KeyDistribution::Binary,
     insecure: false,
 };
+
+impl GlweParameters {
+    /// The named set with this id, if any.
+    pub const fn from_id(id: ParameterSetId) -> Option<Self> {
+        match id.0 {
+            1 => Some(TFHE_LIB_GLWE_1024),
+            2 => Some(DEFAULT_KS_PBS_GLWE_512_K3),
+            3 => Some(ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2),
+            4 => Some(MESSAGE_2_CARRY_2_TUNIFORM_2M128_GLWE_2048),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn tfhe_lib_set_matches_the_paper() {
+        let p = TFHE_LIB_GLWE_1024;
+        assert_eq!(
+            p.noise_distribution(),
+            NoiseDistribution::Gaussian {
+                std_dev: libm::ldexp(1.0, -25)
+            }
+        );
+        assert_eq!(p.noise_std_dev(), libm::ldexp(1.0, -25));
+        assert_eq!(p.noise_std_dev_scaled(), 128.0);
+        assert_eq!(p.polynomial_size(), PolynomialSize(1024));
+        assert_eq!(p.glwe_dimension(), GlweDimension(1));
+        assert_eq!(p.torus_bits(), 32);
+        assert_eq!(GlweParameters::from_id(p.id()), Some(p));
+        assert!(!p.is_insecure_opt_in());
+        assert!(p.check_torus::<u32>().is_ok());
+        assert_eq!(
+            p.check_torus::<u64>(),
+            Err(Error::TorusBitsMismatch {
+                expected: 32,
+                found: 64
+            })
+        );
+    }
+}

@@ -1,7 +1,13 @@
 //! The serialized form of a parameter set (feature `serde`): a named set by its id, a custom set by its fields,
 //! deserialized through the same validation as [`GlweParameters::new`].
+//!
+//! [`GlweParameters`]'s `Serialize` and `Deserialize` are written here, by hand, as the derive's
+//! `#[serde(into = "GlweParametersRepr", try_from = "GlweParametersRepr")]` would write them (the same
+//! serialized form, the conversion's error as the deserializer's custom error): the type's own file does not
+//! name this one.
 
-use super::{GlweParameters, KeyDistribution, NoiseDistribution, ParameterSetId};
+use super::glwe_parameters::{GlweParameters, KeyDistribution, ParameterSetId};
+use super::noise_distribution::NoiseDistribution;
 use crate::dimensions::{GlweDimension, PolynomialSize};
 use crate::error::{Error, Result};
 
@@ -60,5 +66,18 @@ impl TryFrom<GlweParametersRepr> for GlweParameters {
                 }
             }
         }
+    }
+}
+
+impl serde::Serialize for GlweParameters {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> core::result::Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&GlweParametersRepr::from(*self), serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for GlweParameters {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> core::result::Result<Self, D::Error> {
+        let repr = <GlweParametersRepr as serde::Deserialize>::deserialize(deserializer)?;
+        Self::try_from(repr).map_err(serde::de::Error::custom)
     }
 }
