@@ -37,10 +37,6 @@ ALLOWED = {
          "commands/journal.rs", "commands/key_files.rs", "commands/mod.rs", "commands/repair.rs",
          "commands/show.rs"},
     ],
-    # adapter: key_store/format.rs reads KeyStore from key_store/mod.rs (and files.rs's tests read it).
-    "crates/tfhe-sbc-adapter/src/lib.rs": [
-        {"key_set/files.rs", "key_set/key_store/format.rs", "key_set/key_store/mod.rs"},
-    ],
     # ctgrind: checks/mod.rs is both the face and the helper kit of its checks, which also use the crate root's.
     "ctgrind/src/lib.rs": [
         {"checks/compact_list.rs", "checks/encryption.rs", "checks/frames.rs", "checks/inputs.rs",

@@ -97,18 +97,17 @@ pub fn short_hex(fingerprint: &[u8; 32]) -> String {
     fingerprint[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Scratch directories for the tests of the key set's files (here and in the key store's).
 #[cfg(test)]
-mod tests {
-    use super::{PUBLIC_MODE, SECRET_MODE, write_atomic};
-    use crate::key_set::key_store::KeyStore;
+pub(super) mod scratch {
     use std::os::unix::fs::PermissionsExt;
     use std::path::{Path, PathBuf};
 
     /// A fresh directory under the system's temporary directory, removed on drop.
-    struct TempDir(PathBuf);
+    pub(crate) struct TempDir(pub(crate) PathBuf);
 
     impl TempDir {
-        fn new(name: &str) -> Self {
+        pub(crate) fn new(name: &str) -> Self {
             let path = std::env::temp_dir().join(format!("tfhe-sbc-key-set-{name}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&path);
             std::fs::create_dir_all(&path).expect("a temporary directory");
@@ -122,11 +121,13 @@ mod tests {
         }
     }
 
-    fn mode(path: &Path) -> u32 {
+    /// The permission bits of `path`.
+    pub(crate) fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
     }
 
-    fn names(dir: &Path) -> Vec<String> {
+    /// The names of the entries of `dir`, sorted.
+    pub(crate) fn names(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .expect("listed")
             .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
@@ -134,6 +135,12 @@ mod tests {
         names.sort();
         names
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scratch::{TempDir, mode, names};
+    use super::{PUBLIC_MODE, SECRET_MODE, write_atomic};
 
     /// The bytes land whole with exactly the mode asked for, a rewrite replaces them (and its mode, not the
     /// old file's), and no temporary file is left; a write into a missing directory fails with the file named
@@ -154,22 +161,5 @@ mod tests {
         let err = write_atomic(&missing, b"x", SECRET_MODE).expect_err("no directory");
         assert!(err.to_string().contains("no-such-dir"), "{err}");
         assert_eq!(names(&dir.0), ["secret.bin"]);
-    }
-
-    /// The key store file (every MAC key) is written 0600 and reads back as written.
-    #[test]
-    fn key_store_file_is_secret_and_round_trips() {
-        let dir = TempDir::new("store");
-        let path = dir.0.join(super::KEY_STORE_FILE);
-        let store = KeyStore::with_fingerprint([7; 32]);
-        store.write_file(&path).expect("written");
-        assert_eq!(mode(&path), SECRET_MODE);
-        assert_eq!(names(&dir.0), [super::KEY_STORE_FILE]);
-        let read = KeyStore::read_file(&path).expect("read");
-        assert_eq!(read.server_key_fingerprint(), [7; 32]);
-        assert!(read.is_empty());
-        std::fs::write(&path, b"TSBCKEYS garbage").expect("overwritten");
-        let err = KeyStore::read_file(&path).expect_err("corrupt");
-        assert!(err.to_string().contains("restore it from a backup"), "{err}");
     }
 }

@@ -1,16 +1,19 @@
 //! The key store's file format (version 2, and version 1 read): the wire records, [`KeyStore::encode`] and
 //! [`KeyStore::decode`] with every field checked.
 
-use super::{DeviceKeyMaterial, DeviceRecord, KeyMode, KeySetError, KeyStore};
+use super::store::KeyStore;
 use crate::interop::big_key_per_device::{big_key_device_ksk_from_parts, big_key_device_ksk_words};
+use crate::interop::device_record::{DeviceKeyMaterial, DeviceRecord};
 use crate::interop::device_record::{SetFamily, set_family};
 use crate::interop::glwe_ksk::IntegerDeviceKsk;
 use crate::interop::ksk::{DeviceKsk, device_ksk_words};
+use crate::key_set::error::KeySetError;
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 use serde::{Deserialize, Serialize};
 use tfhe_sbc_core::parameters::{ParameterSetId, TFHE_LIB_GLWE_1024};
 use tfhe_sbc_core::torus::UnsignedTorus;
+use tfhe_sbc_device::files::credentials::KeyMode;
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MAC_KEY_BYTES, MacKey};
 use zeroize::Zeroizing;
 

@@ -32,144 +32,28 @@
 //!
 //! The digest detects corruption and truncation; it is not a MAC (whoever can write the file can recompute
 //! it), so the file's authenticity and secrecy (it holds every device's MAC key) are the file system's:
-//! mode 0600, written by the provisioning tool. The server key fingerprint ([`server_key_fingerprint`] of a
-//! boolean server key, [`integer_server_key_fingerprint`] of an integer one) binds the store to the key set
-//! its per-device keys switch into.
+//! mode 0600, written by the provisioning tool. The server key fingerprint
+//! ([`server_key_fingerprint`](crate::interop::server_key_fingerprint) of a boolean server key,
+//! [`integer_server_key_fingerprint`](crate::interop::integer::integer_server_key_fingerprint) of an integer
+//! one) binds the store to the key set its per-device keys switch into.
 //!
 //! [`KeyStore::decode`] never panics on untrusted bytes; every failure is a typed [`KeySetError`]. MAC keys
 //! are copied from the input straight into [`MacKey`](tfhe_sbc_device::frame::mac::MacKey)s, and [`KeyStore::encode`] writes into a
 //! [`Zeroizing`](zeroize::Zeroizing) buffer sized in advance, so no stray copy of a MAC key is left on the heap by a
 //! reallocation.
+//!
+//! Layout: [`KeyStore`] and its file (`store.rs`), the file format's records and checks (`format.rs`); this
+//! file only declares them and re-exports what users name.
 
 mod format;
+mod store;
 
 pub use super::error::KeySetError;
 pub use crate::interop::device_record::{DeviceKeyMaterial, DeviceRecord};
 pub use format::{KEY_STORE_MAGIC, KEY_STORE_VERSION};
-
-use super::error::{RESTORE, bad};
-use super::files::{SECRET_MODE, read, write_atomic};
-use crate::interop::InteropError;
-use crate::interop::integer::integer_server_key_fingerprint;
-use crate::interop::server_key_fingerprint;
-use std::collections::BTreeMap;
-use std::path::Path;
-use tfhe::boolean::server_key::ServerKey;
+pub use store::KeyStore;
 
 /// How a device encrypts, and so what the cloud holds for it: the device crate's
 /// [`tfhe_sbc_device::files::credentials::KeyMode`], one enum for the device's credential file and the key
 /// store, with the same wire ids (fleet 0, per-device 1, public key 2).
 pub use tfhe_sbc_device::files::credentials::KeyMode;
-
-/// Every device the cloud knows, bound to one server key.
-#[derive(Debug)]
-pub struct KeyStore {
-    server_key_fingerprint: [u8; 32],
-    devices: BTreeMap<u64, DeviceRecord>,
-}
-
-impl KeyStore {
-    /// An empty store for the key set of `server_key`.
-    pub fn new(server_key: &ServerKey) -> Self {
-        Self::with_fingerprint(server_key_fingerprint(server_key))
-    }
-
-    /// An empty store for the integer key set of `server_key` (bound to its
-    /// [`integer_server_key_fingerprint`]).
-    pub fn for_integers(server_key: &tfhe::ServerKey) -> Result<Self, InteropError> {
-        Ok(Self::with_fingerprint(integer_server_key_fingerprint(server_key)?))
-    }
-
-    /// An empty store for the server key with this fingerprint ([`server_key_fingerprint`] or
-    /// [`integer_server_key_fingerprint`]).
-    pub fn with_fingerprint(server_key_fingerprint: [u8; 32]) -> Self {
-        Self {
-            server_key_fingerprint,
-            devices: BTreeMap::new(),
-        }
-    }
-
-    /// The fingerprint of the server key the store is bound to.
-    pub fn server_key_fingerprint(&self) -> [u8; 32] {
-        self.server_key_fingerprint
-    }
-
-    /// Adds a device; [`KeySetError::DuplicateDevice`] if the store holds its id already.
-    pub fn insert(&mut self, record: DeviceRecord) -> Result<(), KeySetError> {
-        let id = record.device_id();
-        if self.devices.contains_key(&id) {
-            return Err(KeySetError::DuplicateDevice(id));
-        }
-        self.devices.insert(id, record);
-        Ok(())
-    }
-
-    /// Removes a device (revocation), returning its record.
-    pub fn remove(&mut self, device_id: u64) -> Option<DeviceRecord> {
-        self.devices.remove(&device_id)
-    }
-
-    /// The record of `device_id`.
-    pub fn get(&self, device_id: u64) -> Option<&DeviceRecord> {
-        self.devices.get(&device_id)
-    }
-
-    /// The records, by device id.
-    pub fn iter(&self) -> impl Iterator<Item = &DeviceRecord> {
-        self.devices.values()
-    }
-
-    /// The number of devices.
-    pub fn len(&self) -> usize {
-        self.devices.len()
-    }
-
-    /// Whether there is no device.
-    pub fn is_empty(&self) -> bool {
-        self.devices.is_empty()
-    }
-
-    /// The records, by device id.
-    pub fn into_records(self) -> impl Iterator<Item = DeviceRecord> {
-        self.devices.into_values()
-    }
-
-    /// An intake that authenticates the store's devices (MAC key, key id, the frame kinds of each device's
-    /// mode) and converts nothing: what a gateway or a results writer needs, without the server key.
-    pub fn into_intake(self, config: crate::intake::IntakeConfig) -> crate::intake::Intake {
-        let mut intake = crate::intake::Intake::new(config, crate::registry::DeviceRegistry::new());
-        // Device ids are the store's keys: no duplicate in an empty intake.
-        let _ = self.register_into(&mut intake);
-        intake
-    }
-
-    /// Registers every device of the store in `intake` (MAC key, key id, the frame kinds of its mode), so
-    /// that one intake authenticates the devices of several key sets; stops at the first device id `intake`
-    /// already holds ([`IntakeError::DuplicateDevice`](crate::IntakeError::DuplicateDevice)).
-    pub fn register_into(self, intake: &mut crate::intake::Intake) -> Result<(), crate::error::IntakeError> {
-        for record in self.into_records() {
-            let (credentials, material) = record.into_parts();
-            intake.register_device_with_window(
-                credentials,
-                material.encryption(),
-                crate::replay::ReplayWindow::new(0),
-            )?;
-        }
-        Ok(())
-    }
-}
-
-impl KeyStore {
-    /// Reads and checks the key store file at `path` (`key_store.bin`): [`KeyStore::decode`], with a
-    /// [`KeySetError`] naming the file.
-    pub fn read_file(path: &Path) -> Result<Self, KeySetError> {
-        let bytes = read(path, "key store")?;
-        Self::decode(&bytes).map_err(|e| bad(path, e.to_string(), RESTORE))
-    }
-
-    /// Writes the store to `path` atomically and durably, mode 0600 (it holds every MAC key):
-    /// [`write_atomic`] of [`KeyStore::encode`].
-    pub fn write_file(&self, path: &Path) -> Result<(), KeySetError> {
-        write_atomic(path, &self.encode(), SECRET_MODE)
-    }
-}
