@@ -3,9 +3,12 @@
 //! `r`, `e1` and `e2` are secret), secret readings. Both forms write into a caller's buffer; the list is
 //! public once written.
 
-use super::{public_xof, publish_frame, secret_readings};
+use super::inputs::{public_xof, secret_readings};
+use super::outputs::{outcome, publish_frame};
+use crate::check::Outcome;
+use crate::classified_rng::ClassifiedRng;
+use crate::digest::Digest;
 use crate::valgrind::classify;
-use crate::{ClassifiedRng, Digest, Outcome};
 use negacyclic_ntt::NttPlan64;
 use rand_core::Rng;
 use tfhe_sbc_device::encrypt::compact_list::{
@@ -51,5 +54,5 @@ pub(crate) fn compact_list() -> Outcome {
     let mut list = vec![0u8; compact_list_bytes::<u8>(readings.len())];
     let written = ntt.encrypt_list(&readings, &mut list).expect("a ready encryptor");
     taint.push(publish_frame(&mut list, written, &mut digest));
-    super::outcome(&taint, &digest)
+    outcome(&taint, &digest)
 }

@@ -1,9 +1,14 @@
 //! Encryption: the GLWE encryptors (secret key, k = 3, public key, integer) and the encryption core under
 //! each product, with secret keys, secret generators and secret messages.
 
-use super::*;
+use super::inputs::{
+    public_key, secret_bits, secret_encryptor, secret_key, secret_message, secret_readings, secret_xof, spectrum_of,
+};
+use super::outputs::{outcome, publish};
+use super::sizes::{ENCRYPTIONS, N, N64};
+use crate::check::Outcome;
+use crate::digest::Digest;
 use crate::valgrind::classify;
-use crate::{Digest, Outcome};
 use negacyclic_ntt::{NttPlan32, NttPlan64};
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::encode_bool;

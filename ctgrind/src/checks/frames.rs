@@ -1,9 +1,15 @@
 //! Framing: the frame MAC and the encryptors' frame paths (seeded, full, compact, integer, public key) as the
 //! firmware and the clients run them, under secret MAC keys.
 
-use super::*;
+use super::inputs::{
+    public_key, public_xof, secret_encryptor, secret_key, secret_mac_key, secret_message, secret_readings,
+};
+use super::outputs::{all_tainted, outcome, publish, publish_frame};
+use super::sizes::{N, N64};
+use crate::check::Outcome;
+use crate::classified_rng::ClassifiedRng;
+use crate::digest::Digest;
 use crate::valgrind::{declassify, is_tainted};
-use crate::{ClassifiedRng, Digest, Outcome};
 use negacyclic_ntt::{NttPlan32, NttPlan64};
 use rand_core::Rng;
 use tfhe_sbc_core::dimensions::PolynomialSize;

@@ -1,7 +1,7 @@
 //! The inputs of the checks: public generators for the harness's own data, and secrets (seeds, key bits,
 //! messages, readings, MAC keys) classified for memcheck.
 
-use super::N;
+use super::sizes::N;
 use crate::valgrind::{classify, classify_bits};
 use rand_core::{Rng, SeedableRng};
 use tfhe_sbc_core::dimensions::PolynomialSize;

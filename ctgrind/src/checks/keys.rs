@@ -1,8 +1,11 @@
 //! Key generation and the key spectrum from secret key bits, and the message encodings of secret messages.
 
-use super::*;
+use super::inputs::{public_xof, secret_bits, secret_key, secret_message, secret_xof};
+use super::outputs::{outcome, publish};
+use super::sizes::N;
+use crate::check::Outcome;
+use crate::digest::Digest;
 use crate::valgrind::{classify, declassify, is_tainted};
-use crate::{Digest, Outcome};
 use rand_core::Rng;
 use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::{PaddedIntegerEncoding, encode_bool};

@@ -1,7 +1,8 @@
 //! The public outputs of the checks: whether secrets reached them, then declassified and digested.
 
+use crate::check::Outcome;
+use crate::digest::{Digest, Word};
 use crate::valgrind::{declassify, is_tainted};
-use crate::{Digest, Outcome, Word};
 
 /// `Some(true)` when every output was tainted, `None` when not under valgrind.
 pub(crate) fn all_tainted(outputs: &[Option<bool>]) -> Option<bool> {

@@ -1,8 +1,11 @@
 //! The negacyclic NTT products on their own: a secret key's spectrum times public masks, inverse and CRT.
 
-use super::*;
+use super::inputs::{secret_key, spectrum_of};
+use super::outputs::{outcome, publish};
+use super::sizes::{N, N64};
+use crate::check::Outcome;
+use crate::digest::Digest;
 use crate::valgrind::is_tainted;
-use crate::{Digest, Outcome};
 use negacyclic_ntt::{NttPlan32, NttPlan64};
 use tfhe_sbc_device::product::NegacyclicProduct;
 

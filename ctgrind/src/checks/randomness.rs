@@ -1,8 +1,12 @@
 //! The noise samplers (TUniform, the Ziggurat) and the XOF, on secret generator output.
 
-use super::*;
+use super::inputs::{public_xof, secret_xof};
+use super::outputs::{outcome, publish};
+use super::sizes::SAMPLES;
+use crate::check::Outcome;
+use crate::classified_rng::ClassifiedRng;
+use crate::digest::Digest;
 use crate::valgrind::classify;
-use crate::{ClassifiedRng, Digest, Outcome};
 use rand_core::Rng;
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::tuniform::TUniform;

@@ -1,7 +1,7 @@
 //! Deliberate leaks, which memcheck must flag: a branch on a secret and a load from a secret address.
 
-use super::*;
-use crate::Outcome;
+use super::inputs::public_xof;
+use crate::check::Outcome;
 use crate::valgrind::{classify, is_tainted};
 use rand_core::Rng;
 
