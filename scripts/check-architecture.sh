@@ -19,9 +19,9 @@
 #
 # Inside each crate, no module cycle: scripts/lib/module_cycles.py builds the graph of a crate's module files
 # (an edge where one file names another by a `use` or a path in code, `super`/`self`/`crate` resolved) and
-# fails on every strongly connected component of more than one file that its ALLOWED list (a ratchet that
-# may only shrink) does not name. `--self-test` runs its own self-test too (cycles planted in synthetic
-# crates).
+# fails on every strongly connected component of more than one file: its ALLOWED list (a ratchet that may
+# only shrink) is empty, so any module cycle fails. `--self-test` runs its own self-test too (cycles planted
+# in synthetic crates).
 #
 # Usage:
 #   bash scripts/check-architecture.sh                 check the workspace against the page

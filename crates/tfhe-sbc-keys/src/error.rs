@@ -85,6 +85,12 @@ pub enum Error {
     },
 }
 
+/// An [`Error::Provisioning`] carrying `e`'s message (for `map_err` on what key generation and provisioning
+/// refuse).
+pub(crate) fn provisioning(e: impl core::fmt::Display) -> Error {
+    Error::Provisioning { message: e.to_string() }
+}
+
 impl Error {
     /// A [`KeySetError::Missing`]: `path` does not exist; it should have held `what`.
     pub(crate) fn missing(path: &Path, what: &'static str) -> Self {

@@ -27,6 +27,15 @@ pub use tfhe_sbc_adapter::key_set::files::{
     SERVER_KEY_FILE, compact_public_key_path, credentials_path,
 };
 
+/// Checks that the key set directory `dir` exists.
+pub(crate) fn check_dir(dir: &Path) -> Result<(), Error> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(Error::missing(dir, "key set directory"))
+    }
+}
+
 /// The lock file's name.
 pub const LOCK_FILE: &str = ".lock";
 

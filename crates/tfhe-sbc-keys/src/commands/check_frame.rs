@@ -6,12 +6,12 @@
 //! `BooleanBridge` of the key set's server key turns its bits into tfhe-rs boolean ciphertexts (the device's
 //! key switch in per-device mode), which the trusted party's client key decrypts.
 
-use super::check_dir;
 use super::dev_credential::UNSAFE_DEV;
 use super::key_files::{load_client_key, load_key_store};
 use crate::KeySetParameters;
-use crate::error::Error;
+use crate::error::{Error, provisioning};
 use crate::files::SERVER_KEY_FILE;
+use crate::files::check_dir;
 use std::path::Path;
 use tfhe_sbc_adapter::intake::IntakeConfig;
 use tfhe_sbc_adapter::interop::BooleanBridge;
@@ -76,8 +76,8 @@ pub fn check_frame(dir: &Path, frame: &[u8], allow_full_frames: bool) -> Result<
         KeySetParameters::Boolean(BooleanSet::TfheLib) => {
             let client_key = load_client_key(dir, &server)?;
             let (_, server_key) = read_server_key(&dir.join(SERVER_KEY_FILE))?;
-            let bridge = BooleanBridge::new(&server_key).map_err(super::provisioning)?;
-            let keyed = KeyedIntake::new(config, store, bridge).map_err(super::provisioning)?;
+            let bridge = BooleanBridge::new(&server_key).map_err(provisioning)?;
+            let keyed = KeyedIntake::new(config, store, bridge).map_err(provisioning)?;
             let frame = keyed
                 .intake()
                 .verify_frame(frame)
@@ -92,7 +92,7 @@ pub fn check_frame(dir: &Path, frame: &[u8], allow_full_frames: bool) -> Result<
                     frame.header.key_id,
                     std::slice::from_ref(&frame),
                 )
-                .map_err(super::provisioning)?;
+                .map_err(provisioning)?;
             let mut bytes = vec![0u8; frame.chunk_message_bytes()];
             for (i, bit) in bits.iter().enumerate() {
                 if client_key.get().decrypt(bit) {

@@ -5,8 +5,8 @@
 //! `compact_public_key.tscp` ([`compact_public_key_file`], format `tfhe_sbc_device::files::compact_public_key`);
 //! `issue --mode compact-list` reads it back, checked against the key set ([`load_compact_public_key`]).
 
-use super::provisioning;
 use crate::KeySetParameters;
+use crate::error::provisioning;
 use crate::error::{Error, RESTORE};
 use crate::files::{self, COMPACT_PUBLIC_KEY_FILE};
 use std::path::Path;

@@ -1,8 +1,8 @@
 //! A device's credential file and key store record: made by `issue`, checked against each other by `show`.
 
-use super::provisioning;
 use crate::KeySetParameters;
 use crate::error::Error;
+use crate::error::provisioning;
 use crate::files;
 use std::path::Path;
 use tfhe_sbc_adapter::interop::credentials_and_record;

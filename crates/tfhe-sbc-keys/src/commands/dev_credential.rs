@@ -13,8 +13,8 @@
 //! `test_credential`'s) and `devices/<ID>.UNSAFE-DEV.seed` (the 32 bytes a board without an RNG is provisioned
 //! with); `show` marks every device whose MAC key is the public derivation's, whatever its files are called.
 
-use super::provisioning;
 use crate::error::Error;
+use crate::error::provisioning;
 use crate::files::DEVICES_DIR;
 use rand_core::Rng;
 use std::path::{Path, PathBuf};

@@ -3,10 +3,11 @@
 //! public key for public-key devices.
 
 use super::credentials::new_device;
+use super::device_parameters::glwe_parameters;
 use super::key_files::{load_client_key, load_integer_client_key, load_public_key};
-use super::{glwe_parameters, provisioning};
 use crate::KeySetParameters;
 use crate::error::Error;
+use crate::error::provisioning;
 use crate::files::PUBLIC_KEY_FILE;
 use std::path::Path;
 use tfhe_sbc_adapter::interop::big_key::{BooleanSet, glwe_key_from_client_key};

@@ -2,10 +2,11 @@
 //! compact public key) in a new directory.
 
 use super::compact_list::{COMPACT_LIST_SETS, compact_list_config, compact_public_key_file};
+use super::entropy::os_rng;
 use super::report::{describe_key_set, size, spinner};
-use super::{os_rng, provisioning};
 use crate::KeySetParameters;
 use crate::error::Error;
+use crate::error::provisioning;
 use crate::files::{
     self, CLIENT_KEY_FILE, COMPACT_PUBLIC_KEY_FILE, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE,
     SECRET_MODE, SERVER_KEY_FILE,

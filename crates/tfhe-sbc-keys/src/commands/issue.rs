@@ -3,12 +3,13 @@
 use super::compact_list::load_compact_public_key;
 use super::dev_credential::{DEV_KEY_ID, UNSAFE_DEV, dev_credentials_path, dev_device, dev_seed_path};
 use super::device_kinds::{KeySetPublicKey, boolean_device, integer_device, key_set_public_key, public_key_device};
+use super::entropy::os_rng;
 use super::journal::{self, FileSet, Journal, Outcome};
 use super::key_files::{load_client_key, load_key_store};
 use super::report::{bar, size};
-use super::{check_dir, os_rng};
 use crate::KeySetParameters;
 use crate::error::Error;
+use crate::files::check_dir;
 use crate::files::{
     self, DEVICES_DIR, DirLock, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE, SECRET_MODE, SERVER_KEY_FILE,
     compact_public_key_path, credentials_path,

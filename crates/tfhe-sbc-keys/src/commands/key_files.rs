@@ -1,7 +1,7 @@
 //! The key set's files as `issue` and `show` read them back: the client key, the key store and the public
 //! key, each checked to belong to the key set of the server key's envelope.
 
-use super::glwe_parameters;
+use super::device_parameters::glwe_parameters;
 use crate::error::{Error, RESTORE};
 use crate::files::{self, CLIENT_KEY_FILE, KEY_STORE_FILE, PUBLIC_KEY_FILE, SERVER_KEY_FILE};
 use crate::{KeySetParameters, parameters_name};

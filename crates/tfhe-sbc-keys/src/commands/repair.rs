@@ -8,10 +8,10 @@
 //! their keys (the operator issues them again, or restores the newer store and moves the files back). Only
 //! the files a journal names as its pass's own are removed (the journal's rollback).
 
-use super::check_dir;
 use super::journal::{self, is_device_file};
 use super::key_files::load_key_store;
 use crate::error::Error;
+use crate::files::check_dir;
 use crate::files::{self, DEVICES_DIR, DirLock, SERVER_KEY_FILE};
 use std::path::{Path, PathBuf};
 use tfhe_sbc_adapter::key_set::server_key::read_server_key_envelope;

@@ -1,6 +1,5 @@
 //! `show`: the key set and its devices, every file checked, no secret printed.
 
-use super::check_dir;
 use super::compact_list::load_compact_public_key;
 use super::credentials::check_credentials_file;
 use super::dev_credential::{UNSAFE_DEV, dev_credentials_path};
@@ -8,6 +7,7 @@ use super::key_files::{load_key_store, load_public_key};
 use super::report::{describe_key_set, size};
 use crate::KeySetParameters;
 use crate::error::Error;
+use crate::files::check_dir;
 use crate::files::{
     self, CLIENT_KEY_FILE, COMPACT_PUBLIC_KEY_FILE, DEVICES_DIR, KEY_STORE_FILE, PUBLIC_KEY_FILE, PUBLIC_MODE,
     SECRET_MODE, SERVER_KEY_FILE, compact_public_key_path, credentials_path,
