@@ -168,6 +168,8 @@ struct ReadmeDoctests;
 mod arith;
 #[cfg(all(negacyclic_ntt_arm_asm, not(negacyclic_ntt_mul16)))]
 mod arm_asm;
+#[cfg(all(test, negacyclic_ntt_arm_asm, not(negacyclic_ntt_mul16)))]
+mod arm_asm_twins;
 mod coefficients;
 mod ntt;
 mod plan;
