@@ -214,7 +214,7 @@ fn whole(c: &mut Criterion) {
         let (client_key, _) = generate_keys(set, &mut Blake2bXof::from_seed([7; 32]));
         let device = match set {
             BooleanSet::DefaultKsPbs => device_key::<512, 3>(1),
-            _ => device_key::<1024, 2>(1),
+            BooleanSet::TfheLib | BooleanSet::ErrorProb2m165KsPbs => device_key::<1024, 2>(1),
         };
         let ksk = generate_big_key_device_ksk(set, &device, &client_key, &mut Blake2bXof::from_seed([11; 32])).unwrap();
         let per_device_id = if set == BooleanSet::DefaultKsPbs {

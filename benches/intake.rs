@@ -130,7 +130,6 @@ fn label(mode: &str, strategy: KeySwitchStrategy, threads: usize) -> String {
         KeySwitchStrategy::ParIter => "par_iter over ciphertexts",
         KeySwitchStrategy::ParKeyswitch => "tfhe-rs par_keyswitch_lwe_ciphertext",
         KeySwitchStrategy::Blocked => "blocked, SIMD",
-        _ => "other",
     };
     format!(
         "{mode}, {strategy}, {threads} thread{}",

@@ -111,7 +111,7 @@ impl Parameters {
 fn device_modes(args: &Args) -> Vec<Mode> {
     match args.mode {
         Mode::Mixed => vec![Mode::PerDevice, Mode::PerDevice, Mode::PerDevice, Mode::PublicKey],
-        mode => vec![mode; usize::from(args.devices)],
+        mode @ (Mode::Fleet | Mode::PerDevice | Mode::PublicKey) => vec![mode; usize::from(args.devices)],
     }
 }
 
@@ -178,19 +178,22 @@ fn main() {
         }
         drop(sender);
         let config = IntakeConfig::default();
-        let received = if set == BooleanSet::TfheLib {
-            let bridge = BooleanBridge::new(&server_key).unwrap();
-            // Steady state: the per-device key-switching keys are decompressed before the frames arrive
-            // (the first use of a key costs about 45 ms on 2 cores; benches/intake.rs measures it).
-            for id in (0..device_count as u64).map(|i| devices::FIRST_ID + i) {
-                if bridge.key_mode(id).is_some() {
-                    bridge.prefetch(id).unwrap();
+        let received = match set {
+            BooleanSet::TfheLib => {
+                let bridge = BooleanBridge::new(&server_key).unwrap();
+                // Steady state: the per-device key-switching keys are decompressed before the frames arrive
+                // (the first use of a key costs about 45 ms on 2 cores; benches/intake.rs measures it).
+                for id in (0..device_count as u64).map(|i| devices::FIRST_ID + i) {
+                    if bridge.key_mode(id).is_some() {
+                        bridge.prefetch(id).unwrap();
+                    }
                 }
+                receive_all(KeyedIntake::new(config, store, bridge).unwrap(), frames)
             }
-            receive_all(KeyedIntake::new(config, store, bridge).unwrap(), frames)
-        } else {
-            let bridge = BigKeyBridge::for_server_key(set, &server_key).unwrap();
-            receive_all(KeyedIntake::new(config, store, bridge).unwrap(), frames)
+            BooleanSet::DefaultKsPbs | BooleanSet::ErrorProb2m165KsPbs => {
+                let bridge = BigKeyBridge::for_server_key(set, &server_key).unwrap();
+                receive_all(KeyedIntake::new(config, store, bridge).unwrap(), frames)
+            }
         };
         (received, server_key)
     });

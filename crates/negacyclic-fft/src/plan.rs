@@ -47,7 +47,6 @@ pub const MAX_POLYNOMIAL_SIZE: usize = 4096;
 
 /// Why a [`Plan`] could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum FftError {
     /// `N` is not a power of two in `MIN_POLYNOMIAL_SIZE..=MAX_POLYNOMIAL_SIZE`.
     UnsupportedSize(usize),

@@ -76,7 +76,41 @@ pub fn ack_for<T>(frame: &[u8], result: &Result<T, IntakeError>) -> Ack {
             sequence,
             detail: match error {
                 IntakeError::TooOld { lowest_acceptable, .. } => *lowest_acceptable,
-                _ => 0,
+                IntakeError::Replayed { .. }
+                | IntakeError::TooManyOpenMessages { .. }
+                | IntakeError::TooManyOpenMessagesForDevice { .. }
+                | IntakeError::MessageExpired { .. }
+                | IntakeError::UnknownDevice(_)
+                | IntakeError::BadMac { .. }
+                | IntakeError::WrongKeyId { .. }
+                | IntakeError::FrameKindNotAllowed { .. }
+                | IntakeError::FullFrameRejected
+                | IntakeError::UnknownParameterSet(_)
+                | IntakeError::UnsupportedParameterSet(_)
+                | IntakeError::TooManyChunks { .. }
+                | IntakeError::Truncated { .. }
+                | IntakeError::MalformedHeader(_)
+                | IntakeError::BadMagic(_)
+                | IntakeError::UnsupportedVersion(_)
+                | IntakeError::UnknownReadingFormat(_)
+                | IntakeError::UnknownFrameKind(_)
+                | IntakeError::UnsupportedXof(_)
+                | IntakeError::UnsupportedBodyBits { .. }
+                | IntakeError::NonZeroBodyPadding
+                | IntakeError::UnsupportedReadingWidth(_)
+                | IntakeError::ReadingFormatWidth { .. }
+                | IntakeError::PartialReadings { .. }
+                | IntakeError::ZeroChunkCount
+                | IntakeError::ChunkIndexOutOfRange { .. }
+                | IntakeError::InconsistentMessageLength { .. }
+                | IntakeError::SequenceOutOfRange { .. }
+                | IntakeError::WrongFrameLength { .. }
+                | IntakeError::MessageMismatch { .. }
+                | IntakeError::DuplicateChunk { .. }
+                | IntakeError::FrameTooLarge { .. }
+                | IntakeError::TruncatedStream
+                | IntakeError::Io(_)
+                | IntakeError::DuplicateDevice(_) => 0,
             },
         },
     }

@@ -13,7 +13,6 @@ use tfhe_sbc_device::frame::mac::DeviceCredentials;
 
 /// How a device encrypts, which decides the frame kinds the intake takes from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum DeviceEncryption {
     /// With a secret key (fleet or per-device): seeded frames only (full-mask frames too, if the intake opts
     /// in). A chosen mask is never accepted from such a device by default, stolen or not.

@@ -46,7 +46,7 @@ fn keys(set: BooleanSet) -> &'static Keys {
     static K2: OnceLock<Keys> = OnceLock::new();
     let cell = match set {
         BooleanSet::DefaultKsPbs => &K3,
-        _ => &K2,
+        BooleanSet::TfheLib | BooleanSet::ErrorProb2m165KsPbs => &K2,
     };
     cell.get_or_init(|| {
         let (client, server) = generate_keys(set, &mut Blake2bXof::from_seed([0xB0 ^ set_tag(set); 32]));
@@ -57,7 +57,7 @@ fn keys(set: BooleanSet) -> &'static Keys {
 fn set_tag(set: BooleanSet) -> u8 {
     match set {
         BooleanSet::DefaultKsPbs => 2,
-        _ => 3,
+        BooleanSet::TfheLib | BooleanSet::ErrorProb2m165KsPbs => 3,
     }
 }
 
@@ -121,7 +121,9 @@ fn model_variance(set: BooleanSet) -> f64 {
     let rounding = k * n / 2.0 * 2f64.powi(2 * (32 - base_log * levels)) / 12.0;
     let sigma = match set.tfhe_parameters().glwe_noise_distribution {
         tfhe::core_crypto::prelude::DynamicDistribution::Gaussian(g) => g.std * 2f64.powi(32),
-        other => panic!("a Gaussian set, not {other:?}"),
+        other @ tfhe::core_crypto::prelude::DynamicDistribution::TUniform(_) => {
+            panic!("a Gaussian set, not {other:?}")
+        }
     };
     let base = 2f64.powi(base_log);
     let key = k * f64::from(levels) * n * (base * base + 2.0) / 12.0 * sigma * sigma;

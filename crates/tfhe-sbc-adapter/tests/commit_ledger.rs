@@ -174,7 +174,7 @@ impl Service {
                     return;
                 }
             },
-            other => other,
+            other @ (Stored::Now { .. } | Stored::Before | Stored::Forgotten | Stored::OtherFrame) => other,
         };
         match outcome {
             Stored::Now { completed } => {

@@ -318,7 +318,10 @@ fn key_store_file_round_trips_and_refuses_corruption() {
     assert_eq!(&back.encode()[..], &file[..], "encoding is deterministic");
     let ksk_bytes = match store.get(A).unwrap().key() {
         DeviceKeyMaterial::PerDevice(ksk) => ksk.stored_bytes(),
-        _ => unreachable!("A is a per-device device"),
+        DeviceKeyMaterial::Fleet
+        | DeviceKeyMaterial::PublicKey
+        | DeviceKeyMaterial::IntegerPerDevice(_)
+        | DeviceKeyMaterial::BigKeyPerDevice(_) => unreachable!("A is a per-device device"),
     };
     println!(
         "key store of 2 per-device + 1 fleet devices: {} bytes; per-device key {} bytes stored, {} bytes \

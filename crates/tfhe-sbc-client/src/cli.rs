@@ -116,6 +116,16 @@ pub enum Mode {
     TfheCompactList,
 }
 
+impl Mode {
+    /// Whether the mode encrypts under the key set's compact public key (`--compact-public-key`).
+    pub fn takes_compact_public_key(self) -> bool {
+        match self {
+            Self::Glwe => false,
+            Self::TfheCompactList => true,
+        }
+    }
+}
+
 /// The exit status, under `--help`.
 pub const EXIT_STATUS: &str = "Exit status: 0 when every frame was acknowledged by the server; 1 when frames \
 were lost (their message expired at the server before it was complete, or a frame sent again was refused as too \

@@ -288,7 +288,7 @@ fn start(cli: &Cli) -> Result<Device, Failure> {
 }
 
 fn run(cli: &Cli) -> Result<(), Failure> {
-    if cli.compact_public_key.is_some() && matches!(cli.mode, Mode::Glwe) {
+    if cli.compact_public_key.is_some() && !cli.mode.takes_compact_public_key() {
         return Err(Failure::Setup(
             "--compact-public-key is the key of --mode tfhe-compact-list: add that mode or drop the key".into(),
         ));

@@ -6,7 +6,6 @@
 /// about 17 KB of code on a Cortex-M): the `f64` fields print as their base-2 logarithm to two decimals,
 /// computed from their bits with integers, plus the exact bits in `Debug`.
 #[derive(Clone, Copy, PartialEq)]
-#[non_exhaustive]
 pub enum Error {
     /// The polynomial size is not a power of two.
     PolynomialSizeNotPowerOfTwo(usize),

@@ -67,15 +67,13 @@ fn tiny_noise_small_n_and_nan_are_refused() {
     let e = new(32, 1024, 1, gaussian(1e-12)).unwrap_err();
     assert!(matches!(e, Error::NoiseBelowSecurityFloor { variance, minimum } if variance == 1e-24 && minimum > 1e-15));
     let e = new(32, 64, 1, gaussian(libm::ldexp(1.0, -25))).unwrap_err();
-    match e {
-        Error::NoiseBelowSecurityFloor { variance, minimum } => {
-            assert_eq!(variance, libm::ldexp(1.0, -50));
-            assert_eq!(minimum, minimal_lwe_variance_gaussian(LweDimension(64), 32));
-            // At n = 64 the formula asks for more noise than the torus holds: no Gaussian set passes.
-            assert!(minimum > 0.25);
-        }
-        other => panic!("{other:?}"),
-    }
+    let Error::NoiseBelowSecurityFloor { variance, minimum } = e else {
+        panic!("{e:?}");
+    };
+    assert_eq!(variance, libm::ldexp(1.0, -50));
+    assert_eq!(minimum, minimal_lwe_variance_gaussian(LweDimension(64), 32));
+    // At n = 64 the formula asks for more noise than the torus holds: no Gaussian set passes.
+    assert!(minimum > 0.25);
     for bits in [32, 64] {
         assert!(matches!(new(bits, 1024, 1, gaussian(f64::NAN)), Err(Error::InvalidNoiseStdDev(s)) if s.is_nan()));
         assert!(matches!(

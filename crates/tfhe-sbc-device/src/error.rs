@@ -2,7 +2,6 @@
 
 /// What went wrong on the device: a caller error, never a data-dependent secret condition.
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum Error {
     /// A parameter-set or entity check from the core crate failed.
     Core(tfhe_sbc_core::Error),
@@ -83,7 +82,6 @@ pub enum Error {
 /// `b = a * s + e` is indistinguishable from uniform on the torus; each of these refuses a genuine key with
 /// probability below `2^-43` (`crate::encrypt::public_key_check` gives every threshold and its rate).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum PublicKeyDefect {
     /// Every body coefficient is 0: ciphertexts would carry the message in the clear.
     ZeroBody,

@@ -9,7 +9,6 @@ use tfhe_sbc_adapter::key_set::KeySetError;
 
 /// Why a command failed.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum Error {
     /// A file of the key set is missing, unreadable, unwritable or refused (the adapter's key-set module
     /// reads and writes them all; its one line is this error's).
@@ -175,7 +174,16 @@ impl std::error::Error for Error {
         match self {
             Self::KeySet(e) => std::error::Error::source(e),
             Self::Interrupted { cause, .. } => Some(cause.as_ref()),
-            _ => None,
+            Self::AlreadyInitialized { .. }
+            | Self::Locked { .. }
+            | Self::Mismatch { .. }
+            | Self::DuplicateDevice { .. }
+            | Self::OrphanCredentials { .. }
+            | Self::InconsistentJournal { .. }
+            | Self::FrameRefused { .. }
+            | Self::BadArgument { .. }
+            | Self::Entropy
+            | Self::Provisioning { .. } => None,
         }
     }
 }

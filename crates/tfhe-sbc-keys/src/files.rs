@@ -82,6 +82,10 @@ impl DirLock {
     /// that starts processes keeps a lock its thread just released for that moment).
     pub fn acquire(dir: &Path) -> Result<Self, Error> {
         let path = dir.join(LOCK_FILE);
+        #[expect(
+            clippy::wildcard_enum_match_arm,
+            reason = "std::io::ErrorKind is #[non_exhaustive]: every kind but NotFound is an I/O error"
+        )]
         let file = OpenOptions::new()
             .write(true)
             .create(true)

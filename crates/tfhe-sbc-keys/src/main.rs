@@ -127,7 +127,6 @@ impl ValueEnum for Parameters {
                 "PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (tfhe-rs's high-level default): FheUint8 .. FheUint64 \
                  from N = 2048 u64 frames; every key mode"
             }
-            KeySetParameters::Boolean(_) => return None,
         };
         Some(PossibleValue::new(self.0.name()).help(help))
     }
@@ -172,7 +171,6 @@ impl ValueEnum for Mode {
                 "tfhe-rs's own CompactCiphertextList under the key set's compact public key (integer key sets made \
                  with --compact-list), plus public-key credentials; a stolen device reveals no data",
             ),
-            Self::Key(_) => return None,
         };
         Some(PossibleValue::new(name).help(help))
     }
@@ -282,10 +280,12 @@ fn main() -> ExitCode {
             (Mode::Key(KeyMode::PerDeviceSecretKey), true) => {
                 commands::issue_dev_devices(&dir, device_id, count, key_id)
             }
-            (Mode::Key(_) | Mode::CompactList, true) => Err(Error::BadArgument {
-                message: "--unsafe-dev-credential takes --mode per-device (the firmware development credential)"
-                    .to_owned(),
-            }),
+            (Mode::Key(KeyMode::FleetSecretKey | KeyMode::PublicKey) | Mode::CompactList, true) => {
+                Err(Error::BadArgument {
+                    message: "--unsafe-dev-credential takes --mode per-device (the firmware development credential)"
+                        .to_owned(),
+                })
+            }
             (Mode::Key(mode), false) => commands::issue_devices(&dir, device_id, count, mode, key_id),
             (Mode::CompactList, false) => commands::issue_compact_list_devices(&dir, device_id, count, key_id),
         },
@@ -304,7 +304,19 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
-        Err(e) => {
+        Err(
+            e @ (Error::KeySet(_)
+            | Error::AlreadyInitialized { .. }
+            | Error::Locked { .. }
+            | Error::Mismatch { .. }
+            | Error::DuplicateDevice { .. }
+            | Error::OrphanCredentials { .. }
+            | Error::InconsistentJournal { .. }
+            | Error::Interrupted { .. }
+            | Error::BadArgument { .. }
+            | Error::Entropy
+            | Error::Provisioning { .. }),
+        ) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }

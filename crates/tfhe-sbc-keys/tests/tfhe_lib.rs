@@ -108,7 +108,7 @@ fn credential_files_and_the_key_store_agree_and_bind_to_the_server_key() {
                 assert_eq!(file.key_material.len(), 128);
             }
             KeyMode::PublicKey => assert_eq!(file.key_material, &public_key[..]),
-            _ => assert_eq!(file.key_material.len(), 128),
+            KeyMode::FleetSecretKey => assert_eq!(file.key_material.len(), 128),
         }
     }
     // Every device has its own MAC key.

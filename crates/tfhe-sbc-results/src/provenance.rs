@@ -51,7 +51,7 @@ impl Tree {
                     Tree::Elsewhere { commit, top }
                 }
             }
-            other => other,
+            other @ (Tree::Modified(_) | Tree::Elsewhere { .. } | Tree::Unknown) => other,
         }
     }
 

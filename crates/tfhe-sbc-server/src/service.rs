@@ -30,6 +30,24 @@ pub enum Role {
     Both,
 }
 
+impl Role {
+    /// Whether the process runs the gateway.
+    pub fn runs_gateway(self) -> bool {
+        match self {
+            Self::Gateway | Self::Both => true,
+            Self::Worker => false,
+        }
+    }
+
+    /// Whether the process runs the worker.
+    pub fn runs_worker(self) -> bool {
+        match self {
+            Self::Worker | Self::Both => true,
+            Self::Gateway => false,
+        }
+    }
+}
+
 /// What `--nats` runs with.
 pub struct ServiceOptions<'a> {
     /// The NATS server URL(s), comma-separated.
@@ -71,7 +89,41 @@ fn intake_of(keys: &[PathBuf]) -> Result<Intake, String> {
                  key sets one service serves",
                 path.display()
             ),
-            e => format!("{}: {e}", path.display()),
+            e @ (IntakeError::Truncated { .. }
+            | IntakeError::MalformedHeader(_)
+            | IntakeError::BadMagic(_)
+            | IntakeError::UnsupportedVersion(_)
+            | IntakeError::UnknownReadingFormat(_)
+            | IntakeError::UnknownFrameKind(_)
+            | IntakeError::FrameKindNotAllowed { .. }
+            | IntakeError::FullFrameRejected
+            | IntakeError::UnknownParameterSet(_)
+            | IntakeError::UnsupportedParameterSet(_)
+            | IntakeError::UnsupportedXof(_)
+            | IntakeError::UnsupportedBodyBits { .. }
+            | IntakeError::NonZeroBodyPadding
+            | IntakeError::UnsupportedReadingWidth(_)
+            | IntakeError::ReadingFormatWidth { .. }
+            | IntakeError::PartialReadings { .. }
+            | IntakeError::ZeroChunkCount
+            | IntakeError::ChunkIndexOutOfRange { .. }
+            | IntakeError::TooManyChunks { .. }
+            | IntakeError::InconsistentMessageLength { .. }
+            | IntakeError::SequenceOutOfRange { .. }
+            | IntakeError::WrongFrameLength { .. }
+            | IntakeError::UnknownDevice(_)
+            | IntakeError::WrongKeyId { .. }
+            | IntakeError::BadMac { .. }
+            | IntakeError::Replayed { .. }
+            | IntakeError::TooOld { .. }
+            | IntakeError::MessageMismatch { .. }
+            | IntakeError::DuplicateChunk { .. }
+            | IntakeError::TooManyOpenMessagesForDevice { .. }
+            | IntakeError::TooManyOpenMessages { .. }
+            | IntakeError::MessageExpired { .. }
+            | IntakeError::FrameTooLarge { .. }
+            | IntakeError::TruncatedStream
+            | IntakeError::Io(_)) => format!("{}: {e}", path.display()),
         })?;
     }
     Ok(intake)
@@ -141,7 +193,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
             vec![gateway_watermark.clone(), watermark.clone()],
         );
         tasks.spawn(gossip.start().await?);
-        if matches!(options.role, Role::Gateway | Role::Both) {
+        if options.role.runs_gateway() {
             let handles = options
                 .topology
                 .open_when_ready(client.clone(), JETSTREAM_PATIENCE)
@@ -174,7 +226,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 Ok(())
             });
         }
-        if matches!(options.role, Role::Worker | Role::Both) {
+        if options.role.runs_worker() {
             for _ in 0..options.workers.max(1) {
                 let handles = options
                     .topology

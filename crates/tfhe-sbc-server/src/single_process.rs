@@ -50,14 +50,17 @@ pub fn run(cli: &Cli) -> Result<(), String> {
     // The key set.
     let server_key_path = cli.key_set()?.join(SERVER_KEY_FILE);
     let envelope = read_server_key_envelope(&server_key_path).map_err(|e| e.to_string())?;
-    if matches!(envelope.parameters, KeySetParameters::Integer) {
-        if cli.threshold.is_some() {
-            return Err(format!(
-                "--threshold computes with boolean gates, and {} holds an integer key set: drop --threshold",
-                cli.key_set()?.display()
-            ));
+    match envelope.parameters {
+        KeySetParameters::Integer => {
+            if cli.threshold.is_some() {
+                return Err(format!(
+                    "--threshold computes with boolean gates, and {} holds an integer key set: drop --threshold",
+                    cli.key_set()?.display()
+                ));
+            }
+            return run_integer(cli, &server_key_path);
         }
-        return run_integer(cli, &server_key_path);
+        KeySetParameters::Boolean(_) => {}
     }
     if let Some(bits) = cli.integer_bits {
         return Err(format!(
@@ -91,18 +94,21 @@ pub fn run(cli: &Cli) -> Result<(), String> {
         queue: cli.queue_limits(),
         max_connections: cli.listener_limits().max_connections,
     };
-    let (jobs, all_done) = if header.set == BooleanSet::TfheLib {
-        let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
-        let intake = KeyedIntake::resuming(config, store, bridge, &known).map_err(|e| e.to_string())?;
-        workers.start(intake, pipeline::message_bytes, move |c, m, counts, n| {
-            pipeline::run_compute(c, m, demo, counts, n)
-        })?
-    } else {
-        let bridge = BigKeyBridge::for_server_key(header.set, &server_key).map_err(|e| e.to_string())?;
-        let intake = KeyedIntake::resuming(config, store, bridge, &known).map_err(|e| e.to_string())?;
-        workers.start(intake, pipeline::message_bytes, move |c, m, counts, n| {
-            pipeline::run_compute(c, m, demo, counts, n)
-        })?
+    let (jobs, all_done) = match header.set {
+        BooleanSet::TfheLib => {
+            let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
+            let intake = KeyedIntake::resuming(config, store, bridge, &known).map_err(|e| e.to_string())?;
+            workers.start(intake, pipeline::message_bytes, move |c, m, counts, n| {
+                pipeline::run_compute(c, m, demo, counts, n)
+            })?
+        }
+        BooleanSet::DefaultKsPbs | BooleanSet::ErrorProb2m165KsPbs => {
+            let bridge = BigKeyBridge::for_server_key(header.set, &server_key).map_err(|e| e.to_string())?;
+            let intake = KeyedIntake::resuming(config, store, bridge, &known).map_err(|e| e.to_string())?;
+            workers.start(intake, pipeline::message_bytes, move |c, m, counts, n| {
+                pipeline::run_compute(c, m, demo, counts, n)
+            })?
+        }
     };
     let banner = format!(
         "{} ({}), key id {:#010x}, {} devices: {}",

@@ -150,20 +150,22 @@ pub fn run(args: &ReadArgs) -> Result<(), String> {
                     return Err(not_its_key());
                 }
                 let decrypt = |bit: &tfhe::boolean::ciphertext::Ciphertext| client_key.get().decrypt(bit);
-                // `BooleanSet` is non-exhaustive: the small-key set, and the big-key sets (a set
-                // `BigKeyBridge` does not take is its error).
-                if set == BooleanSet::TfheLib {
-                    let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
-                    list(args, store, bridge, |keyed, inputs| {
-                        boolean_contents(keyed, inputs, decrypt)
-                    })
-                    .await
-                } else {
-                    let bridge = BigKeyBridge::for_server_key(set, &server_key).map_err(|e| e.to_string())?;
-                    list(args, store, bridge, |keyed, inputs| {
-                        boolean_contents(keyed, inputs, decrypt)
-                    })
-                    .await
+                // The small-key set, and the big-key sets.
+                match set {
+                    BooleanSet::TfheLib => {
+                        let bridge = BooleanBridge::new(&server_key).map_err(|e| e.to_string())?;
+                        list(args, store, bridge, |keyed, inputs| {
+                            boolean_contents(keyed, inputs, decrypt)
+                        })
+                        .await
+                    }
+                    BooleanSet::DefaultKsPbs | BooleanSet::ErrorProb2m165KsPbs => {
+                        let bridge = BigKeyBridge::for_server_key(set, &server_key).map_err(|e| e.to_string())?;
+                        list(args, store, bridge, |keyed, inputs| {
+                            boolean_contents(keyed, inputs, decrypt)
+                        })
+                        .await
+                    }
                 }
             }
         }

@@ -35,7 +35,6 @@ impl fmt::Display for MessageField {
 /// Why a frame (or an incomplete message) was rejected. Every malformed input maps to one of these; intake
 /// never panics.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum IntakeError {
     /// The frame ends before its fixed-size prefix or header does.
     Truncated {

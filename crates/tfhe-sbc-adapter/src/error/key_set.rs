@@ -16,7 +16,6 @@ pub const POINT_AT_INIT_DIR: &str =
 /// record was refused. The variants from [`KeySetError::Truncated`] on are the key store's
 /// (`KeyStore::decode`, `DeviceRecord::with_parameter_set`).
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum KeySetError {
     /// The file does not exist.
     Missing {
@@ -150,7 +149,6 @@ impl fmt::Display for KeySetError {
                 }
                 KeyMode::FleetSecretKey => write!(f, "device {device_id}: fleet record with a key-switching key"),
                 KeyMode::PublicKey => write!(f, "device {device_id}: public-key record with a key-switching key"),
-                _ => write!(f, "device {device_id}: {mode:?} record with the wrong key material"),
             },
             Self::DuplicateDevice(id) => write!(f, "device {id} appears twice in the key store"),
             Self::UnknownParameterSet {
@@ -177,7 +175,22 @@ impl std::error::Error for KeySetError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Io { source, .. } => Some(source),
-            _ => None,
+            Self::Missing { .. }
+            | Self::BadFile { .. }
+            | Self::Encode { .. }
+            | Self::Truncated { .. }
+            | Self::BadMagic
+            | Self::UnsupportedVersion(_)
+            | Self::DigestMismatch
+            | Self::Malformed(_)
+            | Self::TrailingBytes(_)
+            | Self::UnsupportedParameterSet(_)
+            | Self::WrongLength { .. }
+            | Self::UnknownKeyMode { .. }
+            | Self::KeyMaterialMismatch { .. }
+            | Self::DuplicateDevice(_)
+            | Self::UnknownParameterSet { .. }
+            | Self::ModeNotAllowed { .. } => None,
         }
     }
 }

@@ -7,7 +7,6 @@ use core::fmt;
 
 /// Why a committed message could not be read back from the results store.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ResultsError {
     /// The results stream or bucket could not be read (the text says what was being done and NATS's
     /// reason).

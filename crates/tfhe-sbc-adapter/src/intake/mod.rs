@@ -274,8 +274,12 @@ impl Intake {
         }
         // Public-key devices send public-key frames or compact lists (both need only public keys); the
         // others send secret-key frames.
-        let public = matches!(parsed.kind, FrameKind::PublicKey | FrameKind::CompactList);
-        let allowed = public == matches!(device.encryption, DeviceEncryption::PublicKey);
+        let allowed = match (device.encryption, parsed.kind) {
+            (DeviceEncryption::PublicKey, FrameKind::PublicKey | FrameKind::CompactList)
+            | (DeviceEncryption::SecretKey, FrameKind::Seeded | FrameKind::Full) => true,
+            (DeviceEncryption::PublicKey, FrameKind::Seeded | FrameKind::Full)
+            | (DeviceEncryption::SecretKey, FrameKind::PublicKey | FrameKind::CompactList) => false,
+        };
         if !allowed {
             return Err(IntakeError::FrameKindNotAllowed {
                 device_id: header.device_id,

@@ -12,7 +12,6 @@ use tfhe_sbc_core::parameters::{
 
 /// A tfhe-rs 1.8.2 boolean parameter set whose GLWE side is one of our named sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum BooleanSet {
     /// `TFHE_LIB_PARAMETERS` ([`TFHE_LIB_GLWE_1024`]): about 120 bits, small encryption key, so extracted
     /// ciphertexts need a key switch (`super::BooleanBridge`).
@@ -84,7 +83,10 @@ impl BooleanSet {
 
     /// Whether gates take extracted ciphertexts as they are.
     pub const fn is_big_key(self) -> bool {
-        matches!(self.encryption_key_choice(), EncryptionKeyChoice::Big)
+        match self.encryption_key_choice() {
+            EncryptionKeyChoice::Big => true,
+            EncryptionKeyChoice::Small => false,
+        }
     }
 
     /// `k`.

@@ -169,7 +169,10 @@ impl<K: OwnKey> DeviceKeys<K> {
     pub(crate) fn mode(&self, device_id: u64) -> Option<KeyMode> {
         self.route(device_id)
             .ok()
-            .filter(|route| !matches!(route.key, DeviceKey::OtherSet(_)))
+            .filter(|route| match route.key {
+                DeviceKey::Shared | DeviceKey::Own(_) => true,
+                DeviceKey::OtherSet(_) => false,
+            })
             .map(|route| route.mode)
     }
 
@@ -232,9 +235,13 @@ pub(crate) trait OwnKey: Send + Sync + 'static {
 }
 
 /// `OwnKey` for the family `$family`: its seeded key is the material's `$variant`, decompressed by the
-/// seeded key's `$decompress` (the families differ in their key types only).
+/// seeded key's `$decompress` (the families differ in their key types only); `$none`, the material's other
+/// variants, each named (a new one must be placed).
 macro_rules! own_key {
-    ($(#[$doc:meta])* $family:ty: $variant:ident($seeded:ty) => $decompress:ident() -> $decompressed:ty) => {
+    (
+        $(#[$doc:meta])* $family:ty: $variant:ident($seeded:ty) => $decompress:ident() -> $decompressed:ty,
+        none: $none:pat
+    ) => {
         $(#[$doc])*
         impl OwnKey for $family {
             type Seeded = $seeded;
@@ -243,7 +250,7 @@ macro_rules! own_key {
             fn own_key(material: DeviceKeyMaterial) -> Option<Self::Seeded> {
                 match material {
                     DeviceKeyMaterial::$variant(ksk) => Some(ksk),
-                    _ => None,
+                    $none => None,
                 }
             }
 
@@ -256,7 +263,11 @@ macro_rules! own_key {
 
 own_key! {
     /// Per-device boolean keys of `TFHE_LIB_PARAMETERS`: an LWE key switch per bit into the small key.
-    TfheLibKeySwitch: PerDevice(SeededKsk<Self>) => decompress() -> LweKeyswitchKeyOwned<u32>
+    TfheLibKeySwitch: PerDevice(SeededKsk<Self>) => decompress() -> LweKeyswitchKeyOwned<u32>,
+    none: DeviceKeyMaterial::Fleet
+        | DeviceKeyMaterial::PublicKey
+        | DeviceKeyMaterial::IntegerPerDevice(_)
+        | DeviceKeyMaterial::BigKeyPerDevice(_)
 }
 
 /// Per-device integer keys: one GLWE key switch per frame into the client key's GLWE key.
@@ -264,7 +275,11 @@ own_key! {
 pub(crate) struct IntegerGlweSwitch;
 
 own_key! {
-    IntegerGlweSwitch: IntegerPerDevice(SeededGlweKsk<u64>) => spectra() -> GlweKskSpectra
+    IntegerGlweSwitch: IntegerPerDevice(SeededGlweKsk<u64>) => spectra() -> GlweKskSpectra,
+    none: DeviceKeyMaterial::Fleet
+        | DeviceKeyMaterial::PublicKey
+        | DeviceKeyMaterial::PerDevice(_)
+        | DeviceKeyMaterial::BigKeyPerDevice(_)
 }
 
 /// Per-device keys of the big-key boolean sets: one GLWE key switch per frame into the client key's GLWE key.
@@ -272,7 +287,11 @@ own_key! {
 pub(crate) struct BigKeyGlweSwitch;
 
 own_key! {
-    BigKeyGlweSwitch: BigKeyPerDevice(SeededGlweKsk<u32>) => spectra() -> GlweKskSpectra<u32>
+    BigKeyGlweSwitch: BigKeyPerDevice(SeededGlweKsk<u32>) => spectra() -> GlweKskSpectra<u32>,
+    none: DeviceKeyMaterial::Fleet
+        | DeviceKeyMaterial::PublicKey
+        | DeviceKeyMaterial::PerDevice(_)
+        | DeviceKeyMaterial::IntegerPerDevice(_)
 }
 
 /// Registration and removal in a [`DeviceKeys`], whatever its key family: what [`Converter::register`] and

@@ -14,7 +14,6 @@ use tfhe_sbc_device::frame::mac::DeviceCredentials;
 
 /// A device's key material in the cloud, by mode.
 #[derive(Clone, Debug)]
-#[non_exhaustive]
 pub enum DeviceKeyMaterial {
     /// Fleet mode ([`KeyMode::FleetSecretKey`]): nothing of its own; its bits are switched with the server
     /// key's key-switching key.
@@ -98,9 +97,12 @@ pub(crate) fn check_material(device_id: u64, id: ParameterSetId, key: &DeviceKey
         parameter_set: id.0,
     })?;
     let allowed = match (family, key) {
-        (_, DeviceKeyMaterial::Fleet) => true,
-        (_, DeviceKeyMaterial::PublicKey) => true,
-        (SetFamily::Boolean(set), DeviceKeyMaterial::PerDevice(_)) => set == BooleanSet::TfheLib,
+        (SetFamily::Boolean(_) | SetFamily::Integer, DeviceKeyMaterial::Fleet) => true,
+        (SetFamily::Boolean(_) | SetFamily::Integer, DeviceKeyMaterial::PublicKey) => true,
+        (SetFamily::Boolean(set), DeviceKeyMaterial::PerDevice(_)) => match set {
+            BooleanSet::TfheLib => true,
+            BooleanSet::DefaultKsPbs | BooleanSet::ErrorProb2m165KsPbs => false,
+        },
         (SetFamily::Integer, DeviceKeyMaterial::IntegerPerDevice(_)) => true,
         (SetFamily::Boolean(set), DeviceKeyMaterial::BigKeyPerDevice(ksk)) => {
             set.is_big_key()
@@ -141,7 +143,9 @@ impl DeviceRecord {
                 ParameterSetId::DEFAULT_KS_PBS_GLWE_512_K3
             }
             DeviceKeyMaterial::BigKeyPerDevice(_) => ParameterSetId::ERROR_PROB_2M165_KS_PBS_GLWE_1024_K2,
-            _ => TFHE_LIB_GLWE_1024.id(),
+            DeviceKeyMaterial::Fleet | DeviceKeyMaterial::PerDevice(_) | DeviceKeyMaterial::PublicKey => {
+                TFHE_LIB_GLWE_1024.id()
+            }
         };
         Self {
             credentials,

@@ -7,7 +7,6 @@ use super::boolean_parameter_set::BooleanSet;
 /// Why a key, a device registration or a conversion into tfhe-rs values was refused. Every check of
 /// untrusted input ends here, never in a panic.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum InteropError {
     /// A tfhe-rs key's parameters are not the shape of the parameter set it is used with (`k`, `N`, the
     /// key switch's decomposition, the moduli, the encryption key choice).

@@ -119,7 +119,29 @@ pub fn public_key_from_client_key<R: CryptoRng + ?Sized>(
 ) -> Result<Vec<u8>, InteropError> {
     let key = glwe_key_from_client_key(set, client_key).map_err(|e| match e {
         InteropError::BadDeviceKey => InteropError::BadDeviceKey,
-        _ => InteropError::ParameterMismatch,
+        InteropError::ParameterMismatch
+        | InteropError::UnexpectedPbsOrder
+        | InteropError::UnsupportedAtomicPattern
+        | InteropError::BadKeySwitchingKey { .. }
+        | InteropError::UnknownDevice(_)
+        | InteropError::DuplicateDevice(_)
+        | InteropError::WrongKeyId { .. }
+        | InteropError::FrameOfAnotherDevice { .. }
+        | InteropError::DeviceOfAnotherSet { .. }
+        | InteropError::WrongParameterSet { .. }
+        | InteropError::KeyMaterialMismatch { .. }
+        | InteropError::ServerKeyMismatch
+        | InteropError::NoServerKey
+        | InteropError::ServerKeyShape { .. }
+        | InteropError::ClientKeyMismatch
+        | InteropError::NotABigKeySet(_)
+        | InteropError::WrongGlweShape { .. }
+        | InteropError::WrongLweSize { .. }
+        | InteropError::IndexOutOfRange { .. }
+        | InteropError::ReadingsOutOfRange { .. }
+        | InteropError::Encoding(_)
+        | InteropError::ThreadPool
+        | InteropError::CompactListRefused { .. } => InteropError::ParameterMismatch,
     })?;
     let params = set.glwe_parameters();
     let plan = Plan::new(params.polynomial_size().0).map_err(|_| InteropError::ParameterMismatch)?;

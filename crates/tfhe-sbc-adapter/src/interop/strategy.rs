@@ -14,7 +14,6 @@ use tfhe::core_crypto::prelude::{
 /// AVX-512): tfhe-rs's serial key switch 621 ms; `ParIter` 302 ms and `ParKeyswitch` 335 ms on 2 threads;
 /// `Blocked` 344 ms on 1 thread and 176 ms on 2.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum KeySwitchStrategy {
     /// One ciphertext after another on the calling thread (tfhe-rs's `keyswitch_lwe_ciphertext`).
     Serial,

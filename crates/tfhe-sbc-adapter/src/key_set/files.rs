@@ -55,6 +55,10 @@ pub fn read(path: &Path, what: &'static str) -> Result<Zeroizing<Vec<u8>>, KeySe
         path: path.to_owned(),
         source,
     };
+    #[expect(
+        clippy::wildcard_enum_match_arm,
+        reason = "std::io::ErrorKind is #[non_exhaustive]: every kind but NotFound is an I/O error"
+    )]
     let mut file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => KeySetError::Missing {
             path: path.to_owned(),

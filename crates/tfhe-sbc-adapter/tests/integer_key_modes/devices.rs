@@ -51,7 +51,8 @@ pub fn provisioned() -> &'static ProvisionedStore {
         ] {
             let (device, record) = match mode {
                 KeyMode::PerDeviceSecretKey => provision_integer_per_device(&f.client_key, id, KEY_ID, &mut rng),
-                _ => provision_integer_fleet_device(&f.client_key, id, KEY_ID, &mut rng),
+                KeyMode::FleetSecretKey => provision_integer_fleet_device(&f.client_key, id, KEY_ID, &mut rng),
+                KeyMode::PublicKey => unreachable!("no public-key device here"),
             }
             .unwrap();
             assert_eq!((record.parameter_set(), record.mode()), (SET, mode));

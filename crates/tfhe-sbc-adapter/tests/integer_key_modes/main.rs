@@ -211,7 +211,10 @@ fn modes_and_devices_do_not_mix() {
     let store = provisioned().key_store();
     let ksk = |id| match store.get(id).unwrap().key() {
         DeviceKeyMaterial::IntegerPerDevice(k) => k.clone(),
-        _ => unreachable!("{id} is per-device"),
+        DeviceKeyMaterial::Fleet
+        | DeviceKeyMaterial::PerDevice(_)
+        | DeviceKeyMaterial::PublicKey
+        | DeviceKeyMaterial::BigKeyPerDevice(_) => unreachable!("{id} is per-device"),
     };
     let (ksk_a, ksk_b) = (ksk(A), ksk(B));
     assert_ne!(ksk_a.mask_seed(), ksk_b.mask_seed());

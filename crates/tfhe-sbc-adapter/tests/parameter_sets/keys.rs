@@ -49,7 +49,7 @@ pub fn keys(set: BooleanSet) -> &'static Keys {
     match set {
         BooleanSet::DefaultKsPbs => K3.get_or_init(|| Keys::new(set)),
         BooleanSet::ErrorProb2m165KsPbs => K2.get_or_init(|| Keys::new(set)),
-        _ => unreachable!("only the big-key sets"),
+        BooleanSet::TfheLib => unreachable!("only the big-key sets"),
     }
 }
 
@@ -58,7 +58,7 @@ pub fn tag(set: BooleanSet) -> u8 {
     match set {
         BooleanSet::DefaultKsPbs => 2,
         BooleanSet::ErrorProb2m165KsPbs => 3,
-        _ => 1,
+        BooleanSet::TfheLib => 1,
     }
 }
 

@@ -207,7 +207,7 @@ fn send_loop(shared: &Shared, config: &UplinkConfig, stream: &mut TcpStream) -> 
                 debug!("sent frame {sequence} ({} bytes)", bytes.len());
                 shared.lock().stats.bytes_sent += 4 + bytes.len() as u64;
             }
-            other => return other,
+            other @ (Next::Done | Next::Broken(_)) => return other,
         }
     }
 }
@@ -444,7 +444,7 @@ fn handle_ack(state: &mut State, config: &UplinkConfig, position: usize, ack: Ac
             state.progress(now);
             None
         }
-        _ => {
+        AckStatus::UnknownDevice | AckStatus::BadCredentials | AckStatus::NotAllowed | AckStatus::Malformed => {
             state.fatal = Some(UplinkError::Refused {
                 address: address(),
                 ack,

@@ -9,7 +9,6 @@ use tfhe_sbc_device::frame::ack::{Ack, AckStatus};
 /// Why the uplink stopped: something sending again cannot fix. Each message says what to do. The refusals
 /// come only from acknowledgement records that verified under the device's key.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum UplinkError {
     /// The server refused a frame for good.
     Refused {
@@ -77,7 +76,12 @@ impl fmt::Display for UplinkError {
                          (sequence {seq}): the credential file's key mode does not match the key store's record; \
                          issue the device again"
                     ),
-                    _ => write!(
+                    AckStatus::Accepted
+                    | AckStatus::Duplicate
+                    | AckStatus::Busy
+                    | AckStatus::TooOld
+                    | AckStatus::Expired
+                    | AckStatus::Malformed => write!(
                         f,
                         "the server at {address} could not read device {id}'s frame {seq} ({:?}): client and server \
                          must both speak wire format v2 with the same parameter sets; update the older one",
@@ -154,6 +158,12 @@ pub(super) fn unverified_claim(status: AckStatus, device_id: u64) -> String {
              credential file and the server's key_store.bin come from different provisioning runs; use the pair \
              from one key set"
         ),
-        other => format!("it claims {other:?}"),
+        other @ (AckStatus::Accepted
+        | AckStatus::Duplicate
+        | AckStatus::Busy
+        | AckStatus::TooOld
+        | AckStatus::Expired
+        | AckStatus::NotAllowed
+        | AckStatus::Malformed) => format!("it claims {other:?}"),
     }
 }

@@ -36,7 +36,6 @@ pub struct Recovered {
 
 /// Why the outbox cannot be used. Each message names the file or directory and what to do.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum OutboxError {
     /// Reading, writing or listing failed.
     Io {

@@ -39,7 +39,6 @@ impl ParameterSetId {
 /// The distribution of the secret key's coefficients.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[non_exhaustive]
 pub enum KeyDistribution {
     /// Uniform in `{0, 1}` (TFHE, tfhe-rs).
     Binary,

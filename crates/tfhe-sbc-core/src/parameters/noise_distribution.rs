@@ -12,7 +12,6 @@ fn exponent(bits: u32) -> i32 {
 /// standard deviation, bound range) and checks it against the security floor.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[non_exhaustive]
 pub enum NoiseDistribution {
     /// A centered (discretized) Gaussian.
     Gaussian {

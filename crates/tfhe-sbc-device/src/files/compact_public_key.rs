@@ -49,7 +49,6 @@ pub const COMPACT_PUBLIC_KEY_FILE_BYTES: usize =
 
 /// Why a compact public-key file was refused. Every check is on public bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum CompactKeyFileError {
     /// The file does not start with [`COMPACT_PUBLIC_KEY_MAGIC`] (or is shorter than it).
     BadMagic,
@@ -127,7 +126,11 @@ impl From<CompactKeyFileError> for crate::Error {
             },
             CompactKeyFileError::BufferTooSmall => Self::BufferTooSmall,
             CompactKeyFileError::DegenerateKey(defect) => Self::DegeneratePublicKey(defect),
-            _ => Self::BadKeyFile,
+            CompactKeyFileError::BadMagic
+            | CompactKeyFileError::UnsupportedVersion(_)
+            | CompactKeyFileError::UnknownParameters(_)
+            | CompactKeyFileError::ReservedNotZero
+            | CompactKeyFileError::CheckFailed => Self::BadKeyFile,
         }
     }
 }
@@ -255,7 +258,25 @@ pub fn decode_compact_public_key_file(bytes: &[u8]) -> Result<CompactPublicKeyFi
     check_public_key_with_mask(PublicKeyBody::<u64>::LeBytes(mask), PublicKeyBody::LeBytes(body)).map_err(
         |e| match e {
             crate::Error::DegeneratePublicKey(defect) => CompactKeyFileError::DegenerateKey(defect),
-            _ => CompactKeyFileError::CheckFailed,
+            crate::Error::Core(_)
+            | crate::Error::PolynomialSizeMismatch { .. }
+            | crate::Error::UnsupportedGlweDimension(_)
+            | crate::Error::MessageTooLong { .. }
+            | crate::Error::WrongLength { .. }
+            | crate::Error::BufferTooSmall
+            | crate::Error::MessageTooLarge
+            | crate::Error::Entropy
+            | crate::Error::RngFailed
+            | crate::Error::KeyNotSet
+            | crate::Error::NotSeeded
+            | crate::Error::ZigguratNeedsGaussianSet
+            | crate::Error::NoiseOutOfRange
+            | crate::Error::SequenceExhausted
+            | crate::Error::BadKeyFile
+            | crate::Error::ChunkNotInMessage { .. }
+            | crate::Error::PublicKeyOfAnotherKeySet { .. }
+            | crate::Error::UnsupportedReadingWidth(_)
+            | crate::Error::PartialReading { .. } => CompactKeyFileError::CheckFailed,
         },
     )?;
     let mut server_key_fingerprint = [0u8; 32];

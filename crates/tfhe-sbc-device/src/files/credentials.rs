@@ -34,7 +34,6 @@ const HEADER_BYTES: usize = 4 + 1 + 1 + 2 + 8 + 4 + MAC_KEY_BYTES;
 
 /// How a device encrypts, and so what key material it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum KeyMode {
     /// The tfhe-rs `ClientKey`'s GLWE key, shared by the fleet. A stolen device plus the server key
     /// decrypts every device's traffic.

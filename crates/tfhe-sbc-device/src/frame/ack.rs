@@ -98,7 +98,16 @@ impl AckStatus {
 
     /// Whether the frame's sequence number is consumed and the device can forget the frame.
     pub const fn is_acknowledged(self) -> bool {
-        matches!(self, Self::Accepted | Self::Duplicate)
+        match self {
+            Self::Accepted | Self::Duplicate => true,
+            Self::Busy
+            | Self::TooOld
+            | Self::Expired
+            | Self::UnknownDevice
+            | Self::BadCredentials
+            | Self::NotAllowed
+            | Self::Malformed => false,
+        }
     }
 }
 

@@ -35,6 +35,7 @@ use tfhe_sbc_core::tuniform::TUniform;
 
 /// How the device draws its noise.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+// A variant behind feature `ziggurat`: another crate cannot match it exhaustively in every build.
 #[non_exhaustive]
 pub enum NoiseSampling {
     /// Constant-time TUniform: the set's own bound, or for a Gaussian set the smallest bound with at least
@@ -52,6 +53,7 @@ pub enum NoiseSampling {
 /// The noise sampler an encryptor resolved from a parameter set and a [`NoiseSampling`] choice, validated
 /// for a 32-bit torus.
 #[derive(Clone, Copy, Debug, PartialEq)]
+// A variant behind feature `ziggurat`: another crate cannot match it exhaustively in every build.
 #[non_exhaustive]
 pub enum DeviceNoise {
     /// TUniform(b): constant-time.
@@ -81,7 +83,7 @@ impl DeviceNoise {
             (NoiseSampling::ConstantTime, NoiseDistribution::TUniform { bound_log2 }) => {
                 Self::TUniform(TUniform::new(bound_log2)?)
             }
-            (NoiseSampling::ConstantTime, _) => {
+            (NoiseSampling::ConstantTime, NoiseDistribution::Gaussian { .. }) => {
                 Self::TUniform(TUniform::new(distribution.tuniform_bound_at_least(bits))?)
             }
             #[cfg(feature = "ziggurat")]
@@ -89,7 +91,9 @@ impl DeviceNoise {
                 std_dev_scaled: distribution.std_dev_scaled(bits),
             },
             #[cfg(feature = "ziggurat")]
-            (NoiseSampling::Ziggurat, _) => return Err(Error::ZigguratNeedsGaussianSet),
+            (NoiseSampling::Ziggurat, NoiseDistribution::TUniform { .. }) => {
+                return Err(Error::ZigguratNeedsGaussianSet);
+            }
         };
         noise.check(bits)?;
         Ok(noise)
@@ -105,7 +109,7 @@ impl DeviceNoise {
                 noise.check(params.torus_bits())?;
                 Ok(noise)
             }
-            _ => Err(Error::NoiseOutOfRange),
+            NoiseDistribution::Gaussian { .. } => Err(Error::NoiseOutOfRange),
         }
     }
 
@@ -132,7 +136,11 @@ impl DeviceNoise {
 
     /// Whether this sampler runs in time independent of the samples.
     pub fn is_constant_time(&self) -> bool {
-        matches!(self, Self::TUniform(_))
+        match self {
+            Self::TUniform(_) => true,
+            #[cfg(feature = "ziggurat")]
+            Self::Ziggurat { .. } => false,
+        }
     }
 
     /// Adds one noise sample to every element of `out`.

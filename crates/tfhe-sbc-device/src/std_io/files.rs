@@ -12,7 +12,6 @@ use zeroize::Zeroizing;
 
 /// What went wrong with a device file (credentials, counter). Each message names the file and what to do.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum FileError {
     /// Reading or writing failed.
     Io {
@@ -91,7 +90,7 @@ impl std::error::Error for FileError {
         match self {
             Self::Io { source, .. } => Some(source),
             Self::BadCredentials { error, .. } | Self::Message(error) => Some(error),
-            _ => None,
+            Self::BadCounter { .. } | Self::CounterExhausted { .. } | Self::CounterInUse { .. } => None,
         }
     }
 }

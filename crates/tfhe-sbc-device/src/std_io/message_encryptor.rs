@@ -184,7 +184,14 @@ impl MessageEncryptor {
     ) -> Result<Self> {
         let file = decode_compact_public_key_file(compact_public_key_file).map_err(|e| match e {
             CompactKeyFileError::DegenerateKey(defect) => Error::DegeneratePublicKey(defect),
-            _ => Error::BadKeyFile,
+            CompactKeyFileError::BadMagic
+            | CompactKeyFileError::UnsupportedVersion(_)
+            | CompactKeyFileError::UnknownParameters(_)
+            | CompactKeyFileError::ReservedNotZero
+            | CompactKeyFileError::WrongLength { .. }
+            | CompactKeyFileError::CheckFailed
+            | CompactKeyFileError::OtherKeySet { .. }
+            | CompactKeyFileError::BufferTooSmall => Error::BadKeyFile,
         })?;
         let key_id = credentials.credentials.key_id();
         let key = file
@@ -217,11 +224,21 @@ impl MessageEncryptor {
             (KeyMode::PublicKey, 32, 1024, 2) => public_key::<1024, 2, R>(seed, params, key_id, material)?,
             (KeyMode::PublicKey, 64, 2048, 1) => integer_public_key::<R>(seed, params, key_id, material)?,
             (KeyMode::PublicKey, ..) => return Err(Error::UnsupportedGlweDimension(k)),
-            (_, 32, 1024, 1) => secret_key::<1024, 1, R>(seed, params, material)?,
-            (_, 32, 512, 3) => secret_key::<512, 3, R>(seed, params, material)?,
-            (_, 32, 1024, 2) => secret_key::<1024, 2, R>(seed, params, material)?,
-            (_, 64, 2048, 1) => integer::<R>(seed, params, material)?,
-            _ => return Err(Error::UnsupportedGlweDimension(k)),
+            (KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey, 32, 1024, 1) => {
+                secret_key::<1024, 1, R>(seed, params, material)?
+            }
+            (KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey, 32, 512, 3) => {
+                secret_key::<512, 3, R>(seed, params, material)?
+            }
+            (KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey, 32, 1024, 2) => {
+                secret_key::<1024, 2, R>(seed, params, material)?
+            }
+            (KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey, 64, 2048, 1) => {
+                integer::<R>(seed, params, material)?
+            }
+            (KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey, ..) => {
+                return Err(Error::UnsupportedGlweDimension(k));
+            }
         };
         Ok(Self {
             inner,

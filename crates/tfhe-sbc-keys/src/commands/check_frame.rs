@@ -117,12 +117,6 @@ pub fn check_frame(dir: &Path, frame: &[u8], allow_full_frames: bool) -> Result<
                 server.parameters.name()
             );
         }
-        KeySetParameters::Boolean(other) => {
-            println!(
-                "not decrypted: check-frame does not know parameter set {}",
-                other.tfhe_name()
-            );
-        }
     }
     Ok(())
 }

@@ -39,7 +39,26 @@ pub(super) fn check_credentials_file(
         tfhe_sbc_device::Error::WrongLength { expected, found } if found < expected => bad(format!(
             "the credential file is truncated ({found} of {expected} bytes)"
         )),
-        e => bad(format!("not a valid credential file ({e})")),
+        e @ (tfhe_sbc_device::Error::Core(_)
+        | tfhe_sbc_device::Error::PolynomialSizeMismatch { .. }
+        | tfhe_sbc_device::Error::UnsupportedGlweDimension(_)
+        | tfhe_sbc_device::Error::MessageTooLong { .. }
+        | tfhe_sbc_device::Error::WrongLength { .. }
+        | tfhe_sbc_device::Error::BufferTooSmall
+        | tfhe_sbc_device::Error::MessageTooLarge
+        | tfhe_sbc_device::Error::Entropy
+        | tfhe_sbc_device::Error::RngFailed
+        | tfhe_sbc_device::Error::KeyNotSet
+        | tfhe_sbc_device::Error::NotSeeded
+        | tfhe_sbc_device::Error::ZigguratNeedsGaussianSet
+        | tfhe_sbc_device::Error::NoiseOutOfRange
+        | tfhe_sbc_device::Error::SequenceExhausted
+        | tfhe_sbc_device::Error::BadKeyFile
+        | tfhe_sbc_device::Error::ChunkNotInMessage { .. }
+        | tfhe_sbc_device::Error::DegeneratePublicKey(_)
+        | tfhe_sbc_device::Error::PublicKeyOfAnotherKeySet { .. }
+        | tfhe_sbc_device::Error::UnsupportedReadingWidth(_)
+        | tfhe_sbc_device::Error::PartialReading { .. }) => bad(format!("not a valid credential file ({e})")),
     })?;
     let credentials = &decoded.credentials;
     let agrees = decoded.mode == record.mode()

@@ -57,7 +57,7 @@ pub(super) fn boolean_device(
                 .map_err(provisioning)?;
             (file, record)
         }
-        other => {
+        other @ KeyMode::PublicKey => {
             return Err(Error::BadArgument {
                 message: format!("key mode {} is not one this build provisions", other.name()),
             });
@@ -87,7 +87,7 @@ pub(super) fn integer_device(
                 provision_integer_fleet_device(client_key.get(), device_id, key_id, rng).map_err(provisioning)?;
             (secrets, record, KeyMode::FleetSecretKey)
         }
-        other => {
+        other @ KeyMode::PublicKey => {
             return Err(Error::BadArgument {
                 message: format!("key mode {} is not one this build provisions", other.name()),
             });

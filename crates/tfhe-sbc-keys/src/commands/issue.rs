@@ -174,7 +174,7 @@ fn issue_into(
                 seed = Some(made.seed);
                 (made.file, made.record)
             }
-            (_, KeyMode::PublicKey) => {
+            (KeySetParameters::Boolean(_) | KeySetParameters::Integer, KeyMode::PublicKey) => {
                 // One public key for every device of the pass, also when this pass makes it.
                 let public_key = match &new_public_key {
                     Some(made) => Vec::clone(made),
@@ -185,10 +185,12 @@ fn issue_into(
                 };
                 public_key_device(parameters, public_key, device_id, key_id, &mut rng)?
             }
-            (KeySetParameters::Boolean(set), _) => {
+            (KeySetParameters::Boolean(set), KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey) => {
                 boolean_device(dir, &server, set, mode, device_id, key_id, &mut rng)?
             }
-            (KeySetParameters::Integer, _) => integer_device(dir, &server, mode, device_id, key_id, &mut rng)?,
+            (KeySetParameters::Integer, KeyMode::FleetSecretKey | KeyMode::PerDeviceSecretKey) => {
+                integer_device(dir, &server, mode, device_id, key_id, &mut rng)?
+            }
         };
         issued.push((device_id, credentials_file, seed, record, started.elapsed()));
     }
@@ -310,7 +312,6 @@ fn issue_into(
                 KeyMode::PerDeviceSecretKey => "its own secret key",
                 KeyMode::FleetSecretKey => "the client key's GLWE key (shared by the fleet)",
                 KeyMode::PublicKey => "the public key (nothing that decrypts)",
-                _ => "its key",
             }
         );
         if dev {

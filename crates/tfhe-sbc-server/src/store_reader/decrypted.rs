@@ -24,7 +24,10 @@ pub(super) fn integer_contents(
         .and_then(|input| input.header().format_of_readings())
         .unwrap_or_default();
     for input in &inputs {
-        compact |= matches!(input, IntegerInput::CompactList(_));
+        compact |= match input {
+            IntegerInput::Frame(_) => false,
+            IntegerInput::CompactList(_) => true,
+        };
         let readings = keyed.convert(input).map_err(|e| e.to_string())?;
         widths.push(readings.bits().bits());
         let decrypted = readings.decrypt(client_key);
@@ -70,7 +73,13 @@ pub(super) fn boolean_contents<C: Converter<Unit = Messages, Output = Vec<tfhe::
     let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
     Ok(match format {
         ReadingFormat::Bytes => format!("{bits} bits ({} bytes): {}", bytes.len(), hex.join(" ")),
-        readings => format!(
+        readings @ (ReadingFormat::U8
+        | ReadingFormat::I8
+        | ReadingFormat::U16
+        | ReadingFormat::I16
+        | ReadingFormat::U32
+        | ReadingFormat::I32
+        | ReadingFormat::F32) => format!(
             "{bits} bits ({} bytes), {} {readings} readings: {}",
             bytes.len(),
             bytes.len() / readings.reading_bytes(),

@@ -214,7 +214,43 @@ impl Worker {
                 Stored::NotAdmitted => match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                     Ok(()) => ledger.store(chunk),
                     Err(IntakeError::Replayed { .. }) => Stored::Before,
-                    Err(e) => {
+                    Err(
+                        e @ (IntakeError::Truncated { .. }
+                        | IntakeError::MalformedHeader(_)
+                        | IntakeError::BadMagic(_)
+                        | IntakeError::UnsupportedVersion(_)
+                        | IntakeError::UnknownReadingFormat(_)
+                        | IntakeError::UnknownFrameKind(_)
+                        | IntakeError::FrameKindNotAllowed { .. }
+                        | IntakeError::FullFrameRejected
+                        | IntakeError::UnknownParameterSet(_)
+                        | IntakeError::UnsupportedParameterSet(_)
+                        | IntakeError::UnsupportedXof(_)
+                        | IntakeError::UnsupportedBodyBits { .. }
+                        | IntakeError::NonZeroBodyPadding
+                        | IntakeError::UnsupportedReadingWidth(_)
+                        | IntakeError::ReadingFormatWidth { .. }
+                        | IntakeError::PartialReadings { .. }
+                        | IntakeError::ZeroChunkCount
+                        | IntakeError::ChunkIndexOutOfRange { .. }
+                        | IntakeError::TooManyChunks { .. }
+                        | IntakeError::InconsistentMessageLength { .. }
+                        | IntakeError::SequenceOutOfRange { .. }
+                        | IntakeError::WrongFrameLength { .. }
+                        | IntakeError::UnknownDevice(_)
+                        | IntakeError::WrongKeyId { .. }
+                        | IntakeError::BadMac { .. }
+                        | IntakeError::TooOld { .. }
+                        | IntakeError::MessageMismatch { .. }
+                        | IntakeError::DuplicateChunk { .. }
+                        | IntakeError::TooManyOpenMessagesForDevice { .. }
+                        | IntakeError::TooManyOpenMessages { .. }
+                        | IntakeError::MessageExpired { .. }
+                        | IntakeError::FrameTooLarge { .. }
+                        | IntakeError::TruncatedStream
+                        | IntakeError::Io(_)
+                        | IntakeError::DuplicateDevice(_)),
+                    ) => {
                         // A refusal read from a replica that lags the gateway's admission would dead-letter
                         // an acknowledged frame: the verdict stands only if the ledger it was read from is
                         // still the latest, shown by writing it back unchanged at its revision.
@@ -230,7 +266,7 @@ impl Worker {
                         }
                     }
                 },
-                other => other,
+                other @ (Stored::Now { .. } | Stored::Before | Stored::Forgotten | Stored::OtherFrame) => other,
             };
             let completed = match stored {
                 Stored::Now { completed } => completed,

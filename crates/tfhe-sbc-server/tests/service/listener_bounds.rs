@@ -195,7 +195,13 @@ fn a_flood_of_one_device_is_answered_busy_and_every_accepted_frame_is_converted(
                 accepted.insert(header_of(frame).unwrap().message_id);
             }
             AckStatus::Busy => busy += 1,
-            other => panic!("sequence {}: {other:?}", ack.sequence),
+            other @ (AckStatus::Duplicate
+            | AckStatus::TooOld
+            | AckStatus::Expired
+            | AckStatus::UnknownDevice
+            | AckStatus::BadCredentials
+            | AckStatus::NotAllowed
+            | AckStatus::Malformed) => panic!("sequence {}: {other:?}", ack.sequence),
         }
     }
     writer.join().unwrap();

@@ -48,7 +48,7 @@ pub(crate) fn standard_client_key<'a>(
     let shortint: &tfhe::shortint::ClientKey = integer.as_ref();
     match &shortint.atomic_pattern {
         AtomicPatternClientKey::Standard(ap) => Ok((ap, parameters)),
-        _ => Err(InteropError::UnsupportedAtomicPattern),
+        AtomicPatternClientKey::KeySwitch32(_) => Err(InteropError::UnsupportedAtomicPattern),
     }
 }
 
