@@ -63,6 +63,16 @@ pkgdir="$CARGO_TARGET_DIR/package"
 
 p_args() { for c in "$@"; do printf -- '-p\n%s\n' "$c"; done; }
 
+# Cargo verifies a crate against its siblings' packages through a local registry, and extracts each package
+# under $CARGO_HOME/registry/src/<local id>/<crate>-<version>/ once: an extraction left by an earlier run of
+# the same version is used again as it was, whatever the crate holds now (a device crate built against a core
+# package from before a change failed to compile here). Our crates are not on crates.io, so every such
+# extraction and cached .crate of theirs is a local one: removed before packaging.
+for c in "${DEVICE_SIDE[@]}" "${SERVER_SIDE[@]}"; do
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$c-$version" \
+        "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/"$c-$version.crate"
+done
+
 # `--allow-dirty`: a developer's tree has work in progress; CI's is clean and packages the same files.
 echo "== (a) cargo package (verified): ${DEVICE_SIDE[*]}"
 mapfile -t args < <(p_args "${DEVICE_SIDE[@]}")
