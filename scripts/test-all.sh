@@ -24,8 +24,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Each step prints the time since the start, so that a CI log shows where the minutes go.
-step() { printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
+# Each step prints the time since the start, so that a CI log shows where the minutes go,
+# and the CPU time (user and system) its finished commands used so far: with two cores, a step whose CPU grows
+# by less than twice its seconds left a core idle.
+# cpu_seconds: cutime and cstime (fields 16-17 of /proc/$$/stat, this shell's even inside a command
+# substitution, where `times` would report the subshell's): its finished children's user and system time.
+TICKS=$(getconf CLK_TCK)
+cpu_seconds() { local st; read -ra st < /proc/$$/stat; echo $(((st[15] + st[16]) / TICKS)); }
+step() { printf '\n==> [%4d s] [cpu %4d s] %s\n' "$SECONDS" "$(cpu_seconds)" "$*"; }
 
 # A CI run builds once from scratch: incremental caches only cost disk there (gigabytes with tfhe-rs).
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
@@ -109,7 +115,7 @@ lane_failed() {
     exit 1
   fi
 }
-step() { lane_failed; printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
+step() { lane_failed; printf '\n==> [%4d s] [cpu %4d s] %s\n' "$SECONDS" "$(cpu_seconds)" "$*"; }
 cargo test --workspace --all-features
 
 # Fuzzing (scripts/fuzz.sh: 60 s on the authenticated v2 intake, in fuzz/'s own build directory) from here

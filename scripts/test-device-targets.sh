@@ -25,7 +25,13 @@ cd "$(dirname "$0")/.."
 
 # TEST_ALL_SECONDS: test-all.sh's clock when it started this lane, so that both lanes' step lines share it.
 SECONDS=${TEST_ALL_SECONDS:-0}
-step() { printf '\n==> [%4d s] %s\n' "$SECONDS" "$*"; }
+# Each step prints that clock and the CPU time (user and system) its finished commands used so far: with two
+# cores, a step whose CPU grows by less than twice its seconds left a core idle.
+# cpu_seconds: cutime and cstime (fields 16-17 of /proc/$$/stat, this shell's even inside a command
+# substitution, where `times` would report the subshell's): its finished children's user and system time.
+TICKS=$(getconf CLK_TCK)
+cpu_seconds() { local st; read -ra st < /proc/$$/stat; echo $(((st[15] + st[16]) / TICKS)); }
+step() { printf '\n==> [%4d s] [cpu %4d s] %s\n' "$SECONDS" "$(cpu_seconds)" "$*"; }
 
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # The steps below that name no build directory of their own (the firmware scripts, cargo hack) build here,
