@@ -74,43 +74,11 @@ pub fn ack_for<T>(frame: &[u8], result: &Result<T, IntakeError>) -> Ack {
             status: status_for(error),
             device_id,
             sequence,
-            detail: match error {
-                IntakeError::TooOld { lowest_acceptable, .. } => *lowest_acceptable,
-                IntakeError::Replayed { .. }
-                | IntakeError::TooManyOpenMessages { .. }
-                | IntakeError::TooManyOpenMessagesForDevice { .. }
-                | IntakeError::MessageExpired { .. }
-                | IntakeError::UnknownDevice(_)
-                | IntakeError::BadMac { .. }
-                | IntakeError::WrongKeyId { .. }
-                | IntakeError::FrameKindNotAllowed { .. }
-                | IntakeError::FullFrameRejected
-                | IntakeError::UnknownParameterSet(_)
-                | IntakeError::UnsupportedParameterSet(_)
-                | IntakeError::TooManyChunks { .. }
-                | IntakeError::Truncated { .. }
-                | IntakeError::MalformedHeader(_)
-                | IntakeError::BadMagic(_)
-                | IntakeError::UnsupportedVersion(_)
-                | IntakeError::UnknownReadingFormat(_)
-                | IntakeError::UnknownFrameKind(_)
-                | IntakeError::UnsupportedXof(_)
-                | IntakeError::UnsupportedBodyBits { .. }
-                | IntakeError::NonZeroBodyPadding
-                | IntakeError::UnsupportedReadingWidth(_)
-                | IntakeError::ReadingFormatWidth { .. }
-                | IntakeError::PartialReadings { .. }
-                | IntakeError::ZeroChunkCount
-                | IntakeError::ChunkIndexOutOfRange { .. }
-                | IntakeError::InconsistentMessageLength { .. }
-                | IntakeError::SequenceOutOfRange { .. }
-                | IntakeError::WrongFrameLength { .. }
-                | IntakeError::MessageMismatch { .. }
-                | IntakeError::DuplicateChunk { .. }
-                | IntakeError::FrameTooLarge { .. }
-                | IntakeError::TruncatedStream
-                | IntakeError::Io(_)
-                | IntakeError::DuplicateDevice(_) => 0,
+            // Only "too old" carries a detail: the lowest number the device may use next.
+            detail: if let IntakeError::TooOld { lowest_acceptable, .. } = error {
+                *lowest_acceptable
+            } else {
+                0
             },
         },
     }

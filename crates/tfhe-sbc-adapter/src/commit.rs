@@ -326,44 +326,9 @@ impl DeviceLedger {
         }
         match self.window.check(0, chunk.sequence, chunk.tag) {
             // Admitted, and its message no longer in the ledger: stored in full.
-            Err(IntakeError::Replayed { .. }) => Stored::Before,
-            Err(
-                IntakeError::Truncated { .. }
-                | IntakeError::MalformedHeader(_)
-                | IntakeError::BadMagic(_)
-                | IntakeError::UnsupportedVersion(_)
-                | IntakeError::UnknownReadingFormat(_)
-                | IntakeError::UnknownFrameKind(_)
-                | IntakeError::FrameKindNotAllowed { .. }
-                | IntakeError::FullFrameRejected
-                | IntakeError::UnknownParameterSet(_)
-                | IntakeError::UnsupportedParameterSet(_)
-                | IntakeError::UnsupportedXof(_)
-                | IntakeError::UnsupportedBodyBits { .. }
-                | IntakeError::NonZeroBodyPadding
-                | IntakeError::UnsupportedReadingWidth(_)
-                | IntakeError::ReadingFormatWidth { .. }
-                | IntakeError::PartialReadings { .. }
-                | IntakeError::ZeroChunkCount
-                | IntakeError::ChunkIndexOutOfRange { .. }
-                | IntakeError::TooManyChunks { .. }
-                | IntakeError::InconsistentMessageLength { .. }
-                | IntakeError::SequenceOutOfRange { .. }
-                | IntakeError::WrongFrameLength { .. }
-                | IntakeError::UnknownDevice(_)
-                | IntakeError::WrongKeyId { .. }
-                | IntakeError::BadMac { .. }
-                | IntakeError::TooOld { .. }
-                | IntakeError::MessageMismatch { .. }
-                | IntakeError::DuplicateChunk { .. }
-                | IntakeError::TooManyOpenMessagesForDevice { .. }
-                | IntakeError::TooManyOpenMessages { .. }
-                | IntakeError::MessageExpired { .. }
-                | IntakeError::FrameTooLarge { .. }
-                | IntakeError::TruncatedStream
-                | IntakeError::Io(_)
-                | IntakeError::DuplicateDevice(_),
-            ) => Stored::Forgotten,
+            Err(e) if e.is_replay() => Stored::Before,
+            // Refused for any other reason: its message's ledger entry is gone, and the number with it.
+            Err(_) => Stored::Forgotten,
             Ok(()) => Stored::NotAdmitted,
         }
     }

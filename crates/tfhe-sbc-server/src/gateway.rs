@@ -255,44 +255,8 @@ impl Gateway {
             }
             match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                 Ok(()) => {}
-                Err(IntakeError::Replayed { .. }) => return Ok(true),
-                Err(
-                    e @ (IntakeError::Truncated { .. }
-                    | IntakeError::MalformedHeader(_)
-                    | IntakeError::BadMagic(_)
-                    | IntakeError::UnsupportedVersion(_)
-                    | IntakeError::UnknownReadingFormat(_)
-                    | IntakeError::UnknownFrameKind(_)
-                    | IntakeError::FrameKindNotAllowed { .. }
-                    | IntakeError::FullFrameRejected
-                    | IntakeError::UnknownParameterSet(_)
-                    | IntakeError::UnsupportedParameterSet(_)
-                    | IntakeError::UnsupportedXof(_)
-                    | IntakeError::UnsupportedBodyBits { .. }
-                    | IntakeError::NonZeroBodyPadding
-                    | IntakeError::UnsupportedReadingWidth(_)
-                    | IntakeError::ReadingFormatWidth { .. }
-                    | IntakeError::PartialReadings { .. }
-                    | IntakeError::ZeroChunkCount
-                    | IntakeError::ChunkIndexOutOfRange { .. }
-                    | IntakeError::TooManyChunks { .. }
-                    | IntakeError::InconsistentMessageLength { .. }
-                    | IntakeError::SequenceOutOfRange { .. }
-                    | IntakeError::WrongFrameLength { .. }
-                    | IntakeError::UnknownDevice(_)
-                    | IntakeError::WrongKeyId { .. }
-                    | IntakeError::BadMac { .. }
-                    | IntakeError::TooOld { .. }
-                    | IntakeError::MessageMismatch { .. }
-                    | IntakeError::DuplicateChunk { .. }
-                    | IntakeError::TooManyOpenMessagesForDevice { .. }
-                    | IntakeError::TooManyOpenMessages { .. }
-                    | IntakeError::MessageExpired { .. }
-                    | IntakeError::FrameTooLarge { .. }
-                    | IntakeError::TruncatedStream
-                    | IntakeError::Io(_)
-                    | IntakeError::DuplicateDevice(_)),
-                ) => {
+                Err(e) if e.is_replay() => return Ok(true),
+                Err(e) => {
                     if ledger.window.tag(chunk.sequence).is_some() {
                         // Admitted under the number: another frame (the ledger's tag check).
                         metrics::counter!("tsbc_counter_went_back_total").increment(1);

@@ -83,47 +83,16 @@ fn intake_of(keys: &[PathBuf]) -> Result<Intake, String> {
         if let Some(warning) = development_warning(&store, &path) {
             tracing::warn!("{warning}");
         }
-        store.register_into(&mut intake).map_err(|e| match e {
-            IntakeError::DuplicateDevice(id) => format!(
-                "device {id} of {} is also in another key set given to --keys: device ids must differ between the \
-                 key sets one service serves",
-                path.display()
-            ),
-            e @ (IntakeError::Truncated { .. }
-            | IntakeError::MalformedHeader(_)
-            | IntakeError::BadMagic(_)
-            | IntakeError::UnsupportedVersion(_)
-            | IntakeError::UnknownReadingFormat(_)
-            | IntakeError::UnknownFrameKind(_)
-            | IntakeError::FrameKindNotAllowed { .. }
-            | IntakeError::FullFrameRejected
-            | IntakeError::UnknownParameterSet(_)
-            | IntakeError::UnsupportedParameterSet(_)
-            | IntakeError::UnsupportedXof(_)
-            | IntakeError::UnsupportedBodyBits { .. }
-            | IntakeError::NonZeroBodyPadding
-            | IntakeError::UnsupportedReadingWidth(_)
-            | IntakeError::ReadingFormatWidth { .. }
-            | IntakeError::PartialReadings { .. }
-            | IntakeError::ZeroChunkCount
-            | IntakeError::ChunkIndexOutOfRange { .. }
-            | IntakeError::TooManyChunks { .. }
-            | IntakeError::InconsistentMessageLength { .. }
-            | IntakeError::SequenceOutOfRange { .. }
-            | IntakeError::WrongFrameLength { .. }
-            | IntakeError::UnknownDevice(_)
-            | IntakeError::WrongKeyId { .. }
-            | IntakeError::BadMac { .. }
-            | IntakeError::Replayed { .. }
-            | IntakeError::TooOld { .. }
-            | IntakeError::MessageMismatch { .. }
-            | IntakeError::DuplicateChunk { .. }
-            | IntakeError::TooManyOpenMessagesForDevice { .. }
-            | IntakeError::TooManyOpenMessages { .. }
-            | IntakeError::MessageExpired { .. }
-            | IntakeError::FrameTooLarge { .. }
-            | IntakeError::TruncatedStream
-            | IntakeError::Io(_)) => format!("{}: {e}", path.display()),
+        store.register_into(&mut intake).map_err(|e| {
+            if let IntakeError::DuplicateDevice(id) = e {
+                format!(
+                    "device {id} of {} is also in another key set given to --keys: device ids must differ between \
+                     the key sets one service serves",
+                    path.display()
+                )
+            } else {
+                format!("{}: {e}", path.display())
+            }
         })?;
     }
     Ok(intake)

@@ -228,6 +228,16 @@ pub enum IntakeError {
     DuplicateDevice(u64),
 }
 
+impl IntakeError {
+    /// Whether this is the frame accepted before under its number ([`IntakeError::Replayed`]): a resend,
+    /// answered "duplicate" ([`crate::ack::status_for`], where every variant has its answer). The question
+    /// the gateway, the workers and the commit ledger ask of a refusal; any other refusal is handled alike
+    /// by each of them.
+    pub fn is_replay(&self) -> bool {
+        matches!(self, Self::Replayed { .. })
+    }
+}
+
 impl fmt::Display for IntakeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

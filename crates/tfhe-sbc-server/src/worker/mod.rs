@@ -38,7 +38,6 @@ use crate::ledger_watermark::{LedgerWatermark, Mark, Reading};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tfhe_sbc_adapter::IntakeError;
 use tfhe_sbc_adapter::commit::{ChunkId, DeviceLedger, Stored};
 use tfhe_sbc_adapter::intake::Intake;
 use tfhe_sbc_adapter::replay::FrameTag;
@@ -213,44 +212,8 @@ impl Worker {
                 }
                 Stored::NotAdmitted => match ledger.admit(device_id, chunk, &self.topology.ledger_limits) {
                     Ok(()) => ledger.store(chunk),
-                    Err(IntakeError::Replayed { .. }) => Stored::Before,
-                    Err(
-                        e @ (IntakeError::Truncated { .. }
-                        | IntakeError::MalformedHeader(_)
-                        | IntakeError::BadMagic(_)
-                        | IntakeError::UnsupportedVersion(_)
-                        | IntakeError::UnknownReadingFormat(_)
-                        | IntakeError::UnknownFrameKind(_)
-                        | IntakeError::FrameKindNotAllowed { .. }
-                        | IntakeError::FullFrameRejected
-                        | IntakeError::UnknownParameterSet(_)
-                        | IntakeError::UnsupportedParameterSet(_)
-                        | IntakeError::UnsupportedXof(_)
-                        | IntakeError::UnsupportedBodyBits { .. }
-                        | IntakeError::NonZeroBodyPadding
-                        | IntakeError::UnsupportedReadingWidth(_)
-                        | IntakeError::ReadingFormatWidth { .. }
-                        | IntakeError::PartialReadings { .. }
-                        | IntakeError::ZeroChunkCount
-                        | IntakeError::ChunkIndexOutOfRange { .. }
-                        | IntakeError::TooManyChunks { .. }
-                        | IntakeError::InconsistentMessageLength { .. }
-                        | IntakeError::SequenceOutOfRange { .. }
-                        | IntakeError::WrongFrameLength { .. }
-                        | IntakeError::UnknownDevice(_)
-                        | IntakeError::WrongKeyId { .. }
-                        | IntakeError::BadMac { .. }
-                        | IntakeError::TooOld { .. }
-                        | IntakeError::MessageMismatch { .. }
-                        | IntakeError::DuplicateChunk { .. }
-                        | IntakeError::TooManyOpenMessagesForDevice { .. }
-                        | IntakeError::TooManyOpenMessages { .. }
-                        | IntakeError::MessageExpired { .. }
-                        | IntakeError::FrameTooLarge { .. }
-                        | IntakeError::TruncatedStream
-                        | IntakeError::Io(_)
-                        | IntakeError::DuplicateDevice(_)),
-                    ) => {
+                    Err(e) if e.is_replay() => Stored::Before,
+                    Err(e) => {
                         // A refusal read from a replica that lags the gateway's admission would dead-letter
                         // an acknowledged frame: the verdict stands only if the ledger it was read from is
                         // still the latest, shown by writing it back unchanged at its revision.
