@@ -34,9 +34,10 @@
 //! an entry written back, [`crate::ledger_watermark::Mark::fingerprint`]): both processes then refuse the
 //! device and raise `tsbc_ledger_fork_total`.
 //!
-//! A record that does not verify, of a device the key store does not list, or in a message that is not a
-//! whole number of records is dropped and counted (`tsbc_watermark_refused_total`, one warning at most every
-//! 10 s): a client of NATS can delay or drop marks but not raise a watermark, which would only make the
+//! A record that does not verify under its device's key, or in a message that is not a whole number of
+//! records, is dropped and counted (`tsbc_watermark_refused_total`, one warning at most every 10 s). A
+//! record of a device this process does not serve (another key set, served by other processes of the
+//! deployment) is skipped and counted apart (`tsbc_watermark_other_devices_total`), without a warning: a client of NATS can delay or drop marks but not raise a watermark, which would only make the
 //! roles answer "busy". The exchange has a NATS connection of its own whose subscriptions hold at most 64
 //! messages (a flood past that is dropped by NATS for this process, and the 10 s publications send lost
 //! marks again).
@@ -156,16 +157,34 @@ pub fn push_record(message: &mut Vec<u8>, key: &MacKey, device_id: u64, mark: Ma
     message.extend_from_slice(&key.tag(&tagged_mark(&body)));
 }
 
+/// What [`open_records`] made of a message.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Opened {
+    /// The marks whose tags verify under their devices' keys.
+    pub marks: Vec<(u64, Mark)>,
+    /// Records of a device this process serves that do not verify (or a message that is not whole
+    /// records): written by something other than the service.
+    pub refused: usize,
+    /// Well-formed records of devices this process does not serve (another key set of the deployment,
+    /// served by other processes): none of its business, and no sign of an attack.
+    pub other_devices: usize,
+}
+
 /// The marks of a `message` whose tags verify under their devices' keys (`key_of`: `None` for a device
-/// the key store does not list), and how many records were refused. A message that is not 1 to
-/// [`RECORDS_PER_MESSAGE`] whole records is refused whole.
-pub fn open_records<'k>(message: &[u8], key_of: impl Fn(u64) -> Option<&'k MacKey>) -> (Vec<(u64, Mark)>, usize) {
+/// the key store does not list). A message that is not 1 to [`RECORDS_PER_MESSAGE`] whole records is
+/// refused whole.
+pub fn open_records<'k>(message: &[u8], key_of: impl Fn(u64) -> Option<&'k MacKey>) -> Opened {
     let records = message.len() / RECORD_BYTES;
     if !message.len().is_multiple_of(RECORD_BYTES) || records == 0 || records > RECORDS_PER_MESSAGE {
-        return (Vec::new(), records.max(1));
+        return Opened {
+            marks: Vec::new(),
+            refused: records.max(1),
+            other_devices: 0,
+        };
     }
     let mut marks = Vec::with_capacity(records);
     let mut refused = 0;
+    let mut other_devices = 0;
     for record in message.chunks_exact(RECORD_BYTES) {
         let (body, tag) = record.split_at(BODY_BYTES);
         let body: &[u8; BODY_BYTES] = body.try_into().unwrap_or(&[0; BODY_BYTES]);
@@ -178,7 +197,11 @@ pub fn open_records<'k>(message: &[u8], key_of: impl Fn(u64) -> Option<&'k MacKe
             1 => Some(Some(highest)),
             _ => None,
         };
-        let verified = key_of(device_id).is_some_and(|key| key.verify(&tagged_mark(body), tag));
+        let Some(key) = key_of(device_id) else {
+            other_devices += 1;
+            continue;
+        };
+        let verified = key.verify(&tagged_mark(body), tag);
         match highest {
             Some(highest) if verified => marks.push((
                 device_id,
@@ -191,7 +214,11 @@ pub fn open_records<'k>(message: &[u8], key_of: impl Fn(u64) -> Option<&'k MacKe
             _ => refused += 1,
         }
     }
-    (marks, refused)
+    Opened {
+        marks,
+        refused,
+        other_devices,
+    }
 }
 
 /// One process's side of the exchange: the watermarks it publishes from and merges into (its gateway's and
@@ -376,9 +403,16 @@ impl Gossip {
     /// Merges the verified marks of `message` into every watermark of the process; how many were merged
     /// and how many refused.
     fn merge(&self, message: &[u8]) -> (usize, usize) {
-        let (marks, refused) = open_records(message, |device| self.intake.mac_key(device));
+        let Opened {
+            marks,
+            refused,
+            other_devices,
+        } = open_records(message, |device| self.intake.mac_key(device));
         if refused > 0 {
             metrics::counter!("tsbc_watermark_refused_total").increment(refused as u64);
+        }
+        if other_devices > 0 {
+            metrics::counter!("tsbc_watermark_other_devices_total").increment(other_devices as u64);
         }
         for &(device_id, mark) in &marks {
             for watermark in &self.watermarks {
@@ -578,32 +612,41 @@ mod tests {
         push_record(&mut message, &k1, 1, mark(7, Some(u64::MAX - 1)));
         push_record(&mut message, &k2, 2, mark(3, None));
         assert_eq!(message.len(), 2 * RECORD_BYTES);
+        let opened = |marks, refused, other_devices| Opened {
+            marks,
+            refused,
+            other_devices,
+        };
         assert_eq!(
             open_records(&message, key_of),
-            (vec![(1, mark(7, Some(u64::MAX - 1))), (2, mark(3, None))], 0)
+            opened(vec![(1, mark(7, Some(u64::MAX - 1))), (2, mark(3, None))], 0, 0)
         );
-        // Under another device's key, of an unlisted device, any byte changed: refused, the rest kept.
+        // Under another device's key: refused. Of a device this process does not serve: skipped, counted
+        // apart (another key set's), not refused.
         let mut forged = Vec::new();
         push_record(&mut forged, &k2, 1, mark(9, Some(9)));
         push_record(&mut forged, &k1, 3, mark(9, Some(9)));
-        assert_eq!(open_records(&forged, key_of), (vec![], 2));
+        assert_eq!(open_records(&forged, key_of), opened(vec![], 1, 1));
+        // Any byte changed: that record refused (or, if the change names another device, skipped), the
+        // other kept.
         for i in 0..RECORD_BYTES {
             let mut changed = message.clone();
             changed[i] ^= 1;
+            let (refused, other_devices) = if i < 8 { (0, 1) } else { (1, 0) };
             assert_eq!(
                 open_records(&changed, key_of),
-                (vec![(2, mark(3, None))], 1),
+                opened(vec![(2, mark(3, None))], refused, other_devices),
                 "byte {i}"
             );
         }
         // Not whole records, none, too many: refused whole.
-        assert_eq!(open_records(&message[..RECORD_BYTES + 1], key_of).0, vec![]);
-        assert_eq!(open_records(&[], key_of), (vec![], 1));
+        assert_eq!(open_records(&message[..RECORD_BYTES + 1], key_of).marks, vec![]);
+        assert_eq!(open_records(&[], key_of), opened(vec![], 1, 0));
         let many: Vec<u8> = message[..RECORD_BYTES].repeat(RECORDS_PER_MESSAGE + 1);
-        assert_eq!(open_records(&many, key_of).0, vec![]);
+        assert_eq!(open_records(&many, key_of).marks, vec![]);
         assert_eq!(
             open_records(&message[..RECORD_BYTES].repeat(RECORDS_PER_MESSAGE), key_of)
-                .0
+                .marks
                 .len(),
             RECORDS_PER_MESSAGE
         );

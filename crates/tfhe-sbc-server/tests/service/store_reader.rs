@@ -141,6 +141,19 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
         Stdio::null(),
         "",
     );
+    // A second gateway of the same deployment that serves the integer set only (its devices' own entry
+    // point): the first process's marks of the boolean devices are none of its business, and no sign of an
+    // attack (no "do not authenticate"). A gateway only: workers take every set's frames from one consumer,
+    // so every worker serves every key set (docs/operations.md).
+    let second_log = root.path().join("second.log");
+    let (_second, _) = Server::start_with(
+        &integer,
+        &nats.url(),
+        &root.path().join("second-address"),
+        &["--role", "gateway"],
+        Stdio::from(std::fs::File::create(&second_log).unwrap()),
+        "",
+    );
 
     // The integer set: one message of one frame per meter, a second of two frames (300 readings) from the
     // fleet meter, and a compact list.
@@ -215,6 +228,13 @@ fn read_lists_each_key_sets_messages_decrypted_and_the_other_sets_as_such() {
         }
     });
     let sent_at = started.elapsed();
+    // The marks of every write reach the second process within 100 ms (and all of them every 10 s).
+    std::thread::sleep(Duration::from_secs(2));
+    let second = std::fs::read_to_string(&second_log).unwrap();
+    assert!(
+        !second.contains("do not authenticate"),
+        "a process serving one key set called the marks of another set's devices forged:\n{second}"
+    );
 
     for (keys, ours) in &sets {
         let theirs: Vec<&Sent> = sets
