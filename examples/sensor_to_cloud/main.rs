@@ -21,6 +21,7 @@ use devices::DeviceReport;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
+use std::io::IsTerminal;
 use std::net::TcpListener;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -134,7 +135,12 @@ fn main() {
     // Trusted party: tfhe-rs keys, then each device's credentials.
     let spinner =
         ProgressBar::new_spinner().with_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap());
-    spinner.set_message(format!("[trusted party] generating tfhe-rs boolean keys ({set:?})"));
+    let message = format!("[trusted party] generating tfhe-rs boolean keys ({set:?})");
+    // indicatif draws only on a terminal: to a log or a pipe, the step as one line.
+    if !std::io::stderr().is_terminal() {
+        eprintln!("{message} ...");
+    }
+    spinner.set_message(message);
     spinner.enable_steady_tick(Duration::from_millis(100));
     let t = Instant::now();
     let mut os = tfhe_sbc_device::csprng::seeding::from_os_entropy().unwrap();
@@ -242,6 +248,9 @@ fn main() {
     let bar = ProgressBar::new(readings_total as u64).with_style(
         ProgressStyle::with_template("[adapter] tfhe-rs gates {bar:30} {pos}/{len} readings {elapsed}").unwrap(),
     );
+    if !std::io::stderr().is_terminal() {
+        eprintln!("[adapter] tfhe-rs gates on {readings_total} readings ...");
+    }
     let t = Instant::now();
     let above: Vec<Ciphertext> = all_bits
         .par_chunks_exact(8)

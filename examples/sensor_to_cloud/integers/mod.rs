@@ -24,6 +24,7 @@ use meter::{MeterKey, Provisioned, Sent, run_meter};
 use rand_core::{Rng, SeedableRng};
 pub use report::{Answer, JobReport, MeterReport};
 use std::collections::HashMap;
+use std::io::IsTerminal;
 use std::net::TcpListener;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
@@ -366,8 +367,12 @@ pub fn run(config: &JobConfig) -> JobReport {
     }
 }
 
-/// A spinner on standard error for one long step, with its elapsed time (drawn only on a terminal).
+/// A spinner on standard error for one long step, with its elapsed time (drawn only on a terminal; to a
+/// log or a pipe, the step's message as one line, so that a redirected run still shows where it is).
 fn step(message: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        eprintln!("{message} ...");
+    }
     let spinner = ProgressBar::new_spinner()
         .with_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("a valid template"));
     spinner.set_message(message.to_owned());

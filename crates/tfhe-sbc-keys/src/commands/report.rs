@@ -2,6 +2,7 @@
 
 use crate::{KeySetParameters, parameters_name};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
 use std::time::Duration;
 use tfhe_sbc_adapter::interop::big_key::BooleanSet;
 use tfhe_sbc_core::parameters::MESSAGE_2_CARRY_2_TUNIFORM_2M128;
@@ -52,8 +53,12 @@ pub(super) fn describe_key_set(parameters: KeySetParameters) -> String {
     }
 }
 
-/// A spinner showing `message` and the time elapsed, until it is finished.
+/// A spinner showing `message` and the time elapsed, until it is finished. indicatif draws only on a
+/// terminal: to a log or a pipe, `message` is written as one line instead.
 pub(super) fn spinner(message: String) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        eprintln!("{message} ...");
+    }
     let spinner = ProgressBar::new_spinner();
     spinner.set_style(
         ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -63,9 +68,12 @@ pub(super) fn spinner(message: String) -> ProgressBar {
     spinner
 }
 
-/// A bar of `length` steps showing `message`, the count and the time left, until it is finished (hidden
-/// when standard error is not a terminal, as indicatif does).
+/// A bar of `length` steps showing `message`, the count and the time left, until it is finished (on a
+/// terminal; to a log or a pipe, `message` as one line).
 pub(super) fn bar(length: u64, message: String) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        eprintln!("{message} ...");
+    }
     let bar = ProgressBar::new(length);
     bar.set_style(
         ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} {elapsed} (left {eta})")

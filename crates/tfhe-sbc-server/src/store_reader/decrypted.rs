@@ -40,11 +40,15 @@ pub(super) fn integer_contents(
     Ok(match format {
         ReadingFormat::Bytes | ReadingFormat::U8 | ReadingFormat::U16 | ReadingFormat::U32 => {
             let numbers: Vec<String> = values.iter().map(u64::to_string).collect();
-            format!("{} readings ({width}-bit{kind}): {}", values.len(), numbers.join(" "))
+            format!(
+                "{} ({width}-bit{kind}): {}",
+                readings(values.len(), ""),
+                numbers.join(" ")
+            )
         }
         ReadingFormat::I8 | ReadingFormat::I16 | ReadingFormat::I32 | ReadingFormat::F32 => format!(
-            "{} {format} readings ({width}-bit{kind}): {}",
-            values.len(),
+            "{} ({width}-bit{kind}): {}",
+            readings(values.len(), &format!("{format} ")),
             format.display(&bytes)
         ),
     })
@@ -73,17 +77,35 @@ pub(super) fn boolean_contents<C: Converter<Unit = Messages, Output = Vec<tfhe::
     let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
     Ok(match format {
         ReadingFormat::Bytes => format!("{bits} bits ({} bytes): {}", bytes.len(), hex.join(" ")),
-        readings @ (ReadingFormat::U8
+        ReadingFormat::U8
         | ReadingFormat::I8
         | ReadingFormat::U16
         | ReadingFormat::I16
         | ReadingFormat::U32
         | ReadingFormat::I32
-        | ReadingFormat::F32) => format!(
-            "{bits} bits ({} bytes), {} {readings} readings: {}",
+        | ReadingFormat::F32 => format!(
+            "{bits} bits ({} bytes), {}: {}",
             bytes.len(),
-            bytes.len() / readings.reading_bytes(),
-            readings.display(&bytes)
+            readings(bytes.len() / format.reading_bytes(), &format!("{format} ")),
+            format.display(&bytes)
         ),
     })
+}
+
+/// "1 f32 reading", "3 f32 readings": `count` readings of the `format ` given ("" for none).
+fn readings(count: usize, format: &str) -> String {
+    let plural = if count == 1 { "" } else { "s" };
+    format!("{count} {format}reading{plural}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readings;
+
+    #[test]
+    fn one_reading_is_singular() {
+        assert_eq!(readings(1, "f32 "), "1 f32 reading");
+        assert_eq!(readings(3, "f32 "), "3 f32 readings");
+        assert_eq!(readings(0, ""), "0 readings");
+    }
 }
