@@ -30,6 +30,12 @@ pub use options::NatsConnection;
 use std::time::Duration;
 use tracing::{info, warn};
 
+/// The subject prefix under which the service's connections receive their replies: `<prefix>.inbox`
+/// (`tsbc.inbox` by default), inside the service's own subjects ([`NatsConnection::connect`]).
+pub fn inbox_prefix(prefix: &str) -> String {
+    format!("{prefix}.inbox")
+}
+
 impl NatsConnection {
     /// The options of one connection attempt: credentials, TLS, no retry of the first connection, then
     /// reconnection without limit, every server and client error logged.
@@ -37,9 +43,11 @@ impl NatsConnection {
         &self,
         authentication: &Authentication,
         subscription_capacity: usize,
+        inbox_prefix: &str,
     ) -> Result<ConnectOptions, NatsConnectError> {
         let mut options = ConnectOptions::new()
             .subscription_capacity(subscription_capacity)
+            .custom_inbox_prefix(inbox_prefix)
             .connection_timeout(Duration::from_secs(5))
             .max_reconnects(None)
             .event_callback(|event| async move { log_event(&event) });
@@ -78,8 +86,17 @@ impl NatsConnection {
     /// Connects to the NATS server(s) `urls` (comma-separated): fails at once, with the cause named, on a
     /// refused authorization, an authentication or a TLS error; tries an unreachable server again for
     /// `--nats-connect-patience` seconds.
-    pub async fn connect(&self, urls: &str) -> Result<async_nats::Client, NatsConnectError> {
-        self.connect_with(urls, DEFAULT_SUBSCRIPTION_CAPACITY).await
+    ///
+    /// Every reply this connection waits for (JetStream's acknowledgements of publications, its API's
+    /// answers, the messages a pull consumer delivers) comes to a subject under `inbox_prefix` (the
+    /// service's `<prefix>.inbox`, [`inbox_prefix`]), not under NATS's shared `_INBOX.`: such a reply is
+    /// not authenticated, so whoever may publish to the inbox can forge it (a PubAck for a frame never
+    /// stored: "accepted", the frame lost). Users of other request-reply applications on the same NATS
+    /// commonly may publish to `_INBOX.>`; no user may publish under the service's inbox
+    /// (`docs/operations.md`).
+    pub async fn connect(&self, urls: &str, inbox_prefix: &str) -> Result<async_nats::Client, NatsConnectError> {
+        self.connect_with(urls, DEFAULT_SUBSCRIPTION_CAPACITY, inbox_prefix)
+            .await
     }
 
     /// [`NatsConnection::connect`] with at most `subscription_capacity` messages waiting in each of the
@@ -88,6 +105,7 @@ impl NatsConnection {
         &self,
         urls: &str,
         subscription_capacity: usize,
+        inbox_prefix: &str,
     ) -> Result<async_nats::Client, NatsConnectError> {
         let mut servers = Vec::new();
         for url in urls.split(',').map(str::trim) {
@@ -113,7 +131,9 @@ impl NatsConnection {
         let deadline = tokio::time::Instant::now() + patience;
         let mut pause = Duration::from_millis(250);
         loop {
-            let options = self.options(&authentication, subscription_capacity).await?;
+            let options = self
+                .options(&authentication, subscription_capacity, inbox_prefix)
+                .await?;
             let error = match options.connect(addresses.clone()).await {
                 Ok(client) => {
                     info!("connected to NATS at {urls}");

@@ -114,9 +114,10 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
                 .map_err(|e| format!("cannot serve metrics on {address}: {e}"))?;
             info!("metrics on http://{address}/metrics");
         }
+        let inbox = crate::nats_connection::inbox_prefix(&options.topology.prefix);
         let client = options
             .connection
-            .connect(options.nats)
+            .connect(options.nats, &inbox)
             .await
             .map_err(|e| e.to_string())?;
         let mut tasks = tokio::task::JoinSet::new();
@@ -152,7 +153,7 @@ pub fn run(options: ServiceOptions<'_>) -> Result<(), String> {
         // knows where the others saw it.
         let gossip_client = options
             .connection
-            .connect_with(options.nats, watermark_gossip::SUBSCRIPTION_CAPACITY)
+            .connect_with(options.nats, watermark_gossip::SUBSCRIPTION_CAPACITY, &inbox)
             .await
             .map_err(|e| e.to_string())?;
         let gossip = Gossip::new(

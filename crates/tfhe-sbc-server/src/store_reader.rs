@@ -210,7 +210,12 @@ async fn list<C: Converter>(
         .collect();
     let keyed = KeyedIntake::new(IntakeConfig::default(), store, converter).map_err(|e| e.to_string())?;
     let patience = Duration::from_secs(args.read_timeout.max(1));
-    let client = args.connection.connect(&args.nats).await.map_err(|e| e.to_string())?;
+    let inbox = crate::nats_connection::inbox_prefix(tfhe_sbc_adapter::results::DEFAULT_PREFIX);
+    let client = args
+        .connection
+        .connect(&args.nats, &inbox)
+        .await
+        .map_err(|e| e.to_string())?;
     let js = jetstream::new(client.clone());
     let reader = within(
         patience,

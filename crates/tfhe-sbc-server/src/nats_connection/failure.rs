@@ -92,7 +92,8 @@ pub(super) async fn every_cause(
     let mut unreachable = Vec::new();
     for (address, name) in servers {
         let options = connection
-            .options(authentication, DEFAULT_SUBSCRIPTION_CAPACITY)
+            // A probe that makes no request: the inbox it would receive replies on does not matter.
+            .options(authentication, DEFAULT_SUBSCRIPTION_CAPACITY, "_INBOX")
             .await?;
         match options.connect(address.clone()).await {
             Ok(client) => {

@@ -182,7 +182,7 @@ pub const ROLE_ACCOUNTS: &str = r#"accounts {
             "$JS.API.DIRECT.GET.KV_tsbc-results.>", "$JS.API.STREAM.MSG.GET.KV_tsbc-results",
             "tsbc.frames.>", "tsbc.watermark.>"
           ] }
-          subscribe: { allow: ["_INBOX.>", "tsbc.watermark.>"] }
+          subscribe: { allow: ["tsbc.inbox.>", "tsbc.watermark.>"] }
       } }
       { user: worker, password: "pw-of-worker", permissions: {
           publish: { allow: [
@@ -201,7 +201,7 @@ pub const ROLE_ACCOUNTS: &str = r#"accounts {
             "$KV.tsbc-devices.>", "$KV.tsbc-results.>",
             "tsbc.results.>", "tsbc.dead.>", "tsbc.watermark.>"
           ] }
-          subscribe: { allow: ["_INBOX.>", "tsbc.watermark.>"] }
+          subscribe: { allow: ["tsbc.inbox.>", "tsbc.watermark.>"] }
       } }
       { user: reader, password: "pw-of-reader", permissions: {
           publish: { allow: [
@@ -212,7 +212,7 @@ pub const ROLE_ACCOUNTS: &str = r#"accounts {
             "$JS.API.CONSUMER.MSG.NEXT.TSBC_RESULTS.*", "$JS.API.CONSUMER.DELETE.TSBC_RESULTS.*",
             "$JS.API.DIRECT.GET.KV_tsbc-results.>", "$JS.API.STREAM.MSG.GET.KV_tsbc-results"
           ] }
-          subscribe: { allow: ["_INBOX.>"] }
+          subscribe: { allow: ["tsbc.inbox.>"] }
       } }
     ]
   }

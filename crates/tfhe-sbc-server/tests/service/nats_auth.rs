@@ -25,6 +25,7 @@ use crate::common;
 use crate::common::process::RoleProcess;
 use crate::common::service::{Meter, Server, integer_key_set, readings, send_until_acknowledged};
 use crate::nats_secure::{Pki, ROLE_ACCOUNTS, SecureNats, nkey_user};
+use futures_util::StreamExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -302,8 +303,27 @@ fn an_unreachable_server_is_named_after_the_patience() {
 #[test]
 fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
     let _one_file_at_a_time = common::file_group::enter(module_path!());
-    let nats = SecureNats::start(ROLE_ACCOUNTS);
+    // The documented users, and an observer with the rights an attack used against the shared inbox: it
+    // may read the frames stream's subject and publish to `_INBOX.>` (as users of other request-reply
+    // applications on the same NATS commonly may), which let it forge JetStream's PubAck to the gateway
+    // while the roles' replies came to `_INBOX.` ("accepted" for a frame never stored).
+    let accounts = ROLE_ACCOUNTS.replacen(
+        "    users: [\n",
+        "    users: [\n      { user: observer, password: \"pw-of-observer\", permissions: { publish: { allow: \
+         [\"_INBOX.>\"] }, subscribe: { allow: [\"tsbc.frames.>\"] } } }\n",
+        1,
+    );
+    assert_ne!(accounts, ROLE_ACCOUNTS);
+    let nats = SecureNats::start(&accounts);
     let dir = tempfile::tempdir().unwrap();
+    let runtime = common::service::runtime();
+    let mut observed = runtime.block_on(async {
+        let client = async_nats::ConnectOptions::with_user_and_password("observer".into(), "pw-of-observer".into())
+            .connect(nats.url())
+            .await
+            .unwrap();
+        client.subscribe("tsbc.frames.>").await.unwrap()
+    });
     let worker_password = secret_file(dir.path(), "worker.pw", "pw-of-worker");
     let gateway_password = secret_file(dir.path(), "gateway.pw", "pw-of-gateway");
     let args: Vec<String> = [
@@ -328,9 +348,22 @@ fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
         &[],
         "warn",
     );
-    // The reader's user: the announcement in TSBC_RESULTS and the stored frame in tsbc-results.
-    let stored = common::service::runtime().block_on(async {
+    // The gateway's publication, as the observer saw it: its PubAck is awaited under the service's inbox
+    // (`tsbc.inbox.`), where no user may publish, not under `_INBOX.`, where the observer may.
+    let published = runtime
+        .block_on(async { tokio::time::timeout(Duration::from_secs(10), observed.next()).await })
+        .expect("the observer saw no frame within 10 s")
+        .expect("the observer's subscription ended");
+    let reply = published.reply.map(|r| r.to_string()).unwrap_or_default();
+    assert!(
+        reply.starts_with("tsbc.inbox."),
+        "the gateway awaits its PubAck on {reply:?}, where a user with _INBOX.> rights can forge it"
+    );
+    // The reader's user: the announcement in TSBC_RESULTS and the stored frame in tsbc-results (replies
+    // under the service's inbox, the only one its user may subscribe to).
+    let stored = runtime.block_on(async {
         let client = async_nats::ConnectOptions::with_user_and_password("reader".into(), "pw-of-reader".into())
+            .custom_inbox_prefix("tsbc.inbox")
             .connect(nats.url())
             .await
             .unwrap();
