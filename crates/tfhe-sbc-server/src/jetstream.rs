@@ -86,6 +86,10 @@ impl Default for Topology {
 /// The workers' shared durable consumer.
 pub const WORKERS_CONSUMER: &str = "workers";
 
+/// How many pull requests the workers' consumer holds at once: NATS's default (a consumer made without
+/// one gets 512), named so that a consumer changed to hold fewer is seen and set back.
+pub const WORKERS_MAX_WAITING: i64 = 512;
+
 /// Handles on everything the roles use.
 pub struct Handles {
     /// The JetStream context.
@@ -236,22 +240,82 @@ impl Topology {
             ack_wait: self.ack_wait,
             max_deliver: self.max_deliver,
             max_ack_pending: self.max_ack_pending,
+            max_waiting: WORKERS_MAX_WAITING,
             ..Default::default()
         }
     }
 
     /// Whether `config`, the consumer as JetStream holds it, is the workers' ([`Self::workers_config`]):
-    /// every frame of the stream, explicit acknowledgements, this role's limits. A NATS user with the
-    /// workers' rights can change it (a filter that matches nothing, or one delivery: an independent attack
-    /// had acknowledged messages never announced that way).
+    /// every frame of the stream, whole, explicit acknowledgements, this role's limits, nothing that limits
+    /// or pauses a pull. A NATS user with the workers' rights can change it: an independent attack had
+    /// acknowledged messages never announced with a filter that matches nothing or one delivery, and (on
+    /// the check that compared only those) with `headers_only` (the workers got empty bodies),
+    /// `max_batch: 1` or `max_expires: 1ms` (pulls refused). Every field is named, so that a field a new
+    /// async-nats adds must be judged here: those that cannot lose or delay a frame are ignored, each
+    /// with its reason.
     pub fn is_workers_config(&self, config: &consumer::Config) -> bool {
-        config.filter_subject.is_empty()
-            && config.filter_subjects.is_empty()
-            && config.deliver_policy == consumer::DeliverPolicy::All
-            && config.ack_policy == consumer::AckPolicy::Explicit
-            && config.ack_wait == self.ack_wait
-            && config.max_deliver == self.max_deliver
-            && config.max_ack_pending == self.max_ack_pending
+        let consumer::Config {
+            // Names and labels: how the consumer is called, not what it delivers.
+            deliver_subject,
+            durable_name: _,
+            name: _,
+            description: _,
+            metadata: _,
+            deliver_group,
+            deliver_policy,
+            ack_policy,
+            ack_wait,
+            max_deliver,
+            filter_subject,
+            filter_subjects,
+            replay_policy,
+            rate_limit,
+            // Push consumers' sampling of acknowledgement times for advisories: delivers the same.
+            sample_frequency: _,
+            max_waiting,
+            max_ack_pending,
+            headers_only,
+            flow_control,
+            idle_heartbeat,
+            max_batch,
+            max_bytes,
+            max_expires,
+            inactive_threshold,
+            // The consumer's replicas: 0 (the stream's) is what the workers create; a user that lowers it
+            // weakens the consumer's durability, which NATS's own view of the cluster shows.
+            num_replicas: _,
+            memory_storage,
+            backoff,
+            priority_policy,
+            priority_groups,
+            // Only with a priority policy, which must be none.
+            priority_timeout: _,
+            pause_until,
+        } = config;
+        deliver_subject.is_none()
+            && deliver_group.is_none()
+            && filter_subject.is_empty()
+            && filter_subjects.is_empty()
+            && *deliver_policy == consumer::DeliverPolicy::All
+            && *ack_policy == consumer::AckPolicy::Explicit
+            && *ack_wait == self.ack_wait
+            && *max_deliver == self.max_deliver
+            && *replay_policy == consumer::ReplayPolicy::Instant
+            && *rate_limit == 0
+            && *max_waiting == WORKERS_MAX_WAITING
+            && *max_ack_pending == self.max_ack_pending
+            && !headers_only
+            && !flow_control
+            && idle_heartbeat.is_zero()
+            && *max_batch == 0
+            && *max_bytes == 0
+            && max_expires.is_zero()
+            && inactive_threshold.is_zero()
+            && !memory_storage
+            && backoff.is_empty()
+            && *priority_policy == consumer::PriorityPolicy::None
+            && priority_groups.is_empty()
+            && pause_until.is_none()
     }
 
     /// The workers' durable pull consumer (created if missing, set back to [`Self::workers_config`] if

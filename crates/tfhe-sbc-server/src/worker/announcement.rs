@@ -44,7 +44,11 @@ impl Worker {
         for device_id in devices {
             match self.announce_pending(device_id).await {
                 Ok(n) => announced += n,
-                Err(e) => warn!(device = device_id, "worker: repair pass passed over the device: {e}"),
+                // Per device, and a client of NATS can write junk under every device's key: limited.
+                Err(e) => crate::log_rate::warn_limited!(
+                    device = device_id,
+                    "worker: repair pass passed over the device: {e}"
+                ),
             }
         }
         self.counts.repaired.fetch_add(announced, Ordering::Relaxed);

@@ -48,6 +48,7 @@ impl Worker {
                 }
             };
             let mut lag_measured = Instant::now();
+            let mut pull_failed = false;
             // Up to `frames_in_flight` frames at once: each one's work is JetStream round trips, so frames of
             // different devices overlap their waits (two of one device conflict and redo, as two workers'
             // would). The pull asks for more only while fewer are in hand.
@@ -59,8 +60,11 @@ impl Worker {
                     next = frames.next(), if in_flight.len() < self.topology.frames_in_flight.max(1) => match next {
                         Some(Ok(message)) => in_flight.push(self.handle(message)),
                         Some(Err(e)) => {
-                            warn!("worker: pull ended: {e}");
-                            break;
+                            // A consumer changed to refuse the workers' pulls ends every pull at once: the
+                            // line is limited, and the configuration checked before the next pull.
+                            crate::log_rate::warn_limited!("worker: pull ended: {e}");
+                            lag_measured = Instant::now() - Duration::from_secs(2);
+                            pull_failed = true;
                         }
                         None => break,
                     },
@@ -68,7 +72,11 @@ impl Worker {
                     () = tokio::time::sleep_until((lag_measured + Duration::from_secs(2)).into()) => {}
                 }
                 // Consumer lag (frames not yet delivered, and delivered but unacknowledged) and the consumer's
-                // configuration (set back if something changed it), every 2 s.
+                // configuration (set back if something changed it), every 2 s, and at once after a failed
+                // pull or a delivery without its frame.
+                if self.consumer_suspect.swap(false, Ordering::Relaxed) {
+                    lag_measured = Instant::now() - Duration::from_secs(2);
+                }
                 if lag_measured.elapsed() >= Duration::from_secs(2) {
                     lag_measured = Instant::now();
                     if let Ok(info) = consumer.info().await {
@@ -86,10 +94,16 @@ impl Worker {
                         }
                     }
                 }
+                if pull_failed {
+                    break;
+                }
             }
             // The frames in hand are finished before the next pull (each ends acknowledged or left for
             // redelivery).
             while in_flight.next().await.is_some() {}
+            if pull_failed {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
         }
     }
 
@@ -100,6 +114,24 @@ impl Worker {
         if delivered > 1 {
             self.counts.redeliveries.fetch_add(1, Ordering::Relaxed);
             metrics::counter!("tsbc_worker_redeliveries_total").increment(1);
+        }
+        // A delivery without its frame: the consumer was set to deliver headers only (JetStream then says
+        // the body's size in `Nats-Msg-Size`). The frame is in the stream; left for redelivery once the
+        // consumer is set back, never dead-lettered as bytes that are not a frame (an acknowledged message
+        // would be lost: an independent attack).
+        if message
+            .headers
+            .as_ref()
+            .is_some_and(|headers| headers.get("Nats-Msg-Size").is_some())
+        {
+            metrics::counter!("tsbc_worker_headers_only_total").increment(1);
+            crate::log_rate::warn_limited!(
+                "worker: a delivery without its frame (the workers' consumer set to headers only?): left for \
+                 redelivery, the consumer checked"
+            );
+            self.consumer_suspect.store(true, Ordering::Relaxed);
+            let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
+            return;
         }
         let outcome = match self.commit(&message.payload, delivered).await {
             Ok(outcome) => outcome,

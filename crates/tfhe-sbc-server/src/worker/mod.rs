@@ -100,6 +100,8 @@ pub struct Worker {
     intake: Arc<Intake>,
     counts: Arc<WorkerCounts>,
     watermark: Arc<LedgerWatermark>,
+    /// Set by a delivery that came without its frame: the consumer's configuration is checked at once.
+    consumer_suspect: std::sync::atomic::AtomicBool,
 }
 
 impl Worker {
@@ -118,6 +120,7 @@ impl Worker {
             intake,
             counts,
             watermark,
+            consumer_suspect: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

@@ -119,12 +119,16 @@ fn a_full_dead_letter_stream_and_a_junk_flood_neither_stop_the_workers_nor_flood
     );
 }
 
-/// The workers' consumer changed by a client of NATS with the workers' rights (a filter matching nothing,
-/// one delivery) while the service runs: a worker sets it back, and an acknowledged message is announced.
-/// Found by the same attack: 4 acknowledged messages left in the frames stream, never announced, and a
-/// restarted worker kept the changed consumer.
+/// The workers' consumer changed by a client of NATS with the workers' rights while the service runs: a
+/// worker sets it back, and every acknowledged message is announced. Found by the same attack (a filter
+/// matching nothing, one delivery: 4 acknowledged messages never announced) and, on the check that compared
+/// only those fields, by a fifth (headers only: the workers dead-lettered empty bodies of acknowledged
+/// frames, lost for good; `max_batch: 1` or `max_expires: 1ms`: pulls refused, 4 of 12 messages left
+/// unannounced, and a "pull ended" line 8,000 times a second). Each change in turn, two messages after
+/// each, on one service.
 #[test]
 fn a_changed_workers_consumer_is_set_back_and_acknowledged_messages_are_announced() {
+    use async_nats::jetstream::consumer::{AckPolicy, pull::Config};
     let _one_file_at_a_time = common::file_group::enter(module_path!());
     let root = tempfile::tempdir().unwrap();
     let keys: PathBuf = root.path().join("keys");
@@ -139,56 +143,108 @@ fn a_changed_workers_consumer_is_set_back_and_acknowledged_messages_are_announce
         std::process::Stdio::from(std::fs::File::create(&log).unwrap()),
         "export RUST_LOG=warn;",
     );
-    let runtime = common::service::runtime();
-    runtime.block_on(async {
-        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
-        let frames = js.get_stream("TSBC_FRAMES").await.unwrap();
-        frames
-            .update_consumer(async_nats::jetstream::consumer::pull::Config {
-                durable_name: Some("workers".into()),
+    let workers = Config {
+        durable_name: Some("workers".into()),
+        ack_policy: AckPolicy::Explicit,
+        ack_wait: Duration::from_secs(30),
+        max_ack_pending: 1024,
+        max_deliver: -1,
+        ..Default::default()
+    };
+    let changes: [(&str, Config); 4] = [
+        (
+            "a filter matching nothing, one delivery",
+            Config {
                 filter_subject: "tsbc.frames.999".into(),
-                ack_policy: async_nats::jetstream::consumer::AckPolicy::Explicit,
                 max_deliver: 1,
-                ack_wait: Duration::from_secs(30),
-                max_ack_pending: 1024,
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-    });
+                ..workers.clone()
+            },
+        ),
+        (
+            "headers only",
+            Config {
+                headers_only: true,
+                ..workers.clone()
+            },
+        ),
+        (
+            "one message per pull",
+            Config {
+                max_batch: 1,
+                ..workers.clone()
+            },
+        ),
+        (
+            "pulls that expire in 1 ms",
+            Config {
+                max_expires: Duration::from_millis(1),
+                ..workers.clone()
+            },
+        ),
+    ];
+    let runtime = common::service::runtime();
     let (device, _) = METERS[0];
     let mut meter = Meter::new(&keys, device, 0);
     let mut sent = 0;
-    for m in 0..4 {
-        for frame in meter.message(&readings(device, m)) {
-            assert_eq!(
-                send_until_acknowledged(&address, &frame, meter.credentials.mac_key()),
-                AckStatus::Accepted
-            );
-        }
-        sent += 1;
-    }
-    let (announced, filter, max_deliver) = runtime.block_on(async {
-        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let mut results = js.get_stream("TSBC_RESULTS").await.unwrap();
-            let count = results.info().await.unwrap().state.messages;
-            if count >= sent || Instant::now() > deadline {
-                let frames = js.get_stream("TSBC_FRAMES").await.unwrap();
-                let mut consumer: async_nats::jetstream::consumer::PullConsumer =
-                    frames.get_consumer("workers").await.unwrap();
-                let config = consumer.info().await.unwrap().config.clone();
-                break (count, config.filter_subject, config.max_deliver);
+    for (change, config) in changes {
+        runtime.block_on(async {
+            let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+            let frames = js.get_stream("TSBC_FRAMES").await.unwrap();
+            frames.update_consumer(config).await.unwrap();
+        });
+        for _ in 0..2 {
+            for frame in meter.message(&readings(device, sent)) {
+                assert_eq!(
+                    send_until_acknowledged(&address, &frame, meter.credentials.mac_key()),
+                    AckStatus::Accepted,
+                    "{change}"
+                );
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            sent += 1;
         }
-    });
+        let (announced, config) = runtime.block_on(async {
+            let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let mut results = js.get_stream("TSBC_RESULTS").await.unwrap();
+                let count = results.info().await.unwrap().state.messages;
+                if count >= sent || Instant::now() > deadline {
+                    let frames = js.get_stream("TSBC_FRAMES").await.unwrap();
+                    let mut consumer: async_nats::jetstream::consumer::PullConsumer =
+                        frames.get_consumer("workers").await.unwrap();
+                    break (count, consumer.info().await.unwrap().config.clone());
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            announced >= sent,
+            "{change}: {announced} of {sent} acknowledged messages announced within 60 s of the consumer's \
+             change; log:\n{text}"
+        );
+        assert_eq!(
+            (
+                config.filter_subject.as_str(),
+                config.max_deliver,
+                config.headers_only,
+                config.max_batch,
+                config.max_expires
+            ),
+            ("", -1, false, 0, Duration::ZERO),
+            "{change}: the consumer set back"
+        );
+    }
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        announced >= sent,
-        "{announced} of {sent} acknowledged messages announced within 60 s of the consumer's change; log:\n{text}"
-    );
-    assert_eq!((filter.as_str(), max_deliver), ("", -1), "the consumer set back");
     assert!(text.contains("set back"), "the change is logged:\n{text}");
+    assert!(
+        !text.contains("dead-lettered"),
+        "an acknowledged frame was dead-lettered:\n{text}"
+    );
+    let lines = text.lines().count();
+    assert!(
+        lines <= 60,
+        "{lines} log lines for four changes of the consumer:\n{}",
+        text.lines().take(40).collect::<Vec<_>>().join("\n")
+    );
 }
