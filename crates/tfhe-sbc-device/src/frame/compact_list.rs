@@ -17,7 +17,8 @@
 //! | `message_length` | the message's reading bytes, a multiple of the width's bytes |
 //!
 //! The payload's length follows from the header: [`compact_list_payload_bytes`] of the chunk's reading
-//! bytes, `211 + 8 (2048 + 2 b) + 16 b / w` for `b` reading bytes of `w`-byte readings.
+//! bytes, `211 + 8 (2048 + 2 b) + 16 b / w` for `b >= 1` reading bytes of `w`-byte readings; 211 for
+//! `b = 0` (an empty message: a list with no value and no bin, a 274-byte frame).
 
 use crate::frame::header::{FrameHeader, FrameKind, HEADER_BYTES};
 use crate::frame::mac::TAG_BYTES;
