@@ -104,7 +104,7 @@ def tuniform_variance(b):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--keys", required=True)
-    ap.add_argument("--boolean-keys")
+    ap.add_argument("--boolean-keys", action="append", default=[], help="a boolean key set (sets 1 to 3)")
     ap.add_argument("--device", type=int)
     ap.add_argument("--frame", action="append", default=[])
     ap.add_argument("--counting-stream", help="length-delimited frames, frame i one u8 reading i mod 256")
@@ -325,19 +325,21 @@ def main():
         check(u64(q, 32) == n and binary(words(q, 40, n)), "plain set: GLWE key at payload offset 40")
         check(q[24008] == 0 and q[24009] == 0 and len(q) == 31400, "plain set: no compact private key (byte 24009 = 0), payload 31,400 B")
 
-    if args.boolean_keys:
-        bd = args.boolean_keys
+    # docs/key-files.md: set -> (n, k, N, ks_level)
+    boolean_sets = {1: (630, 1, 1024, 8), 2: (739, 3, 512, 4), 3: (770, 2, 1024, 5)}
+    for bd in args.boolean_keys:
         bs = envelope(f"{bd}/server_key.bin", 2)
         bc = envelope(f"{bd}/client_key.bin", 1)
-        check(bs["set"] == 1 == bc["set"], "boolean set 1 (TFHE_LIB_PARAMETERS) in both envelopes")
-        bfp = boolean_fingerprint(bs["payload"], 1024, 1, 8, 630)
-        check(bfp == bs["fingerprint"] == bc["fingerprint"], f"boolean fingerprint {bfp.hex()[:16]}.. recomputed")
+        check(bs["set"] == bc["set"] and bs["set"] in boolean_sets, f"{bd}: boolean set {bs['set']} in both envelopes")
+        bn, bk, bN, bl = boolean_sets[bs["set"]]
+        bfp = boolean_fingerprint(bs["payload"], bN, bk, bl, bn)
+        check(bfp == bs["fingerprint"] == bc["fingerprint"], f"{bd}: boolean fingerprint {bfp.hex()[:16]}.. recomputed")
         q = bc["payload"]
-        check(u32(q, 0) == 0 and u32(q, 4) == 0 and u64(q, 8) == 630, "boolean client key: LWE key, 630 words at 16")
-        check(binary(struct.unpack_from("<630I", q, 16)), "boolean LWE key words (u32) are 0 or 1")
-        o = 16 + 4 * 630
-        check(u32(q, o) == 0 and u64(q, o + 4) == 1024, f"boolean GLWE key: 1024 words at payload offset {o + 12}")
-        check(binary(struct.unpack_from("<1024I", q, o + 12)), "boolean GLWE key words (u32) are 0 or 1")
+        check(u32(q, 0) == 0 and u32(q, 4) == 0 and u64(q, 8) == bn, f"{bd}: LWE key, {bn} words at payload offset 16")
+        check(binary(struct.unpack_from("<%dI" % bn, q, 16)), f"{bd}: LWE key words (u32) are 0 or 1")
+        o = 16 + 4 * bn
+        check(u32(q, o) == 0 and u64(q, o + 4) == bk * bN, f"{bd}: GLWE key, {bk * bN} words at payload offset {o + 12}")
+        check(binary(struct.unpack_from("<%dI" % (bk * bN), q, o + 12)), f"{bd}: GLWE key words (u32) are 0 or 1")
 
     print(f"{len(FAILURES)} failure(s)")
     return 1 if FAILURES else 0

@@ -23,7 +23,9 @@ client="$bins/tfhe-sbc-client"
 "$keys" issue --dir lists --device-id 10 --mode compact-list >/dev/null 2>&1
 "$keys" issue --dir lists --device-id 11 --mode fleet >/dev/null 2>&1
 "$keys" init --dir plain --parameters integer --key-id 7 >/dev/null 2>&1
-"$keys" init --dir bool --parameters tfhe-lib --key-id 1 >/dev/null 2>&1
+for set in tfhe-lib ks-pbs-512 ks-pbs-1024; do
+    "$keys" init --dir "$set" --parameters "$set" --key-id 1 >/dev/null 2>&1
+done
 mkdir frames
 
 # send NAME FORMAT BATCH READINGS...: one message through the client, captured as frames/NAME.frame.
@@ -56,4 +58,5 @@ if [ -z "${TSBC_DOCS_CHECK_NO_CARGO:-}" ]; then
     frames+=(--frame frames/empty-u8.frame= --frame frames/u8-5.frame=0,1,2,127,255
              --frame frames/u32-3.frame=0,0xdeadbeef,0xffffffff --counting-stream frames/u8-1-x400.stream)
 fi
-python3 "$here/check.py" --keys lists --device 10 --fleet-device 11 --plain-keys plain --boolean-keys bool "${frames[@]}"
+python3 "$here/check.py" --keys lists --device 10 --fleet-device 11 --plain-keys plain \
+    --boolean-keys tfhe-lib --boolean-keys ks-pbs-512 --boolean-keys ks-pbs-1024 "${frames[@]}"
