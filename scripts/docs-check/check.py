@@ -107,6 +107,7 @@ def main():
     ap.add_argument("--boolean-keys", action="append", default=[], help="a boolean key set (sets 1 to 3)")
     ap.add_argument("--device", type=int)
     ap.add_argument("--frame", action="append", default=[])
+    ap.add_argument("--bool-list", help="a bare list of bools, FILE=0,1,...: its readings")
     ap.add_argument("--counting-stream", help="length-delimited frames, frame i one u8 reading i mod 256")
     ap.add_argument("--fleet-device", type=int, help="a fleet device of --keys: its key is the client key's GLWE key")
     ap.add_argument("--plain-keys", help="an integer key set made without --compact-list")
@@ -231,7 +232,16 @@ def main():
               f"(b {rb}, v {v}, lwes {lwes}, bins {bins})")
         if args.device is not None:
             check(b2b(fr[:-16], 16, key=mac_key, person=b"TFHE-SBC MAC v2.") == fr[-16:], f"{name}: MAC")
-        L = fr[47:-16]
+        return read_list(fr[47:-16], name, v, blocks, expect)
+
+    def read_list(L, name, v, blocks, expect, boolean=False):
+        """Checks one serialized CompactCiphertextList (docs/compact-list.md, "Byte layout"), decrypts it and
+        returns its errors (error, body position)."""
+        samples = []
+        lwes = -(-v * blocks // 2)
+        bins = -(-lwes // n)
+        info_bytes = 8 if boolean else 16
+        check(len(L) == 211 + 8 * (n * bins + lwes) + info_bytes * v, f"{name}: list of {len(L)} B = 211 + 8 W + {info_bytes} v")
         # docs/compact-list.md, "Byte layout"
         check(L[0:11] == struct.pack("<Q", 3) + b"0.5" and u32(L, 11) == 0 and L[15:26] == struct.pack("<Q", 3) + b"0.1",
               f"{name}: serialization header")
@@ -246,9 +256,13 @@ def main():
         check([(u32(L, T + o), u64(L, T + o + 4)) for o in (52, 64, 76)] == [(0, 15), (0, 4), (0, 4)],
               f"{name}: degree 15, moduli 4 and 4")
         check(u32(L, T + 88) == 1 and u32(L, T + 92) == 0 and u64(L, T + 96) == v, f"{name}: RequiresCasting, {v} values")
-        info = [(u32(L, T + 104 + 16 * i), u32(L, T + 108 + 16 * i), u64(L, T + 112 + 16 * i)) for i in range(v)]
-        check(all(x == (1, 0, blocks) for x in info), f"{name}: DataKind V1 Unsigned({blocks}) x {v}")
-        end = T + 104 + 16 * v
+        if boolean:
+            info = [(u32(L, T + 104 + 8 * i), u32(L, T + 108 + 8 * i)) for i in range(v)]
+            check(all(x == (1, 2) for x in info), f"{name}: DataKind V1 Boolean x {v}")
+        else:
+            info = [(u32(L, T + 104 + 16 * i), u32(L, T + 108 + 16 * i), u64(L, T + 112 + 16 * i)) for i in range(v)]
+            check(all(x == (1, 0, blocks) for x in info), f"{name}: DataKind V1 Unsigned({blocks}) x {v}")
+        end = T + 104 + info_bytes * v
         check(u32(L, end) == 0 and u64(L, end + 4) == 0 and end + 12 == len(L), f"{name}: empty tag, list ends")
         # decrypt: phase_j = body_j - (mask * rev(s))[N-1-j]
         plain = []
@@ -266,12 +280,11 @@ def main():
         for x in plain:
             bits += [x & 3, x >> 2]
         values = [sum(bits[i * blocks + m] << (2 * m) for m in range(blocks)) for i in range(v)]
-        message = b"".join(x.to_bytes(w // 8, "little") for x in values)
         if expect is not None:
             shown = values if v <= 8 else f"{values[:8]} ... ({v} values)"
             check(values == expect, f"{name}: decrypts to {shown}")
         else:
-            print(f"     {name}: decrypts to {values[:8]}{' ...' if v > 8 else ''} ({len(message)} B)")
+            print(f"     {name}: decrypts to {values[:8]}{' ...' if v > 8 else ''} ({v} values)")
         return samples
 
     samples = []
@@ -279,6 +292,10 @@ def main():
         path, eq, expect = spec.partition("=")
         want = [int(x, 0) for x in expect.split(",") if x] if eq else None
         samples += read_frame(open(path, "rb").read(), path.rsplit("/", 1)[-1], want)
+    if args.bool_list:
+        path, _, expect = args.bool_list.partition("=")
+        want = [int(x) for x in expect.split(",")]
+        samples += read_list(open(path, "rb").read(), path.rsplit("/", 1)[-1], len(want), 1, want, boolean=True)
     independent = []
     if args.counting_stream:
         data = open(args.counting_stream, "rb").read()

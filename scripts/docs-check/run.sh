@@ -56,7 +56,8 @@ if [ -z "${TSBC_DOCS_CHECK_NO_CARGO:-}" ]; then
     (cd "$root" && TSBC_DOCS_CHECK_DEVICE="$work/lists/devices/10" TSBC_DOCS_CHECK_OUT="$work/frames" \
         cargo test -q --workspace --all-features --test docs_check_frames -- --ignored >/dev/null 2>&1)
     frames+=(--frame frames/empty-u8.frame= --frame frames/u8-5.frame=0,1,2,127,255
-             --frame frames/u32-3.frame=0,0xdeadbeef,0xffffffff --counting-stream frames/u8-1-x400.stream)
+             --frame frames/u32-3.frame=0,0xdeadbeef,0xffffffff --counting-stream frames/u8-1-x400.stream
+             --bool-list frames/bool-5.list=1,0,0,1,1)
 fi
 python3 "$here/check.py" --keys lists --device 10 --fleet-device 11 --plain-keys plain \
     --boolean-keys tfhe-lib --boolean-keys ks-pbs-512 --boolean-keys ks-pbs-1024 "${frames[@]}"

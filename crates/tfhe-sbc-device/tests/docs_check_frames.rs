@@ -1,13 +1,15 @@
 //! Frames for `scripts/docs-check/` (ignored, run by hand): an empty message and a non-empty one, each as
 //! one compact-list frame (kind 3) of the compact-list device whose files `TSBC_DOCS_CHECK_DEVICE` names
 //! (`<key set>/devices/<ID>`, without extension: its `.tsdc` and `.tscp`), written into the directory
-//! `TSBC_DOCS_CHECK_OUT` as `<name>.frame`, and 400 one-reading messages as `u8-1-x400.stream`. The check script decodes them from `docs/` alone; the client
+//! `TSBC_DOCS_CHECK_OUT` as `<name>.frame`, 400 one-reading messages as `u8-1-x400.stream`, and a bare list of
+//! 5 bools as `bool-5.list`. The check script decodes them from `docs/` alone; the client
 //! cannot send an empty message (it has no reading to send), so this is the one way to get that frame from
 //! the device's code.
 #![cfg(feature = "std")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use rand_core::SeedableRng;
+use tfhe_sbc_device::encrypt::compact_list::{CompactListEncryptor, compact_list_bytes};
 use tfhe_sbc_device::files::credentials::decode_credentials;
 use tfhe_sbc_device::frame::FrameCounter;
 use tfhe_sbc_device::std_io::MessageEncryptor;
@@ -46,4 +48,13 @@ fn write_compact_list_frames() {
         stream.extend_from_slice(&frames[0].bytes);
     }
     std::fs::write(format!("{out}/u8-1-x400.stream"), &stream).unwrap();
+    // A bare list of 5 bools (frames carry only 8, 16 and 32-bit readings): 8 info bytes per value.
+    let bools = [true, false, false, true, true];
+    let mut encryptor = CompactListEncryptor::EMPTY;
+    encryptor.set_public_key_le_bytes(&key[48..48 + 32_768]).unwrap();
+    encryptor.seed(&mut rng).unwrap();
+    let mut list = vec![0u8; compact_list_bytes::<bool>(bools.len())];
+    let len = encryptor.encrypt_list(&bools, &mut list).unwrap();
+    assert_eq!(len, list.len());
+    std::fs::write(format!("{out}/bool-5.list"), &list).unwrap();
 }
