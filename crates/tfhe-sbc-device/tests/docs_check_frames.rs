@@ -27,12 +27,21 @@ fn write_compact_list_frames() {
     let messages: [(&str, u32, Vec<u8>); 3] = [
         ("empty-u8", 8, Vec::new()),
         ("u8-5", 8, vec![0, 1, 2, 0x7f, 0xff]),
-        ("u32-3", 32, [0u32, 0xdead_beef, u32::MAX].iter().flat_map(|v| v.to_le_bytes()).collect()),
+        (
+            "u32-3",
+            32,
+            [0u32, 0xdead_beef, u32::MAX]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        ),
     ];
     for (name, bits, message) in messages {
         let mut encryptor = MessageEncryptor::compact_list(&credentials, &key, bits, &mut rng).unwrap();
         let outgoing = counter.begin_message(message.len(), encryptor.chunk_bytes()).unwrap();
-        let frames = encryptor.encrypt_message(&credentials.credentials, &outgoing, &message).unwrap();
+        let frames = encryptor
+            .encrypt_message(&credentials.credentials, &outgoing, &message)
+            .unwrap();
         assert_eq!(frames.len(), 1, "{name}");
         std::fs::write(format!("{out}/{name}.frame"), &frames[0].bytes).unwrap();
     }
@@ -43,7 +52,9 @@ fn write_compact_list_frames() {
         let message = [(i % 256) as u8];
         let mut encryptor = MessageEncryptor::compact_list(&credentials, &key, 8, &mut rng).unwrap();
         let outgoing = counter.begin_message(1, encryptor.chunk_bytes()).unwrap();
-        let frames = encryptor.encrypt_message(&credentials.credentials, &outgoing, &message).unwrap();
+        let frames = encryptor
+            .encrypt_message(&credentials.credentials, &outgoing, &message)
+            .unwrap();
         stream.extend_from_slice(&(frames[0].bytes.len() as u32).to_le_bytes());
         stream.extend_from_slice(&frames[0].bytes);
     }

@@ -20,9 +20,12 @@
 //! **Start-up sync.** Before it serves, a process asks on `<prefix>.watermark.sync` with a reply subject of
 //! its own, `<prefix>.watermark.reply.<token>`, and a request tagged under a device's MAC key (`anchor device id u64 LE | tag (16
 //! bytes): MAC of "TSWS sync v1\0\0\0\0" | anchor id | the reply subject`), the devices taken in turn from
-//! one drawn at random, again every 250 ms until the first answer whose marks authenticate (1 s at most),
-//! then 200 ms more. Each running process answers such a request at once, in a task of its own, with all
-//! its marks, to that reply subject only: each reply subject once, at most 5 a second per anchor device. A
+//! one drawn at random, again every 250 ms until the first answer bound to one of its requests (1 s at
+//! most), then 200 ms more. Each running process answers such a request at once, in a task of its own, with
+//! all its marks, to that reply subject only, each message followed by the request's anchor id (u64 LE) and
+//! a tag under the anchor's key over `"TSWS answer v1\0\0" | anchor | reply length u64 LE | reply subject |
+//! records`: marks sniffed earlier and sent by a client of NATS are merged (they only raise a watermark to
+//! where a ledger was) but end no wait: each reply subject once, at most 5 a second per anchor device. A
 //! request that does not authenticate, or names another reply subject, is dropped and counted
 //! (`tsbc_watermark_sync_refused_total`). So a client of NATS can neither delay the answers to a new
 //! process (an independent attack on the first version had them deferred with one empty request) nor
@@ -78,6 +81,11 @@ const FULL_EVERY: Duration = Duration::from_secs(10);
 
 /// The domain of a sync request's tag.
 const SYNC_DOMAIN: &[u8; 16] = b"TSWS sync v1\0\0\0\0";
+/// The domain of the tag that binds an answer to the sync request it answers.
+const ANSWER_DOMAIN: &[u8; 16] = b"TSWS answer v1\0\0";
+/// What follows an answer's records: the anchor device of the request it answers (u64 LE) and a tag under
+/// that device's key over [`ANSWER_DOMAIN`], the anchor, the request's reply subject and the records.
+const ANSWER_TRAILER_BYTES: usize = 8 + TAG_BYTES;
 
 /// The most records in one message (49 KiB: far below NATS's 1 MiB default payload limit).
 pub const RECORDS_PER_MESSAGE: usize = 1024;
@@ -249,8 +257,8 @@ impl Gossip {
     /// Subscribes, asks the running processes for their marks and merges their answers (the start-up sync,
     /// below), and returns the task that keeps exchanging them. The caller serves devices once this returns.
     ///
-    /// The start-up sync (the module's documentation): requests every 250 ms until the first answer whose
-    /// marks authenticate, for at most [`SYNC_WAIT`]; then the others are awaited [`SYNC_GRACE`]. No answer
+    /// The start-up sync (the module's documentation): requests every 250 ms until the first answer bound
+    /// to one of them with marks that authenticate, for at most [`SYNC_WAIT`]; then the others are awaited [`SYNC_GRACE`]. No answer
     /// at all: the first process of a deployment, or the exchange is blocked (a warning says so).
     pub async fn start(self) -> Result<impl Future<Output = Result<(), String>>, String> {
         let failed = |what: &str, e: &dyn std::fmt::Display| format!("watermark exchange: cannot {what}: {e}");
@@ -282,12 +290,14 @@ impl Gossip {
         let started = Instant::now();
         let mut answered: Option<Instant> = None;
         let mut refused = 0;
+        let mut anchors: Vec<u64> = Vec::new();
         // The requests' anchors: the devices in turn from one drawn at random, so that whoever holds one
         // device's key (and uses up its answers) holds up one request of every `devices.len()` at most.
         let first = std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), &inbox) as usize;
         for attempt in 0usize.. {
             if answered.is_none() {
                 let anchor = devices[first.wrapping_add(attempt) % devices.len()];
+                anchors.push(anchor);
                 let request = gossip.sync_request(anchor, &inbox);
                 gossip
                     .client
@@ -300,10 +310,11 @@ impl Gossip {
                 None => (Instant::now() + Duration::from_millis(250)).min(started + SYNC_WAIT),
             };
             while let Ok(Some(answer)) = tokio::time::timeout_at(until.into(), answers.next()).await {
-                // Only marks that authenticate make an answer: anyone can publish to the reply subject.
-                let (merged, not) = gossip.merge(&answer.payload);
+                // Only an answer bound to one of this process's requests, with marks that authenticate,
+                // ends the wait: anyone can publish to the reply subject, and marks can be sniffed.
+                let (merged, not, bound) = gossip.merge_answer(&answer.payload, &inbox, &anchors);
                 refused += not;
-                if merged > 0 {
+                if bound && merged > 0 {
                     answered.get_or_insert_with(Instant::now);
                 }
             }
@@ -393,7 +404,7 @@ impl Gossip {
                 .filter(|reply| self.subjects.is_reply(reply))
                 .and_then(|reply| Some((reply, self.sync_anchor(&asked.payload, reply)?)));
             match authentic {
-                Some((reply, anchor)) if answers.take(anchor, reply) => self.publish_all(reply.to_owned()).await,
+                Some((reply, anchor)) if answers.take(anchor, reply) => self.answer(reply, anchor).await,
                 Some(_) => {}
                 None => metrics::counter!("tsbc_watermark_sync_refused_total").increment(1),
             }
@@ -422,12 +433,46 @@ impl Gossip {
         (marks.len(), refused)
     }
 
-    /// Every mark of the process, to `subject`.
-    async fn publish_all(&self, subject: String) {
-        for (message, _) in self.messages(|_, _| true) {
-            if let Err(e) = self.client.publish(subject.clone(), message.into()).await {
+    /// Every mark of the process, to `reply`, each message bound to the request (device `anchor`'s, whose
+    /// key this process holds: it verified the request with it) by the answer trailer.
+    async fn answer(&self, reply: &str, anchor: u64) {
+        let Some(key) = self.intake.mac_key(anchor) else { return };
+        for (mut message, _) in self.messages(|_, _| true) {
+            let tag = answer_tag(key, anchor, reply, &message);
+            message.extend_from_slice(&anchor.to_le_bytes());
+            message.extend_from_slice(&tag);
+            if let Err(e) = self.client.publish(reply.to_owned(), message.into()).await {
                 debug!("watermark exchange: an answer to a sync failed: {e}");
             }
+        }
+    }
+
+    /// An answer to this process's sync requests (to `reply`, anchored on one of `anchors`): its records
+    /// merged as any marks are; whether it is bound to one of the requests (its trailer's tag verifies),
+    /// which only a running process of the service can make for this reply subject. Marks sniffed
+    /// earlier and sent again are merged (they only raise a watermark to where a ledger was), but do not
+    /// end the wait: an independent attack answered a new gateway's sync with an old authentic mark and
+    /// a flood of junk, so that it served before the genuine answers were read (a rolled-back replay
+    /// "accepted", 3 of about 50 tries).
+    fn merge_answer(&self, message: &[u8], reply: &str, anchors: &[u64]) -> (usize, usize, bool) {
+        let Some(records_bytes) = message.len().checked_sub(ANSWER_TRAILER_BYTES) else {
+            let (merged, refused) = self.merge(message);
+            return (merged, refused, false);
+        };
+        let (records, trailer) = message.split_at(records_bytes);
+        let (anchor, tag) = trailer.split_at(8);
+        let anchor = u64::from_le_bytes(anchor.try_into().unwrap_or_default());
+        let bound = anchors.contains(&anchor)
+            && self
+                .intake
+                .mac_key(anchor)
+                .is_some_and(|key| key.verify(&answer_tagged(anchor, reply, records), tag));
+        if bound {
+            let (merged, refused) = self.merge(records);
+            (merged, refused, true)
+        } else {
+            let (merged, refused) = self.merge(message);
+            (merged, refused, false)
         }
     }
 
@@ -476,6 +521,23 @@ type Marks = Vec<(u64, Mark)>;
 /// The tag of a start-up sync request answered to `reply`, under device `anchor`'s key.
 fn sync_tag(key: &MacKey, anchor: u64, reply: &str) -> [u8; TAG_BYTES] {
     key.tag(&tagged_sync(anchor, reply))
+}
+
+/// The tag that binds an answer's `records` to the sync request of `anchor` answered to `reply`.
+fn answer_tag(key: &MacKey, anchor: u64, reply: &str, records: &[u8]) -> [u8; TAG_BYTES] {
+    key.tag(&answer_tagged(anchor, reply, records))
+}
+
+/// What an answer's tag authenticates: the domain, the anchor, the reply subject's length and bytes, and
+/// the records.
+fn answer_tagged(anchor: u64, reply: &str, records: &[u8]) -> Vec<u8> {
+    let mut message = Vec::with_capacity(ANSWER_DOMAIN.len() + 16 + reply.len() + records.len());
+    message.extend_from_slice(ANSWER_DOMAIN);
+    message.extend_from_slice(&anchor.to_le_bytes());
+    message.extend_from_slice(&(reply.len() as u64).to_le_bytes());
+    message.extend_from_slice(reply.as_bytes());
+    message.extend_from_slice(records);
+    message
 }
 
 /// What a sync request's tag authenticates: the domain, the anchor device's id and the reply subject.

@@ -23,3 +23,4 @@ mod listener_bounds;
 mod message_expiry;
 mod nats_auth;
 mod store_reader;
+mod watermark_sync;
