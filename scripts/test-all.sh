@@ -4,7 +4,8 @@
 #
 #   1. set-up: rustup targets (aarch64 Linux, Cortex-M4F), Debian's aarch64 cross gcc and qemu-user
 #   2. format and lints (cargo fmt --check, clippy -D warnings, rustdoc -D warnings)
-#   3. host tests of the whole workspace, plus every benchmark (tfhe-rs peer included) run once in test mode;
+#   3. host tests of the whole workspace (the JetStream service's two test binaries beside the others), plus
+#      every benchmark (tfhe-rs peer included) run once in test mode;
 #      the results page's quick mode (crates/tfhe-sbc-results) into a temporary directory, every table and plot
 #   4. aarch64 tests under qemu-user (the FFT tables and the samplers must behave identically there)
 #   5. the no_std guard: the no_std crates build for thumbv7em-none-eabihf and riscv32imc-unknown-none-elf,
@@ -116,7 +117,28 @@ lane_failed() {
   fi
 }
 step() { lane_failed; printf '\n==> [%4d s] [cpu %4d s] %s\n' "$SECONDS" "$(cpu_seconds)" "$*"; }
-cargo test --workspace --all-features
+# The JetStream service's tests (the server's `service` and `cluster` binaries: real nats-server nodes and
+# server processes, most of their time spent waiting on them) run beside the other host tests, which skip
+# them by exact name: a busy machine is what they must pass on anyway, and the waits no longer add to the
+# run. Their log is printed when they end, after the others.
+NATS_TESTS=(--test service --test cluster)
+NATS_TEST_LOG=target/nats-tests.log
+NATS_TEST_STATUS=target/nats-tests.status
+rm -f "$NATS_TEST_STATUS"
+mapfile -t NATS_TEST_NAMES < <(cargo test --workspace --all-features "${NATS_TESTS[@]}" -- --list --format terse \
+  2>/dev/null | sed -n 's/: test$//p')
+[ "${#NATS_TEST_NAMES[@]}" -ge 40 ] || { echo "the service tests' list has ${#NATS_TEST_NAMES[@]} names"; exit 1; }
+setsid bash -c 'cargo test --workspace --all-features "${@:3}" > "$1" 2>&1; echo $? > "$2"' nats-tests \
+  "$NATS_TEST_LOG" "$NATS_TEST_STATUS" "${NATS_TESTS[@]}" &
+NATS_TEST_PID=$!
+trap 'kill -- -"$LANE_PID" 2>/dev/null || true; kill -- -"$NATS_TEST_PID" 2>/dev/null || true' EXIT
+SKIP_NATS_TESTS=()
+for name in "${NATS_TEST_NAMES[@]}"; do SKIP_NATS_TESTS+=(--skip "$name"); done
+cargo test --workspace --all-features -- --exact "${SKIP_NATS_TESTS[@]}"
+step "the JetStream service's tests (started beside the host tests): waiting for them"
+wait "$NATS_TEST_PID" || true
+cat "$NATS_TEST_LOG"
+[ "$(cat "$NATS_TEST_STATUS" 2>/dev/null)" = 0 ] || { echo "the JetStream service's tests failed (their log is above)"; exit 1; }
 
 # Fuzzing (scripts/fuzz.sh: 60 s on the authenticated v2 intake, in fuzz/'s own build directory) from here
 # on beside the steps below: libFuzzer uses one core, and they leave one idle much of the time (linking,
