@@ -326,6 +326,27 @@ fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
     });
     let worker_password = secret_file(dir.path(), "worker.pw", "pw-of-worker");
     let gateway_password = secret_file(dir.path(), "gateway.pw", "pw-of-gateway");
+    // A dead-letter stream made by an earlier version (discard new), as a deployment upgraded under the
+    // documented users has: full, it stopped every worker (an independent attack); the roles set it to
+    // discard old, which the documented permissions must allow.
+    let gateway_js = runtime.block_on(async {
+        let client = async_nats::ConnectOptions::with_user_and_password("gateway".into(), "pw-of-gateway".into())
+            .custom_inbox_prefix("tsbc.inbox")
+            .connect(nats.url())
+            .await
+            .unwrap();
+        let js = async_nats::jetstream::new(client);
+        js.create_stream(async_nats::jetstream::stream::Config {
+            name: "TSBC_DEAD".into(),
+            subjects: vec!["tsbc.dead.>".into()],
+            max_bytes: 1 << 20,
+            discard: async_nats::jetstream::stream::DiscardPolicy::New,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        js
+    });
     let args: Vec<String> = [
         "--keys",
         keys().to_str().unwrap(),
@@ -347,6 +368,15 @@ fn least_permission_users_per_role_admit_commit_and_read_a_frame() {
         &["--nats-user", "gateway", "--nats-password-file", &gateway_password],
         &[],
         "warn",
+    );
+    let discard = runtime.block_on(async {
+        let mut dead = gateway_js.get_stream("TSBC_DEAD").await.unwrap();
+        dead.info().await.unwrap().config.discard
+    });
+    assert_eq!(
+        discard,
+        async_nats::jetstream::stream::DiscardPolicy::Old,
+        "the roles could not set the earlier dead-letter stream to drop its oldest letters"
     );
     // The gateway's publication, as the observer saw it: its PubAck is awaited under the service's inbox
     // (`tsbc.inbox.`), where no user may publish, not under `_INBOX.`, where the observer may.
