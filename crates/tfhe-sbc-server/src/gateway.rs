@@ -248,8 +248,9 @@ impl Gateway {
                     %seen,
                     %read,
                     "the device's ledger is behind what this gateway saw (deleted, purged or an older entry \
-                     written back by something other than this service?); answering busy until it is restored \
-                     or the gateway restarted"
+                     written back by something other than this service?); answering busy until the latest entry \
+                     is written back, or until every gateway and worker is restarted without its --watermark-file \
+                     (delete those files too if the store was reset on purpose)"
                 );
                 return Err(Refusal::Busy);
             }
