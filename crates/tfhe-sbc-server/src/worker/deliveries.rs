@@ -79,17 +79,36 @@ impl Worker {
                 }
                 if lag_measured.elapsed() >= Duration::from_secs(2) {
                     lag_measured = Instant::now();
-                    if let Ok(info) = consumer.info().await {
-                        metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);
-                        metrics::gauge!("tsbc_consumer_unacknowledged_frames").set(info.num_ack_pending as f64);
-                        if !self.topology.is_workers_config(&info.config) {
-                            let found = info.config.clone();
-                            if let Err(e) = self
-                                .topology
-                                .restore_workers_consumer(&self.handles.frames, &found)
-                                .await
-                            {
-                                crate::log_rate::warn_limited!("worker: {e}");
+                    match consumer.info().await {
+                        Ok(info) => {
+                            metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);
+                            metrics::gauge!("tsbc_consumer_unacknowledged_frames").set(info.num_ack_pending as f64);
+                            if !self.topology.is_workers_config(&info.config) {
+                                let found = info.config.clone();
+                                if let Err(e) = self
+                                    .topology
+                                    .restore_workers_consumer(&self.handles.frames, &found)
+                                    .await
+                                {
+                                    crate::log_rate::warn_limited!("worker: {e}");
+                                }
+                            }
+                        }
+                        // Gone (deleted, or made to expire by an inactive threshold a client of NATS set: an
+                        // independent attack had acknowledged messages never announced that way): made again
+                        // (every frame still in the work queue is delivered), then pulled from anew.
+                        Err(e) => {
+                            crate::log_rate::warn_limited!(
+                                "worker: the consumer {} cannot be read ({e}): made again",
+                                crate::jetstream::WORKERS_CONSUMER
+                            );
+                            metrics::counter!("tsbc_consumer_restored_total").increment(1);
+                            match self.topology.workers_consumer(&self.handles.frames).await {
+                                Ok(again) => {
+                                    consumer = again;
+                                    pull_failed = true;
+                                }
+                                Err(e) => crate::log_rate::warn_limited!("worker: {e}"),
                             }
                         }
                     }

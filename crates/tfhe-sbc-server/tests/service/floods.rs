@@ -151,36 +151,45 @@ fn a_changed_workers_consumer_is_set_back_and_acknowledged_messages_are_announce
         max_deliver: -1,
         ..Default::default()
     };
-    let changes: [(&str, Config); 4] = [
+    // `None`: the consumer deleted (what an inactive threshold of 1 ms does once a worker's pull ends).
+    let changes: [(&str, Option<Config>); 6] = [
         (
             "a filter matching nothing, one delivery",
-            Config {
+            Some(Config {
                 filter_subject: "tsbc.frames.999".into(),
                 max_deliver: 1,
                 ..workers.clone()
-            },
+            }),
         ),
         (
             "headers only",
-            Config {
+            Some(Config {
                 headers_only: true,
                 ..workers.clone()
-            },
+            }),
         ),
         (
             "one message per pull",
-            Config {
+            Some(Config {
                 max_batch: 1,
                 ..workers.clone()
-            },
+            }),
         ),
         (
             "pulls that expire in 1 ms",
-            Config {
+            Some(Config {
                 max_expires: Duration::from_millis(1),
                 ..workers.clone()
-            },
+            }),
         ),
+        (
+            "deleted after 1 ms without a pull (inactive threshold)",
+            Some(Config {
+                inactive_threshold: Duration::from_millis(1),
+                ..workers.clone()
+            }),
+        ),
+        ("deleted", None),
     ];
     let runtime = common::service::runtime();
     let (device, _) = METERS[0];
@@ -190,7 +199,14 @@ fn a_changed_workers_consumer_is_set_back_and_acknowledged_messages_are_announce
         runtime.block_on(async {
             let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
             let frames = js.get_stream("TSBC_FRAMES").await.unwrap();
-            frames.update_consumer(config).await.unwrap();
+            match config {
+                Some(config) => {
+                    frames.update_consumer(config).await.unwrap();
+                }
+                None => {
+                    frames.delete_consumer("workers").await.unwrap();
+                }
+            }
         });
         for _ in 0..2 {
             for frame in meter.message(&readings(device, sent)) {
