@@ -130,7 +130,9 @@ fn breakdown(c: &mut Criterion) {
     let mut out = vec![0u32; N];
     let mut group = c.benchmark_group(BREAKDOWN);
     group.bench_function("uniform: 1024 mask words from a seed", |b| {
-        b.iter(|| expand_mask_into_fft_input(black_box(&[7; 32]), &mut scratch))
+        b.iter(|| {
+            expand_mask_into_fft_input::<tfhe_sbc_device::csprng::DeviceConstruction>(black_box(&[7; 32]), &mut scratch)
+        })
     });
     let tuniform = TUniform::new(8).unwrap();
     group.bench_function("tuniform: 1024 TUniform(8) samples", |b| {

@@ -61,7 +61,9 @@ fn bench(c: &mut Criterion) {
     });
     let mut mask = vec![0u32; N];
     let seed: [u8; 32] = frame[47..79].try_into().unwrap();
-    group.bench_function(EXPAND, |b| b.iter(|| expand_mask_u32(black_box(&seed), &mut mask)));
+    group.bench_function(EXPAND, |b| {
+        b.iter(|| expand_mask_u32::<tfhe_sbc_device::csprng::DeviceConstruction>(black_box(&seed), &mut mask))
+    });
     let now = Instant::now();
     group.bench_function(RECEIVE, |b| {
         b.iter_batched(

@@ -5,7 +5,10 @@
 //! and the compact-list run (feature `compact-list`: its raw public key, expanded from a seed,
 //! `compact_public_key.bin`).
 //! The host path uses the host's product (the `f64` FFT), so a firmware built with another product (the
-//! integer NTT on Cortex-M) is checked against it bit for bit.
+//! integer NTT on Cortex-M) is checked against it bit for bit. It uses the target's XOF construction
+//! (`tfhe_sbc_device::csprng::construction::DeviceConstruction` of the target, read from
+//! `CARGO_CFG_TARGET_POINTER_WIDTH`: BLAKE2s on the 32-bit firmware targets), named as the encryptors' type
+//! parameter, so the host computes exactly the stream and the masks the firmware does.
 
 #[path = "src/compact_key.rs"]
 mod compact_key;
@@ -23,17 +26,19 @@ use std::path::PathBuf;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::{Blake2bXof, KeyedXof};
+use tfhe_sbc_device::csprng::{Blake2bCounter, Blake2sCounter, XofConstruction};
 use tfhe_sbc_device::encrypt::FrameEncryptor;
-use tfhe_sbc_device::encrypt::compact_list::{CompactListNttEncryptor, compact_list_bytes};
+use tfhe_sbc_device::encrypt::compact_list::{CompactKeySpectra, compact_list_bytes};
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
-use tfhe_sbc_device::encrypt::integer_public_key::IntegerPublicKeyEncryptor;
+use tfhe_sbc_device::encrypt::public_key::PublicKey;
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
+use tfhe_sbc_device::encrypt::shell::Encryptor;
 use tfhe_sbc_device::files::public_key::{encode_public_key, public_key_file_bytes_for};
 use tfhe_sbc_device::noise::DeviceNoise;
-use tfhe_sbc_device::product::NegacyclicProductPlan;
 use tfhe_sbc_device::product::key_spectrum::compute_glwe_key_spectrum;
+use tfhe_sbc_device::product::{DefaultProduct, NegacyclicProductPlan};
 
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
@@ -44,7 +49,7 @@ use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 /// API (`new`, `encrypt_seeded_frame` with a body buffer): the firmware's in-place path must match it. With
 /// `secrets` other than `Kat` (a firmware built with `TSBC_FIRMWARE_SECRETS=alt` or `=third`) from the
 /// constant-time trace's other sets instead.
-fn expected(secrets: Secrets) -> ([u8; 128], [u8; 32]) {
+fn expected<X: XofConstruction>(secrets: Secrets) -> ([u8; 128], [u8; 32]) {
     let (key_seed, rng_seed, mac_key, plaintext) = match secrets {
         Secrets::Kat => (KEY_SEED, RNG_SEED, MAC_KEY, MESSAGE),
         Secrets::Complement => (KEY_SEED, ALT_RNG_SEED, ALT_MAC_KEY, ALT_MESSAGE),
@@ -67,8 +72,10 @@ fn expected(secrets: Secrets) -> ([u8; 128], [u8; 32]) {
     }
     let mut packed = [0u8; 128];
     pack_secret_key(key.as_bytes(), &mut packed).expect("pack the key");
-    let mut encryptor =
-        Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed(rng_seed)).expect("encryptor"));
+    let mut encryptor = Box::new(
+        GlweEncryptor::<1024, 1, DefaultProduct, X>::new(&params, &key, KeyedXof::from_seed(rng_seed))
+            .expect("encryptor"),
+    );
     let credentials = DeviceCredentials::new(DEVICE_ID, KEY_ID, MacKey::from_bytes(mac_key));
     let mut counter = FrameCounter::new(FIRST_SEQUENCE);
     let chunk = chunks(&plaintext, 128).next().expect("one chunk");
@@ -90,7 +97,7 @@ fn expected(secrets: Secrets) -> ([u8; 128], [u8; 32]) {
 /// full body, one with the compact body), computed with `set_key` (the unpacked key), `set_rng` and
 /// `encrypt_frame_into` for every frame: the firmware sets the packed key, seeds in place and writes
 /// frame 0 around `encrypt_u8` itself.
-fn expected_integer() -> ([u8; 256], [u8; 48]) {
+fn expected_integer<X: XofConstruction>() -> ([u8; 256], [u8; 48]) {
     let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
     let key = GlweSecretKey::generate_binary(
         vec![0u8; 2048],
@@ -100,9 +107,9 @@ fn expected_integer() -> ([u8; 256], [u8; 48]) {
     .expect("integer KAT key");
     let mut packed = [0u8; 256];
     pack_secret_key(key.as_bytes(), &mut packed).expect("pack the integer key");
-    let mut encryptor = Box::new(IntegerEncryptor::<2048>::EMPTY);
+    let mut encryptor = Box::new(IntegerEncryptor::<2048, NttPlan64, X>::EMPTY);
     encryptor.set_key(&params, &key).expect("integer key");
-    encryptor.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+    encryptor.set_rng(KeyedXof::from_seed(INTEGER_RNG_SEED));
     let digest = integer_frame_digests(&mut *encryptor, Some(2));
     (packed, digest)
 }
@@ -140,7 +147,7 @@ fn integer_frame_digests<const D: usize>(encryptor: &mut dyn FrameEncryptor, com
 /// of the public-key run's two frames, computed with the plain API: `set_integer_public_key` (the body as
 /// words), `set_rng` and `encrypt_frame_into` for both frames. The firmware reads the key from the file's
 /// bytes in flash and writes frame 0 around `encrypt_u8` itself.
-fn expected_integer_public_key() -> (Vec<u8>, [u8; 32]) {
+fn expected_integer_public_key<X: XofConstruction>() -> (Vec<u8>, [u8; 32]) {
     const N: usize = 2048;
     let plan = <NttPlan64 as NegacyclicProductPlan<N>>::PLAN;
     let params = MESSAGE_2_CARRY_2_TUNIFORM_2M128;
@@ -167,11 +174,11 @@ fn expected_integer_public_key() -> (Vec<u8>, [u8; 32]) {
     let written = encode_public_key(params.glwe().id(), KEY_ID, &seed, &body, &mut file).expect("public-key file");
     assert_eq!(written, file.len());
 
-    let mut encryptor = Box::new(IntegerPublicKeyEncryptor::<N>::EMPTY);
+    let mut encryptor = Box::new(Encryptor::<PublicKey<N, 1, NttPlan64>, X>::EMPTY);
     encryptor
         .set_integer_public_key(&params, &seed, &body)
         .expect("integer public key");
-    encryptor.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+    encryptor.set_rng(KeyedXof::from_seed(INTEGER_RNG_SEED));
     let digest = integer_frame_digests(&mut *encryptor, None);
     (file, digest)
 }
@@ -180,12 +187,12 @@ fn expected_integer_public_key() -> (Vec<u8>, [u8; 32]) {
 /// (32 KiB, for the firmware's flash), and the digests of the run's two lists (the first 64 readings, then
 /// all 512), computed with the NTT form (`CompactListNttEncryptor<NttPlan64>`, `set_rng`): the firmware
 /// writes them with the streaming form from the key's bytes in flash.
-fn expected_compact_list() -> (Vec<u8>, [u8; 32]) {
+fn expected_compact_list<X: XofConstruction>() -> (Vec<u8>, [u8; 32]) {
     let (_s, key) = compact_key::compact_key_pair(COMPACT_KEY_SEED);
     let key_bytes: Vec<u8> = key.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut encryptor = Box::new(CompactListNttEncryptor::<NttPlan64>::EMPTY);
+    let mut encryptor = Box::new(Encryptor::<CompactKeySpectra<NttPlan64>, X>::EMPTY);
     encryptor.set_public_key(&key).expect("compact public key");
-    encryptor.set_rng(Blake2bXof::from_seed(COMPACT_RNG_SEED));
+    encryptor.set_rng(KeyedXof::from_seed(COMPACT_RNG_SEED));
     let mut list = vec![0u8; compact_list_bytes::<u8>(INTEGER_READINGS.len())];
     let digest_key = MacKey::from_bytes(DIGEST_KEY);
     let mut digest = [0u8; 32];
@@ -248,7 +255,20 @@ fn main() {
             Ok(other) => panic!("TSBC_FIRMWARE_CT_PLANT={other}: expected branch or lookup"),
         }
     }
-    let (packed, digest) = expected(secrets);
+    // The target's XOF construction (`DeviceConstruction` where the firmware runs).
+    let out_rs = match env::var("CARGO_CFG_TARGET_POINTER_WIDTH").as_deref() {
+        Ok("32") => expected_rs::<Blake2sCounter>(secrets, &out),
+        Ok("64") => expected_rs::<Blake2bCounter>(secrets, &out),
+        other => panic!("target pointer width {other:?}: expected 32 or 64"),
+    };
+    fs::write(out.join("expected.rs"), out_rs).expect("write expected.rs");
+    board_memory(&out);
+}
+
+/// The text of `expected.rs` for a target whose encryptors' XOF construction is `X`; writes the key files
+/// it includes into `out`.
+fn expected_rs<X: XofConstruction>(secrets: Secrets, out: &std::path::Path) -> String {
+    let (packed, digest) = expected::<X>(secrets);
     let mut out_rs = String::new();
     let mut array = |doc: &str, name: &str, bytes: &[u8]| {
         write!(out_rs, "/// {doc}\npub const {name}: [u8; {}] = [", bytes.len()).expect("write to a String");
@@ -267,7 +287,7 @@ fn main() {
         "EXPECTED_DIGEST",
         &digest,
     );
-    let (packed, digest) = expected_integer();
+    let (packed, digest) = expected_integer::<X>();
     array(
         "The integer KAT key (`INTEGER_KEY_SEED`), packed: build.rs, on the host.",
         "INTEGER_PACKED_KEY",
@@ -278,13 +298,13 @@ fn main() {
         "INTEGER_EXPECTED_DIGEST",
         &digest,
     );
-    let (file, digest) = expected_integer_public_key();
+    let (file, digest) = expected_integer_public_key::<X>();
     array(
         "The integer public-key run's two frame digests: build.rs, on the host.",
         "INTEGER_PUBLIC_KEY_EXPECTED_DIGEST",
         &digest,
     );
-    let (key, digest) = expected_compact_list();
+    let (key, digest) = expected_compact_list::<X>();
     array(
         "The compact-list run's two list digests: build.rs, on the host, with the NTT form.",
         "COMPACT_LIST_EXPECTED_DIGEST",
@@ -312,8 +332,11 @@ fn main() {
          Aligned(*include_bytes!(concat!(env!(\"OUT_DIR\"), \"/compact_public_key.bin\")));\n"
     )
     .expect("write to a String");
-    fs::write(out.join("expected.rs"), out_rs).expect("write expected.rs");
+    out_rs
+}
 
+/// The board's `memory.x` on a bare-metal target.
+fn board_memory(out: &std::path::Path) {
     if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("none") {
         // thumbv7em runs on the MPS2 AN386 model; thumbv7m and thumbv6m code on the LM3S6965 model; riscv32
         // on qemu's RISC-V `virt` machine.

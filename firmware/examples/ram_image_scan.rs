@@ -7,8 +7,8 @@
 //! * by 8-byte words (as `crates/tfhe-sbc-client/tests/memory_image.rs` does; a random word matches by chance
 //!   with probability about `2^-64` per offset), and counted as 16-byte windows and whole copies: the
 //!   CSPRNG's seed (`kat_inputs::RNG_SEED`, `K_0`), every later key `K_i` of its ratchet chain, every keyed
-//!   chaining value and every ratchet block (replayed by the client test's independent BLAKE2b,
-//!   `tests/common/ratchet_replay.rs`), the frame MAC key and its keyed BLAKE2b state, the packed secret key
+//!   chaining value and every ratchet block (replayed by the client test's independent BLAKE2s, the 32-bit
+//!   firmware's XOF, `tests/common/ratchet_replay.rs`), the frame MAC key and its keyed BLAKE2b state, the packed secret key
 //!   (the firmware reads it in place from flash), and the key's spectrum (the encryptor's live key);
 //! * by longer windows, for the forms whose words are not random: the unpacked key (one byte per bit,
 //!   64-byte windows), the plaintext message (`kat_inputs::MESSAGE`, 16-byte windows) and its encoding
@@ -41,7 +41,7 @@ use expected::PACKED_KEY;
 use kat_inputs::{KEY_SEED, MAC_KEY, MESSAGE, RNG_SEED};
 use negacyclic_ntt::NttPlan32;
 use rand_core::SeedableRng;
-use ratchet_replay::{keyed_chaining_value, ratchet_chain};
+use ratchet_replay::{keyed_chaining_value, ratchet_chain32};
 use std::collections::HashMap;
 use std::process::ExitCode;
 use tfhe_sbc_core::entities::{GlweSecretKey, pack_secret_key};
@@ -281,7 +281,8 @@ fn secrets(live_link: usize) -> Result<Vec<Secret>, String> {
         holder: Holder::Dead,
     };
     out.push(dead_words("CSPRNG seed (RNG_SEED, K_0)".into(), &RNG_SEED));
-    for (i, link) in ratchet_chain(&RNG_SEED, live_link + EXTRA_LINKS)
+    // The firmware targets are 32-bit: their generator is the BLAKE2s one (`DeviceConstruction`).
+    for (i, link) in ratchet_chain32(&RNG_SEED, live_link + EXTRA_LINKS)
         .into_iter()
         .enumerate()
     {

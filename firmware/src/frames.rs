@@ -101,6 +101,7 @@ pub fn encryption_frame<W: PayloadWord, const PREFIX: usize, E: FrameEncryptor>(
         .map_err(|_| "begin_message")?;
     let mut header = FrameHeader::new(
         encryptor.frame_kind(),
+        encryptor.frame_mask_xof_id(),
         encryptor.frame_parameter_set(),
         inputs.credentials,
         &message,

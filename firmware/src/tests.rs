@@ -9,7 +9,7 @@ use rand_core::SeedableRng;
 use sha2::{Digest, Sha256};
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweSecretKey, unpack_secret_key};
 use tfhe_sbc_core::parameters::{MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::xof::{Blake2bXof, DeviceXof};
 use tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::TAG_BYTES;
@@ -66,7 +66,7 @@ fn kat_key_and_encryptor() -> (GlweSecretKey<[u8; 1024]>, Box<GlweEncryptor<1024
         &mut Blake2bXof::from_seed(KEY_SEED),
     )
     .unwrap();
-    let encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed(RNG_SEED)).unwrap());
+    let encryptor = Box::new(GlweEncryptor::<1024>::new(&params, &key, DeviceXof::from_seed(RNG_SEED)).unwrap());
     (key, encryptor)
 }
 
@@ -160,7 +160,7 @@ fn the_integer_run_matches_build_rs_and_decrypts_to_the_readings() {
     );
     let mut plain = Box::new(IntegerEncryptor::<N>::EMPTY);
     plain.set_key(&params, &key).unwrap();
-    plain.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+    plain.set_rng(DeviceXof::from_seed(INTEGER_RNG_SEED));
     let mut body = vec![0u64; N];
     let seed = plain.encrypt_u8(&INTEGER_READINGS, &mut body).unwrap();
     let payload = &record.frames[0][HEADER_BYTES..HEADER_BYTES + MASK_SEED_BYTES + 8 * N];
@@ -180,7 +180,15 @@ fn the_integer_run_matches_build_rs_and_decrypts_to_the_readings() {
         let mut body = vec![0u64; N];
         unpack_body(&payload[MASK_SEED_BYTES..], body_bits, &mut body).unwrap();
         let (mut phase, mut scratch) = (vec![0u64; N], vec![[0u32; 3]; N]);
-        decrypt_seeded_glwe_phase(&plan, &spectrum, &seed, &body, &mut phase, &mut scratch).unwrap();
+        decrypt_seeded_glwe_phase::<tfhe_sbc_device::csprng::DeviceConstruction, _>(
+            &plan,
+            &spectrum,
+            &seed,
+            &body,
+            &mut phase,
+            &mut scratch,
+        )
+        .unwrap();
         integer_readings(&phase)
     };
     assert_eq!(decrypt(&record.frames[0], 64), INTEGER_READINGS);
@@ -220,14 +228,22 @@ fn the_integer_public_key_run_matches_build_rs_and_decrypts_to_the_readings() {
     let (_, spectrum) = integer_kat_key();
     let plan = <NttPlan64 as NegacyclicProductPlan<N>>::PLAN;
     let (mut phase, mut scratch) = (vec![0u64; N], vec![[0u32; 3]; N]);
-    decrypt_seeded_glwe_phase(&plan, &spectrum, &header.seed, &pk_body, &mut phase, &mut scratch).unwrap();
+    decrypt_seeded_glwe_phase::<tfhe_sbc_device::csprng::Blake2bCounter, _>(
+        &plan,
+        &spectrum,
+        &header.seed,
+        &pk_body,
+        &mut phase,
+        &mut scratch,
+    )
+    .unwrap();
     assert!(phase.iter().all(|&e| (e as i64).unsigned_abs() <= 1 << 17));
     assert!(phase.iter().any(|&e| e != 0));
 
     // Frame 0 is the plain encryptor's `encrypt_u8` for the same key and CSPRNG seed.
     let mut plain = Box::new(IntegerPublicKeyEncryptor::<N>::EMPTY);
     plain.set_integer_public_key(&params, &header.seed, &pk_body).unwrap();
-    plain.set_rng(Blake2bXof::from_seed(INTEGER_RNG_SEED));
+    plain.set_rng(DeviceXof::from_seed(INTEGER_RNG_SEED));
     let (mut mask, mut body) = (vec![0u64; N], vec![0u64; N]);
     plain.encrypt_u8(&INTEGER_READINGS, &mut mask, &mut body).unwrap();
     let words = |frame: &[u8]| -> Vec<u64> {

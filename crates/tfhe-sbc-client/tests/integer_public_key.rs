@@ -62,7 +62,7 @@ fn integer_public_key_credentials_send_readings_that_decrypt() {
     let mut seed = [0u8; 32];
     rng.fill_bytes(&mut seed);
     let mut a = vec![0u64; N];
-    expand_mask(&seed, &mut a);
+    expand_mask::<tfhe_sbc_device::csprng::Blake2bCounter, _>(&seed, &mut a);
     let mut b = negacyclic_product(&a, &secret);
     for w in &mut b {
         // Noise of TUniform(17)'s width.

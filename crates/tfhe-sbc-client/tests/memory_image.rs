@@ -83,6 +83,30 @@ fn the_chain_replay_matches_the_device_stream() {
     assert_eq!(bytes_le(&compress(&h, &m, 128 + 16, true))[..16], mac.tag(message));
 }
 
+/// The BLAKE2s chain replay (what the firmware's RAM-image scanner searches on 32-bit targets) is the device
+/// crate's BLAKE2s generator: its blocks, and the key a ratchet moves to.
+#[test]
+fn the_blake2s_chain_replay_matches_the_device_stream() {
+    use tfhe_sbc_device::csprng::xof::Blake2sXof;
+    let seed: [u8; 32] = core::array::from_fn(|i| (i * 31 + 5) as u8);
+    let chain = common::ratchet_replay::ratchet_chain32(&seed, 3);
+    let mut xof = Blake2sXof::from_seed(seed);
+    for link in &chain {
+        for index in [0, 1, 7, u64::MAX] {
+            let mut reference = [0u8; 32];
+            Blake2sXof::block(&link.key, index, &mut reference);
+            assert_eq!(
+                common::ratchet_replay::stream_block32(&link.chaining_value, index),
+                reference
+            );
+        }
+        let mut first = [0u8; 32];
+        xof.fill_bytes(&mut first);
+        assert_eq!(first, common::ratchet_replay::stream_block32(&link.chaining_value, 0));
+        xof.ratchet();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The getrandom shim.
 

@@ -4,8 +4,9 @@
 //!
 //! The wings follow the TFHE-SBC paper's Fig. 2 (the device side of §6.1 and §6.2); each wing
 //! imports only the wings below it. The encryption path, by name:
-//! 1. [`csprng`] (§6.2, "Pseudo-random number generation with BLAKE2"): the keyed BLAKE2b XOF
-//!    [`csprng::Blake2bXof`] (one compression per 64 bytes, key erasure after every encryption), seeded
+//! 1. [`csprng`] (§6.2, "Pseudo-random number generation with BLAKE2"): the keyed BLAKE2 XOF
+//!    [`csprng::KeyedXof`] (BLAKE2b on 64-bit targets, BLAKE2s on 32-bit ones: [`csprng::DeviceXof`]; one
+//!    compression per block, key erasure after every encryption), seeded
 //!    from the OS (feature `getrandom`) or from any caller's fallible rand_core 0.10 `TryCryptoRng` (a
 //!    hardware TRNG; an RNG failure is [`Error::RngFailed`]; [`csprng::seeding`] adapts a HAL's rand_core
 //!    0.6 / 0.9 RNG); [`csprng::mask`] expands a public mask seed.
@@ -92,12 +93,12 @@
 //! use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 //! use tfhe_sbc_device::encrypt::decryption::{GlweDecryptor, decode_bits};
 //! use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
-//! use tfhe_sbc_device::csprng::xof::Blake2bXof;
+//! use tfhe_sbc_device::csprng::xof::DeviceXof;
 //!
 //! let params = TFHE_LIB_GLWE_1024;
-//! let mut rng = Blake2bXof::from_seed([1; 32]); // use `seeding::from_os_entropy()` on a real device
+//! let mut rng = DeviceXof::from_seed([1; 32]); // use `seeding::from_os_entropy()` on a real device
 //! let key = GlweSecretKey::generate_binary([0u8; 1024], params.polynomial_size(), &mut rng).unwrap();
-//! let mut encryptor = GlweEncryptor::<1024>::new(&params, &key, Blake2bXof::from_seed([2; 32])).unwrap();
+//! let mut encryptor = GlweEncryptor::<1024>::new(&params, &key, DeviceXof::from_seed([2; 32])).unwrap();
 //!
 //! let message = [0xA5u8; 128]; // 1024 bits
 //! let mut body = [0u32; 1024];

@@ -295,14 +295,10 @@ fn compact_noise_is_fresh_noise_plus_uniform_rounding() {
         let mut body = vec![0u64; N];
         let seed = unpacked_body(&frame[..len], 14, &mut body);
         let mut phase = vec![0u64; N];
-        tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase(
-            &plan,
-            &spectrum,
-            &seed,
-            &body,
-            &mut phase,
-            &mut scratch,
-        )
+        tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase::<
+            tfhe_sbc_device::csprng::DeviceConstruction,
+            _,
+        >(&plan, &spectrum, &seed, &body, &mut phase, &mut scratch)
         .unwrap();
         for (j, &p) in phase.iter().enumerate() {
             let block = u64::from(readings[j / 4] >> (2 * (j % 4))) & 3;

@@ -103,17 +103,17 @@ proptest! {
         let noise: Vec<u32> = (0..n).map(|_| ((plain_rng.next_u32() % 513) as i32 - 256) as u32).collect();
         let mut body = plaintexts.clone();
         let mut scratch = vec![0f64; n];
-        encrypt_seeded_glwe_ciphertext_with_randomness_assign(&plan, &spectrum, &mask_seed, &noise, &mut body, &mut scratch).unwrap();
+        encrypt_seeded_glwe_ciphertext_with_randomness_assign::<tfhe_sbc_device::csprng::Blake2bCounter, _>(&plan, &spectrum, &mask_seed, &noise, &mut body, &mut scratch).unwrap();
         prop_assert!(scratch.iter().all(|&x| x == 0.0), "scratch wiped");
 
         let mut mask = vec![0u32; k * n];
-        expand_mask_u32(&mask_seed, &mut mask);
+        expand_mask_u32::<tfhe_sbc_device::csprng::Blake2bCounter>(&mask_seed, &mut mask);
         let products = schoolbook(&mask, key.as_bytes(), n);
         for j in 0..n {
             prop_assert_eq!(body[j], plaintexts[j].wrapping_add(noise[j]).wrapping_add(products[j]), "coefficient {}", j);
         }
         let mut phase = vec![0u32; n];
-        decrypt_seeded_glwe_phase(&plan, &spectrum, &mask_seed, &body, &mut phase, &mut scratch).unwrap();
+        decrypt_seeded_glwe_phase::<tfhe_sbc_device::csprng::Blake2bCounter, _>(&plan, &spectrum, &mask_seed, &body, &mut phase, &mut scratch).unwrap();
         for j in 0..n {
             prop_assert_eq!(phase[j], plaintexts[j].wrapping_add(noise[j]));
         }

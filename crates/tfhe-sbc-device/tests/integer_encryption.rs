@@ -37,7 +37,15 @@ fn phase(key: &GlweSecretKey<Vec<u8>>, seed: &[u8; MASK_SEED_BYTES], body: &[u64
     compute_glwe_key_spectrum(&plan, key, &mut spectrum).unwrap();
     let mut scratch = vec![[0u32; 3]; N];
     let mut out = vec![0u64; N];
-    decrypt_seeded_glwe_phase(&plan, &spectrum, seed, body, &mut out, &mut scratch).unwrap();
+    decrypt_seeded_glwe_phase::<tfhe_sbc_device::csprng::DeviceConstruction, _>(
+        &plan,
+        &spectrum,
+        seed,
+        body,
+        &mut out,
+        &mut scratch,
+    )
+    .unwrap();
     out
 }
 

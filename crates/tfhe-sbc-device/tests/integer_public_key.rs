@@ -125,14 +125,10 @@ fn the_noise_is_the_models() {
         let keys = keys(100 + key_index);
         // The public key's own noise e = b - a * s, and the model given e and s.
         let (mut e, mut scratch) = (vec![0u64; N], vec![[0u32; 3]; N]);
-        tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase(
-            &PLAN,
-            &keys.spectrum,
-            &keys.seed,
-            &keys.body,
-            &mut e,
-            &mut scratch,
-        )
+        tfhe_sbc_device::encrypt::glwe_encryption::decrypt_seeded_glwe_phase::<
+            tfhe_sbc_device::csprng::Blake2bCounter,
+            _,
+        >(&PLAN, &keys.spectrum, &keys.seed, &keys.body, &mut e, &mut scratch)
         .unwrap();
         let e: Vec<f64> = e.iter().map(|&x| x as i64 as f64).collect();
         let total: f64 = e.iter().sum();
@@ -220,9 +216,12 @@ fn degenerate_and_misfitting_keys_are_typed_errors() {
     ));
     // b = a: the "ciphertexts" would carry the readings in the clear.
     let mut a = vec![0u64; N];
-    tfhe_sbc_device::csprng::mask::for_each_mask_run::<u64>(&keys.seed, 0, N, |offset, words| {
-        a[offset..offset + words.len()].copy_from_slice(words)
-    });
+    tfhe_sbc_device::csprng::mask::for_each_mask_run::<tfhe_sbc_device::csprng::Blake2bCounter, u64>(
+        &keys.seed,
+        0,
+        N,
+        |offset, words| a[offset..offset + words.len()].copy_from_slice(words),
+    );
     assert!(matches!(
         enc.set_integer_public_key(params, &keys.seed, &a),
         Err(Error::DegeneratePublicKey(PublicKeyDefect::BodyEqualsMask))

@@ -183,7 +183,7 @@ mod through_a_product {
 
         let mut seeded_body = [0u32; N];
         encode(&message, &mut seeded_body);
-        let seed = encrypt_seeded_glwe_ciphertext_assign(
+        let seed = encrypt_seeded_glwe_ciphertext_assign::<tfhe_sbc_device::csprng::Blake2bCounter, _, _>(
             &P::PLAN,
             &spectrum,
             &noise,
@@ -195,7 +195,7 @@ mod through_a_product {
         rng.ratchet();
         let (mut mask, mut body) = ([0u32; N], [0u32; N]);
         encode(&message, &mut body);
-        encrypt_glwe_ciphertext_assign(
+        encrypt_glwe_ciphertext_assign::<tfhe_sbc_device::csprng::Blake2bCounter, _, _>(
             &P::PLAN,
             &spectrum,
             &noise,
@@ -242,7 +242,7 @@ fn ntt_product_gives_the_same_inner_ciphertext() {
     let mut body = [0u32; N];
     encode(&message, &mut body);
     let mut scratch = vec![<NttPlan32 as NegacyclicProduct>::SPECTRAL_ZERO; N];
-    encrypt_seeded_glwe_ciphertext_with_randomness_assign(
+    encrypt_seeded_glwe_ciphertext_with_randomness_assign::<tfhe_sbc_device::csprng::Blake2bCounter, _>(
         &<NttPlan32 as NegacyclicProductPlan<N>>::PLAN,
         &spectrum,
         &[0x33; 32],

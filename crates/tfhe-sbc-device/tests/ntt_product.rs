@@ -45,13 +45,13 @@ where
     let plan = P::PLAN;
     let seed = [0x5au8; 32];
     let mut mask = vec![P::Torus::ZERO; K * N];
-    expand_mask(&seed, &mut mask);
+    expand_mask::<tfhe_sbc_device::csprng::Blake2bCounter, _>(&seed, &mut mask);
     let s = key(N, 7);
     let mut key_spectrum = vec![P::SPECTRAL_ZERO; N];
     plan.forward_binary(&s, &mut key_spectrum);
     for (i, a_i) in mask.chunks_exact(N).enumerate() {
         let mut spectrum = vec![P::SPECTRAL_ZERO; N];
-        plan.forward_seeded_mask(&seed, i, &mut spectrum);
+        plan.forward_seeded_mask::<tfhe_sbc_device::csprng::Blake2bCounter>(&seed, i, &mut spectrum);
         let mut direct = vec![P::SPECTRAL_ZERO; N];
         plan.forward_torus(a_i, &mut direct);
         assert!(spectrum == direct, "polynomial {i}: seeded expansion vs forward_torus");
@@ -80,7 +80,7 @@ where
     let plan = P::PLAN;
     let seed = [0x21u8; 32];
     let mut a = vec![P::Torus::ZERO; 2 * N];
-    expand_mask(&seed, &mut a);
+    expand_mask::<tfhe_sbc_device::csprng::Blake2bCounter, _>(&seed, &mut a);
     let (s, t) = (key(N, 1), key(N, 2));
     let as_torus = |k: &[u8]| {
         k.iter()

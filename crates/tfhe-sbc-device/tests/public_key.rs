@@ -200,7 +200,7 @@ fn degenerate_public_keys_are_refused() {
     assert!(encryptor.parameter_set() == params.id());
 
     let mut mask = vec![0u32; 1024];
-    expand_mask_u32(&seed, &mut mask);
+    expand_mask_u32::<tfhe_sbc_device::csprng::Blake2bCounter>(&seed, &mut mask);
     let mut low_weight = vec![0u32; 1024];
     low_weight[5] = 1 << 29;
     let mut mostly_mask = body.clone();

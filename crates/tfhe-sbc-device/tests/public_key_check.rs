@@ -75,7 +75,7 @@ fn integer_key(seed: u64) -> ([u8; MASK_SEED_BYTES], Vec<u64>) {
 /// Mask polynomial `i` of a seeded key, expanded.
 fn mask<T: UnsignedTorus>(seed: &[u8; MASK_SEED_BYTES], i: usize, n: usize) -> Vec<T> {
     let mut a = vec![T::ZERO; n];
-    for_each_mask_run::<T>(seed, i, n, |offset, words| {
+    for_each_mask_run::<tfhe_sbc_device::csprng::Blake2bCounter, T>(seed, i, n, |offset, words| {
         a[offset..offset + words.len()].copy_from_slice(words)
     });
     a

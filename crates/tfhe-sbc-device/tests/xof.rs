@@ -3,6 +3,7 @@
 
 use rand_core::{Rng, SeedableRng};
 use std::collections::HashSet;
+use tfhe_sbc_device::csprng::Blake2bCounter;
 use tfhe_sbc_device::csprng::mask::{
     expand_mask, expand_mask_into_fft_input, expand_mask_into_fft_input_at, expand_mask_u32, mask_block,
 };
@@ -42,7 +43,7 @@ fn known_answers_from_hashlib() {
             "mask" => {
                 count[1] += 1;
                 let mut words = vec![0u32; (offset + length).div_ceil(4)];
-                expand_mask_u32(&seed, &mut words);
+                expand_mask_u32::<Blake2bCounter>(&seed, &mut words);
                 let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
                 bytes[offset..offset + length].to_vec()
             }
@@ -67,7 +68,7 @@ fn multi_lane_blake2b_matches_the_blake2_crate() {
         let mut xof = Blake2bXof::from_seed(seed);
         let stream = read(&mut xof, 0, 1024 * BLOCK_BYTES);
         let mut mask = vec![0u32; 1024 * BLOCK_BYTES / 4];
-        expand_mask_u32(&seed, &mut mask);
+        expand_mask_u32::<Blake2bCounter>(&seed, &mut mask);
         let mask: Vec<u8> = mask.iter().flat_map(|w| w.to_le_bytes()).collect();
         for (i, (got, got_mask)) in stream
             .chunks_exact(BLOCK_BYTES)
@@ -92,24 +93,24 @@ fn mask_expansions_agree() {
     let seed = [5u8; 32];
     for n in [64usize, 512, 1024] {
         let mut words = vec![0u32; 3 * n];
-        expand_mask_u32(&seed, &mut words);
+        expand_mask_u32::<Blake2bCounter>(&seed, &mut words);
         let mut generic = vec![0u32; 3 * n];
-        expand_mask(&seed, &mut generic);
+        expand_mask::<Blake2bCounter, _>(&seed, &mut generic);
         assert_eq!(words, generic);
         let mut floats = vec![0f64; n];
         for i in 0..3 {
-            expand_mask_into_fft_input_at(&seed, i, &mut floats);
+            expand_mask_into_fft_input_at::<Blake2bCounter>(&seed, i, &mut floats);
             for (w, f) in words[i * n..(i + 1) * n].iter().zip(&floats) {
                 assert_eq!(f64::from(*w as i32), *f, "N = {n}, polynomial {i}");
             }
         }
-        expand_mask_into_fft_input(&seed, &mut floats);
+        expand_mask_into_fft_input::<Blake2bCounter>(&seed, &mut floats);
         assert_eq!(floats[0], f64::from(words[0] as i32));
     }
     let mut words = vec![0u32; 64];
-    expand_mask_u32(&seed, &mut words);
+    expand_mask_u32::<Blake2bCounter>(&seed, &mut words);
     let mut wide = vec![0u64; 32];
-    expand_mask(&seed, &mut wide);
+    expand_mask::<Blake2bCounter, _>(&seed, &mut wide);
     for (j, w) in wide.iter().enumerate() {
         assert_eq!(*w, u64::from(words[2 * j]) | (u64::from(words[2 * j + 1]) << 32));
     }

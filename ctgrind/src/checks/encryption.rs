@@ -2,7 +2,8 @@
 //! each product, with secret keys, secret generators and secret messages.
 
 use super::inputs::{
-    public_key, secret_bits, secret_encryptor, secret_key, secret_message, secret_readings, secret_xof, spectrum_of,
+    public_key, secret_bits, secret_encryptor, secret_key, secret_message, secret_readings, secret_xof, secret_xof_of,
+    spectrum_of,
 };
 use super::outputs::{outcome, publish};
 use super::sizes::{ENCRYPTIONS, N, N64};
@@ -14,6 +15,7 @@ use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
+use tfhe_sbc_device::csprng::{Blake2bCounter, Blake2sCounter};
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
@@ -34,6 +36,35 @@ pub(super) fn encrypt_seeded() -> Outcome {
         taint[1] = publish(&mut seed, &mut digest);
         taint[0] = publish(&mut body, &mut digest);
         // A TRNG's entropy mixed in between encryptions.
+        let mut entropy = [i as u8; 32];
+        classify(&mut entropy);
+        encryptor.reseed(&entropy);
+    }
+    outcome(&taint, &digest)
+}
+
+/// The 32-bit targets' default path on the host: the secret-key encryptor through the integer NTT with the
+/// BLAKE2s XOF (construction v3): secret key, secret XOF seed, seeded encryptions (mask id 3) of secret
+/// messages, reseeded with secret entropy.
+pub(super) fn encrypt_seeded_blake2s() -> Outcome {
+    let mut encryptor = Box::new(
+        GlweEncryptor::<N, 1, NttPlan32, Blake2sCounter>::new(
+            &TFHE_LIB_GLWE_1024,
+            &secret_key::<N>(110),
+            secret_xof_of::<Blake2sCounter>(111),
+        )
+        .expect("TFHE_LIB_GLWE_1024"),
+    );
+    let mut digest = Digest::default();
+    let mut taint = [None; 2 * ENCRYPTIONS];
+    for (i, taint) in taint.chunks_exact_mut(2).enumerate() {
+        let message = secret_message(112 + i as u8);
+        let mut body = [0u32; N];
+        let mut seed = encryptor
+            .encrypt_seeded_glwe_ciphertext(&message, &mut body)
+            .expect("N/8 message bytes, N body words");
+        taint[1] = publish(&mut seed, &mut digest);
+        taint[0] = publish(&mut body, &mut digest);
         let mut entropy = [i as u8; 32];
         classify(&mut entropy);
         encryptor.reseed(&entropy);
@@ -103,11 +134,26 @@ pub(super) fn encrypt_ntt() -> Outcome {
         }
         let seeded = i % 2 == 0;
         let mut seed = if seeded {
-            encrypt_seeded_glwe_ciphertext_assign(&plan, &spectrum, &noise, &mut body, &mut scratch, &mut rng)
-                .expect("N body words")
+            encrypt_seeded_glwe_ciphertext_assign::<Blake2bCounter, _, _>(
+                &plan,
+                &spectrum,
+                &noise,
+                &mut body,
+                &mut scratch,
+                &mut rng,
+            )
+            .expect("N body words")
         } else {
-            encrypt_glwe_ciphertext_assign(&plan, &spectrum, &noise, &mut mask, &mut body, &mut scratch, &mut rng)
-                .expect("N mask and body words");
+            encrypt_glwe_ciphertext_assign::<Blake2bCounter, _, _>(
+                &plan,
+                &spectrum,
+                &noise,
+                &mut mask,
+                &mut body,
+                &mut scratch,
+                &mut rng,
+            )
+            .expect("N mask and body words");
             [0u8; 32]
         };
         rng.ratchet();
@@ -197,9 +243,15 @@ pub(super) fn integer_ziggurat() -> Outcome {
             .expect("a u8 in four blocks");
     }
     let mut scratch = vec![[0u32; 3]; N64];
-    let mut seed =
-        encrypt_seeded_glwe_ciphertext_assign(&plan, &spectrum, &noise, &mut body, &mut scratch, &mut secret_xof(122))
-            .expect("N body words");
+    let mut seed = encrypt_seeded_glwe_ciphertext_assign::<Blake2bCounter, _, _>(
+        &plan,
+        &spectrum,
+        &noise,
+        &mut body,
+        &mut scratch,
+        &mut secret_xof(122),
+    )
+    .expect("N body words");
     let mut digest = Digest::default();
     let taint = [
         publish(&mut seed, &mut digest),

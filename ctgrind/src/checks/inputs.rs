@@ -8,7 +8,8 @@ use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::entities::{GlweSecretKey, KeyStorage};
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
 use tfhe_sbc_core::torus::UnsignedTorus;
-use tfhe_sbc_device::csprng::xof::Blake2bXof;
+use tfhe_sbc_device::csprng::XofConstruction;
+use tfhe_sbc_device::csprng::xof::{Blake2bXof, KeyedXof};
 use tfhe_sbc_device::encrypt::public_key_encryption::generate_seeded_glwe_public_key;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::mac::{MAC_KEY_BYTES, MacKey};
@@ -23,9 +24,14 @@ pub(crate) fn public_xof(label: u8) -> Blake2bXof {
 
 /// A generator seeded from a classified seed: its whole stream is secret.
 pub(crate) fn secret_xof(label: u8) -> Blake2bXof {
+    secret_xof_of(label)
+}
+
+/// [`secret_xof`] of the XOF construction `X` (BLAKE2s: the 32-bit targets' default).
+pub(crate) fn secret_xof_of<X: XofConstruction>(label: u8) -> KeyedXof<X> {
     let mut seed = [label; 32];
     classify(&mut seed);
-    Blake2bXof::from_seed(seed)
+    KeyedXof::from_seed(seed)
 }
 
 /// `M` public bytes, each 0 or 1.

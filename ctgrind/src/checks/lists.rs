@@ -17,6 +17,11 @@ pub static DEFAULT: &[Check] = &[
         run: randomness::xof,
     },
     Check {
+        name: "xof-blake2s",
+        what: "Blake2sXof (the 32-bit targets' default) from a secret seed: fill_bytes, next_u32/next_u64, reseed(secret entropy), ratchet",
+        run: randomness::xof_blake2s,
+    },
+    Check {
         name: "keygen",
         what: "GlweSecretKey::generate_binary from a secret XOF",
         run: keys::keygen,
@@ -55,6 +60,11 @@ pub static DEFAULT: &[Check] = &[
         name: "encrypt-ntt",
         what: "seeded and full encryptions of secret messages through the NttPlan32 product (secret key, secret XOF)",
         run: encryption::encrypt_ntt,
+    },
+    Check {
+        name: "encrypt-seeded-blake2s",
+        what: "GlweEncryptor::<1024, 1, NttPlan32, Blake2sCounter> (the 32-bit targets' default: NTT, BLAKE2s XOF, mask id 3): secret key, secret XOF seed, seeded encryptions of secret messages, reseed",
+        run: encryption::encrypt_seeded_blake2s,
     },
     Check {
         name: "ntt64-product",

@@ -1,6 +1,6 @@
 //! The noise samplers (TUniform, the Ziggurat) and the XOF, on secret generator output.
 
-use super::inputs::{public_xof, secret_xof};
+use super::inputs::{public_xof, secret_xof_of};
 use super::outputs::{outcome, publish};
 use super::sizes::SAMPLES;
 use crate::check::Outcome;
@@ -10,6 +10,7 @@ use crate::valgrind::classify;
 use rand_core::Rng;
 use tfhe_sbc_core::gaussian::{NormalSampler, Ziggurat};
 use tfhe_sbc_core::tuniform::TUniform;
+use tfhe_sbc_device::csprng::{Blake2bCounter, Blake2sCounter, XofConstruction};
 
 pub(super) fn tuniform() -> Outcome {
     let mut digest = Digest::default();
@@ -35,7 +36,18 @@ pub(super) fn tuniform() -> Outcome {
 }
 
 pub(super) fn xof() -> Outcome {
-    let mut rng = secret_xof(1);
+    xof_of::<Blake2bCounter>(1)
+}
+
+/// The BLAKE2s generator (construction v3, the 32-bit targets' default) as [`xof`] checks the BLAKE2b one.
+pub(super) fn xof_blake2s() -> Outcome {
+    xof_of::<Blake2sCounter>(2)
+}
+
+/// A generator of construction `X` from a secret seed: fill_bytes, reseed with secret entropy, ratchet,
+/// next_u32/next_u64.
+fn xof_of<X: XofConstruction>(label: u8) -> Outcome {
+    let mut rng = secret_xof_of::<X>(label);
     let mut bytes = [0u8; 3000];
     rng.fill_bytes(&mut bytes[..1000]);
     let mut entropy = [0x5au8; 32];

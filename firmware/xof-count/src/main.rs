@@ -128,7 +128,7 @@ mod count {
             }
             b.ratchet();
         });
-        let mask = counter.count(|| for_each_mask_run::<u32>(black_box(&seed), 0, MASK_WORDS, sink));
+        let mask = counter.count(|| for_each_mask_run::<tfhe_sbc_device::csprng::Blake2bCounter, u32>(black_box(&seed), 0, MASK_WORDS, sink));
         report("blake2b", setup, stream_4096, secret, mask, b_ok);
 
         let folded_b_ok = blake2b_folded(&counter);

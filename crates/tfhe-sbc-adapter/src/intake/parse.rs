@@ -8,7 +8,7 @@ use tfhe_sbc_core::compact_body::unpack_body;
 use tfhe_sbc_core::entities::{GlweCiphertext, GlweCiphertextOwned, MASK_SEED_BYTES};
 use tfhe_sbc_core::parameters::{GlweParameters, IntegerParameters, ParameterSetId};
 use tfhe_sbc_core::torus::UnsignedTorus;
-use tfhe_sbc_device::csprng::mask::{MASK_XOF_ID, expand_mask, expand_mask_u32};
+use tfhe_sbc_device::csprng::mask::MaskXof;
 use tfhe_sbc_device::frame::compact_list::{
     COMPACT_LIST_CHUNK_BYTES, COMPACT_LIST_FRAME_SET, chunk_reading_bytes, compact_list_payload_bytes, value_kind,
 };
@@ -26,6 +26,9 @@ pub struct ParsedFrame<'a> {
     pub kind: FrameKind,
     /// The parameter set the header names.
     pub parameters: GlweParameters,
+    /// The XOF a seeded frame's header names for its mask (id 2: BLAKE2b, 3: BLAKE2s); `None` for kinds with
+    /// no seed.
+    pub mask_xof: Option<MaskXof>,
     authenticated: &'a [u8],
     tag: &'a [u8],
 }
@@ -57,9 +60,9 @@ impl ParsedFrame<'_> {
     pub(crate) fn to_frame(self) -> Frame {
         let k = self.parameters.glwe_dimension().0;
         let n = self.parameters.polynomial_size().0;
-        let kind = self.kind;
+        let (kind, xof) = (self.kind, self.mask_xof);
         let ciphertext = self.ciphertext(k, |payload, mask| match kind {
-            FrameKind::Seeded => expand_mask_u32(&seed(payload), mask),
+            FrameKind::Seeded => seeded_xof(xof).expand_mask_u32(&seed(payload), mask),
             FrameKind::Full | FrameKind::PublicKey => read_words(&payload[..4 * k * n], mask),
             FrameKind::CompactList => unreachable!("a compact list has no GLWE ciphertext: boolean sets refuse it"),
         });
@@ -89,12 +92,12 @@ impl ParsedFrame<'_> {
     /// a fresh ciphertext of exactly `2N` words. Only after the MAC verified.
     pub(crate) fn to_integer_frame(self, parameters: IntegerParameters) -> IntegerFrame {
         let n = self.parameters.polynomial_size().0;
-        let kind = self.kind;
+        let (kind, xof) = (self.kind, self.mask_xof);
         IntegerFrame {
             header: self.header,
             parameters,
             ciphertext: self.ciphertext(1, |payload, mask| match kind {
-                FrameKind::Seeded => expand_mask(&seed(payload), mask),
+                FrameKind::Seeded => seeded_xof(xof).expand_mask(&seed(payload), mask),
                 FrameKind::Full | FrameKind::PublicKey => read_words(&payload[..8 * n], mask),
                 FrameKind::CompactList => unreachable!("to_integer_input keeps compact lists as bytes"),
             }),
@@ -122,6 +125,23 @@ impl ParsedFrame<'_> {
             .unwrap_or_else(|_| unreachable!("parse_frame checked the body's width, length and padding"));
         GlweCiphertext::from_container(data, self.parameters.polynomial_size())
             .unwrap_or_else(|_| unreachable!("(k + 1) N words for a set of size N"))
+    }
+}
+
+/// The mask XOF of a seeded frame: [`parse_frame`] set it from the header's id.
+fn seeded_xof(xof: Option<MaskXof>) -> MaskXof {
+    xof.unwrap_or_else(|| unreachable!("parse_frame names a mask XOF for every seeded frame"))
+}
+
+/// The XOF a frame of `kind` names with `xof_id`: a seeded frame's mask XOF (2 or 3), none (0) for the kinds
+/// with no seed; any other id is [`IntakeError::UnsupportedXof`].
+fn expected_xof(kind: FrameKind, xof_id: u8) -> Result<Option<MaskXof>, IntakeError> {
+    match kind {
+        FrameKind::Seeded => MaskXof::from_id(xof_id)
+            .map(Some)
+            .ok_or(IntakeError::UnsupportedXof(xof_id)),
+        FrameKind::Full | FrameKind::PublicKey | FrameKind::CompactList if xof_id == 0 => Ok(None),
+        FrameKind::Full | FrameKind::PublicKey | FrameKind::CompactList => Err(IntakeError::UnsupportedXof(xof_id)),
     }
 }
 
@@ -204,10 +224,7 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         (64, Some(integer)) if k == 1 && integer.block_bits() == 2 => n / 4,
         _ => return Err(IntakeError::UnsupportedParameterSet(header.parameter_set)),
     };
-    let expected_xof = if kind == FrameKind::Seeded { MASK_XOF_ID } else { 0 };
-    if header.xof_id != expected_xof {
-        return Err(IntakeError::UnsupportedXof(header.xof_id));
-    }
+    let mask_xof = expected_xof(kind, header.xof_id)?;
     // Compact bodies: from the set's noise-budget minimum up to the torus width.
     let body_bits = u32::from(header.body_bits);
     if parameters.check_body_bits(body_bits).is_err() {
@@ -235,6 +252,7 @@ pub fn parse_frame<'a>(bytes: &'a [u8], config: &IntakeConfig) -> Result<ParsedF
         header,
         kind,
         parameters,
+        mask_xof,
         authenticated,
         tag,
     })
@@ -252,9 +270,7 @@ fn parse_compact_list_frame<'a>(
     if parameters.id() != COMPACT_LIST_FRAME_SET {
         return Err(IntakeError::UnsupportedParameterSet(header.parameter_set));
     }
-    if header.xof_id != 0 {
-        return Err(IntakeError::UnsupportedXof(header.xof_id));
-    }
+    let mask_xof = expected_xof(FrameKind::CompactList, header.xof_id)?;
     let value_bits = u32::from(header.body_bits);
     if value_kind(value_bits).is_none() {
         return Err(IntakeError::UnsupportedReadingWidth(header.body_bits));
@@ -290,6 +306,7 @@ fn parse_compact_list_frame<'a>(
         header,
         kind: FrameKind::CompactList,
         parameters,
+        mask_xof,
         authenticated,
         tag,
     })

@@ -134,3 +134,98 @@ pub fn ratchet_chain(seed: &[u8; 32], links: usize) -> Vec<Link> {
         })
         .collect()
 }
+
+/// BLAKE2s's initialization vector (RFC 7693 §2.6).
+const IV32: [u32; 8] = [
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+];
+
+/// BLAKE2s's compression function F (RFC 7693 §3.2: 32-bit words, ten rounds, rotations 16, 12, 8, 7).
+pub fn compress32(h: &[u32; 8], m: &[u32; 16], t: u64, last: bool) -> [u32; 8] {
+    let mut v = [0u32; 16];
+    v[..8].copy_from_slice(h);
+    v[8..].copy_from_slice(&IV32);
+    v[12] ^= t as u32;
+    v[13] ^= (t >> 32) as u32;
+    if last {
+        v[14] = !v[14];
+    }
+    let mut g = |a: usize, b: usize, c: usize, d: usize, x: u32, y: u32| {
+        v[a] = v[a].wrapping_add(v[b]).wrapping_add(x);
+        v[d] = (v[d] ^ v[a]).rotate_right(16);
+        v[c] = v[c].wrapping_add(v[d]);
+        v[b] = (v[b] ^ v[c]).rotate_right(12);
+        v[a] = v[a].wrapping_add(v[b]).wrapping_add(y);
+        v[d] = (v[d] ^ v[a]).rotate_right(8);
+        v[c] = v[c].wrapping_add(v[d]);
+        v[b] = (v[b] ^ v[c]).rotate_right(7);
+    };
+    for s in &SIGMA {
+        g(0, 4, 8, 12, m[s[0]], m[s[1]]);
+        g(1, 5, 9, 13, m[s[2]], m[s[3]]);
+        g(2, 6, 10, 14, m[s[4]], m[s[5]]);
+        g(3, 7, 11, 15, m[s[6]], m[s[7]]);
+        g(0, 5, 10, 15, m[s[8]], m[s[9]]);
+        g(1, 6, 11, 12, m[s[10]], m[s[11]]);
+        g(2, 7, 8, 13, m[s[12]], m[s[13]]);
+        g(3, 4, 9, 14, m[s[14]], m[s[15]]);
+    }
+    core::array::from_fn(|i| h[i] ^ v[i] ^ v[i + 8])
+}
+
+/// The 32 little-endian bytes of a BLAKE2s chaining value.
+fn state_bytes32(h: &[u32; 8]) -> [u8; 32] {
+    core::array::from_fn(|i| h[i / 4].to_le_bytes()[i % 4])
+}
+
+/// The little-endian 32-bit words of 32 bytes.
+fn words32(bytes: &[u8; 32]) -> [u32; 8] {
+    core::array::from_fn(|i| u32::from_le_bytes(core::array::from_fn(|j| bytes[4 * i + j])))
+}
+
+/// BLAKE2s-256's chaining value after the block of the 32-byte `key` under the 8-byte `personalization`.
+pub fn keyed_chaining_value32(key: &[u8; 32], personalization: &[u8; 8]) -> [u8; 32] {
+    let mut h = IV32;
+    h[0] ^= 0x0101_0000 ^ (32 << 8) ^ 32;
+    h[6] ^= u32::from_le_bytes(core::array::from_fn(|i| personalization[i]));
+    h[7] ^= u32::from_le_bytes(core::array::from_fn(|i| personalization[4 + i]));
+    let mut m = [0u32; 16];
+    m[..8].copy_from_slice(&words32(key));
+    state_bytes32(&compress32(&h, &m, 64, false))
+}
+
+/// Block `index` of a BLAKE2s secret stream from its keyed chaining value (the final block `LE64(index)`).
+pub fn stream_block32(chaining_value: &[u8; 32], index: u64) -> [u8; 32] {
+    let mut m = [0u32; 16];
+    m[0] = index as u32;
+    m[1] = (index >> 32) as u32;
+    state_bytes32(&compress32(&words32(chaining_value), &m, 72, true))
+}
+
+/// One step of the BLAKE2s generator's ratchet chain (construction v3, the 32-bit targets' default).
+pub struct Link32 {
+    /// The key `K_i` (`K_0` is the seed).
+    pub key: [u8; 32],
+    /// The keyed chaining value of `K_i`.
+    pub chaining_value: [u8; 32],
+    /// Block `2^64 - 1` under `K_i`: all of it is `K_{i+1}`.
+    pub ratchet_block: [u8; 32],
+}
+
+/// The first `links` steps of the BLAKE2s ratchet chain of `seed` (personalization `"TSBCrng3"`).
+pub fn ratchet_chain32(seed: &[u8; 32], links: usize) -> Vec<Link32> {
+    let mut key = *seed;
+    (0..links)
+        .map(|_| {
+            let chaining_value = keyed_chaining_value32(&key, b"TSBCrng3");
+            let ratchet_block = stream_block32(&chaining_value, u64::MAX);
+            let link = Link32 {
+                key,
+                chaining_value,
+                ratchet_block,
+            };
+            key = ratchet_block;
+            link
+        })
+        .collect()
+}

@@ -115,7 +115,7 @@ fn round<const WORDS: usize>(v: &mut [u64; 16], m: &[u64; 16], s: &[u8; 16]) {
 
 /// The twelve rounds, unrolled: every schedule index is a constant, so a message whose words from `WORDS`
 /// on are zero adds only its first `WORDS` words.
-#[cfg(not(all(target_os = "none", debug_assertions)))]
+#[cfg(not(all(target_os = "none", any(debug_assertions, target_pointer_width = "32"))))]
 #[inline(always)]
 fn rounds_unrolled<const WORDS: usize>(v: &mut [u64; 16], m: &[u64; 16]) {
     macro_rules! rounds {
@@ -188,9 +188,12 @@ fn compress_counter(h: &[u64; 8], counter: u64) -> [u64; 8] {
     let mut v = working_vector(h, 128 + 8, true);
     // Unoptimized firmware (opt-level 0) keeps the one rolled round: twelve unrolled ones do not fit the
     // flash of a small part without the optimizer. Same result: the words it adds beyond the first are zero.
-    #[cfg(all(target_os = "none", debug_assertions))]
+    // So does a 32-bit microcontroller, whose stream is BLAKE2s (`DeviceConstruction`): BLAKE2b blocks there
+    // only expand a seeded public key's mask, once when the key is set, and the unrolled rounds were 4.3 KB
+    // of flash more in the integer public-key firmware (over its 80 KiB budget).
+    #[cfg(all(target_os = "none", any(debug_assertions, target_pointer_width = "32")))]
     rounds_rolled(&mut v, &m);
-    #[cfg(not(all(target_os = "none", debug_assertions)))]
+    #[cfg(not(all(target_os = "none", any(debug_assertions, target_pointer_width = "32"))))]
     rounds_unrolled::<1>(&mut v, &m);
     core::array::from_fn(|i| h[i] ^ v[i] ^ v[i + 8])
 }

@@ -21,35 +21,36 @@
 //! [`Error::RngFailed`]; they mark the wrapped generator as cryptographic only because the HAL already
 //! claims it is (`CryptoRng`).
 
-use crate::csprng::xof::{Blake2bXof, SEED_BYTES};
+use crate::csprng::construction::XofConstruction;
+use crate::csprng::xof::{DeviceXof, KeyedXof, SEED_BYTES};
 use crate::error::{Error, Result};
 use rand_core::{CryptoRng, SeedableRng, TryCryptoRng};
 use zeroize::Zeroize;
 
-/// A generator seeded with 32 bytes from `rng`, an infallible `CryptoRng` (see [`try_from_crypto_rng`] for
-/// a generator that can fail, as hardware TRNGs can).
-pub fn from_crypto_rng<R: CryptoRng + ?Sized>(rng: &mut R) -> Blake2bXof {
+/// A generator of the target's construction ([`DeviceXof`]) seeded with 32 bytes from `rng`, an infallible
+/// `CryptoRng` (see [`try_from_crypto_rng`] for a generator that can fail, as hardware TRNGs can).
+pub fn from_crypto_rng<R: CryptoRng + ?Sized>(rng: &mut R) -> DeviceXof {
     let mut seed = [0u8; SEED_BYTES];
     rng.fill_bytes(&mut seed);
-    let xof = Blake2bXof::from_seed(seed);
+    let xof = DeviceXof::from_seed(seed);
     seed.zeroize();
     xof
 }
 
 /// A generator seeded with 32 bytes from a fallible `rng` (e.g. a hardware TRNG, or a HAL RNG through
 /// `Rng06` / `Rng09`); [`Error::RngFailed`] if it fails.
-pub fn try_from_crypto_rng<R: TryCryptoRng + ?Sized>(rng: &mut R) -> Result<Blake2bXof> {
+pub fn try_from_crypto_rng<R: TryCryptoRng + ?Sized>(rng: &mut R) -> Result<DeviceXof> {
     let mut seed = [0u8; SEED_BYTES];
     let drawn = rng.try_fill_bytes(&mut seed);
-    let xof = drawn.is_ok().then(|| Blake2bXof::from_seed(seed));
+    let xof = drawn.is_ok().then(|| DeviceXof::from_seed(seed));
     seed.zeroize();
     xof.ok_or(Error::RngFailed)
 }
 
 /// Seeds `xof` in place from `rng`: keys it on the first call (`seeded` false), mixes into it afterwards.
 /// On an RNG failure nothing changes and the error is [`Error::RngFailed`].
-pub(crate) fn seed_in_place<R: TryCryptoRng + ?Sized>(
-    xof: &mut Blake2bXof,
+pub(crate) fn seed_in_place<C: XofConstruction, R: TryCryptoRng + ?Sized>(
+    xof: &mut KeyedXof<C>,
     seeded: &mut bool,
     rng: &mut R,
 ) -> Result<()> {
@@ -67,13 +68,14 @@ pub(crate) fn seed_in_place<R: TryCryptoRng + ?Sized>(
     drawn.map_err(|_| Error::RngFailed)
 }
 
-/// A generator seeded with 32 bytes from the operating system (`getrandom`: `getrandom(2)` on Linux).
+/// A generator of the target's construction ([`DeviceXof`]) seeded with 32 bytes from the operating system
+/// (`getrandom`: `getrandom(2)` on Linux).
 #[cfg(feature = "getrandom")]
 #[cfg_attr(docsrs, doc(cfg(feature = "getrandom")))]
-pub fn from_os_entropy() -> Result<Blake2bXof> {
+pub fn from_os_entropy() -> Result<DeviceXof> {
     let mut seed = [0u8; SEED_BYTES];
     getrandom::fill(&mut seed).map_err(|_| Error::Entropy)?;
-    let xof = Blake2bXof::from_seed(seed);
+    let xof = DeviceXof::from_seed(seed);
     seed.zeroize();
     Ok(xof)
 }

@@ -21,7 +21,7 @@
 //! these encryptors (our wire ids name GLWE sets of our frames, and these lists are not frames).
 //!
 //! A stolen device holds only the public key: nothing on it decrypts. The CSPRNG erases its key after each
-//! bin ([`crate::csprng::xof::Blake2bXof::ratchet`]).
+//! bin ([`crate::csprng::xof::KeyedXof::ratchet`]).
 //!
 //! # Timing
 //! Constant-time in `r`, `e1`, `e2` and the readings (see [`crate::encrypt::compact_list_encryption`] and
@@ -31,6 +31,7 @@ use crate::compact_list::format::ListLayout;
 use crate::compact_list::{
     CompactPkeParameters, CompactReading, PARAM_PKE_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128, packed_plaintext,
 };
+use crate::csprng::construction::{DeviceConstruction, XofConstruction};
 use crate::encrypt::compact_list_encryption::{CompactPublicKey, encrypt_compact_bin};
 use crate::encrypt::public_key::PublicKey;
 use crate::encrypt::public_key_encryption::PublicKeyMask;
@@ -100,9 +101,9 @@ impl EncryptorKey for BorrowedCompactKey<'_> {
 /// # Ok(())
 /// # }
 /// ```
-pub type CompactListEncryptor<'k> = Encryptor<BorrowedCompactKey<'k>>;
+pub type CompactListEncryptor<'k> = Encryptor<BorrowedCompactKey<'k>, DeviceConstruction>;
 
-impl<'k> Encryptor<BorrowedCompactKey<'k>> {
+impl<'k, X: XofConstruction> Encryptor<BorrowedCompactKey<'k>, X> {
     /// Sets the public key `[a | b]` (`2 N` words, `N` = 2048), borrowed for as long as the encryptor
     /// uses it. Refuses a key of another size and a degenerate key; on error the encryptor has no key.
     pub fn set_public_key(&mut self, key: &'k [u64]) -> Result<()> {
@@ -157,9 +158,9 @@ impl<P: NegacyclicProductPlan<COMPACT_PKE_N, Torus = u64>> EncryptorKey for Comp
 /// The compact-list encryptor through the exact product `P` ([`NttPlan64`] by default): the [`Encryptor`]
 /// shell around [`CompactKeySpectra`] (128 KiB with [`NttPlan64`]: build it in a `static` or a `Box`). The
 /// same bytes as [`CompactListEncryptor`] from the same CSPRNG state, in a fraction of the time.
-pub type CompactListNttEncryptor<P = NttPlan64> = Encryptor<CompactKeySpectra<P>>;
+pub type CompactListNttEncryptor<P = NttPlan64> = Encryptor<CompactKeySpectra<P>, DeviceConstruction>;
 
-impl<P: NegacyclicProductPlan<COMPACT_PKE_N, Torus = u64>> Encryptor<CompactKeySpectra<P>> {
+impl<P: NegacyclicProductPlan<COMPACT_PKE_N, Torus = u64>, X: XofConstruction> Encryptor<CompactKeySpectra<P>, X> {
     /// Sets the public key `[a | b]` (`2 N` words): refuses a key of another size and a degenerate key,
     /// then computes its two spectra once (the key is not kept). On error the encryptor has no key.
     pub fn set_public_key(&mut self, key: &[u64]) -> Result<()> {
@@ -217,11 +218,11 @@ fn compact_noise() -> Result<DeviceNoise> {
 
 /// Writes a packed list of `readings` into `out`: header, each bin through `encrypt_bin(state, layout, bin,
 /// out)`, trailer. Checks readiness and the buffer first; returns the list's length.
-fn write_list<T: CompactReading>(
-    state: &mut EncryptorState,
+fn write_list<X: XofConstruction, T: CompactReading>(
+    state: &mut EncryptorState<X>,
     readings: &[T],
     out: &mut [u8],
-    mut encrypt_bin: impl FnMut(&mut EncryptorState, &ListLayout, usize, &mut [u8]) -> Result<()>,
+    mut encrypt_bin: impl FnMut(&mut EncryptorState<X>, &ListLayout, usize, &mut [u8]) -> Result<()>,
 ) -> Result<usize> {
     state.check_ready()?;
     let layout = ListLayout::new(&PARAMS, T::KIND, readings.len())?;

@@ -91,6 +91,10 @@ impl<P: NegacyclicProductPlan<2048, Torus = u64>> FrameEncryptor for CompactList
         COMPACT_LIST_FRAME_SET
     }
 
+    fn frame_mask_xof_id(&self) -> u8 {
+        0
+    }
+
     /// A whole chunk's frame (a last, shorter chunk's is shorter).
     fn frame_len(&self) -> usize {
         compact_list_frame_bytes(self.value_bits, COMPACT_LIST_CHUNK_BYTES)
@@ -140,6 +144,7 @@ impl<P: NegacyclicProductPlan<2048, Torus = u64>> FrameEncryptor for CompactList
         let out = out.get_mut(..total).ok_or(Error::BufferTooSmall)?;
         let mut header = FrameHeader::new(
             FrameKind::CompactList,
+            0,
             COMPACT_LIST_FRAME_SET,
             credentials,
             message,

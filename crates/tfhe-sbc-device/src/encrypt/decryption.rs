@@ -3,6 +3,7 @@
 //! ([`decrypt_compact_list_phases`]).
 
 use crate::compact_list::ListLayout;
+use crate::csprng::construction::{DeviceConstruction, XofConstruction};
 use crate::encrypt::compact_list::COMPACT_PKE_N;
 use crate::encrypt::glwe_encryption::{decrypt_glwe_phase, decrypt_seeded_glwe_phase};
 use crate::encrypt::shape::check_key_shape;
@@ -14,20 +15,29 @@ use tfhe_sbc_core::entities::{GlweSecretKey, KeyStorage, LweCiphertext, MASK_SEE
 use zeroize::Zeroize;
 
 /// A GLWE decryptor for polynomial size `N` and GLWE dimension `K` (1 by default) through the product `P`
-/// ([`DefaultProduct`] by default): the key's spectra and one scratch spectrum.
-pub struct GlweDecryptor<const N: usize, const K: usize = 1, P: NegacyclicProductPlan<N, Torus = u32> = DefaultProduct>
-{
+/// ([`DefaultProduct`] by default): the key's spectra and one scratch spectrum. Seeded masks expand under
+/// the XOF construction `X` ([`DeviceConstruction`] by default, as the encryptors').
+pub struct GlweDecryptor<
+    const N: usize,
+    const K: usize = 1,
+    P: NegacyclicProductPlan<N, Torus = u32> = DefaultProduct,
+    X: XofConstruction = DeviceConstruction,
+> {
     key: [[P::Spectral; N]; K],
     scratch: [P::Spectral; N],
     key_set: bool,
+    xof: core::marker::PhantomData<X>,
 }
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> GlweDecryptor<N, K, P> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>, X: XofConstruction>
+    GlweDecryptor<N, K, P, X>
+{
     /// A decryptor with no key, all zero bytes (for a `static`): call [`Self::set_key`] before decrypting.
     pub const EMPTY: Self = Self {
         key: [[P::SPECTRAL_ZERO; N]; K],
         scratch: [P::SPECTRAL_ZERO; N],
         key_set: false,
+        xof: core::marker::PhantomData,
     };
 
     /// Computes the key's spectra once, returned by value (a host's convenience: see [`Self::EMPTY`] and
@@ -75,7 +85,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> G
         phase: &mut [u32],
     ) -> Result<()> {
         self.check_key()?;
-        decrypt_seeded_glwe_phase(&P::PLAN, self.key.as_flattened(), seed, body, phase, &mut self.scratch)
+        decrypt_seeded_glwe_phase::<X, P>(&P::PLAN, self.key.as_flattened(), seed, body, phase, &mut self.scratch)
     }
 }
 
@@ -149,20 +159,22 @@ pub fn decrypt_compact_list_phases(layout: &ListLayout, list: &[u8], s: &[u64], 
     Ok(())
 }
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> Drop for GlweDecryptor<N, K, P> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>, X: XofConstruction> Drop
+    for GlweDecryptor<N, K, P, X>
+{
     fn drop(&mut self) {
         self.key.zeroize();
         self.scratch.zeroize();
     }
 }
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> zeroize::ZeroizeOnDrop
-    for GlweDecryptor<N, K, P>
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>, X: XofConstruction>
+    zeroize::ZeroizeOnDrop for GlweDecryptor<N, K, P, X>
 {
 }
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> core::fmt::Debug
-    for GlweDecryptor<N, K, P>
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>, X: XofConstruction> core::fmt::Debug
+    for GlweDecryptor<N, K, P, X>
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GlweDecryptor")

@@ -2,6 +2,7 @@
 //! ([`crate::frame`]), so that a device program (the Pi client, a firmware loop) is written once for
 //! every key mode.
 
+use crate::csprng::construction::XofConstruction;
 use crate::encrypt::shell::{Encryptor, EncryptorKey};
 use crate::encrypt::state::EncryptorState;
 use crate::error::{Error, Result};
@@ -20,6 +21,9 @@ pub trait FrameEncryptor {
     fn frame_kind(&self) -> FrameKind;
     /// The parameter set frames name.
     fn frame_parameter_set(&self) -> ParameterSetId;
+    /// The XOF id the frames' headers name: the mask XOF of seeded frames (2: BLAKE2b, 3: BLAKE2s,
+    /// [`crate::csprng::construction`]), 0 for the kinds with no seed.
+    fn frame_mask_xof_id(&self) -> u8;
     /// The bytes of the frames written now (with the current body width).
     fn frame_len(&self) -> usize;
     /// The bytes a frame buffer needs: the payload is computed at full width before it is compacted.
@@ -125,12 +129,19 @@ pub trait FrameSealing: EncryptorKey {
     const FRAME: FrameShape;
     /// Encrypts `payload.message` into the payload of a frame with `payload.header` in `out` (at least
     /// [`FrameShape::buffer_len`] bytes), authenticated under `payload.mac_key`; returns the frame's length.
-    fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize>;
+    /// A seeded mask expands under `X`, the construction `payload.header.xof_id` names.
+    fn seal<X: XofConstruction>(
+        &mut self,
+        state: &mut EncryptorState<X>,
+        payload: &FramePayload<'_>,
+        out: &mut [u8],
+    ) -> Result<usize>;
 }
 
-impl<Key: EncryptorKey> Encryptor<Key> {
-    /// The header of the `kind` frame that carries `chunk` of `message` for `credentials` (full body), once
-    /// the chunk is checked against the message and `out` is found to hold the frame's `frame_len` bytes.
+impl<Key: EncryptorKey, X: XofConstruction> Encryptor<Key, X> {
+    /// The header of the `kind` frame that carries `chunk` of `message` for `credentials` (full body; a
+    /// seeded frame names `X`'s mask XOF id), once the chunk is checked against the message and `out` is
+    /// found to hold the frame's `frame_len` bytes.
     pub(crate) fn frame_header(
         &self,
         kind: FrameKind,
@@ -144,11 +155,11 @@ impl<Key: EncryptorKey> Encryptor<Key> {
         if out.len() < frame_len {
             return Err(Error::BufferTooSmall);
         }
-        FrameHeader::new(kind, self.parameter_set(), credentials, message, chunk)
+        FrameHeader::new(kind, X::MASK_XOF_ID, self.parameter_set(), credentials, message, chunk)
     }
 }
 
-impl<Key: FrameSealing> FrameEncryptor for Encryptor<Key> {
+impl<Key: FrameSealing, X: XofConstruction> FrameEncryptor for Encryptor<Key, X> {
     fn chunk_bytes(&self) -> usize {
         Key::FRAME.chunk_bytes
     }
@@ -159,6 +170,13 @@ impl<Key: FrameSealing> FrameEncryptor for Encryptor<Key> {
 
     fn frame_parameter_set(&self) -> ParameterSetId {
         self.parameter_set()
+    }
+
+    fn frame_mask_xof_id(&self) -> u8 {
+        match Key::FRAME.kind {
+            FrameKind::Seeded => X::MASK_XOF_ID,
+            FrameKind::Full | FrameKind::PublicKey | FrameKind::CompactList => 0,
+        }
     }
 
     fn frame_len(&self) -> usize {

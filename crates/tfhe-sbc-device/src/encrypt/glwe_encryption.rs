@@ -12,6 +12,7 @@
 //! The `_with_randomness` variant takes both explicitly (the deterministic inner encryption known-answer
 //! tests pin). Each call wipes `scratch`, which held `a_i * s_i`: linear equations in the key.
 
+use crate::csprng::construction::XofConstruction;
 use crate::csprng::mask::expand_mask;
 use crate::error::{Error, Result};
 use crate::noise::DeviceNoise;
@@ -36,9 +37,9 @@ fn check_shapes<P: NegacyclicProduct>(
     Ok(key_spectrum.len() / n)
 }
 
-/// `body += sum_i a_i * s_i`, where the `k` mask polynomials `a_i` are the expansion of `seed`. Wipes
-/// `scratch` afterwards.
-pub fn add_seeded_mask_key_products<P: NegacyclicProduct>(
+/// `body += sum_i a_i * s_i`, where the `k` mask polynomials `a_i` are the expansion of `seed` under the
+/// construction `C`. Wipes `scratch` afterwards.
+pub fn add_seeded_mask_key_products<C: XofConstruction, P: NegacyclicProduct>(
     product: &P,
     key_spectrum: &[P::Spectral],
     seed: &[u8; MASK_SEED_BYTES],
@@ -48,7 +49,7 @@ pub fn add_seeded_mask_key_products<P: NegacyclicProduct>(
     let n = product.polynomial_size();
     check_shapes(product, key_spectrum, body, scratch)?;
     for (i, s_i) in key_spectrum.chunks_exact(n).enumerate() {
-        product.forward_seeded_mask(seed, i, scratch);
+        product.forward_seeded_mask::<C>(seed, i, scratch);
         product.mul_assign(scratch, s_i);
         product.inverse_add(scratch, body);
     }
@@ -78,9 +79,9 @@ pub fn add_mask_key_products<P: NegacyclicProduct>(
 }
 
 /// Seeded GLWE encryption in place: `body` holds the `N` plaintexts (encoded messages) on entry and the
-/// ciphertext body on return; returns the mask seed. Draws the 32-byte seed, then `N` noise samples, from
-/// `rng`.
-pub fn encrypt_seeded_glwe_ciphertext_assign<P: NegacyclicProduct, R: Rng + ?Sized>(
+/// ciphertext body on return; returns the mask seed, which expands under the construction `C` (the frame
+/// names its mask XOF id). Draws the 32-byte seed, then `N` noise samples, from `rng`.
+pub fn encrypt_seeded_glwe_ciphertext_assign<C: XofConstruction, P: NegacyclicProduct, R: Rng + ?Sized>(
     product: &P,
     key_spectrum: &[P::Spectral],
     noise: &DeviceNoise,
@@ -92,14 +93,14 @@ pub fn encrypt_seeded_glwe_ciphertext_assign<P: NegacyclicProduct, R: Rng + ?Siz
     let mut seed = [0u8; MASK_SEED_BYTES];
     rng.fill_bytes(&mut seed);
     noise.add_noise(rng, body);
-    add_seeded_mask_key_products(product, key_spectrum, &seed, body, scratch)?;
+    add_seeded_mask_key_products::<C, P>(product, key_spectrum, &seed, body, scratch)?;
     Ok(seed)
 }
 
 /// [`encrypt_seeded_glwe_ciphertext_assign`] with the mask seed and the noise given explicitly: the
 /// deterministic inner encryption. For known-answer tests: a seed or a noise vector used twice breaks the
 /// encryption.
-pub fn encrypt_seeded_glwe_ciphertext_with_randomness_assign<P: NegacyclicProduct>(
+pub fn encrypt_seeded_glwe_ciphertext_with_randomness_assign<C: XofConstruction, P: NegacyclicProduct>(
     product: &P,
     key_spectrum: &[P::Spectral],
     mask_seed: &[u8; MASK_SEED_BYTES],
@@ -112,13 +113,13 @@ pub fn encrypt_seeded_glwe_ciphertext_with_randomness_assign<P: NegacyclicProduc
     for (b, &e) in body.iter_mut().zip(noise) {
         *b = b.wrapping_add(e);
     }
-    add_seeded_mask_key_products(product, key_spectrum, mask_seed, body, scratch)
+    add_seeded_mask_key_products::<C, P>(product, key_spectrum, mask_seed, body, scratch)
 }
 
 /// GLWE encryption with the mask in full, in place: `mask` (`k * N`) receives the expansion of a fresh seed
-/// (drawn from `rng` first, then wiped), `body` holds the plaintexts on entry and the ciphertext body on
-/// return.
-pub fn encrypt_glwe_ciphertext_assign<P: NegacyclicProduct, R: Rng + ?Sized>(
+/// (drawn from `rng` first, expanded under the construction `C`, then wiped), `body` holds the plaintexts on
+/// entry and the ciphertext body on return.
+pub fn encrypt_glwe_ciphertext_assign<C: XofConstruction, P: NegacyclicProduct, R: Rng + ?Sized>(
     product: &P,
     key_spectrum: &[P::Spectral],
     noise: &DeviceNoise,
@@ -132,13 +133,14 @@ pub fn encrypt_glwe_ciphertext_assign<P: NegacyclicProduct, R: Rng + ?Sized>(
     let mut seed = [0u8; MASK_SEED_BYTES];
     rng.fill_bytes(&mut seed);
     noise.add_noise(rng, body);
-    expand_mask(&seed, mask);
+    expand_mask::<C, P::Torus>(&seed, mask);
     seed.zeroize();
     add_mask_key_products(product, key_spectrum, mask, body, scratch)
 }
 
-/// The phase `body - sum_i a_i * s_i` of a seeded ciphertext, into `phase` (`N`). Wipes `scratch`.
-pub fn decrypt_seeded_glwe_phase<P: NegacyclicProduct>(
+/// The phase `body - sum_i a_i * s_i` of a seeded ciphertext whose mask expands under `C`, into `phase`
+/// (`N`). Wipes `scratch`.
+pub fn decrypt_seeded_glwe_phase<C: XofConstruction, P: NegacyclicProduct>(
     product: &P,
     key_spectrum: &[P::Spectral],
     seed: &[u8; MASK_SEED_BYTES],
@@ -147,7 +149,7 @@ pub fn decrypt_seeded_glwe_phase<P: NegacyclicProduct>(
     scratch: &mut [P::Spectral],
 ) -> Result<()> {
     phase.iter_mut().for_each(|p| *p = P::Torus::ZERO);
-    add_seeded_mask_key_products(product, key_spectrum, seed, phase, scratch)?;
+    add_seeded_mask_key_products::<C, P>(product, key_spectrum, seed, phase, scratch)?;
     subtract_from(body, phase)
 }
 

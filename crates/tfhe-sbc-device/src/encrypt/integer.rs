@@ -27,6 +27,7 @@
 //! # Ok::<(), tfhe_sbc_device::Error>(())
 //! ```
 
+use crate::csprng::construction::{DeviceConstruction, XofConstruction};
 use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
 use crate::encrypt::secret_key::with_unpacked_bits;
@@ -70,16 +71,18 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> EncryptorKey for 
 /// and its CSPRNG, and nothing else; encrypting never allocates.
 ///
 /// Size at `N = 2048` with [`NttPlan64`] (`[u32; 3]` spectra): 24 KiB of key spectrum, 24 KiB of scratch
-/// and the [`EncryptorState`] (the CSPRNG's 592 bytes, 144 on a microcontroller, and a few bytes of state;
+/// and the [`EncryptorState`] (the CSPRNG's 592 bytes, 80 on a 32-bit microcontroller (BLAKE2s), and a few bytes of state;
 /// the test checks the spectra plus at most 1 KiB). Encrypting needs no other buffer besides the caller's
 /// body or frame.
 ///
 /// # Timing
 /// The encoding masks and shifts, the TUniform noise and the NTT are constant-time: no branch or address
 /// depends on the readings, the key, the CSPRNG output or the noise.
-pub type IntegerEncryptor<const N: usize = 2048, P = NttPlan64> = Encryptor<IntegerKey<N, P>>;
+/// `X` is the XOF construction of its CSPRNG and seeded masks ([`DeviceConstruction`] by default).
+pub type IntegerEncryptor<const N: usize = 2048, P = NttPlan64, X = DeviceConstruction> =
+    Encryptor<IntegerKey<N, P>, X>;
 
-impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<IntegerKey<N, P>> {
+impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>, X: XofConstruction> Encryptor<IntegerKey<N, P>, X> {
     /// The bytes of a packed key ([`Self::set_packed_key`]): `N / 8`.
     pub const PACKED_KEY_BYTES: usize = N / 8;
     /// The reading bytes one frame carries: `N / 4` (512 at `N = 2048`), four two-bit blocks per byte.
@@ -177,9 +180,9 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<Integer
 
 impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerKey<N, P> {
     /// Encodes `readings` into `body` (`N` words) and encrypts it, with the state's noise and CSPRNG.
-    fn encrypt<T: Copy + Into<u64>>(
+    fn encrypt<X: XofConstruction, T: Copy + Into<u64>>(
         &mut self,
-        state: &mut EncryptorState,
+        state: &mut EncryptorState<X>,
         encoding: &RadixEncoding,
         readings: &[T],
         value_bits: u32,
@@ -188,7 +191,14 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerKey<N, P> 
         Error::check_length(N, body.len())?;
         encode_readings(encoding, readings, value_bits, body)?;
         state.encrypt_with(|noise, rng| {
-            encrypt_seeded_glwe_ciphertext_assign(&P::PLAN, &self.spectrum, noise, body, &mut self.scratch, rng)
+            encrypt_seeded_glwe_ciphertext_assign::<X, _, _>(
+                &P::PLAN,
+                &self.spectrum,
+                noise,
+                body,
+                &mut self.scratch,
+                rng,
+            )
         })
     }
 }
@@ -196,7 +206,12 @@ impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> IntegerKey<N, P> 
 impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> FrameSealing for IntegerKey<N, P> {
     const FRAME: FrameShape = FrameShape::integer(N);
 
-    fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
+    fn seal<X: XofConstruction>(
+        &mut self,
+        state: &mut EncryptorState<X>,
+        payload: &FramePayload<'_>,
+        out: &mut [u8],
+    ) -> Result<usize> {
         let encoding = IntegerParameters::from_id(state.parameter_set())
             .map(|p| p.encoding())
             .ok_or(Error::KeyNotSet)?;

@@ -59,9 +59,12 @@ use tfhe_sbc_core::parameters::IntegerParameters;
 /// # Timing
 /// The encoding, `u`'s bits, the TUniform noise and the NTT are constant-time: no branch or address depends
 /// on the readings, `u`, the noise or the CSPRNG output.
-pub type IntegerPublicKeyEncryptor<const N: usize = 2048, P = NttPlan64> = Encryptor<PublicKey<N, 1, P>>;
+pub type IntegerPublicKeyEncryptor<const N: usize = 2048, P = NttPlan64> =
+    Encryptor<PublicKey<N, 1, P>, crate::csprng::DeviceConstruction>;
 
-impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>> Encryptor<PublicKey<N, 1, P>> {
+impl<const N: usize, P: NegacyclicProductPlan<N, Torus = u64>, X: crate::csprng::XofConstruction>
+    Encryptor<PublicKey<N, 1, P>, X>
+{
     /// The reading bytes one frame carries: `N / 4` (512 at `N = 2048`), four two-bit blocks per byte.
     pub const READING_BYTES: usize = N / 4;
     /// The bytes of one of its frames: `frame_bytes(PublicKey, 1, N, 64, 64)`.

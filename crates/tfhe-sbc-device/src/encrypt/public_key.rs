@@ -4,7 +4,8 @@
 //! sets) and `N / 4` bytes of two-bit radix blocks on the 64-bit torus
 //! ([`crate::encrypt::integer_public_key`], the integer set); [`PublicKeyPlaintexts`] is what differs.
 
-use crate::csprng::xof::Blake2bXof;
+use crate::csprng::construction::{DeviceConstruction, XofConstruction};
+use crate::csprng::xof::KeyedXof;
 use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::integer::encode_readings;
 use crate::encrypt::public_key_encryption::{
@@ -97,16 +98,20 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> EncryptorKey f
 /// Nothing it holds decrypts anything: a stolen device reveals no past data (its CSPRNG erases its key
 /// after every encryption, and `u` is wiped). It can still encrypt, and so forge data under its own MAC key.
 /// Degenerate public keys are refused ([`crate::Error::DegeneratePublicKey`]).
-pub type PublicKeyEncryptor<const N: usize, const K: usize = 1, P = DefaultProduct> = Encryptor<PublicKey<N, K, P>>;
+/// Its CSPRNG is the target's ([`DeviceConstruction`]; `Encryptor<PublicKey<N, K, P>, X>` names another).
+pub type PublicKeyEncryptor<const N: usize, const K: usize = 1, P = DefaultProduct> =
+    Encryptor<PublicKey<N, K, P>, DeviceConstruction>;
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> Encryptor<PublicKey<N, K, P>> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>, X: XofConstruction>
+    Encryptor<PublicKey<N, K, P>, X>
+{
     /// The message bytes one ciphertext holds: `N / 8`.
     pub const MESSAGE_BYTES: usize = N / 8;
 
     /// Prepares an encryptor for the public key `(seed, body)` of the 32-bit set `params` (size `N`, GLWE
     /// dimension `K`), with constant-time noise, returned by value: a host's convenience for tests
     /// (returning it moves the CSPRNG, leaving its bytes behind; devices build in place).
-    pub fn new(params: &GlweParameters, seed: &[u8; MASK_SEED_BYTES], body: &[u32], rng: Blake2bXof) -> Result<Self> {
+    pub fn new(params: &GlweParameters, seed: &[u8; MASK_SEED_BYTES], body: &[u32], rng: KeyedXof<X>) -> Result<Self> {
         let mut this = Self::EMPTY;
         this.set_public_key(params, seed, body)?;
         this.set_rng(rng);
@@ -169,7 +174,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     }
 }
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>> Encryptor<PublicKey<N, K, P>>
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N>, X: XofConstruction> Encryptor<PublicKey<N, K, P>, X>
 where
     P::Torus: PublicKeyPlaintexts,
 {
@@ -224,9 +229,9 @@ where
     }
 
     /// Encodes `message` into `body` and encrypts it under the public key, with the state's noise and CSPRNG.
-    pub(crate) fn encrypt(
+    pub(crate) fn encrypt<X: XofConstruction>(
         &mut self,
-        state: &mut EncryptorState,
+        state: &mut EncryptorState<X>,
         message: &[u8],
         mask: &mut [P::Torus],
         body: &mut [P::Torus],
@@ -236,9 +241,9 @@ where
     }
 
     /// Encrypts the `N` plaintexts in `body` in place under the public key, writing the mask into `mask`.
-    pub(crate) fn encrypt_plaintexts(
+    pub(crate) fn encrypt_plaintexts<X: XofConstruction>(
         &mut self,
-        state: &mut EncryptorState,
+        state: &mut EncryptorState<X>,
         mask: &mut [P::Torus],
         body: &mut [P::Torus],
     ) -> Result<()> {
@@ -270,7 +275,12 @@ where
         chunk_bytes: N * P::Torus::MESSAGE_BITS_PER_COEFFICIENT / 8,
     };
 
-    fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
+    fn seal<X: XofConstruction>(
+        &mut self,
+        state: &mut EncryptorState<X>,
+        payload: &FramePayload<'_>,
+        out: &mut [u8],
+    ) -> Result<usize> {
         write_frame_in_place(
             &payload.header,
             (K + 1) * N,

@@ -39,6 +39,7 @@
 //! body indistinguishable from uniform that is not of the form `a * s + e`. That is the trusted party's
 //! problem, and the provisioning channel's: the device can only refuse keys that are visibly broken.
 
+use crate::csprng::construction::Blake2bCounter;
 use crate::csprng::mask::for_each_mask_run;
 use crate::encrypt::public_key_body::PublicKeyBody;
 use crate::error::{Error, PublicKeyDefect, Result};
@@ -75,7 +76,7 @@ pub fn check_public_key<T: UnsignedTorus>(
     let n = body.len();
     for i in 0..k {
         let mut relation = MaskRelation::new(body);
-        for_each_mask_run::<T>(seed, i, n, |offset, words| relation.observe(body, offset, words));
+        for_each_mask_run::<Blake2bCounter, T>(seed, i, n, |offset, words| relation.observe(body, offset, words));
         relation.verdict()?;
     }
     Ok(())

@@ -29,6 +29,7 @@
 //! Constant-time as the secret-key path: `u`'s bits, the noise and their products take no branch and no
 //! secret-indexed load; `u`, its spectrum and the scratch are wiped after each encryption.
 
+use crate::csprng::construction::Blake2bCounter;
 use crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_assign;
 use crate::error::{Error, Result};
 use crate::noise::DeviceNoise;
@@ -42,7 +43,8 @@ pub use crate::encrypt::public_key_body::PublicKeyBody;
 pub use crate::encrypt::public_key_check::{check_public_key, check_public_key_with_mask};
 
 /// The trusted party's side: a seeded public key under `key_spectrum` (`k * N`), i.e. a seeded encryption of
-/// zero. Writes `b` into `body` (`N`) and returns the mask seed.
+/// zero. Writes `b` into `body` (`N`) and returns the mask seed. A seeded public key's mask is always the
+/// BLAKE2b expansion (wire id 2, [`Blake2bCounter`]), whatever the devices' own XOF.
 pub fn generate_seeded_glwe_public_key<P: NegacyclicProduct, R: Rng + ?Sized>(
     product: &P,
     key_spectrum: &[P::Spectral],
@@ -52,7 +54,7 @@ pub fn generate_seeded_glwe_public_key<P: NegacyclicProduct, R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<[u8; MASK_SEED_BYTES]> {
     body.iter_mut().for_each(|b| *b = P::Torus::ZERO);
-    encrypt_seeded_glwe_ciphertext_assign(product, key_spectrum, noise, body, scratch, rng)
+    encrypt_seeded_glwe_ciphertext_assign::<Blake2bCounter, P, R>(product, key_spectrum, noise, body, scratch, rng)
 }
 
 /// A public key's mask `a` as it travels: a seed that expands into the `k` mask polynomials (our seeded
@@ -95,7 +97,7 @@ pub fn compute_public_key_spectra<P: NegacyclicProduct>(
         PublicKeyMask::Seeded(seed) => {
             Error::check_polynomials(n, mask_spectra.len())?;
             for (i, spectrum) in mask_spectra.chunks_exact_mut(n).enumerate() {
-                product.forward_seeded_mask(seed, i, spectrum);
+                product.forward_seeded_mask::<Blake2bCounter>(seed, i, spectrum);
             }
         }
         PublicKeyMask::Full(mask) => {

@@ -3,7 +3,7 @@
 //! [`GlweEncryptor`] is a thin wrapper over the generic core [`crate::encrypt::glwe_encryption`]: it owns the key's
 //! spectra, one scratch buffer, the noise sampler and the CSPRNG, encodes the message bits into the body
 //! buffer (`+-1/8`), and calls [`encrypt_seeded_glwe_ciphertext_assign`]. Around each encryption it checks
-//! for a `fork()` (feature `getrandom`) and afterwards erases the CSPRNG's key ([`Blake2bXof::ratchet`]).
+//! for a `fork()` (feature `getrandom`) and afterwards erases the CSPRNG's key ([`KeyedXof::ratchet`]).
 //!
 //! # Building it where it lives
 //! On a microcontroller the encryptor is a `static`, built in place with no large stack temporary:
@@ -33,7 +33,8 @@
 //! mask seed and the noise explicitly: the deterministic inner encryption that known-answer tests pin,
 //! independent of how a sampler consumes its stream.
 
-use crate::csprng::xof::Blake2bXof;
+use crate::csprng::construction::{DeviceConstruction, XofConstruction};
+use crate::csprng::xof::KeyedXof;
 use crate::encrypt::frame_encryptor::{FramePayload, FrameSealing, FrameShape};
 use crate::encrypt::glwe_encryption::{encrypt_glwe_ciphertext_assign, encrypt_seeded_glwe_ciphertext_assign};
 use crate::encrypt::shape::{check_glwe_parameters, check_key_shape};
@@ -82,7 +83,8 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 /// Size: `size_of::<GlweEncryptor<1024>>()` is 16,992 bytes on x86_64 (`f64` FFT spectra): 8 KiB of key
 /// spectrum, 8 KiB of scratch, 592 bytes of CSPRNG (chaining value 64, counter 8, output buffer 512, fill
 /// level 8) and the rest of the [`EncryptorState`] (noise sampler, parameter-set id, flags). On thumbv7em
-/// (`[u32; 2]` NTT spectra) it is 16,544 bytes: the CSPRNG buffers one 64-byte block there (144 bytes).
+/// (`[u32; 2]` NTT spectra) it is 16,480 bytes: the CSPRNG is BLAKE2s there and buffers one 32-byte block (80
+/// bytes; 144 with BLAKE2b's 64-byte block).
 /// With the `getrandom` feature the CSPRNG also remembers a process id.
 /// `tests/stack.rs` checks the breakdown. The FFT/NTT tables are `static` (flash on a microcontroller).
 ///
@@ -93,9 +95,15 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 /// constant-time integer NTT (see the crate's Timing section); the `f64` FFT named there runs in software
 /// floating point, whose multiply takes an early exit on zero operands, so its time depends on the key.
 /// `NoiseSampling::Ziggurat` (feature `ziggurat`) is not constant-time.
-pub type GlweEncryptor<const N: usize, const K: usize = 1, P = DefaultProduct> = Encryptor<SecretKey<N, K, P>>;
+///
+/// `X` is the XOF construction of its CSPRNG and of its seeded masks ([`DeviceConstruction`] by default:
+/// BLAKE2s on 32-bit targets, whose frames name mask XOF id 3; BLAKE2b elsewhere, id 2).
+pub type GlweEncryptor<const N: usize, const K: usize = 1, P = DefaultProduct, X = DeviceConstruction> =
+    Encryptor<SecretKey<N, K, P>, X>;
 
-impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> Encryptor<SecretKey<N, K, P>> {
+impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>, X: XofConstruction>
+    Encryptor<SecretKey<N, K, P>, X>
+{
     /// The message bytes one ciphertext holds: `N / 8`.
     pub const MESSAGE_BYTES: usize = N / 8;
     /// The bytes of a packed key ([`Self::set_packed_key`]): `K * N / 8`.
@@ -104,7 +112,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     /// Prepares an encryptor with the constant-time noise sampler, returned by value: a host's convenience
     /// for tests and benchmarks (returning it moves the key spectra and the CSPRNG, leaving their bytes
     /// behind). Devices build [`Self::EMPTY`] in place and call [`Self::set_key`] and [`Self::seed`].
-    pub fn new<C: KeyStorage>(params: &GlweParameters, key: &GlweSecretKey<C>, rng: Blake2bXof) -> Result<Self> {
+    pub fn new<C: KeyStorage>(params: &GlweParameters, key: &GlweSecretKey<C>, rng: KeyedXof<X>) -> Result<Self> {
         Self::with_noise_sampling(params, key, rng, NoiseSampling::ConstantTime)
     }
 
@@ -113,7 +121,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
     pub fn with_noise_sampling<C: KeyStorage>(
         params: &GlweParameters,
         key: &GlweSecretKey<C>,
-        rng: Blake2bXof,
+        rng: KeyedXof<X>,
         sampling: NoiseSampling,
     ) -> Result<Self> {
         let mut this = Self::EMPTY;
@@ -179,7 +187,14 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         let SecretKey { spectra, scratch } = &mut self.key;
         self.state.encrypt_with(|noise, rng| {
             encode_bits(message, body);
-            encrypt_seeded_glwe_ciphertext_assign(&P::PLAN, spectra.as_flattened(), noise, body, scratch, rng)
+            encrypt_seeded_glwe_ciphertext_assign::<X, _, _>(
+                &P::PLAN,
+                spectra.as_flattened(),
+                noise,
+                body,
+                scratch,
+                rng,
+            )
         })
     }
 
@@ -201,7 +216,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         }
         check_lengths::<N>(message, body)?;
         encode_bits(message, body);
-        crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_with_randomness_assign(
+        crate::encrypt::glwe_encryption::encrypt_seeded_glwe_ciphertext_with_randomness_assign::<X, _>(
             &P::PLAN,
             self.key.spectra.as_flattened(),
             mask_seed,
@@ -230,7 +245,7 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
         let SecretKey { spectra, scratch } = &mut self.key;
         self.state.encrypt_with(|noise, rng| {
             encode_bits(message, body);
-            encrypt_glwe_ciphertext_assign(&P::PLAN, spectra.as_flattened(), noise, mask, body, scratch, rng)
+            encrypt_glwe_ciphertext_assign::<X, _, _>(&P::PLAN, spectra.as_flattened(), noise, mask, body, scratch, rng)
         })
     }
 
@@ -307,14 +322,26 @@ impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> E
 impl<const N: usize, const K: usize, P: NegacyclicProductPlan<N, Torus = u32>> FrameSealing for SecretKey<N, K, P> {
     const FRAME: FrameShape = FrameShape::boolean(FrameKind::Seeded, K, N);
 
-    fn seal(&mut self, state: &mut EncryptorState, payload: &FramePayload<'_>, out: &mut [u8]) -> Result<usize> {
+    fn seal<X: XofConstruction>(
+        &mut self,
+        state: &mut EncryptorState<X>,
+        payload: &FramePayload<'_>,
+        out: &mut [u8],
+    ) -> Result<usize> {
         let Self { spectra, scratch } = self;
         let message = payload.message;
         write_frame_in_place(&payload.header, N, payload.mac_key, out, |body: &mut [u32]| {
             check_lengths::<N>(message, body)?;
             state.encrypt_with(|noise, rng| {
                 encode_bits(message, body);
-                encrypt_seeded_glwe_ciphertext_assign(&P::PLAN, spectra.as_flattened(), noise, body, scratch, rng)
+                encrypt_seeded_glwe_ciphertext_assign::<X, _, _>(
+                    &P::PLAN,
+                    spectra.as_flattened(),
+                    noise,
+                    body,
+                    scratch,
+                    rng,
+                )
             })
         })
     }

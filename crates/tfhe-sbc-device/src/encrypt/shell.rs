@@ -18,7 +18,8 @@
 //! (the host conveniences `new`) leaves its bytes behind wherever it was; firmware and the Pi client never
 //! do that.
 
-use crate::csprng::xof::{Blake2bXof, SEED_BYTES};
+use crate::csprng::construction::{DeviceConstruction, XofConstruction};
+use crate::csprng::xof::{KeyedXof, SEED_BYTES};
 use crate::encrypt::state::EncryptorState;
 use crate::error::Result;
 use crate::noise::DeviceNoise;
@@ -39,14 +40,16 @@ pub trait EncryptorKey: Zeroize {
     const COMPACT_BODY: bool;
 }
 
-/// An encryptor: the key material `Key` and the shared [`EncryptorState`]. Not `Clone`; `Debug` prints no
-/// secret; everything secret is zeroized on drop (the final location only: build it in place).
-pub struct Encryptor<Key: EncryptorKey> {
+/// An encryptor: the key material `Key` and the shared [`EncryptorState`], whose CSPRNG and seeded-mask
+/// expansion are the XOF construction `X` ([`DeviceConstruction`] by default: BLAKE2s on 32-bit targets,
+/// BLAKE2b elsewhere; any host can name either). Not `Clone`; `Debug` prints no secret; everything secret
+/// is zeroized on drop (the final location only: build it in place).
+pub struct Encryptor<Key: EncryptorKey, X: XofConstruction = DeviceConstruction> {
     pub(crate) key: Key,
-    pub(crate) state: EncryptorState,
+    pub(crate) state: EncryptorState<X>,
 }
 
-impl<Key: EncryptorKey> Encryptor<Key> {
+impl<Key: EncryptorKey, X: XofConstruction> Encryptor<Key, X> {
     /// No key, an unseeded CSPRNG: all zero bytes, for a `static` (`.bss`) or `Box::new`.
     pub const EMPTY: Self = Self {
         key: Key::EMPTY,
@@ -60,13 +63,13 @@ impl<Key: EncryptorKey> Encryptor<Key> {
 
     /// Seeds the CSPRNG, in place, with 32 bytes from `rng` (a hardware TRNG; a HAL's rand_core 0.6 or 0.9
     /// RNG through `seeding::Rng06` / `seeding::Rng09`). The first call keys it; a later call mixes the bytes
-    /// into the current state ([`Blake2bXof::reseed`]), so the result is unpredictable if either is. If
+    /// into the current state ([`KeyedXof::reseed`]), so the result is unpredictable if either is. If
     /// `rng` fails, returns [`crate::Error::RngFailed`] and leaves the CSPRNG as it was.
     pub fn seed<R: TryCryptoRng + ?Sized>(&mut self, rng: &mut R) -> Result<()> {
         self.state.seed(rng)
     }
 
-    /// Keys the CSPRNG in place with these 32 bytes, exactly as `Blake2bXof::from_seed(seed)` would (the same
+    /// Keys the CSPRNG in place with these 32 bytes, exactly as `KeyedXof::<X>::from_seed(seed)` would (the same
     /// stream: a known-answer test reproduces it), and wipes `seed`. Replaces the CSPRNG's state. The bytes
     /// must be secret and never used twice (e.g. read from a hardware TRNG into a buffer).
     pub fn seed_from_bytes(&mut self, seed: &mut [u8; SEED_BYTES]) {
@@ -83,11 +86,11 @@ impl<Key: EncryptorKey> Encryptor<Key> {
 
     /// Replaces the CSPRNG with `rng` (already seeded). A host's convenience for tests: the moved generator's
     /// bytes stay where it was built. Devices seed in place.
-    pub fn set_rng(&mut self, rng: Blake2bXof) {
+    pub fn set_rng(&mut self, rng: KeyedXof<X>) {
         self.state.set_rng(rng);
     }
 
-    /// Mixes `entropy` (from a hardware TRNG or the OS) into the CSPRNG ([`Blake2bXof::reseed`]). On an
+    /// Mixes `entropy` (from a hardware TRNG or the OS) into the CSPRNG ([`KeyedXof::reseed`]). On an
     /// unseeded encryptor this does not count as seeding: use [`Self::seed`].
     pub fn reseed(&mut self, entropy: &[u8]) {
         self.state.reseed(entropy);
@@ -130,27 +133,34 @@ impl<Key: EncryptorKey> Encryptor<Key> {
         self.state.body_bits(Key::TORUS_BITS)
     }
 
+    /// The wire id of the XOF that expands this encryptor's seeded masks (`X::MASK_XOF_ID`: 2 for BLAKE2b, 3
+    /// for BLAKE2s), as its seeded frames name it.
+    pub const fn mask_xof_id(&self) -> u8 {
+        X::MASK_XOF_ID
+    }
+
     /// The shared state (readiness, parameter set, noise), by reference.
-    pub fn state(&self) -> &EncryptorState {
+    pub fn state(&self) -> &EncryptorState<X> {
         &self.state
     }
 }
 
-impl<Key: EncryptorKey> Drop for Encryptor<Key> {
+impl<Key: EncryptorKey, X: XofConstruction> Drop for Encryptor<Key, X> {
     fn drop(&mut self) {
-        // The CSPRNG wipes itself (`Blake2bXof` is `ZeroizeOnDrop`).
+        // The CSPRNG wipes itself (`KeyedXof` is `ZeroizeOnDrop`).
         self.key.zeroize();
     }
 }
 
-impl<Key: EncryptorKey> zeroize::ZeroizeOnDrop for Encryptor<Key> {}
+impl<Key: EncryptorKey, X: XofConstruction> zeroize::ZeroizeOnDrop for Encryptor<Key, X> {}
 
-impl<Key: EncryptorKey> core::fmt::Debug for Encryptor<Key> {
+impl<Key: EncryptorKey, X: XofConstruction> core::fmt::Debug for Encryptor<Key, X> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct(Key::NAME)
             .field("parameter_set", &self.state.parameter_set())
             .field("key_set", &self.state.key_is_set())
             .field("seeded", &self.state.is_seeded())
+            .field("xof", &X::NAME)
             .finish_non_exhaustive()
     }
 }

@@ -2,10 +2,11 @@
 //! noise sampler, the parameter set, whether a key is set, and the body width of its frames.
 //!
 //! Around each encryption, [`EncryptorState::encrypt_with`] checks readiness, reseeds in a forked child
-//! (feature `getrandom`) and afterwards erases the CSPRNG's key ([`Blake2bXof::ratchet`]: fast key
+//! (feature `getrandom`) and afterwards erases the CSPRNG's key ([`KeyedXof::ratchet`]: fast key
 //! erasure, so a later compromise does not regenerate any earlier mask seed or noise).
 
-use crate::csprng::xof::{Blake2bXof, SEED_BYTES};
+use crate::csprng::construction::{DeviceConstruction, XofConstruction};
+use crate::csprng::xof::{KeyedXof, SEED_BYTES};
 use crate::error::{Error, Result};
 use crate::noise::DeviceNoise;
 use rand_core::TryCryptoRng;
@@ -15,9 +16,12 @@ use zeroize::Zeroize;
 /// CSPRNG, noise, parameter set, readiness and body width of one encryptor. All zero bytes when empty
 /// ([`Self::EMPTY`]), so an encryptor in a `static` stays in `.bss`.
 ///
-/// Secret: the CSPRNG state (zeroized on drop by [`Blake2bXof`] itself); not `Clone`, `Debug` redacted.
-pub struct EncryptorState {
-    rng: Blake2bXof,
+/// The CSPRNG is the keyed XOF of construction `X` ([`DeviceConstruction`] by default: BLAKE2s on 32-bit
+/// targets, BLAKE2b elsewhere); its mask expansion is the one the frames name.
+///
+/// Secret: the CSPRNG state (zeroized on drop by [`KeyedXof`] itself); not `Clone`, `Debug` redacted.
+pub struct EncryptorState<X: XofConstruction = DeviceConstruction> {
+    rng: KeyedXof<X>,
     noise: NoiseSlot,
     parameter_set: ParameterSetId,
     key_set: bool,
@@ -25,10 +29,10 @@ pub struct EncryptorState {
     body_bits: BodyBits,
 }
 
-impl EncryptorState {
+impl<X: XofConstruction> EncryptorState<X> {
     /// No key, an unseeded CSPRNG, the full body: all zero bytes.
     pub const EMPTY: Self = Self {
-        rng: Blake2bXof::UNSEEDED,
+        rng: KeyedXof::UNSEEDED,
         noise: NoiseSlot::Unset,
         parameter_set: ParameterSetId(0),
         key_set: false,
@@ -53,7 +57,7 @@ impl EncryptorState {
     }
 
     /// Seeds the CSPRNG in place with 32 bytes from `rng`: keys it on the first call, mixes into it
-    /// afterwards ([`Blake2bXof::reseed`]). On an RNG failure nothing changes: [`Error::RngFailed`].
+    /// afterwards ([`KeyedXof::reseed`]). On an RNG failure nothing changes: [`Error::RngFailed`].
     pub(crate) fn seed<R: TryCryptoRng + ?Sized>(&mut self, rng: &mut R) -> Result<()> {
         let seeded = self.seed_from_rng(rng);
         scrub_after_secret_work();
@@ -65,7 +69,7 @@ impl EncryptorState {
         crate::csprng::seeding::seed_in_place(&mut self.rng, &mut self.seeded, rng)
     }
 
-    /// Keys the CSPRNG in place with `seed` (the stream of `Blake2bXof::from_seed(seed)`), then wipes `seed`.
+    /// Keys the CSPRNG in place with `seed` (the stream of `KeyedXof::<X>::from_seed(seed)`), then wipes `seed`.
     pub(crate) fn seed_from_bytes(&mut self, seed: &mut [u8; SEED_BYTES]) {
         self.key_with(seed);
         scrub_after_secret_work();
@@ -102,12 +106,12 @@ impl EncryptorState {
 
     /// Replaces the CSPRNG with an already seeded one (a host's convenience: moving a generator leaves its
     /// old bytes wherever it was; firmware seeds in place).
-    pub(crate) fn set_rng(&mut self, rng: Blake2bXof) {
+    pub(crate) fn set_rng(&mut self, rng: KeyedXof<X>) {
         self.rng = rng;
         self.seeded = true;
     }
 
-    /// Mixes `entropy` into the CSPRNG ([`Blake2bXof::reseed`]); does not count as seeding.
+    /// Mixes `entropy` into the CSPRNG ([`KeyedXof::reseed`]); does not count as seeding.
     pub(crate) fn reseed(&mut self, entropy: &[u8]) {
         self.mix(entropy);
         scrub_after_secret_work();
@@ -173,13 +177,13 @@ impl EncryptorState {
     }
 
     /// Runs one encryption: checks readiness, reseeds in a forked child, calls `encrypt` with the noise
-    /// sampler and the CSPRNG, then erases the CSPRNG's key ([`Blake2bXof::ratchet`]), on success or not.
+    /// sampler and the CSPRNG, then erases the CSPRNG's key ([`KeyedXof::ratchet`]), on success or not.
     /// With feature `std` the stack the encryption and the ratchet used is scrubbed afterwards: they run in a
     /// call that is never inlined, so no copy of the generator's state, its ratchet key or the noise the
     /// compiler spilled outlives the call ([`crate::encrypt::stack_scrub`]).
     pub(crate) fn encrypt_with<T>(
         &mut self,
-        encrypt: impl FnOnce(&DeviceNoise, &mut Blake2bXof) -> Result<T>,
+        encrypt: impl FnOnce(&DeviceNoise, &mut KeyedXof<X>) -> Result<T>,
     ) -> Result<T> {
         let result = self.encrypt_and_ratchet(encrypt);
         scrub_after_secret_work();
@@ -189,7 +193,7 @@ impl EncryptorState {
     #[cfg_attr(feature = "std", inline(never))]
     fn encrypt_and_ratchet<T>(
         &mut self,
-        encrypt: impl FnOnce(&DeviceNoise, &mut Blake2bXof) -> Result<T>,
+        encrypt: impl FnOnce(&DeviceNoise, &mut KeyedXof<X>) -> Result<T>,
     ) -> Result<T> {
         self.check_ready()?;
         let noise = self.noise.get().ok_or(Error::KeyNotSet)?;
@@ -218,12 +222,13 @@ fn scrub_after_secret_work() {
 #[cfg(not(feature = "std"))]
 const FIRMWARE_SCRUB_BYTES: usize = 1024;
 
-impl core::fmt::Debug for EncryptorState {
+impl<X: XofConstruction> core::fmt::Debug for EncryptorState<X> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("EncryptorState")
             .field("parameter_set", &self.parameter_set)
             .field("key_set", &self.key_set)
             .field("seeded", &self.seeded)
+            .field("xof", &X::NAME)
             .finish_non_exhaustive()
     }
 }

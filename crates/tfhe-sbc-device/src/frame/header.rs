@@ -16,7 +16,6 @@
 //!
 //! Version 1 (no identity, no MAC) is gone: receivers reject it.
 
-use crate::csprng::mask::MASK_XOF_ID;
 use crate::error::{Error, Result};
 use crate::frame::counter::OutgoingMessage;
 use crate::frame::mac::{DeviceCredentials, TAG_BYTES};
@@ -83,7 +82,8 @@ pub struct FrameHeader {
     /// size.
     #[serde(with = "postcard::fixint::le")]
     pub parameter_set: u16,
-    /// The XOF that expands a seeded mask ([`MASK_XOF_ID`]); 0 for kinds with no seed.
+    /// The XOF that expands a seeded mask: [`crate::csprng::mask::MASK_XOF_ID`] (2, BLAKE2b) or 3 (BLAKE2s, a 32-bit target's
+    /// default); 0 for kinds with no seed.
     pub xof_id: u8,
     /// How many top bits of each body coefficient travel: the torus width, or fewer for a compact body
     /// ([`tfhe_sbc_core::compact_body`]).
@@ -116,9 +116,11 @@ pub struct FrameHeader {
 
 impl FrameHeader {
     /// The header of the `kind` frame (32-bit torus, full body) that carries `chunk` of `message` for the
-    /// device `credentials`.
+    /// device `credentials`. A seeded frame names `mask_xof_id`, the XOF its mask seed expands under (2:
+    /// BLAKE2b, 3: BLAKE2s, [`crate::csprng::construction`]); other kinds have no seed and name 0.
     pub fn new(
         kind: FrameKind,
+        mask_xof_id: u8,
         parameter_set: ParameterSetId,
         credentials: &DeviceCredentials,
         message: &OutgoingMessage,
@@ -128,7 +130,7 @@ impl FrameHeader {
         Ok(Self {
             kind: kind.to_u8(),
             parameter_set: parameter_set.0,
-            xof_id: if kind == FrameKind::Seeded { MASK_XOF_ID } else { 0 },
+            xof_id: if kind == FrameKind::Seeded { mask_xof_id } else { 0 },
             body_bits: 32,
             reading_format: message.reading_format().to_u8(),
             device_id: credentials.device_id(),
@@ -254,7 +256,7 @@ mod tests {
             Self {
                 kind: 0,
                 parameter_set: 1,
-                xof_id: MASK_XOF_ID,
+                xof_id: crate::csprng::mask::MASK_XOF_ID,
                 body_bits: 32,
                 reading_format: 0,
                 device_id: 1,

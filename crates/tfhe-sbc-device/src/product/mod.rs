@@ -8,6 +8,7 @@
 //! implementing the same trait (the integer NTT).
 
 pub mod key_spectrum;
+use crate::csprng::construction::XofConstruction;
 use crate::csprng::mask::{expand_mask_into_fft_input_at, for_each_mask_run};
 use negacyclic_fft::Plan;
 use negacyclic_ntt::{NttPlan32, NttPlan64};
@@ -53,9 +54,9 @@ pub trait NegacyclicProduct {
     /// The spectrum of a torus polynomial given as its coefficients' little-endian bytes (`N` times the
     /// torus's bytes, as a key file stores it), read in place: no copy into words is made.
     fn forward_torus_le_bytes(&self, bytes: &[u8], spectrum: &mut [Self::Spectral]);
-    /// The spectrum of mask polynomial `polynomial_index` of the seeded mask `seed` (`crate::csprng::mask`), expanded
-    /// straight into `spectrum`.
-    fn forward_seeded_mask(
+    /// The spectrum of mask polynomial `polynomial_index` of the seeded mask `seed` expanded under the
+    /// construction `C` (`crate::csprng::mask`), straight into `spectrum`.
+    fn forward_seeded_mask<C: XofConstruction>(
         &self,
         seed: &[u8; MASK_SEED_BYTES],
         polynomial_index: usize,
@@ -111,8 +112,13 @@ impl NegacyclicProduct for Plan {
     fn forward_torus_le_bytes(&self, bytes: &[u8], spectrum: &mut [f64]) {
         self.forward(bytemuck::cast_slice::<u8, [u8; 4]>(bytes), spectrum);
     }
-    fn forward_seeded_mask(&self, seed: &[u8; MASK_SEED_BYTES], polynomial_index: usize, spectrum: &mut [f64]) {
-        expand_mask_into_fft_input_at(seed, polynomial_index, spectrum);
+    fn forward_seeded_mask<C: XofConstruction>(
+        &self,
+        seed: &[u8; MASK_SEED_BYTES],
+        polynomial_index: usize,
+        spectrum: &mut [f64],
+    ) {
+        expand_mask_into_fft_input_at::<C>(seed, polynomial_index, spectrum);
         self.forward_in_place(spectrum);
     }
     fn mul_assign(&self, acc: &mut [f64], rhs: &[f64]) {
@@ -160,14 +166,14 @@ macro_rules! ntt_product {
             fn forward_torus_le_bytes(&self, bytes: &[u8], spectrum: &mut [[u32; $residues]]) {
                 self.forward(bytemuck::cast_slice::<u8, [u8; size_of::<$torus>()]>(bytes), spectrum);
             }
-            fn forward_seeded_mask(
+            fn forward_seeded_mask<C: XofConstruction>(
                 &self,
                 seed: &[u8; MASK_SEED_BYTES],
                 polynomial_index: usize,
                 spectrum: &mut [[u32; $residues]],
             ) {
                 let n = $plan::polynomial_size(self);
-                for_each_mask_run::<$torus>(seed, polynomial_index, n, |offset, words| {
+                for_each_mask_run::<C, $torus>(seed, polynomial_index, n, |offset, words| {
                     self.load(spectrum, offset, words)
                 });
                 self.forward_loaded(spectrum);
