@@ -18,7 +18,7 @@
 # lockup) instead of corrupting .bss; riscv-rt puts the stack above them (no flip-link for RISC-V).
 #
 # Budgets, checked on the default-product builds: RAM (statics + peak stack) <= 24 KiB,
-# flash (text + rodata + data) <= 64 KiB; <= 1.0 M instructions per encryption on the M4 model, <= 1.4 M on
+# flash (text + rodata + data) <= 64 KiB; <= 0.49 M instructions per encryption on the M4 model, <= 0.87 M on
 # the RISC-V targets (the base ISA has no 32x32->64 multiply-accumulate: mul + mulhu per product). A
 # deliberate stack overflow checks that flip-link makes it fault. Then a debug build (opt-level 0 everywhere,
 # as a new firmware project builds by default) must link on the M3 and pass too.
@@ -26,16 +26,16 @@
 # The integer variant (feature `integer`): the u64 IntegerEncryptor<2048, NttPlan64> (two 24 KiB
 # spectra) and its 16,479-byte frame, on the M4 model only (one more build and qemu run, about 30 s). Its own
 # budgets, since it needs about 68 KiB of RAM and no 24 KiB part can hold it: RAM <= 96 KiB (a 128 KiB part),
-# flash <= 64 KiB, <= 4.5 M instructions per N = 2048 encryption of 512 u8 readings. The integer public-key
+# flash <= 64 KiB, <= 2.95 M instructions per N = 2048 encryption of 512 u8 readings. The integer public-key
 # variant (feature `integer-public-key`): IntegerPublicKeyEncryptor<2048, NttPlan64> (four 24 KiB spectra),
 # its key read in place from a 16,443-byte public-key file in flash, 32,831-byte frames, on the M4 model only
 # too. It needs about 133 KiB of RAM, more than a 128 KiB part has: RAM <= 144 KiB (a 192 or 256 KiB part),
-# flash <= 80 KiB (the key file included), <= 5 M instructions per encryption. The MPS2 AN386 layout
+# flash <= 80 KiB (the key file included), <= 3.85 M instructions per encryption. The MPS2 AN386 layout
 # (firmware/memory/mps2-an386.x, 4 MiB of RAM) is the same for every variant: the budgets are checked on what
 # the program uses. The compact-list variant (feature `compact-list`): tfhe-rs's own CompactCiphertextList of 64
 # and of 512 u8 readings from the streaming CompactListEncryptor, the raw 32 KiB public key read in place from
 # flash, on the M4 and the M3 models (one build and run each, a few seconds): working RAM (all but the list
-# buffer) <= 16 KiB, flash <= 80 KiB (the key included), <= 60 M / 85 M instructions per list.
+# buffer) <= 16 KiB, flash <= 80 KiB (the key included), <= 57 M / 80 M instructions per list.
 #
 # Usage: bash scripts/firmware.sh   (CARGO_TARGET_DIR is honoured; FIRMWARE_SKIP_DEBUG=1 skips the debug build)
 set -euo pipefail
@@ -43,28 +43,32 @@ cd "$(dirname "$0")/.."
 
 RAM_BUDGET=$((24 * 1024))
 FLASH_BUDGET=$((64 * 1024))
-# Instructions per N = 1024 encryption on the M4 model, default product.
-M4_INSTRUCTION_BUDGET=1000000
-# Per N = 1024 encryption on RV32IMC / RV32IMAC (measured 1,264,161 with NttPlan32 on its small primes, masks
-# hidden from LLVM).
-RV32_INSTRUCTION_BUDGET=1400000
+# Instructions per N = 1024 encryption on the M4 model, default product (measured 467,840 with the BLAKE2s
+# XOF, construction v3; 682,680 with BLAKE2b).
+M4_INSTRUCTION_BUDGET=490000
+# Per N = 1024 encryption on RV32IMC / RV32IMAC (measured 832,118 with NttPlan32 on its small primes, masks
+# hidden from LLVM, and the BLAKE2s XOF; 1,064,583 with BLAKE2b).
+RV32_INSTRUCTION_BUDGET=870000
 # The integer variant on the M4 model (N = 2048, u64 torus, 512 u8 readings per frame).
 INTEGER_RAM_BUDGET=$((96 * 1024))
 INTEGER_FLASH_BUDGET=$((64 * 1024))
-INTEGER_INSTRUCTION_BUDGET=4500000
+# Measured 2,830,320 per encryption with the BLAKE2s XOF (3.64 M with BLAKE2b).
+INTEGER_INSTRUCTION_BUDGET=2950000
 # The integer public-key variant on the M4 model (the same readings under a public key: the key's two spectra,
 # u's and a scratch one, 96 KiB, and a 32,831-byte frame; the 16,443-byte key file in flash).
 INTEGER_PK_RAM_BUDGET=$((144 * 1024))
 INTEGER_PK_FLASH_BUDGET=$((80 * 1024))
-INTEGER_PK_INSTRUCTION_BUDGET=5000000
+# Measured 3,676,680 per encryption with the BLAKE2s XOF (4.21 M with BLAKE2b).
+INTEGER_PK_INSTRUCTION_BUDGET=3850000
 # The compact-list variant on the M4 and M3 models (tfhe-rs's own CompactCiphertextList from the streaming
 # CompactListEncryptor, the raw 32 KiB public key in flash): its working RAM (everything but the list buffer:
 # the encryptor, the test's statics, the peak stack) <= 16 KiB, flash (the key included) <= 80 KiB, and
 # instructions per list of 64 and of 512 u8 readings.
 CLIST_WORKING_RAM_BUDGET=$((16 * 1024))
 CLIST_FLASH_BUDGET=$((80 * 1024))
-CLIST_64_INSTRUCTION_BUDGET=60000000
-CLIST_512_INSTRUCTION_BUDGET=85000000
+# Measured 54,471,960 and 76,568,680 on the M4 model with the BLAKE2s XOF.
+CLIST_64_INSTRUCTION_BUDGET=57000000
+CLIST_512_INSTRUCTION_BUDGET=80000000
 # shellcheck source=scripts/lib/firmware-setup.sh
 source scripts/lib/firmware-setup.sh
 ARM_TARGETS=("${ARM_FIRMWARE_TARGETS[@]}")
