@@ -96,7 +96,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quie
 bash scripts/check-feature-unification.sh
 
 step "host tests (x86_64 or whatever this machine is): built, then the device targets' lane started beside them"
-cargo test --workspace --all-features --no-run
+# --all-targets: the benchmarks too (test mode, as their step below runs them), compiled here beside the tests
+# instead of alone later, when the build no longer fills both cores.
+cargo test --workspace --all-features --all-targets --no-run
 # The device targets' lane (scripts/test-device-targets.sh: MSRV, the firmware under qemu, the forced
 # instances, the feature matrix, the Cortex-M0/M3 multiplier) builds in directories of its own, so it runs from
 # here on beside this lane. Its own process group: stopped with this script whatever way this script ends.

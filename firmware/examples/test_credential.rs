@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::entities::pack_secret_key;
 use tfhe_sbc_core::parameters::TFHE_LIB_GLWE_1024;
+use tfhe_sbc_device::csprng::Blake2sCounter;
 use tfhe_sbc_device::csprng::xof::Blake2bXof;
 use tfhe_sbc_device::encrypt::FrameEncryptor;
 use tfhe_sbc_device::encrypt::GlweEncryptor;
@@ -28,6 +29,7 @@ use tfhe_sbc_device::files::credentials::{KeyMode, credentials_file_bytes, decod
 use tfhe_sbc_device::frame::mac::{DeviceCredentials, MacKey};
 use tfhe_sbc_device::frame::message::chunks;
 use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
+use tfhe_sbc_device::product::DefaultProduct;
 
 /// The XOF seed every test value of device `device_id` comes from: a public label and the id.
 fn public_seed(device_id: u64) -> [u8; 32] {
@@ -56,6 +58,10 @@ fn test_credential(device_id: u64) -> Result<(Vec<u8>, [u8; 32]), tfhe_sbc_devic
     Ok((file, seed))
 }
 
+/// The guide firmware's encryptor as its target (thumbv7em, a 32-bit core) builds it: the device's XOF there
+/// is BLAKE2s (construction v3, `docs/xof.md`), which this host names; the product is exact on every target.
+type GuideEncryptor = GlweEncryptor<1024, 1, DefaultProduct, Blake2sCounter>;
+
 /// The digest `examples/firmware-guide/src/main.rs` prints as `frames_digest`: its run replayed on the host
 /// (set the key from `file`, seed with `seed` and boot 1, 128 readings of 0x5a in a full frame, 256 in two
 /// compact frames, then the two checked frames: 128 compact, 128 full), and the XOR of the checked frames'
@@ -64,7 +70,7 @@ fn frames_digest(file: &[u8], seed: &[u8; 32]) -> Result<[u8; 16], tfhe_sbc_devi
     const BOOT: u32 = 1;
     let readings = [0x5a_u8; 256];
     let file = decode_credentials(file)?;
-    let mut encryptor = Box::new(GlweEncryptor::<1024>::EMPTY);
+    let mut encryptor = Box::new(GuideEncryptor::EMPTY);
     encryptor.set_packed_key(&file.parameters, file.key_material)?;
     let mut seed = *seed;
     encryptor.seed_from_bytes(&mut seed);
@@ -82,7 +88,7 @@ fn frames_digest(file: &[u8], seed: &[u8; 32]) -> Result<[u8; 16], tfhe_sbc_devi
     for (message_bytes, body_bits, checked) in messages {
         encryptor.set_body_bits(body_bits)?;
         let message = encryptor.begin_message(&mut counter, message_bytes.len())?;
-        for chunk in chunks(message_bytes, GlweEncryptor::<1024>::MESSAGE_BYTES) {
+        for chunk in chunks(message_bytes, GuideEncryptor::MESSAGE_BYTES) {
             let n = encryptor.encrypt_frame_into(&file.credentials, &message, &chunk, &mut frame)?;
             if checked {
                 let tag = MacKey::from_bytes([0; 32]).tag(&frame[..n]);

@@ -103,6 +103,38 @@ pub struct Handles {
 }
 
 impl Topology {
+    /// Sets the dead-letter stream to drop its oldest letters if something made it refuse new ones (an
+    /// earlier version, or a client of NATS with the roles' update right: full, it stops every worker behind
+    /// the frames it cannot dead-letter). At start-up, and by every worker every 2 s. Not fatal: a
+    /// least-permission user without the update right only warns.
+    pub async fn keep_dead_letters_dropping_oldest(js: &jetstream::Context) {
+        let Ok(mut dead) = js.get_stream(DEAD_STREAM).await else {
+            return;
+        };
+        let Ok(info) = dead.info().await else { return };
+        let existing = info.config.clone();
+        if existing.discard == stream::DiscardPolicy::Old {
+            return;
+        }
+        metrics::counter!("tsbc_dead_letters_policy_restored_total").increment(1);
+        match js
+            .update_stream(stream::Config {
+                discard: stream::DiscardPolicy::Old,
+                ..existing
+            })
+            .await
+        {
+            Ok(_) => crate::log_rate::warn_limited!(
+                "the dead-letter stream {DEAD_STREAM} refused new letters when full (made so by an earlier version \
+                 or changed by a client of NATS): it drops its oldest letters again"
+            ),
+            Err(e) => crate::log_rate::warn_limited!(
+                "the dead-letter stream {DEAD_STREAM} refuses new letters when full, which stops the workers: an \
+                 administrator should set its discard policy to old ({e})"
+            ),
+        }
+    }
+
     fn stream_config(&self, name: &str, subjects: &str, max_bytes: i64) -> stream::Config {
         stream::Config {
             name: name.to_owned(),
@@ -174,28 +206,10 @@ impl Topology {
         js.get_or_create_stream(self.stream_config(RESULTS_STREAM, "results", 1 << 30))
             .await
             .map_err(|e| format!("cannot create the stream {RESULTS_STREAM}: {e}"))?;
-        let dead = js
-            .get_or_create_stream(self.dead_config())
+        js.get_or_create_stream(self.dead_config())
             .await
             .map_err(|e| format!("cannot create the stream {DEAD_STREAM}: {e}"))?;
-        let existing = dead.cached_info().config.clone();
-        if existing.discard != stream::DiscardPolicy::Old {
-            // Made by an earlier version (discard new): full, it stopped the workers behind the frames they
-            // could not dead-letter. Not fatal: a least-permission user may not update streams.
-            match js
-                .update_stream(stream::Config {
-                    discard: stream::DiscardPolicy::Old,
-                    ..existing
-                })
-                .await
-            {
-                Ok(_) => tracing::info!("the dead-letter stream {DEAD_STREAM} now drops its oldest letters when full"),
-                Err(e) => tracing::warn!(
-                    "the dead-letter stream {DEAD_STREAM} refuses new letters when full, which stops the workers: \
-                     an administrator should set its discard policy to old ({e})"
-                ),
-            }
-        }
+        Self::keep_dead_letters_dropping_oldest(&js).await;
         // The devices' commit states (compare-and-swap) and the committed frames: KV buckets of one value
         // per key. Frames are small (up to 33 KB) and read one by one, which a KV direct get does in one
         // round trip; an object store would make and drop a consumer per read.

@@ -79,6 +79,7 @@ impl Worker {
                 }
                 if lag_measured.elapsed() >= Duration::from_secs(2) {
                     lag_measured = Instant::now();
+                    crate::jetstream::Topology::keep_dead_letters_dropping_oldest(&self.handles.js).await;
                     match consumer.info().await {
                         Ok(info) => {
                             metrics::gauge!("tsbc_consumer_pending_frames").set(info.num_pending as f64);

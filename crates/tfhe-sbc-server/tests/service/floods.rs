@@ -59,6 +59,21 @@ fn a_full_dead_letter_stream_and_a_junk_flood_neither_stop_the_workers_nor_flood
         "export RUST_LOG=info;",
     );
     let (device, _) = METERS[0];
+    // The service set it to discard old at start-up; a client of NATS with the roles' update right sets it
+    // back to discard new while the service runs (a re-attack did, and the workers stopped: they set the
+    // policy only at start-up then). Every worker checks it every 2 s.
+    std::thread::sleep(Duration::from_secs(2));
+    runtime.block_on(async {
+        let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+        let mut dead = js.get_stream("TSBC_DEAD").await.unwrap();
+        let config = dead.info().await.unwrap().config.clone();
+        js.update_stream(stream::Config {
+            discard: stream::DiscardPolicy::New,
+            ..config
+        })
+        .await
+        .unwrap();
+    });
     runtime.block_on(async {
         let client = async_nats::connect(nats.url()).await.unwrap();
         for i in 0..JUNK {
