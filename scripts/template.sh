@@ -115,7 +115,11 @@ echo "  RAM $ram B (statics $statics + peak stack $(field 'ram:' stack)), flash 
 [ "$ram" -le "$RAM_BUDGET" ] || FAILURES+=("RAM $ram B > $RAM_BUDGET B")
 [ "$flash" -le "$FLASH_BUDGET" ] || FAILURES+=("flash $flash B > $FLASH_BUDGET B")
 [ "$statics" = "$((data + bss))" ] || FAILURES+=("statics $statics != the ELF's .data + .bss $((data + bss))")
-[ "$reported_flash" = "$flash" ] || FAILURES+=("the firmware reports flash $reported_flash, the ELF $flash")
+# The firmware's own figure is where .data's initial values end (__sidata + .data), which counts the gaps
+# that section alignment leaves between .text and .rodata; the ELF's text + data does not: at most a few
+# bytes apart (4 with the BLAKE2s build), never less.
+[ "$reported_flash" -ge "$flash" ] && [ $((reported_flash - flash)) -lt 64 ] ||
+  FAILURES+=("the firmware reports flash $reported_flash, the ELF $flash (more than alignment apart)")
 
 step "check-frame on every frame the firmware printed"
 cd "$ROOT"
