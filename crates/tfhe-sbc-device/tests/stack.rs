@@ -42,14 +42,15 @@ use tfhe_sbc_device::frame::{FrameCounter, SEEDED_FRAME_BYTES_1024};
 /// | instance | test profile | release | release, cargo's defaults |
 /// |---|---|---|---|
 /// | AVX-512F | 1,201 / 1,249 / 2,911 | not measured yet | |
-/// | AVX2 | 1,201 / 1,249 / 3,999 | 1,207 / 1,207 / 3,495 | not measured yet |
+/// | AVX2 | 1,183 / 1,255 / 4,703 (3,999 before the encryptor became generic over the XOF construction) | 1,207 / 1,207 / 3,495 (before it) | not measured yet |
 /// | portable (`soft`) | not measured yet | not measured yet | |
 ///
 /// Earlier aarch64 figures (qemu-user, before this table): construction 812 / 1,124 B, encryption 3,340 /
-/// 2,988 B (test / release). Budgets: construction 2 KiB (60% over the largest), encryption 4.5 KiB (15%
-/// over the largest, the AVX2 lanes in the test profile).
+/// 2,988 B (test / release). Budgets: construction 2 KiB (60% over the largest), encryption 5,400 B (15%
+/// over the largest, the AVX2 lanes in the test profile: 4,703 B since the encryptor is generic over the XOF
+/// construction, 704 B more than before; the Cortex-M firmware's own figure fell, `docs/firmware.md`).
 const CONSTRUCTION_BUDGET: usize = 2 * 1024;
-const ENCRYPTION_BUDGET: usize = 4608;
+const ENCRYPTION_BUDGET: usize = 5400;
 
 /// The firmware's statics: the encryptor and the frame buffer, built by `const` (no stack, no copy).
 static ENCRYPTOR: Mutex<GlweEncryptor<1024>> = Mutex::new(GlweEncryptor::EMPTY);
