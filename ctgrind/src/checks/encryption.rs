@@ -15,32 +15,16 @@ use tfhe_sbc_core::dimensions::PolynomialSize;
 use tfhe_sbc_core::encoding::encode_bool;
 use tfhe_sbc_core::entities::GlweSecretKey;
 use tfhe_sbc_core::parameters::{DEFAULT_KS_PBS_GLWE_512_K3, MESSAGE_2_CARRY_2_TUNIFORM_2M128, TFHE_LIB_GLWE_1024};
-use tfhe_sbc_device::csprng::{Blake2bCounter, Blake2sCounter};
+use tfhe_sbc_device::csprng::{Blake2bCounter, Blake2sCounter, XofConstruction};
 use tfhe_sbc_device::encrypt::integer::IntegerEncryptor;
 use tfhe_sbc_device::encrypt::public_key::PublicKeyEncryptor;
 use tfhe_sbc_device::encrypt::secret_key::GlweEncryptor;
 use tfhe_sbc_device::frame::message::message_bit;
 use tfhe_sbc_device::noise::{DeviceNoise, NoiseSampling};
+use tfhe_sbc_device::product::NegacyclicProductPlan;
 
 pub(super) fn encrypt_seeded() -> Outcome {
-    let mut encryptor = secret_encryptor(7);
-    let mut digest = Digest::default();
-    let mut taint = [None; 2 * ENCRYPTIONS];
-    for (i, taint) in taint.chunks_exact_mut(2).enumerate() {
-        let message = secret_message(9 + i as u8);
-        let mut body = [0u32; N];
-        let mut seed = encryptor
-            .encrypt_seeded_glwe_ciphertext(&message, &mut body)
-            .expect("N/8 message bytes, N body words");
-        // The ciphertext is public: the device sends it.
-        taint[1] = publish(&mut seed, &mut digest);
-        taint[0] = publish(&mut body, &mut digest);
-        // A TRNG's entropy mixed in between encryptions.
-        let mut entropy = [i as u8; 32];
-        classify(&mut entropy);
-        encryptor.reseed(&entropy);
-    }
-    outcome(&taint, &digest)
+    seeded_encryptions(&mut secret_encryptor(7), 9)
 }
 
 /// The 32-bit targets' default path on the host: the secret-key encryptor through the integer NTT with the
@@ -55,16 +39,27 @@ pub(super) fn encrypt_seeded_blake2s() -> Outcome {
         )
         .expect("TFHE_LIB_GLWE_1024"),
     );
+    seeded_encryptions(&mut encryptor, 112)
+}
+
+/// [`ENCRYPTIONS`] seeded encryptions of secret messages (labels from `first_message`) by `encryptor`,
+/// their ciphertexts published, a TRNG's secret entropy mixed in between them.
+fn seeded_encryptions<P: NegacyclicProductPlan<N, Torus = u32>, X: XofConstruction>(
+    encryptor: &mut GlweEncryptor<N, 1, P, X>,
+    first_message: u8,
+) -> Outcome {
     let mut digest = Digest::default();
     let mut taint = [None; 2 * ENCRYPTIONS];
     for (i, taint) in taint.chunks_exact_mut(2).enumerate() {
-        let message = secret_message(112 + i as u8);
+        let message = secret_message(first_message + i as u8);
         let mut body = [0u32; N];
         let mut seed = encryptor
             .encrypt_seeded_glwe_ciphertext(&message, &mut body)
             .expect("N/8 message bytes, N body words");
+        // The ciphertext is public: the device sends it.
         taint[1] = publish(&mut seed, &mut digest);
         taint[0] = publish(&mut body, &mut digest);
+        // A TRNG's entropy mixed in between encryptions.
         let mut entropy = [i as u8; 32];
         classify(&mut entropy);
         encryptor.reseed(&entropy);
